@@ -1,0 +1,97 @@
+"""rayqueue_sdk: run Ray on shared Kubernetes GPU clusters through Kueue, without writing YAML.
+
+Importing the package is cheap: public names are resolved on first use, so ``ray``,
+``kubernetes`` and ``ipywidgets`` are imported only when a feature needs them.
+
+Example:
+    >>> import rayqueue_sdk
+    >>> "RayQueueError" in rayqueue_sdk.__all__
+    True
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# Public name -> module that defines it. Add a name here and to __all__ together;
+# tests/test_public_api.py keeps the two (and the modules) in agreement.
+_EXPORTS: dict[str, str] = {
+    # errors
+    "AdmissionTimeout": "rayqueue_sdk.errors",
+    "AlreadyExistsError": "rayqueue_sdk.errors",
+    "ApiError": "rayqueue_sdk.errors",
+    "AuthenticationError": "rayqueue_sdk.errors",
+    "ClusterDeletedError": "rayqueue_sdk.errors",
+    "ClusterNotFoundError": "rayqueue_sdk.errors",
+    "ConfigError": "rayqueue_sdk.errors",
+    "ConflictError": "rayqueue_sdk.errors",
+    "ConnectionFailedError": "rayqueue_sdk.errors",
+    "ForbiddenError": "rayqueue_sdk.errors",
+    "JobFailedError": "rayqueue_sdk.errors",
+    "NotFoundError": "rayqueue_sdk.errors",
+    "PreemptedError": "rayqueue_sdk.errors",
+    "PriorityClassNotFoundError": "rayqueue_sdk.errors",
+    "QueueNotFoundError": "rayqueue_sdk.errors",
+    "RayQueueError": "rayqueue_sdk.errors",
+    "TLSVerificationError": "rayqueue_sdk.errors",
+    "UnsupportedError": "rayqueue_sdk.errors",
+}
+
+__all__ = [
+    "AdmissionTimeout",
+    "AlreadyExistsError",
+    "ApiError",
+    "AuthenticationError",
+    "ClusterDeletedError",
+    "ClusterNotFoundError",
+    "ConfigError",
+    "ConflictError",
+    "ConnectionFailedError",
+    "ForbiddenError",
+    "JobFailedError",
+    "NotFoundError",
+    "PreemptedError",
+    "PriorityClassNotFoundError",
+    "QueueNotFoundError",
+    "RayQueueError",
+    "TLSVerificationError",
+    "UnsupportedError",
+]
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from rayqueue_sdk.errors import (  # noqa: F401
+        AdmissionTimeout,
+        AlreadyExistsError,
+        ApiError,
+        AuthenticationError,
+        ClusterDeletedError,
+        ClusterNotFoundError,
+        ConfigError,
+        ConflictError,
+        ConnectionFailedError,
+        ForbiddenError,
+        JobFailedError,
+        NotFoundError,
+        PreemptedError,
+        PriorityClassNotFoundError,
+        QueueNotFoundError,
+        RayQueueError,
+        TLSVerificationError,
+        UnsupportedError,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'rayqueue_sdk' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value  # resolve once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

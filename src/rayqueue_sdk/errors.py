@@ -1,0 +1,367 @@
+"""The rayqueue_sdk error tree, documented in one place.
+
+Every error the SDK raises on purpose is a :class:`RayQueueError`. Leaves also inherit from the
+standard-library exception a caller would naturally catch, so ``except ValueError`` or
+``except TimeoutError`` keeps working::
+
+    RayQueueError
+    ├── ConfigError(ValueError)            bad input, rejected before anything is sent
+    ├── ApiError                           the Kubernetes API answered with an error Status
+    │   ├── AuthenticationError            401: missing, wrong or expired credentials
+    │   ├── ForbiddenError(PermissionError) 403: names the verb and the resource
+    │   ├── NotFoundError(LookupError)     404
+    │   │   ├── QueueNotFoundError         the LocalQueue does not exist; lists the usable queues
+    │   │   ├── PriorityClassNotFoundError the WorkloadPriorityClass does not exist; lists the classes
+    │   │   └── ClusterNotFoundError       the RayCluster does not exist; lists the user's clusters
+    │   ├── AlreadyExistsError             409 AlreadyExists
+    │   └── ConflictError                  409 Conflict (stale resourceVersion)
+    ├── ConnectionFailedError(ConnectionError)  the API server or the Ray dashboard cannot be reached
+    │   └── TLSVerificationError           the server certificate was not trusted
+    ├── AdmissionTimeout(TimeoutError)     gave up waiting; carries the phase, Kueue's reason, the position
+    ├── ClusterDeletedError                the cluster went away while we waited
+    ├── PreemptedError                     Kueue evicted the workload (preemption, deactivation, ...)
+    ├── JobFailedError                     a Ray job ended FAILED or STOPPED; carries the log tail
+    └── UnsupportedError                   the installation lacks a capability (e.g. Workload /scale)
+
+Secrets never reach these messages: the SDK builds them from names, fields and the server's
+``Status`` message, never from request headers or credentials.
+
+Example:
+    >>> from rayqueue_sdk.errors import ConfigError
+    >>> try:
+    ...     raise ConfigError("num_workers", -1, "an integer >= 0")
+    ... except ValueError as err:
+    ...     print(err)
+    num_workers: got -1; allowed: an integer >= 0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = [
+    "AdmissionTimeout",
+    "AlreadyExistsError",
+    "ApiError",
+    "AuthenticationError",
+    "ClusterDeletedError",
+    "ClusterNotFoundError",
+    "ConfigError",
+    "ConflictError",
+    "ConnectionFailedError",
+    "ForbiddenError",
+    "JobFailedError",
+    "NotFoundError",
+    "PreemptedError",
+    "PriorityClassNotFoundError",
+    "QueueNotFoundError",
+    "RayQueueError",
+    "TLSVerificationError",
+    "UnsupportedError",
+]
+
+
+class RayQueueError(Exception):
+    """Base class of every error rayqueue_sdk raises on purpose.
+
+    Example:
+        >>> issubclass(ConfigError, RayQueueError)
+        True
+    """
+
+
+class ConfigError(RayQueueError, ValueError):
+    """Bad input, rejected before anything is sent to a server.
+
+    The message names the field, the bad value and what is allowed.
+
+    Args:
+        field: dotted name of the offending field, e.g. ``"worker_groups[0].name"``.
+        value: the value that was given.
+        allowed: what would have been accepted, in words.
+        problem: optional short description of what is wrong, placed before the value.
+
+    Example:
+        >>> str(ConfigError("name", "My_Cluster", "a DNS-1035 label", problem="not a DNS name"))
+        "name: not a DNS name (got 'My_Cluster'); allowed: a DNS-1035 label"
+    """
+
+    def __init__(self, field: str, value: Any, allowed: str, *, problem: str | None = None) -> None:
+        self.field = field
+        self.value = value
+        self.allowed = allowed
+        self.problem = problem
+        shown = _short_repr(value)
+        head = f"{field}: {problem} (got {shown})" if problem else f"{field}: got {shown}"
+        super().__init__(f"{head}; allowed: {allowed}")
+
+
+class ApiError(RayQueueError):
+    """The Kubernetes API answered with an error ``Status``.
+
+    Attributes:
+        status: the HTTP status code (0 when unknown).
+        reason: the ``Status.reason`` (e.g. ``"Invalid"``, ``"Forbidden"``).
+        message: the server's own message.
+        causes: ``Status.details.causes`` when the server gave them.
+
+    Example:
+        >>> err = ApiError(422, "Invalid", "spec.replicas: Invalid value")
+        >>> (err.status, err.reason)
+        (422, 'Invalid')
+    """
+
+    def __init__(
+        self,
+        status: int,
+        reason: str,
+        message: str,
+        causes: Sequence[dict[str, Any]] | None = None,
+    ) -> None:
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.causes = list(causes or [])
+        super().__init__(f"{status} {reason}: {message}" if status else message)
+
+
+class AuthenticationError(ApiError):
+    """401 Unauthorized: the token is missing, wrong or expired.
+
+    Example:
+        >>> AuthenticationError(401, "Unauthorized", "Unauthorized").status
+        401
+    """
+
+
+class ForbiddenError(ApiError, PermissionError):
+    """403 Forbidden: the identity may not do ``verb`` on ``resource``.
+
+    Example:
+        >>> err = ForbiddenError(403, "Forbidden", "no", verb="create", resource="rayclusters.ray.io")
+        >>> (err.verb, err.resource)
+        ('create', 'rayclusters.ray.io')
+    """
+
+    def __init__(
+        self,
+        status: int,
+        reason: str,
+        message: str,
+        causes: Sequence[dict[str, Any]] | None = None,
+        *,
+        verb: str | None = None,
+        resource: str | None = None,
+        namespace: str | None = None,
+    ) -> None:
+        self.verb = verb
+        self.resource = resource
+        self.namespace = namespace
+        super().__init__(status, reason, message, causes)
+
+
+class NotFoundError(ApiError, LookupError):
+    """404 Not Found.
+
+    Example:
+        >>> isinstance(NotFoundError(404, "NotFound", "gone"), LookupError)
+        True
+    """
+
+
+class _ListingNotFound(NotFoundError):
+    """A named thing is missing; the message lists what does exist."""
+
+    what = "object"
+
+    def __init__(
+        self, name: str, available: Sequence[str], *, namespace: str | None = None, hint: str | None = None
+    ) -> None:
+        self.name = name
+        self.available = sorted(available)
+        self.namespace = namespace
+        where = f" in namespace {namespace!r}" if namespace else ""
+        listing = ", ".join(self.available) if self.available else "none"
+        msg = f"{self.what} {name!r} does not exist{where}; available: {listing}"
+        if hint:
+            msg += f". {hint}"
+        super().__init__(404, "NotFound", msg)
+
+
+class QueueNotFoundError(_ListingNotFound):
+    """The LocalQueue does not exist; ``available`` lists the queues the user can use.
+
+    Example:
+        >>> str(QueueNotFoundError("gpu", ["team-q"], namespace="ds"))
+        "404 NotFound: LocalQueue 'gpu' does not exist in namespace 'ds'; available: team-q"
+    """
+
+    what = "LocalQueue"
+
+
+class PriorityClassNotFoundError(_ListingNotFound):
+    """The WorkloadPriorityClass does not exist; ``available`` lists the classes that do.
+
+    Example:
+        >>> PriorityClassNotFoundError("urgent", ["dev-priority", "prod-priority"]).available
+        ['dev-priority', 'prod-priority']
+    """
+
+    what = "WorkloadPriorityClass"
+
+
+class ClusterNotFoundError(_ListingNotFound):
+    """The RayCluster does not exist; ``available`` lists the user's clusters in the namespace.
+
+    Example:
+        >>> ClusterNotFoundError("ws", [], namespace="ds").available
+        []
+    """
+
+    what = "RayCluster"
+
+
+class AlreadyExistsError(ApiError):
+    """409 AlreadyExists: an object of that name exists.
+
+    Example:
+        >>> AlreadyExistsError(409, "AlreadyExists", "exists").reason
+        'AlreadyExists'
+    """
+
+
+class ConflictError(ApiError):
+    """409 Conflict: the object changed since it was read (stale ``resourceVersion``).
+
+    Example:
+        >>> ConflictError(409, "Conflict", "modified").status
+        409
+    """
+
+
+class ConnectionFailedError(RayQueueError, ConnectionError):
+    """A server (the Kubernetes API or a Ray dashboard) could not be reached in time.
+
+    Example:
+        >>> isinstance(ConnectionFailedError("https://127.0.0.1:1 is unreachable"), ConnectionError)
+        True
+    """
+
+
+class TLSVerificationError(ConnectionFailedError):
+    """The server's TLS certificate was not trusted.
+
+    The message explains ``ca_cert_path`` (trust this CA) and ``skip_tls`` (do not verify).
+
+    Example:
+        >>> issubclass(TLSVerificationError, ConnectionFailedError)
+        True
+    """
+
+
+class AdmissionTimeout(RayQueueError, TimeoutError):
+    """Gave up waiting for a cluster or job, with the last thing Kueue said.
+
+    Attributes:
+        phase: the last observed phase (e.g. ``"queued"``).
+        reason: Kueue's last reason/message for the wait, if any.
+        position: the last known position in the LocalQueue (0-based), or ``None``.
+
+    Example:
+        >>> err = AdmissionTimeout("ws", 5.0, phase="queued", reason="insufficient quota", position=0)
+        >>> isinstance(err, TimeoutError), err.position
+        (True, 0)
+    """
+
+    def __init__(
+        self,
+        name: str,
+        timeout: float,
+        *,
+        phase: str,
+        reason: str | None = None,
+        position: int | None = None,
+        what: str = "admission",
+    ) -> None:
+        self.name = name
+        self.timeout = timeout
+        self.phase = phase
+        self.reason = reason
+        self.position = position
+        msg = f"{name}: gave up waiting for {what} after {timeout:g}s; last phase {phase}"
+        if position is not None:
+            msg += f", position {position} in queue"
+        if reason:
+            msg += f": {reason}"
+        super().__init__(msg)
+
+
+class ClusterDeletedError(RayQueueError):
+    """The object was deleted (by someone else) while the SDK was waiting on it.
+
+    Example:
+        >>> str(ClusterDeletedError("ws was deleted while waiting"))
+        'ws was deleted while waiting'
+    """
+
+
+class PreemptedError(RayQueueError):
+    """Kueue evicted the workload: preemption, deactivation, a stopped queue, ...
+
+    Attributes:
+        reason: Kueue's reason (e.g. ``"InCohortReclamation"``, ``"Deactivated"``).
+        message: Kueue's message, as Kueue wrote it.
+
+    Example:
+        >>> PreemptedError("ws", "InClusterQueue", "Preempted to accommodate a workload").reason
+        'InClusterQueue'
+    """
+
+    def __init__(self, name: str, reason: str, message: str) -> None:
+        self.name = name
+        self.reason = reason
+        self.message = message
+        super().__init__(f"{name} was evicted ({reason}): {message}")
+
+
+class JobFailedError(RayQueueError):
+    """A Ray job ended without succeeding.
+
+    Attributes:
+        job_id: the Ray submission id.
+        status: the terminal status (``"FAILED"`` or ``"STOPPED"``).
+        reason: KubeRay's or Ray's reason, if any.
+        log_tail: the last lines of the job's logs.
+
+    Example:
+        >>> err = JobFailedError("job-1", "FAILED", "AppFailed", "Traceback ...\\nValueError: boom")
+        >>> err.log_tail.splitlines()[-1]
+        'ValueError: boom'
+    """
+
+    def __init__(self, job_id: str, status: str, reason: str | None, log_tail: str) -> None:
+        self.job_id = job_id
+        self.status = status
+        self.reason = reason
+        self.log_tail = log_tail
+        msg = f"job {job_id} ended {status}"
+        if reason:
+            msg += f" ({reason})"
+        if log_tail:
+            msg += "; last log lines:\n" + log_tail
+        super().__init__(msg)
+
+
+class UnsupportedError(RayQueueError):
+    """The installation lacks a capability the call needs (e.g. a Workload ``/scale`` subresource).
+
+    Example:
+        >>> str(UnsupportedError("workloads/scale is not served"))
+        'workloads/scale is not served'
+    """
+
+
+def _short_repr(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,1 @@
+"""pytest fixtures for the local control plane (registered as the ``rayqueue_local`` plugin)."""
