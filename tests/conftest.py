@@ -1,0 +1,21 @@
+"""Shared fixtures. The real upstream CRD schemas live in ../shared/crds (never copied here)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CRDS_DIR = Path(os.environ.get("RAYQUEUE_CRDS_DIR", REPO_ROOT.parent / "shared" / "crds")).resolve()
+# Fixtures in rayqueue_sdk.local.pytest_plugin read the same variable.
+os.environ.setdefault("RAYQUEUE_CRDS_DIR", str(CRDS_DIR))
+
+
+@pytest.fixture(scope="session")
+def crd_dir() -> Path:
+    """The directory of upstream CRD YAML files (kuberay/, kueue/, keda/)."""
+    if not (CRDS_DIR / "kuberay" / "ray.io_rayclusters.yaml").is_file():
+        raise RuntimeError(f"upstream CRDs not found at {CRDS_DIR}; set RAYQUEUE_CRDS_DIR")
+    return CRDS_DIR
