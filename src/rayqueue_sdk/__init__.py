@@ -38,6 +38,12 @@ _EXPORTS: dict[str, str] = {
     "RayQueueError": "rayqueue_sdk.errors",
     "TLSVerificationError": "rayqueue_sdk.errors",
     "UnsupportedError": "rayqueue_sdk.errors",
+    # configuration, clusters, jobs
+    "Cluster": "rayqueue_sdk.cluster",
+    "ClusterConfiguration": "rayqueue_sdk.config",
+    "ManagedClusterConfig": "rayqueue_sdk.config",
+    "RayJob": "rayqueue_sdk.job",
+    "WorkerGroup": "rayqueue_sdk.config",
 }
 
 __all__ = [
@@ -59,9 +65,16 @@ __all__ = [
     "RayQueueError",
     "TLSVerificationError",
     "UnsupportedError",
+    "Cluster",
+    "ClusterConfiguration",
+    "ManagedClusterConfig",
+    "RayJob",
+    "WorkerGroup",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from rayqueue_sdk.cluster import Cluster  # noqa: F401
+    from rayqueue_sdk.config import ClusterConfiguration, ManagedClusterConfig, WorkerGroup  # noqa: F401
     from rayqueue_sdk.errors import (  # noqa: F401
         AdmissionTimeout,
         AlreadyExistsError,
@@ -82,6 +95,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         TLSVerificationError,
         UnsupportedError,
     )
+    from rayqueue_sdk.job import RayJob  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,47 @@
+"""Pure manifest builders: configuration in, plain ``dict`` out, no I/O and nothing heavy imported.
+
+Modules: :mod:`~rayqueue_sdk.manifests.raycluster` (``ray.io/v1`` RayCluster),
+:mod:`~rayqueue_sdk.manifests.rayjob` (``ray.io/v1`` RayJob and the Ray job-submission request),
+:mod:`~rayqueue_sdk.manifests.rules` (Kueue's and KubeRay's rules) and
+:mod:`~rayqueue_sdk.manifests.kueue` (Kueue ``v1beta2`` admin objects for demos and tests).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+__all__ = ["dump_yaml"]
+
+
+def dump_yaml(obj: Any) -> str:
+    """Serialise a manifest (or a list of them, as a multi-document stream) to YAML, keys in build order.
+
+    PyYAML is imported on first use. No anchors or aliases are emitted, so the text can be pasted anywhere.
+
+    Example:
+        >>> print(dump_yaml({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}}), end="")
+        apiVersion: v1
+        kind: Namespace
+        metadata:
+          name: demo
+    """
+    import yaml
+
+    dumper = _dumper()
+    if isinstance(obj, list):
+        return str(yaml.dump_all(obj, Dumper=dumper, sort_keys=False, default_flow_style=False))
+    return str(yaml.dump(obj, Dumper=dumper, sort_keys=False, default_flow_style=False))
+
+
+@functools.lru_cache(maxsize=1)
+def _dumper() -> Any:
+    import yaml
+
+    base = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+    class _NoAliasDumper(base):  # type: ignore[valid-type,misc]
+        def ignore_aliases(self, data: Any) -> bool:
+            return True
+
+    return _NoAliasDumper

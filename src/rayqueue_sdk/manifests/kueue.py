@@ -1,0 +1,304 @@
+"""Builders for Kueue ``v1beta2`` admin objects: ResourceFlavor, ClusterQueue, LocalQueue, Cohort, priority.
+
+These are for demos, tests and the local control plane (an administrator's job on a real installation).
+Each builder checks what Kueue's CRD rules would reject (CEL rules included: every flavor lists the
+resources of its group; ``borrowingLimit`` only with a cohort; ``reclaimWithinCohort: Never`` excludes
+borrowing preemption) and raises :class:`~rayqueue_sdk.errors.ConfigError`.
+
+Example:
+    >>> cq = cluster_queue("cluster-queue", resource_groups=[resource_group(
+    ...     flavor_quotas("default-flavor", {"cpu": 9, "memory": "36Gi", "pods": 5, "nvidia.com/gpu": 2}))])
+    >>> cq["spec"]["resourceGroups"][0]["coveredResources"]
+    ['cpu', 'memory', 'pods', 'nvidia.com/gpu']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rayqueue_sdk.errors import ConfigError
+from rayqueue_sdk.manifests.rules import check_dns_label, check_labels
+from rayqueue_sdk.quantities import parse_quantity
+
+__all__ = [
+    "API_VERSION",
+    "cluster_queue",
+    "cohort",
+    "flavor_quotas",
+    "local_queue",
+    "preemption",
+    "resource_flavor",
+    "resource_group",
+    "workload_priority_class",
+]
+
+API_VERSION = "kueue.x-k8s.io/v1beta2"
+_WITHIN_CQ = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
+_RECLAIM = ("Never", "LowerPriority", "Any")
+_BORROW = ("Never", "LowerPriority")
+_STRATEGIES = ("BestEffortFIFO", "StrictFIFO")
+_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def resource_flavor(
+    name: str,
+    *,
+    node_labels: Mapping[str, str] | None = None,
+    tolerations: Sequence[Mapping[str, Any]] | None = None,
+    node_taints: Sequence[Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A ResourceFlavor (cluster-scoped): node labels and tolerations Kueue adds to admitted pods.
+
+    Example:
+        >>> rf = resource_flavor("gpu-flavor", node_labels={"nvidia.com/gpu.present": "true"},
+        ...     tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}])
+        >>> rf["spec"]["nodeLabels"]
+        {'nvidia.com/gpu.present': 'true'}
+    """
+    _check_name(name, "name")
+    spec: dict[str, Any] = {}
+    if node_labels:
+        check_labels(node_labels, "node_labels")
+        spec["nodeLabels"] = dict(node_labels)
+    for field, items in (("tolerations", tolerations), ("node_taints", node_taints)):
+        for i, item in enumerate(items or ()):
+            effect = item.get("effect")
+            if field == "node_taints" and effect not in _EFFECTS:
+                raise ConfigError(f"{field}[{i}].effect", effect, " | ".join(_EFFECTS))
+            if not item.get("key") and item.get("operator", "Equal") != "Exists" and field == "tolerations":
+                raise ConfigError(
+                    f"{field}[{i}].operator", item.get("operator"), "'Exists' when key is empty"
+                )
+    if tolerations:
+        spec["tolerations"] = [dict(t) for t in tolerations]
+    if node_taints:
+        spec["nodeTaints"] = [dict(t) for t in node_taints]
+    return {"apiVersion": API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": spec}
+
+
+def flavor_quotas(
+    flavor: str,
+    nominal: Mapping[str, int | str],
+    *,
+    borrowing_limits: Mapping[str, int | str] | None = None,
+    lending_limits: Mapping[str, int | str] | None = None,
+) -> dict[str, Any]:
+    """One flavor's quotas inside a resource group: ``nominalQuota`` (and optional limits) per resource.
+
+    Example:
+        >>> fq = flavor_quotas("gpu-flavor", {"nvidia.com/gpu": "0"}, borrowing_limits={"nvidia.com/gpu": 0})
+        >>> fq["resources"]
+        [{'name': 'nvidia.com/gpu', 'nominalQuota': '0', 'borrowingLimit': 0}]
+    """
+    _check_name(flavor, "flavor")
+    resources = []
+    for resource, quota in nominal.items():
+        entry: dict[str, Any] = {"name": resource, "nominalQuota": _quota(quota, f"nominal[{resource!r}]")}
+        for field, limits, key in (
+            ("borrowing_limits", borrowing_limits, "borrowingLimit"),
+            ("lending_limits", lending_limits, "lendingLimit"),
+        ):
+            if limits and resource in limits:
+                entry[key] = _quota(limits[resource], f"{field}[{resource!r}]")
+        resources.append(entry)
+    for field, limits in (("borrowing_limits", borrowing_limits), ("lending_limits", lending_limits)):
+        extra = sorted(set(limits or {}) - set(nominal))
+        if extra:
+            raise ConfigError(field, extra, f"resources with a nominal quota: {sorted(nominal)}")
+    return {"name": flavor, "resources": resources}
+
+
+def resource_group(*flavors: Mapping[str, Any]) -> dict[str, Any]:
+    """A resource group: flavors (tried in order) that each cover the same resources.
+
+    Example:
+        >>> rg = resource_group(flavor_quotas("default-flavor", {"cpu": 6, "memory": "16Gi"}))
+        >>> rg["coveredResources"]
+        ['cpu', 'memory']
+    """
+    if not flavors:
+        raise ConfigError("flavors", [], "at least one flavor_quotas(...)")
+    covered = [r["name"] for r in flavors[0]["resources"]]
+    for i, fl in enumerate(flavors):
+        names = [r["name"] for r in fl["resources"]]
+        if sorted(names) != sorted(covered):
+            raise ConfigError(
+                f"flavors[{i}]",
+                names,
+                f"the same resources as the first flavor: {covered}",
+                problem="Kueue needs every flavor of a group to list the group's resources",
+            )
+    ordered = [
+        {"name": fl["name"], "resources": sorted(fl["resources"], key=lambda r: covered.index(r["name"]))}
+        for fl in flavors
+    ]
+    return {"coveredResources": covered, "flavors": ordered}
+
+
+def preemption(
+    *,
+    within_cluster_queue: str = "Never",
+    reclaim_within_cohort: str = "Never",
+    borrow_within_cohort: str = "Never",
+    max_priority_threshold: int | None = None,
+) -> dict[str, Any]:
+    """A ClusterQueue ``preemption`` block.
+
+    Example:
+        >>> p = preemption(reclaim_within_cohort="Any", borrow_within_cohort="LowerPriority",
+        ...                max_priority_threshold=100)
+        >>> p["reclaimWithinCohort"], p["borrowWithinCohort"]
+        ('Any', {'policy': 'LowerPriority', 'maxPriorityThreshold': 100})
+    """
+    for field, value, allowed in (
+        ("within_cluster_queue", within_cluster_queue, _WITHIN_CQ),
+        ("reclaim_within_cohort", reclaim_within_cohort, _RECLAIM),
+        ("borrow_within_cohort", borrow_within_cohort, _BORROW),
+    ):
+        if value not in allowed:
+            raise ConfigError(field, value, " | ".join(allowed))
+    if reclaim_within_cohort == "Never" and borrow_within_cohort != "Never":
+        raise ConfigError(
+            "borrow_within_cohort",
+            borrow_within_cohort,
+            "'Never' when reclaim_within_cohort is 'Never'",
+            problem="Kueue rejects borrowing preemption without reclamation",
+        )
+    block: dict[str, Any] = {
+        "withinClusterQueue": within_cluster_queue,
+        "reclaimWithinCohort": reclaim_within_cohort,
+    }
+    if borrow_within_cohort != "Never" or max_priority_threshold is not None:
+        borrow: dict[str, Any] = {"policy": borrow_within_cohort}
+        if max_priority_threshold is not None:
+            if isinstance(max_priority_threshold, bool) or not isinstance(max_priority_threshold, int):
+                raise ConfigError(
+                    "max_priority_threshold", max_priority_threshold, "an integer priority value"
+                )
+            borrow["maxPriorityThreshold"] = max_priority_threshold
+        block["borrowWithinCohort"] = borrow
+    return block
+
+
+def cluster_queue(
+    name: str,
+    *,
+    resource_groups: Sequence[Mapping[str, Any]],
+    cohort: str | None = None,
+    namespace_selector: Mapping[str, Any] | None = None,
+    preemption: Mapping[str, Any] | None = None,
+    queueing_strategy: str = "BestEffortFIFO",
+) -> dict[str, Any]:
+    """A ClusterQueue (cluster-scoped). ``namespace_selector=None`` means every namespace (``{}``).
+
+    Example:
+        >>> cq = cluster_queue("team-a-cq", cohort="team-ab", resource_groups=[resource_group(
+        ...     flavor_quotas("gpu-flavor", {"nvidia.com/gpu": 1}))],
+        ...     namespace_selector={"matchLabels": {"kubernetes.io/metadata.name": "team-a"}})
+        >>> cq["spec"]["cohortName"], cq["spec"]["queueingStrategy"]
+        ('team-ab', 'BestEffortFIFO')
+    """
+    _check_name(name, "name")
+    if queueing_strategy not in _STRATEGIES:
+        raise ConfigError("queueing_strategy", queueing_strategy, " | ".join(_STRATEGIES))
+    if cohort is not None:
+        _check_name(cohort, "cohort")
+    else:
+        for group in resource_groups:
+            for fl in group["flavors"]:
+                for res in fl["resources"]:
+                    if "borrowingLimit" in res:
+                        raise ConfigError(
+                            f"borrowing_limits[{res['name']!r}]",
+                            res["borrowingLimit"],
+                            "no borrowing limit without a cohort",
+                            problem="Kueue needs borrowingLimit to be nil when the cohort is empty",
+                        )
+    spec: dict[str, Any] = {}
+    if cohort is not None:
+        spec["cohortName"] = cohort
+    spec["namespaceSelector"] = dict(namespace_selector or {})
+    spec["queueingStrategy"] = queueing_strategy
+    if preemption is not None:
+        spec["preemption"] = dict(preemption)
+    spec["resourceGroups"] = [dict(g) for g in resource_groups]
+    return {"apiVersion": API_VERSION, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+
+
+def local_queue(name: str, namespace: str, cluster_queue: str) -> dict[str, Any]:
+    """A LocalQueue (namespaced) pointing at a ClusterQueue.
+
+    Example:
+        >>> local_queue("user-queue", "demo", "cluster-queue")["spec"]
+        {'clusterQueue': 'cluster-queue'}
+    """
+    check_dns_label(name, "name", "LocalQueue name")
+    check_dns_label(namespace, "namespace")
+    _check_name(cluster_queue, "cluster_queue")
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "LocalQueue",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"clusterQueue": cluster_queue},
+    }
+
+
+def workload_priority_class(name: str, value: int, description: str | None = None) -> dict[str, Any]:
+    """A WorkloadPriorityClass: a top-level ``value`` (higher wins) and no ``spec``.
+
+    Example:
+        >>> workload_priority_class("prod-priority", 1000, "Priority class for prod jobs")["value"]
+        1000
+    """
+    check_dns_label(name, "name", "priority class name")
+    if isinstance(value, bool) or not isinstance(value, int) or not -(2**31) <= value < 2**31:
+        raise ConfigError("value", value, "a 32-bit integer (higher is more important)")
+    obj: dict[str, Any] = {
+        "apiVersion": API_VERSION,
+        "kind": "WorkloadPriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
+    if description is not None:
+        obj["description"] = description
+    return obj
+
+
+def cohort(
+    name: str, *, parent: str | None = None, resource_groups: Sequence[Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    """A Cohort (cluster-scoped): ClusterQueues naming it share unused quota; it may hold quota itself.
+
+    Example:
+        >>> cohort("all-gpus", parent="org")["spec"]
+        {'parentName': 'org'}
+    """
+    _check_name(name, "name")
+    spec: dict[str, Any] = {}
+    if parent is not None:
+        _check_name(parent, "parent")
+        spec["parentName"] = parent
+    if resource_groups:
+        spec["resourceGroups"] = [dict(g) for g in resource_groups]
+    return {"apiVersion": API_VERSION, "kind": "Cohort", "metadata": {"name": name}, "spec": spec}
+
+
+def _check_name(name: Any, field: str) -> None:
+    if not isinstance(name, str) or len(name) > 253 or not _SUBDOMAIN.match(name):
+        raise ConfigError(field, name, "a DNS subdomain: lower-case letters, digits, '-' and '.'")
+
+
+def _quota(value: Any, field: str) -> int | str:
+    allowed = "a quantity >= 0 such as 9, '36Gi' or '1'"
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ConfigError(field, value, allowed, problem="not a quantity")
+    try:
+        amount = parse_quantity(value)
+    except ValueError:
+        raise ConfigError(field, value, allowed, problem="not a quantity") from None
+    if amount < 0:
+        raise ConfigError(field, value, allowed, problem="negative quota")
+    return value
