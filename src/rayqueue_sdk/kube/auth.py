@@ -1,0 +1,423 @@
+"""Logging in to a Kubernetes API server: a token, a kubeconfig, or the in-cluster service account.
+
+``login()`` builds a client, checks the credentials once (bounded: an unreachable server fails in
+seconds, not minutes), and makes the client current for the SDK calls that follow. Tokens are kept
+in a wrapper whose ``repr`` is ``<redacted>``; they never reach a repr, a log line or an error.
+
+Example:
+    >>> auth = TokenAuthentication(token="sha256~abc", server="https://api.example:6443")
+    >>> print(repr(auth).replace(", ca", ",\\n    ca"))
+    TokenAuthentication(server='https://api.example:6443', token=<redacted>, skip_tls=False,
+        ca_cert_path=None)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rayqueue_sdk.errors import (
+    ApiError,
+    AuthenticationError,
+    ConfigError,
+    ConnectionFailedError,
+)
+from rayqueue_sdk.kube.client import (
+    ClientInfo,
+    build_api_client,
+    clear_current_client,
+    current_client,
+    register,
+    set_current_client,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubernetes.client import ApiClient
+
+__all__ = [
+    "Authentication",
+    "InClusterAuthentication",
+    "InsecureTLSWarning",
+    "KubeConfigFileAuthentication",
+    "TokenAuthentication",
+    "check_credentials",
+    "detect",
+]
+
+log = logging.getLogger(__name__)
+
+#: (connect, read) seconds for the one credential check at login.
+LOGIN_TIMEOUT: tuple[float, float] = (3.0, 5.0)
+_SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+_CA_ENV = ("RAYQUEUE_CA_CERT_PATH", "CF_SDK_CA_CERT_PATH")
+
+
+class InsecureTLSWarning(UserWarning):
+    """Emitted when TLS verification is switched off with ``skip_tls=True``."""
+
+
+class _Secret:
+    """Holds a credential; its repr and str never show it."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "<redacted>"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> tuple[object, ...]:  # never pickled with the value
+        raise TypeError("credentials cannot be pickled")
+
+
+def check_credentials(api: ApiClient, *, timeout: tuple[float, float] = LOGIN_TIMEOUT) -> None:
+    """Check once, with a bounded timeout, that the server is reachable and accepts the credentials.
+
+    Any answer other than 401 proves the credentials were accepted (a 403 or 404 on the discovery
+    path only says what the identity may see).
+
+    Raises:
+        AuthenticationError: 401, the credentials were rejected.
+        TLSVerificationError: the server's certificate is not trusted.
+        ConnectionFailedError: the server cannot be reached in time.
+
+    Example:
+        >>> from rayqueue_sdk.kube.client import build_api_client
+        >>> api = build_api_client("https://127.0.0.1:1", token="t")  # nothing listens on port 1
+        >>> try:
+        ...     check_credentials(api, timeout=(1.0, 1.0))
+        ... except ConnectionFailedError as err:
+        ...     print("unreachable" in str(err))
+        True
+    """
+    from rayqueue_sdk.kube.resources import get_path
+    from rayqueue_sdk.kube.retry import RetryPolicy
+
+    policy = RetryPolicy(attempts=2, base_delay=0.2, budget=sum(timeout) + 1.0)
+    try:
+        get_path(api, "/apis", request_timeout=timeout, policy=policy)
+    except (AuthenticationError, ConnectionFailedError):
+        raise
+    except ApiError as err:
+        if err.status >= 500 or err.status == 0:
+            raise
+        log.debug(
+            "credential check: %s answered %s on /apis; credentials accepted",
+            api.configuration.host,
+            err.status,
+        )
+
+
+class Authentication:
+    """Base class of the login methods: ``login()``, ``logout()`` and ``api_client()``.
+
+    Example:
+        >>> issubclass(TokenAuthentication, Authentication)
+        True
+    """
+
+    _api: ApiClient | None = None
+
+    def _build(self) -> ApiClient:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _describe(self) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def login(self) -> str:
+        """Build the client, check the credentials once, make it the SDK's current client.
+
+        Returns a one-line message (``"Logged into <server>"``), also logged at INFO.
+        """
+        api = self._build()
+        try:
+            check_credentials(api)
+        except Exception:
+            api.close()
+            raise
+        old = self._api
+        self._api = api
+        set_current_client(api)
+        if old is not None and old is not api:
+            old.close()
+        message = f"Logged into {api.configuration.host} ({self._describe()})"
+        log.info("%s", message)
+        return message
+
+    def logout(self) -> str:
+        """Forget this login: the SDK no longer uses its client by default.
+
+        Example:
+            >>> TokenAuthentication(token="t", server="https://k.example").logout()
+            'Not logged in to https://k.example'
+        """
+        api, self._api = self._api, None
+        server = getattr(self, "server", None)
+        if api is None:
+            return f"Not logged in to {server or 'a server'}"
+        server = api.configuration.host
+        clear_current_client(api)
+        api.close()
+        log.info("logged out of %s", server)
+        return f"Logged out of {server}"
+
+    def api_client(self) -> ApiClient:
+        """The logged-in client (logging in first if needed), for passing as ``client=``."""
+        if self._api is None:
+            self.login()
+        assert self._api is not None
+        return self._api
+
+
+class TokenAuthentication(Authentication):
+    """Log in with a bearer token (e.g. ``oc whoami -t`` or a service-account token).
+
+    Args:
+        token: the bearer token. Never shown in a repr, a log line or an error.
+        server: the API server URL, e.g. ``https://api.example:6443``.
+        skip_tls: do not verify the server's certificate (insecure; warns).
+        ca_cert_path: a CA bundle that signed the server's certificate. Defaults to
+            ``$RAYQUEUE_CA_CERT_PATH`` (or the peer's ``$CF_SDK_CA_CERT_PATH``), else the system CAs.
+
+    Example:
+        >>> auth = TokenAuthentication(token="sha256~abc", server="https://api.example:6443")
+        >>> "sha256~abc" in repr(auth) or "sha256~abc" in str(vars(auth))
+        False
+        >>> # auth.login()   # checks the token once, then later SDK calls use it
+    """
+
+    def __init__(
+        self, token: str, server: str, skip_tls: bool = False, ca_cert_path: str | None = None
+    ) -> None:
+        if not token or not isinstance(token, str):
+            raise ConfigError("token", "<redacted>" if token else token, "a non-empty bearer token string")
+        if not isinstance(server, str) or not server.startswith(("https://", "http://")):
+            raise ConfigError("server", server, "an URL such as 'https://api.example:6443'")
+        self._token = _Secret(token.strip())
+        self.server = server.rstrip("/")
+        self.skip_tls = bool(skip_tls)
+        self.ca_cert_path = ca_cert_path
+        self._api = None
+
+    def __repr__(self) -> str:
+        return (
+            f"TokenAuthentication(server={self.server!r}, token=<redacted>, skip_tls={self.skip_tls}, "
+            f"ca_cert_path={self.ca_cert_path!r})"
+        )
+
+    def _ca(self) -> str | None:
+        if self.ca_cert_path:
+            if not Path(self.ca_cert_path).is_file():
+                raise ConfigError(
+                    "ca_cert_path", self.ca_cert_path, "the path of a PEM CA bundle that exists"
+                )
+            return self.ca_cert_path
+        for var in _CA_ENV:
+            value = os.environ.get(var)
+            if value and Path(value).is_file():
+                return value
+        return None
+
+    def _build(self) -> ApiClient:
+        if self.skip_tls:
+            text = (
+                f"skip_tls=True: the certificate of {self.server} is not verified; anyone on the "
+                "network path could impersonate the server and read your token. Prefer ca_cert_path."
+            )
+            warnings.warn(text, InsecureTLSWarning, stacklevel=3)
+            log.warning("%s", text)
+        return build_api_client(
+            self.server,
+            token=self._token.reveal(),
+            ca_cert_path=None if self.skip_tls else self._ca(),
+            verify=not self.skip_tls,
+            source="token",
+        )
+
+    def _describe(self) -> str:
+        return "token" + (", TLS verification off" if self.skip_tls else "")
+
+
+class KubeConfigFileAuthentication(Authentication):
+    """Log in with a kubeconfig file and context (``$KUBECONFIG`` or ``~/.kube/config`` by default).
+
+    Args:
+        kube_config_path: the kubeconfig file; default ``$KUBECONFIG`` (first entry), else ``~/.kube/config``.
+        context: the context to use; default the file's ``current-context``.
+
+    Example:
+        >>> auth = KubeConfigFileAuthentication("/tmp/kubeconfig", context="local")
+        >>> auth
+        KubeConfigFileAuthentication(kube_config_path='/tmp/kubeconfig', context='local')
+        >>> # auth.login()
+    """
+
+    def __init__(
+        self, kube_config_path: str | os.PathLike[str] | None = None, context: str | None = None
+    ) -> None:
+        self.kube_config_path = str(kube_config_path) if kube_config_path else None
+        self.context = context
+        self._api = None
+
+    def __repr__(self) -> str:
+        return (
+            f"KubeConfigFileAuthentication(kube_config_path={self.kube_config_path!r}, "
+            f"context={self.context!r})"
+        )
+
+    def _path(self) -> str:
+        path = self.kube_config_path or _default_kubeconfig()
+        if not path or not Path(path).is_file():
+            raise ConfigError(
+                "kube_config_path",
+                path,
+                "an existing kubeconfig file (or set $KUBECONFIG)",
+                problem="file not found",
+            )
+        return path
+
+    def _build(self) -> ApiClient:
+        from kubernetes import client as k8s
+        from kubernetes import config as k8s_config
+
+        path = self._path()
+        try:
+            contexts, active = k8s_config.list_kube_config_contexts(config_file=path)
+        except k8s_config.ConfigException as exc:
+            raise ConfigError(
+                "kube_config_path", path, "a valid kubeconfig file", problem=_safe(exc)
+            ) from None
+        names = [c.get("name") for c in contexts or []]
+        chosen = self.context or (active or {}).get("name")
+        if chosen not in names:
+            raise ConfigError("context", chosen, f"one of {names}")
+        namespace = next(
+            (((c.get("context") or {}).get("namespace")) for c in contexts if c.get("name") == chosen), None
+        )
+        cfg = k8s.Configuration()
+        try:
+            k8s_config.load_kube_config(
+                config_file=path, context=chosen, client_configuration=cfg, persist_config=False
+            )
+        except k8s_config.ConfigException as exc:
+            raise ConfigError(
+                "context", chosen, "a context with a usable cluster and user", problem=_safe(exc)
+            ) from None
+        api = k8s.ApiClient(configuration=cfg)
+        return register(
+            api,
+            ClientInfo(
+                server=str(cfg.host), source="kubeconfig", namespace=namespace, verify_tls=cfg.verify_ssl
+            ),
+        )
+
+    def _describe(self) -> str:
+        return f"kubeconfig {self.kube_config_path or _default_kubeconfig()}" + (
+            f", context {self.context}" if self.context else ""
+        )
+
+
+class InClusterAuthentication(Authentication):
+    """Log in as the pod's service account (inside a Kubernetes pod, e.g. a notebook workbench).
+
+    Example:
+        >>> InClusterAuthentication.available() in (True, False)
+        True
+    """
+
+    def __repr__(self) -> str:
+        return "InClusterAuthentication()"
+
+    @staticmethod
+    def available() -> bool:
+        """True inside a pod with a mounted service-account token."""
+        return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and (_SA_DIR / "token").is_file()
+
+    def _build(self) -> ApiClient:
+        from kubernetes import client as k8s
+        from kubernetes import config as k8s_config
+
+        cfg = k8s.Configuration()
+        try:
+            k8s_config.load_incluster_config(client_configuration=cfg)
+        except k8s_config.ConfigException as exc:
+            raise AuthenticationError(0, "NoCredentials", f"in-cluster login failed: {_safe(exc)}") from None
+        namespace = None
+        ns_file = _SA_DIR / "namespace"
+        if ns_file.is_file():
+            namespace = ns_file.read_text().strip() or None
+        api = k8s.ApiClient(configuration=cfg)
+        return register(api, ClientInfo(server=str(cfg.host), source="in-cluster", namespace=namespace))
+
+    def _describe(self) -> str:
+        return "in-cluster service account"
+
+
+def _default_kubeconfig() -> str | None:
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        for part in env.split(os.pathsep):
+            if part and Path(part).expanduser().is_file():
+                return str(Path(part).expanduser())
+        return env.split(os.pathsep)[0]
+    default = Path("~/.kube/config").expanduser()
+    return str(default) if default.is_file() else None
+
+
+def _safe(exc: BaseException) -> str:
+    """An exception text trimmed for messages (kubeconfig loader errors carry no secrets, but cap them)."""
+    return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+
+
+def detect(*, check: bool = False) -> ApiClient:
+    """Find credentials when none were given: the current login, a kubeconfig, the in-cluster account.
+
+    Order: the client set by the last ``login()``; ``$KUBECONFIG`` or ``~/.kube/config``; the pod's
+    service account. ``check=True`` verifies the credentials once (bounded) before returning.
+
+    Raises:
+        AuthenticationError: no credentials were found.
+
+    Example:
+        >>> import os
+        >>> from rayqueue_sdk.kube.client import set_current_client
+        >>> set_current_client(None)
+        >>> saved = os.environ.pop("KUBECONFIG", None); os.environ["KUBECONFIG"] = "/nonexistent"
+        >>> try:
+        ...     detect()
+        ... except AuthenticationError as err:
+        ...     print("no Kubernetes credentials" in str(err))
+        ... finally:
+        ...     _ = os.environ.pop("KUBECONFIG"); saved and os.environ.setdefault("KUBECONFIG", saved)
+        True
+    """
+    api = current_client()
+    if api is not None:
+        return api
+    auth: Authentication | None = None
+    path = _default_kubeconfig()
+    if path and Path(path).is_file():
+        auth = KubeConfigFileAuthentication(path)
+    elif InClusterAuthentication.available():
+        auth = InClusterAuthentication()
+    if auth is None:
+        raise AuthenticationError(
+            0,
+            "NoCredentials",
+            "no Kubernetes credentials: call TokenAuthentication(token=..., server=...).login(), "
+            "KubeConfigFileAuthentication(path).login(), set $KUBECONFIG, or run inside a pod",
+        )
+    built = auth._build()
+    if check:
+        check_credentials(built)
+    log.info("using %s credentials for %s", auth._describe(), built.configuration.host)
+    return built

@@ -1,0 +1,414 @@
+"""Thin typed helpers over ``CustomObjectsApi`` for the objects the SDK reads and writes.
+
+RayClusters and RayJobs (``ray.io/v1``); Kueue Workloads, LocalQueues and WorkloadPriorityClasses
+(``kueue.x-k8s.io``, ``v1beta2`` first and ``v1beta1`` where only that is served: discovered once per
+client and cached; ``v1beta1`` objects are normalised to the ``v1beta2`` field names the SDK reads);
+and raw GETs for paths the generated client lacks (discovery, the visibility API).
+
+Every call goes through :func:`rayqueue_sdk.kube.retry.call`: bounded retries, typed errors.
+
+Example:
+    >>> RAYCLUSTERS.key, RAYCLUSTERS.path("ds", "ws")
+    ('rayclusters.ray.io', '/apis/ray.io/v1/namespaces/ds/rayclusters/ws')
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from rayqueue_sdk.admission import JOB_UID_LABEL, condition
+from rayqueue_sdk.errors import ForbiddenError, NotFoundError
+from rayqueue_sdk.kube.client import cache_for, server_of
+from rayqueue_sdk.kube.retry import DEFAULT_POLICY, DEFAULT_REQUEST_TIMEOUT, RetryPolicy, call
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubernetes.client import ApiClient
+
+__all__ = [
+    "KUEUE_GROUP",
+    "RAYCLUSTERS",
+    "RAYJOBS",
+    "Kind",
+    "find_workload",
+    "get_object",
+    "get_path",
+    "get_raycluster",
+    "get_rayjob",
+    "kueue_kind",
+    "kueue_version",
+    "list_local_queue_objects",
+    "list_objects",
+    "list_priority_class_objects",
+    "list_rayclusters",
+    "list_workloads",
+    "normalize_kueue",
+    "pending_workloads",
+    "pick_workload",
+]
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
+KUEUE_VERSIONS = ("v1beta2", "v1beta1")
+_VISIBILITY_POLICY = RetryPolicy(attempts=2, budget=5.0)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A resource type: group, version, plural and scope.
+
+    Example:
+        >>> Kind("kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", namespaced=False).path(None, "high")
+        '/apis/kueue.x-k8s.io/v1beta2/workloadpriorityclasses/high'
+    """
+
+    group: str
+    version: str
+    plural: str
+    namespaced: bool = True
+
+    @property
+    def key(self) -> str:
+        """``<plural>.<group>``, as in RBAC and error messages."""
+        return f"{self.plural}.{self.group}"
+
+    def path(self, namespace: str | None = None, name: str | None = None) -> str:
+        """The REST path of the collection or of one object."""
+        base = f"/apis/{self.group}/{self.version}"
+        if self.namespaced and namespace:
+            base += f"/namespaces/{namespace}"
+        base += f"/{self.plural}"
+        return f"{base}/{name}" if name else base
+
+
+RAYCLUSTERS = Kind("ray.io", "v1", "rayclusters")
+RAYJOBS = Kind("ray.io", "v1", "rayjobs")
+
+
+def _custom(api: ApiClient) -> Any:
+    from kubernetes import client as k8s
+
+    return k8s.CustomObjectsApi(api)
+
+
+def get_path(
+    api: ApiClient,
+    path: str,
+    *,
+    query: dict[str, Any] | None = None,
+    request_timeout: tuple[float, float] | float = DEFAULT_REQUEST_TIMEOUT,
+    policy: RetryPolicy = DEFAULT_POLICY,
+    deadline: float | None = None,
+) -> dict[str, Any]:
+    """GET an arbitrary API path and return the decoded JSON body (typed errors, retries).
+
+    Example:
+        >>> # get_path(api, "/apis/visibility.kueue.x-k8s.io/v1beta2")   # -> APIResourceList dict
+    """
+
+    def _get() -> dict[str, Any]:
+        from kubernetes.client.exceptions import ApiException
+
+        params = api.param_serialize(
+            method="GET",
+            resource_path=path,
+            query_params=list((query or {}).items()),
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+        )
+        response = api.call_api(*params, _request_timeout=request_timeout)
+        response.read()
+        if not 200 <= response.status <= 299:
+            text = response.data.decode("utf-8", errors="replace") if response.data else None
+            raise ApiException.from_response(http_resp=response, body=text, data=None)
+        return json.loads(response.data or b"{}")
+
+    return call(
+        _get,
+        verb="get",
+        resource=path,
+        server=server_of(api),
+        policy=policy,
+        deadline=deadline,
+        request_timeout=None,
+    )
+
+
+def kueue_version(api: ApiClient) -> str:
+    """The Kueue API version to use with ``api``: ``v1beta2`` if served, else ``v1beta1``.
+
+    Discovered once per client (``GET /apis/kueue.x-k8s.io/<version>``) and cached. When neither
+    answers (Kueue absent, discovery forbidden) the answer is ``v1beta2`` and later calls say what
+    is missing.
+    """
+    cache = cache_for(api)
+    found = cache.get("kueue_version")
+    if found:
+        return str(found)
+    chosen = KUEUE_VERSIONS[0]
+    for version in KUEUE_VERSIONS:
+        try:
+            get_path(api, f"/apis/{KUEUE_GROUP}/{version}")
+        except (NotFoundError, ForbiddenError):
+            continue
+        chosen = version
+        break
+    cache["kueue_version"] = chosen
+    return chosen
+
+
+def kueue_kind(api: ApiClient, plural: str, *, namespaced: bool = True) -> Kind:
+    """The :class:`Kind` of a Kueue resource at the version the server serves.
+
+    Example:
+        >>> # kueue_kind(api, "workloads").version   # 'v1beta2' (or 'v1beta1' on older Kueue)
+    """
+    return Kind(KUEUE_GROUP, kueue_version(api), plural, namespaced)
+
+
+def normalize_kueue(obj: dict[str, Any], version: str) -> dict[str, Any]:
+    """Rename ``v1beta1`` fields to their ``v1beta2`` names (a copy; ``v1beta2`` objects unchanged).
+
+    LocalQueue ``status.flavorUsage`` → ``flavorsUsage``; Workload ``spec.priorityClassName`` →
+    ``spec.priorityClassRef``.
+
+    Example:
+        >>> lq = {"kind": "LocalQueue", "status": {"flavorUsage": [{"name": "default"}]}}
+        >>> normalize_kueue(lq, "v1beta1")["status"]["flavorsUsage"]
+        [{'name': 'default'}]
+    """
+    if version != "v1beta1":
+        return obj
+    out = json.loads(json.dumps(obj))
+    status = out.get("status") or {}
+    if "flavorUsage" in status and "flavorsUsage" not in status:
+        status["flavorsUsage"] = status.pop("flavorUsage")
+    spec = out.get("spec") or {}
+    if out.get("kind") == "Workload" and spec.get("priorityClassName") and "priorityClassRef" not in spec:
+        source = spec.get("priorityClassSource") or "kueue.x-k8s.io/workloadpriorityclass"
+        is_wpc = source.startswith("kueue")
+        spec["priorityClassRef"] = {
+            "group": KUEUE_GROUP if is_wpc else "scheduling.k8s.io",
+            "kind": "WorkloadPriorityClass" if is_wpc else "PriorityClass",
+            "name": spec["priorityClassName"],
+        }
+    return out
+
+
+def get_object(
+    api: ApiClient, kind: Kind, name: str, namespace: str | None = None, *, deadline: float | None = None
+) -> dict[str, Any]:
+    """GET one object as a dict.
+
+    Raises:
+        NotFoundError, ForbiddenError, AuthenticationError, ApiError, ConnectionFailedError.
+    """
+    custom = _custom(api)
+    ctx: dict[str, Any] = {
+        "verb": "get",
+        "resource": kind.key,
+        "namespace": namespace,
+        "name": name,
+        "server": server_of(api),
+    }
+    if kind.namespaced:
+        obj = call(
+            custom.get_namespaced_custom_object,
+            kind.group,
+            kind.version,
+            namespace,
+            kind.plural,
+            name,
+            deadline=deadline,
+            **ctx,
+        )
+    else:
+        obj = call(
+            custom.get_cluster_custom_object,
+            kind.group,
+            kind.version,
+            kind.plural,
+            name,
+            deadline=deadline,
+            **ctx,
+        )
+    return normalize_kueue(obj, kind.version) if kind.group == KUEUE_GROUP else obj
+
+
+def list_objects(
+    api: ApiClient,
+    kind: Kind,
+    namespace: str | None = None,
+    *,
+    label_selector: str | None = None,
+    field_selector: str | None = None,
+    page_size: int = 500,
+    deadline: float | None = None,
+) -> tuple[list[dict[str, Any]], str | None]:
+    """LIST objects (all pages); ``namespace=None`` lists across namespaces (or a cluster-scoped kind).
+
+    Returns ``(items, resourceVersion)``; the resourceVersion is where a watch should start.
+    """
+    custom = _custom(api)
+    ctx: dict[str, Any] = {
+        "verb": "list",
+        "resource": kind.key,
+        "namespace": namespace,
+        "server": server_of(api),
+    }
+    items: list[dict[str, Any]] = []
+    token: str | None = None
+    resource_version: str | None = None
+    while True:
+        kwargs: dict[str, Any] = {"limit": page_size}
+        if label_selector:
+            kwargs["label_selector"] = label_selector
+        if field_selector:
+            kwargs["field_selector"] = field_selector
+        if token:
+            kwargs["_continue"] = token
+        if kind.namespaced and namespace:
+            page = call(
+                custom.list_namespaced_custom_object,
+                kind.group,
+                kind.version,
+                namespace,
+                kind.plural,
+                deadline=deadline,
+                **ctx,
+                **kwargs,
+            )
+        else:
+            page = call(
+                custom.list_cluster_custom_object,
+                kind.group,
+                kind.version,
+                kind.plural,
+                deadline=deadline,
+                **ctx,
+                **kwargs,
+            )
+        meta = page.get("metadata") or {}
+        resource_version = meta.get("resourceVersion") or resource_version
+        items.extend(page.get("items") or [])
+        token = meta.get("continue") or None
+        if not token:
+            break
+    if kind.group == KUEUE_GROUP:
+        items = [normalize_kueue(i, kind.version) for i in items]
+    return items, resource_version
+
+
+def get_raycluster(api: ApiClient, namespace: str, name: str) -> dict[str, Any]:
+    """GET a RayCluster (``ray.io/v1``)."""
+    return get_object(api, RAYCLUSTERS, name, namespace)
+
+
+def list_rayclusters(
+    api: ApiClient, namespace: str | None, label_selector: str | None = None
+) -> list[dict[str, Any]]:
+    """LIST RayClusters in ``namespace`` (all namespaces when ``None``)."""
+    return list_objects(api, RAYCLUSTERS, namespace, label_selector=label_selector)[0]
+
+
+def get_rayjob(api: ApiClient, namespace: str, name: str) -> dict[str, Any]:
+    """GET a RayJob (``ray.io/v1``)."""
+    return get_object(api, RAYJOBS, name, namespace)
+
+
+def list_workloads(
+    api: ApiClient, namespace: str | None, label_selector: str | None = None
+) -> list[dict[str, Any]]:
+    """LIST Kueue Workloads (normalised to ``v1beta2`` field names)."""
+    return list_objects(api, kueue_kind(api, "workloads"), namespace, label_selector=label_selector)[0]
+
+
+def pick_workload(workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The Workload that stands for a job among those carrying its ``job-uid`` label.
+
+    Kueue may briefly keep a replaced Workload (or several slices): prefer one not being deleted and
+    not ``Finished``, then the newest.
+
+    Example:
+        >>> old = {"metadata": {"name": "a", "creationTimestamp": "2026-01-01T00:00:00Z",
+        ...                     "deletionTimestamp": "2026-01-01T00:01:00Z"}}
+        >>> new = {"metadata": {"name": "b", "creationTimestamp": "2026-01-01T00:00:30Z"}}
+        >>> pick_workload([old, new])["metadata"]["name"]
+        'b'
+    """
+    if not workloads:
+        return None
+
+    def rank(w: dict[str, Any]) -> tuple[int, int, str, str]:
+        meta = w.get("metadata") or {}
+        finished = condition(w, "Finished")
+        return (
+            0 if meta.get("deletionTimestamp") else 1,
+            0 if finished is not None and finished.get("status") == "True" else 1,
+            str(meta.get("creationTimestamp") or ""),
+            str(meta.get("name") or ""),
+        )
+
+    return max(workloads, key=rank)
+
+
+def find_workload(api: ApiClient, namespace: str, owner_uid: str) -> dict[str, Any] | None:
+    """The Kueue Workload of a RayCluster/RayJob, by label ``kueue.x-k8s.io/job-uid=<owner uid>``.
+
+    Returns ``None`` when Kueue has not created one (yet), or does not manage the owner.
+    """
+    return pick_workload(list_workloads(api, namespace, f"{JOB_UID_LABEL}={owner_uid}"))
+
+
+def list_local_queue_objects(api: ApiClient, namespace: str | None = None) -> list[dict[str, Any]]:
+    """LIST LocalQueues (``namespace=None``: every namespace the identity may list)."""
+    return list_objects(api, kueue_kind(api, "localqueues"), namespace)[0]
+
+
+def list_priority_class_objects(api: ApiClient) -> list[dict[str, Any]]:
+    """LIST WorkloadPriorityClasses (cluster-scoped)."""
+    return list_objects(api, kueue_kind(api, "workloadpriorityclasses", namespaced=False))[0]
+
+
+def pending_workloads(
+    api: ApiClient,
+    namespace: str,
+    local_queue: str,
+    *,
+    policy: RetryPolicy | None = None,
+    deadline: float | None = None,
+) -> tuple[dict[str, Any], str]:
+    """GET the visibility API's ``PendingWorkloadsSummary`` of a LocalQueue.
+
+    Tries ``visibility.kueue.x-k8s.io/v1beta2`` then ``v1beta1`` (both still registered in Kueue
+    0.19). Returns ``(summary, version)``.
+
+    Raises:
+        NotFoundError: neither version is served (the aggregated API is absent).
+        ForbiddenError: the identity may not read ``localqueues/pendingworkloads``.
+    """
+    cache = cache_for(api)
+    versions = [cache["visibility_version"]] if "visibility_version" in cache else ["v1beta2", "v1beta1"]
+    last: Exception | None = None
+    for version in versions:
+        path = (
+            f"/apis/{VISIBILITY_GROUP}/{version}/namespaces/{namespace}"
+            f"/localqueues/{local_queue}/pendingworkloads"
+        )
+        try:
+            summary = get_path(
+                api, path, policy=policy or _VISIBILITY_POLICY, deadline=deadline, request_timeout=(3.0, 5.0)
+            )
+        except NotFoundError as err:
+            last = err
+            continue
+        cache["visibility_version"] = version
+        return summary, version
+    assert last is not None
+    raise last
+
+
+def with_version(kind: Kind, version: str) -> Kind:
+    """``kind`` at another version."""
+    return replace(kind, version=version)

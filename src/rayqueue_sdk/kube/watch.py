@@ -1,0 +1,287 @@
+"""A list-then-watch loop over one object or a label selector, driven by a deadline.
+
+Built on ``kubernetes.watch.Watch``. It lists first (yielding a ``SYNC`` event with every object that
+matches), then watches from the list's ``resourceVersion``; after a dropped stream or a server-side
+timeout it resumes from the last ``resourceVersion`` seen; on ``410 Gone`` it lists again (another
+``SYNC``); on 429/5xx and connection failures it backs off with jitter (honouring ``Retry-After``).
+401/403/404 end it with a typed error. It never runs past its deadline, and :meth:`Watcher.stop`
+(from any thread) ends a blocked stream at once.
+
+Example:
+    >>> from rayqueue_sdk.kube.resources import RAYCLUSTERS
+    >>> w = Watcher(None, RAYCLUSTERS, "ds", name="ws", deadline=0.0)  # deadline already passed
+    >>> list(w.events())
+    []
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rayqueue_sdk.errors import RayQueueError
+from rayqueue_sdk.kube.errors import retry_after, status_code, translate
+from rayqueue_sdk.kube.resources import KUEUE_GROUP, Kind, list_objects, normalize_kueue
+from rayqueue_sdk.kube.retry import is_retryable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubernetes.client import ApiClient
+
+__all__ = ["WatchEvent", "Watcher"]
+
+log = logging.getLogger(__name__)
+
+#: Longest single watch request; the server ends it and the loop resumes from the last version.
+STREAM_SECONDS = 30
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """One thing the watcher saw.
+
+    ``type`` is ``"SYNC"`` (a full relist: ``objects`` holds every matching object, so anything
+    absent is gone), ``"ADDED"``, ``"MODIFIED"``, ``"DELETED"`` (``object`` holds it), or ``"ERROR"``
+    (``error`` holds the typed error that ended the watch; only from :meth:`Watcher.run_into`).
+
+    Example:
+        >>> WatchEvent("SYNC", objects=[]).objects
+        []
+    """
+
+    type: str
+    object: dict[str, Any] | None = None
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    error: RayQueueError | None = None
+    source: str = ""
+
+
+class Watcher:
+    """Watch objects of ``kind`` in ``namespace`` (one ``name``, or a ``label_selector``).
+
+    Args:
+        api: the ``ApiClient``.
+        kind: the resource type (see :mod:`rayqueue_sdk.kube.resources`).
+        namespace: the namespace (``None`` for cluster-scoped kinds).
+        name: watch this one object (``metadata.name`` field selector, also filtered here).
+        label_selector: watch objects with these labels.
+        deadline: a ``time.monotonic()`` value after which the loop ends (``None``: until stopped).
+        stream_seconds: the longest single watch request.
+        label: a name for logs and for :attr:`WatchEvent.source`.
+    """
+
+    def __init__(
+        self,
+        api: ApiClient | None,
+        kind: Kind,
+        namespace: str | None,
+        *,
+        name: str | None = None,
+        label_selector: str | None = None,
+        deadline: float | None = None,
+        stream_seconds: int = STREAM_SECONDS,
+        label: str | None = None,
+        sleep: Callable[[float], None] | None = None,
+    ) -> None:
+        self.api = api
+        self.kind = kind
+        self.namespace = namespace
+        self.name = name
+        self.label_selector = label_selector
+        self.deadline = deadline
+        self.stream_seconds = stream_seconds
+        self.label = label or kind.plural
+        self.resource_version: str | None = None
+        self.relists = 0
+        self.resumes = 0
+        self._stopped = threading.Event()
+        self._watch: Any = None
+        self._sleep = sleep
+
+    # -- control ------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """End the loop from any thread; a blocked stream is shut down at once."""
+        self._stopped.set()
+        w = self._watch
+        if w is not None:
+            w.stop()
+
+    @property
+    def stopped(self) -> bool:
+        """True once :meth:`stop` was called."""
+        return self._stopped.is_set()
+
+    def _remaining(self) -> float:
+        if self.deadline is None:
+            return float("inf")
+        return self.deadline - time.monotonic()
+
+    def _pause(self, seconds: float) -> None:
+        seconds = max(0.0, min(seconds, self._remaining()))
+        if self._sleep is not None:
+            self._sleep(seconds)
+        else:
+            self._stopped.wait(seconds)
+
+    # -- the loop -----------------------------------------------------------------------------
+    def events(self) -> Iterator[WatchEvent]:
+        """Yield events until the deadline or :meth:`stop`; raise a typed error on 401/403/404."""
+        failures = 0
+        field_selector = f"metadata.name={self.name}" if self.name else None
+        while not self.stopped and self._remaining() > 0:
+            try:
+                if self.resource_version is None:
+                    items, rv = list_objects(
+                        self._api(),
+                        self.kind,
+                        self.namespace,
+                        label_selector=self.label_selector,
+                        field_selector=field_selector,
+                        deadline=self.deadline,
+                    )
+                    self.resource_version = rv
+                    self.relists += 1
+                    failures = 0
+                    yield WatchEvent("SYNC", objects=[o for o in items if self._wanted(o)], source=self.label)
+                    continue
+                yield from self._stream(field_selector)
+                failures = 0
+            except RayQueueError as err:
+                if not self._retry_typed(err):
+                    raise
+                failures += 1
+                self._pause(self._backoff(failures, None))
+            except Exception as exc:  # kubernetes/urllib3 exceptions from the stream
+                if status_code(exc) == 410:
+                    log.debug(
+                        "%s watch: 410 Gone at resourceVersion %s; relisting",
+                        self.label,
+                        self.resource_version,
+                    )
+                    self.resource_version = None
+                    continue
+                if self.stopped:
+                    return
+                if not is_retryable(exc, idempotent=True):
+                    raise translate(
+                        exc, verb="watch", resource=self.kind.key, namespace=self.namespace, name=self.name
+                    ) from exc
+                failures += 1
+                pause = self._backoff(failures, exc)
+                log.debug(
+                    "%s watch interrupted (%s); resuming from %s in %.2fs",
+                    self.label,
+                    status_code(exc) or type(exc).__name__,
+                    self.resource_version,
+                    pause,
+                )
+                self.resumes += 1
+                self._pause(pause)
+
+    def _retry_typed(self, err: RayQueueError) -> bool:
+        # list_objects already retried; keep going on transient answers while time remains.
+        status = getattr(err, "status", None)
+        from rayqueue_sdk.errors import ConnectionFailedError, TLSVerificationError
+
+        if isinstance(err, TLSVerificationError):
+            return False
+        return isinstance(err, ConnectionFailedError) or status in (429, 500, 502, 503, 504)
+
+    @staticmethod
+    def _backoff(failures: int, exc: BaseException | None) -> float:
+        hinted = retry_after(exc) if exc is not None else None
+        if hinted is not None:
+            return hinted
+        return random.random() * min(5.0, 0.1 * (2 ** min(failures, 10)))
+
+    def _api(self) -> ApiClient:
+        if self.api is None:
+            from rayqueue_sdk.kube.client import get_client
+
+            self.api = get_client()
+        return self.api
+
+    def _wanted(self, obj: dict[str, Any]) -> bool:
+        return self.name is None or (obj.get("metadata") or {}).get("name") == self.name
+
+    def _stream(self, field_selector: str | None) -> Iterator[WatchEvent]:
+        from kubernetes import client as k8s
+        from kubernetes import watch as k8s_watch
+
+        remaining = self._remaining()
+        if remaining <= 0:
+            return
+        timeout = max(1, int(min(self.stream_seconds, remaining + 1)))
+        custom = k8s.CustomObjectsApi(self._api())
+        kwargs: dict[str, Any] = {
+            "resource_version": self.resource_version,
+            "timeout_seconds": timeout,
+            "allow_watch_bookmarks": True,
+            "_request_timeout": (5.0, timeout + 5.0),
+        }
+        if self.label_selector:
+            kwargs["label_selector"] = self.label_selector
+        if field_selector:
+            kwargs["field_selector"] = field_selector
+        if self.kind.namespaced and self.namespace:
+            func: Any = custom.list_namespaced_custom_object
+            args: tuple[Any, ...] = (self.kind.group, self.kind.version, self.namespace, self.kind.plural)
+        else:
+            func = custom.list_cluster_custom_object
+            args = (self.kind.group, self.kind.version, self.kind.plural)
+        w = k8s_watch.Watch()
+        self._watch = w
+        if self.stopped:
+            return
+        try:
+            for raw in w.stream(func, *args, **kwargs):
+                obj = raw.get("raw_object") if isinstance(raw, dict) else None
+                etype = raw.get("type") if isinstance(raw, dict) else None
+                if not isinstance(obj, dict):
+                    continue
+                rv = (obj.get("metadata") or {}).get("resourceVersion")
+                if rv:
+                    self.resource_version = rv
+                if etype == "BOOKMARK" or not self._wanted(obj):
+                    continue
+                if self.kind.group == KUEUE_GROUP:
+                    obj = normalize_kueue(obj, self.kind.version)
+                yield WatchEvent(str(etype), object=obj, source=self.label)
+                if self.stopped or self._remaining() <= 0:
+                    break
+        finally:
+            self._watch = None
+            w.stop()
+
+    # -- threads ------------------------------------------------------------------------------
+    def run_into(self, sink: queue.Queue[WatchEvent]) -> threading.Thread:
+        """Run the loop in a daemon thread, putting events (and a final ``ERROR``) on ``sink``.
+
+        Example:
+            >>> import queue
+            >>> from rayqueue_sdk.kube.resources import RAYCLUSTERS
+            >>> q: queue.Queue = queue.Queue()
+            >>> Watcher(None, RAYCLUSTERS, "ds", name="ws", deadline=0.0).run_into(q).join(1)
+        """
+
+        def run() -> None:
+            try:
+                for event in self.events():
+                    sink.put(event)
+            except RayQueueError as err:
+                sink.put(WatchEvent("ERROR", error=err, source=self.label))
+            except Exception as exc:  # never die silently
+                sink.put(
+                    WatchEvent(
+                        "ERROR", error=translate(exc, verb="watch", resource=self.kind.key), source=self.label
+                    )
+                )
+
+        thread = threading.Thread(target=run, name=f"rayqueue-watch-{self.label}", daemon=True)
+        thread.start()
+        return thread
