@@ -1,0 +1,103 @@
+"""Resource amounts as Kueue counts them: integers per resource, with Kueue's display format.
+
+Kueue keeps CPU in millicores and every other resource in whole units (bytes for memory),
+rounding fractions up as ``resource.Quantity.MilliValue()``/``Value()`` do, and prints amounts
+with its ``ResourceFormatter`` (CPU and plain counts in decimal SI, memory in the canonical
+binary or decimal form) [K pkg/resources/resource_formatter.go].
+
+Example:
+    >>> to_amount("cpu", "1500m"), to_amount("memory", "8Gi"), to_amount("nvidia.com/gpu", 2)
+    (1500, 8589934592, 2)
+    >>> format_amount("cpu", 2000), format_amount("memory", 3 * 10**9), format_amount("memory", 2**34)
+    ('2', '3G', '16Gi')
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+__all__ = ["format_amount", "parse_quantity", "to_amount"]
+
+_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_SUFFIX_FOR_EXP = {exp: suffix for suffix, exp in _DECIMAL.items()}
+_BINARY_FOR_POWER = {power: suffix for suffix, power in _BINARY.items()}
+_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$")
+
+
+def parse_quantity(value: str | int | float) -> Fraction:
+    """The exact value of a Kubernetes quantity (``"500m"``, ``"8Gi"``, ``"1e3"``, ``2``).
+
+    Example:
+        >>> parse_quantity("500m"), parse_quantity("1Ki"), parse_quantity(3)
+        (Fraction(1, 2), Fraction(1024, 1), Fraction(3, 1))
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"quantities must be numbers or strings, got {value!r}")
+    if isinstance(value, int | float):
+        return Fraction(value)
+    match = _QUANTITY.match(value.strip())
+    if not match:
+        raise ValueError(
+            f"quantities must match the regular expression of Kubernetes quantities, got {value!r}"
+        )
+    number, exponent, suffix = match.groups()
+    amount = Fraction(number)
+    if exponent:
+        amount *= Fraction(10) ** int(exponent[1:])
+    elif suffix in _BINARY:
+        amount *= 1024 ** _BINARY[suffix]
+    elif suffix:
+        amount *= Fraction(10) ** _DECIMAL[suffix]
+    return amount
+
+
+def to_amount(resource: str, value: str | int | float) -> int:
+    """Kueue's integer amount of ``value``: millicores for ``cpu``, whole units (rounded up) otherwise.
+
+    Example:
+        >>> to_amount("cpu", "0.1"), to_amount("memory", "1.5"), to_amount("pods", 4)
+        (100, 2, 4)
+    """
+    exact = parse_quantity(value)
+    if resource == "cpu":
+        exact *= 1000
+    return math.ceil(exact)
+
+
+def _decimal(mantissa: int, exp: int) -> str:
+    if mantissa == 0:
+        return "0"
+    while mantissa % 1000 == 0 and exp < 18:
+        mantissa //= 1000
+        exp += 3
+    while exp < -9:  # finer than nano cannot be written with a suffix; round up like Kubernetes
+        mantissa = -(-mantissa // 1000)
+        exp += 3
+    return f"{mantissa}{_SUFFIX_FOR_EXP[exp]}"
+
+
+def format_amount(resource: str, amount: int) -> str:
+    """Print ``amount`` of ``resource`` as Kueue prints it in messages and status.
+
+    CPU is millicores (``2000`` -> ``"2"``, ``500`` -> ``"500m"``); memory and ephemeral storage
+    use the binary suffix when the value is a multiple of 1024 and the decimal one otherwise.
+
+    Example:
+        >>> format_amount("cpu", 500), format_amount("memory", 512 * 2**20), format_amount("pods", 5)
+        ('500m', '512Mi', '5')
+    """
+    if resource == "cpu":
+        return _decimal(amount, -3)
+    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+        if abs(amount) >= 1024:
+            power, mantissa = 0, amount
+            while mantissa % 1024 == 0 and power < 6:
+                mantissa //= 1024
+                power += 1
+            if power:
+                return f"{mantissa}{_BINARY_FOR_POWER[power]}"
+        return _decimal(amount, 0)
+    return _decimal(amount, 0)
