@@ -44,6 +44,13 @@ _EXPORTS: dict[str, str] = {
     "ManagedClusterConfig": "rayqueue_sdk.config",
     "RayJob": "rayqueue_sdk.job",
     "WorkerGroup": "rayqueue_sdk.config",
+    # authentication, queues, status
+    "TokenAuthentication": "rayqueue_sdk.kube.auth",
+    "KubeConfigFileAuthentication": "rayqueue_sdk.kube.auth",
+    "list_local_queues": "rayqueue_sdk.queues",
+    "ClusterPhase": "rayqueue_sdk.admission",
+    "ClusterStatus": "rayqueue_sdk.status",
+    "JobPhase": "rayqueue_sdk.admission",
 }
 
 __all__ = [
@@ -70,9 +77,16 @@ __all__ = [
     "ManagedClusterConfig",
     "RayJob",
     "WorkerGroup",
+    "TokenAuthentication",
+    "KubeConfigFileAuthentication",
+    "list_local_queues",
+    "ClusterPhase",
+    "ClusterStatus",
+    "JobPhase",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from rayqueue_sdk.admission import ClusterPhase, JobPhase  # noqa: F401
     from rayqueue_sdk.cluster import Cluster  # noqa: F401
     from rayqueue_sdk.config import ClusterConfiguration, ManagedClusterConfig, WorkerGroup  # noqa: F401
     from rayqueue_sdk.errors import (  # noqa: F401
@@ -96,6 +110,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         UnsupportedError,
     )
     from rayqueue_sdk.job import RayJob  # noqa: F401
+    from rayqueue_sdk.kube.auth import KubeConfigFileAuthentication, TokenAuthentication  # noqa: F401
+    from rayqueue_sdk.queues import list_local_queues  # noqa: F401
+    from rayqueue_sdk.status import ClusterStatus  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,295 @@
+"""Kueue queues and priorities as a data scientist sees them: which queues exist, which is the
+default, whether a queue or priority class is real, and where a workload stands in its queue.
+
+Example:
+    >>> from rayqueue_sdk import list_local_queues
+    >>> # for q in list_local_queues("ds-team"):
+    >>> #     print(q.name, q.cluster_queue, q.pending, q.admitted, q.default)
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from rayqueue_sdk.errors import (
+    ApiError,
+    AuthenticationError,
+    ForbiddenError,
+    NotFoundError,
+    PriorityClassNotFoundError,
+    QueueNotFoundError,
+)
+from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
+from rayqueue_sdk.kube.resources import (
+    get_object,
+    kueue_kind,
+    list_local_queue_objects,
+    list_priority_class_objects,
+    pending_workloads,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubernetes.client import ApiClient
+
+__all__ = [
+    "DEFAULT_QUEUE_ANNOTATION",
+    "LocalQueueInfo",
+    "check_priority_class",
+    "check_queue",
+    "list_local_queues",
+    "queue_position",
+    "resolve_default_queue",
+]
+
+log = logging.getLogger(__name__)
+
+#: The peer's (CodeFlare/ODH) convention for a default queue; Kueue's own rule is the name ``default``.
+DEFAULT_QUEUE_ANNOTATION = "kueue.x-k8s.io/default-queue"
+
+
+@dataclass(frozen=True)
+class LocalQueueInfo:
+    """One LocalQueue, summarised.
+
+    Attributes:
+        name, namespace: the LocalQueue.
+        cluster_queue: ``spec.clusterQueue``.
+        pending, reserving, admitted: workload counts from ``status``.
+        flavors: the ResourceFlavors the queue uses (from ``status.flavorsUsage``/``flavorsReservation``).
+        default: the queue Kueue (name ``default``) or the peer's annotation makes the default.
+        active: the ``Active`` condition (``None`` when not reported).
+
+    Example:
+        >>> q = LocalQueueInfo("default", "ds", "cq-dev", 1, 0, 2, ("default-flavor",), True, True)
+        >>> q.to_dict()["cluster_queue"]
+        'cq-dev'
+    """
+
+    name: str
+    namespace: str
+    cluster_queue: str | None
+    pending: int
+    reserving: int
+    admitted: int
+    flavors: tuple[str, ...]
+    default: bool
+    active: bool | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict."""
+        out = asdict(self)
+        out["flavors"] = list(self.flavors)
+        return out
+
+
+def _api(client: ApiClient | ClientSource | None) -> ApiClient:
+    return get_client(client)
+
+
+def _info(obj: Mapping[str, Any]) -> LocalQueueInfo:
+    meta = obj.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    flavors: list[str] = []
+    for key in ("flavorsUsage", "flavorsReservation", "flavors"):
+        for entry in status.get(key) or []:
+            name = entry.get("name") if isinstance(entry, Mapping) else None
+            if name and name not in flavors:
+                flavors.append(str(name))
+    annotations = meta.get("annotations") or {}
+    active = None
+    for cond in status.get("conditions") or []:
+        if cond.get("type") == "Active":
+            active = cond.get("status") == "True"
+    return LocalQueueInfo(
+        name=str(meta.get("name") or ""),
+        namespace=str(meta.get("namespace") or ""),
+        cluster_queue=spec.get("clusterQueue"),
+        pending=int(status.get("pendingWorkloads") or 0),
+        reserving=int(status.get("reservingWorkloads") or 0),
+        admitted=int(status.get("admittedWorkloads") or 0),
+        flavors=tuple(flavors),
+        default=meta.get("name") == "default"
+        or str(annotations.get(DEFAULT_QUEUE_ANNOTATION)).lower() == "true",
+        active=active,
+    )
+
+
+def list_local_queues(
+    namespace: str | None = None, client: ApiClient | ClientSource | None = None
+) -> list[LocalQueueInfo]:
+    """The LocalQueues of a namespace (default: the namespace of the current credentials).
+
+    Each has its ClusterQueue, pending/reserving/admitted counts, flavors and whether it is the
+    default (Kueue's rule: a LocalQueue named ``default``; the peer's annotation
+    ``kueue.x-k8s.io/default-queue: "true"`` is honoured too).
+
+    Raises:
+        ForbiddenError: the identity may not list LocalQueues there.
+        NotFoundError: Kueue's LocalQueue API is not served (Kueue not installed).
+
+    Example:
+        >>> from rayqueue_sdk import list_local_queues
+        >>> # [q.name for q in list_local_queues("ds-team") if q.default]
+        >>> # ['default']
+    """
+    api = _api(client)
+    ns = namespace or default_namespace(api)
+    queues = [_info(o) for o in list_local_queue_objects(api, ns)]
+    return sorted(queues, key=lambda q: (not q.default, q.name))
+
+
+def _usable_queue_names(api: ApiClient, namespace: str) -> tuple[list[str], str | None]:
+    """Names of the queues in ``namespace`` and a hint when they cannot be listed."""
+    try:
+        return [q.name for q in list_local_queues(namespace, api)], None
+    except ForbiddenError:
+        return [], "You may not list LocalQueues in this namespace; ask your admin which queue to use."
+    except NotFoundError:
+        return [], "This cluster does not serve Kueue's LocalQueue API (is Kueue installed?)."
+
+
+def check_queue(
+    namespace: str, name: str, client: ApiClient | ClientSource | None = None
+) -> LocalQueueInfo | None:
+    """Check that LocalQueue ``name`` exists in ``namespace``.
+
+    Returns its :class:`LocalQueueInfo`, or ``None`` when the identity may not read LocalQueues (the
+    check is then left to Kueue, and a warning is logged: the label is never dropped).
+
+    Raises:
+        QueueNotFoundError: it does not exist; the error lists the queues that do.
+
+    Example:
+        >>> # check_queue("ds-team", "gpu-queue")
+        >>> # QueueNotFoundError: 404 NotFound: LocalQueue 'gpu-queue' does not exist in namespace
+        >>> #   'ds-team'; available: default, ds-workspace-queue
+    """
+    api = _api(client)
+    try:
+        obj = get_object(api, kueue_kind(api, "localqueues"), name, namespace)
+    except ForbiddenError as err:
+        log.warning(
+            "cannot check LocalQueue %r in %r (%s); leaving the check to Kueue", name, namespace, err.message
+        )
+        return None
+    except NotFoundError:
+        available, hint = _usable_queue_names(api, namespace)
+        default = [q for q in available if q == "default"]
+        if default and not hint:
+            hint = "Omit local_queue to use the namespace's default queue 'default'."
+        raise QueueNotFoundError(name, available, namespace=namespace, hint=hint) from None
+    return _info(obj)
+
+
+def check_priority_class(name: str, client: ApiClient | ClientSource | None = None) -> dict[str, Any] | None:
+    """Check that WorkloadPriorityClass ``name`` exists; returns it (``None`` if it cannot be read).
+
+    Raises:
+        PriorityClassNotFoundError: it does not exist; the error lists the classes that do.
+
+    Example:
+        >>> # check_priority_class("urgent")
+        >>> # PriorityClassNotFoundError: 404 NotFound: WorkloadPriorityClass 'urgent' does not exist;
+        >>> #   available: dev-priority, prod-priority
+    """
+    api = _api(client)
+    try:
+        return get_object(api, kueue_kind(api, "workloadpriorityclasses", namespaced=False), name)
+    except ForbiddenError as err:
+        log.warning(
+            "cannot check WorkloadPriorityClass %r (%s); leaving the check to Kueue", name, err.message
+        )
+        return None
+    except NotFoundError:
+        hint = None
+        try:
+            objs = list_priority_class_objects(api)
+            available = [
+                f"{(o.get('metadata') or {}).get('name')} ({o.get('value')})"
+                if o.get("value") is not None
+                else str((o.get("metadata") or {}).get("name"))
+                for o in objs
+            ]
+        except ForbiddenError:
+            available, hint = [], "You may not list WorkloadPriorityClasses; ask your admin which to use."
+        except NotFoundError:
+            available, hint = [], "This cluster does not serve Kueue's WorkloadPriorityClass API."
+        raise PriorityClassNotFoundError(name, available, hint=hint) from None
+
+
+def resolve_default_queue(namespace: str, client: ApiClient | ClientSource | None = None) -> str | None:
+    """The namespace's default LocalQueue, or ``None``.
+
+    Kueue's rule first (a LocalQueue literally named ``default``, which Kueue's webhook fills in by
+    itself), then the peer's annotation ``kueue.x-k8s.io/default-queue: "true"``. ``None`` when
+    there is none, or LocalQueues cannot be listed (403, or Kueue absent).
+
+    Example:
+        >>> # resolve_default_queue("ds-team")
+        >>> # 'default'
+    """
+    try:
+        queues = list_local_queues(namespace, client)
+    except (ForbiddenError, NotFoundError) as err:
+        log.debug("no default LocalQueue lookup in %r: %s", namespace, err)
+        return None
+    named = [q.name for q in queues if q.name == "default"]
+    if named:
+        return named[0]
+    annotated = sorted(q.name for q in queues if q.default)
+    if len(annotated) > 1:
+        log.warning(
+            "several LocalQueues in %r are annotated as default: %s; using %r",
+            namespace,
+            annotated,
+            annotated[0],
+        )
+    return annotated[0] if annotated else None
+
+
+def queue_position(
+    namespace: str,
+    local_queue: str,
+    workload_name: str,
+    client: ApiClient | ClientSource | None = None,
+    *,
+    deadline: float | None = None,
+) -> tuple[int | None, str | None]:
+    """The 0-based position of a pending Workload in its LocalQueue, via Kueue's visibility API.
+
+    Returns ``(position, None)``; ``(None, None)`` when the workload is not pending (admitted, not
+    yet queued) or the API answered with a transient error; ``(None, reason)`` when the position
+    is unavailable for good: the visibility API is absent (404) or forbidden (403). That is never
+    an error: the caller says it once and carries on.
+
+    Raises:
+        AuthenticationError: the credentials expired.
+
+    Example:
+        >>> # queue_position("ds-team", "team-q", "raycluster-ws-4e803")
+        >>> # (0, None)
+    """
+    api = _api(client)
+    try:
+        summary, _version = pending_workloads(api, namespace, local_queue, deadline=deadline)
+    except NotFoundError:
+        return None, "Kueue's visibility API (visibility.kueue.x-k8s.io) is not served by this cluster"
+    except ForbiddenError as err:
+        return None, f"not allowed to read the queue's pending workloads ({err.verb or 'get'} {err.resource})"
+    except AuthenticationError:
+        raise
+    except ApiError as err:
+        log.debug("queue position of %s unavailable this time: %s", workload_name, err)
+        return None, None
+    except Exception as err:  # connection trouble: try again later
+        log.debug("queue position of %s unavailable this time: %s", workload_name, err)
+        return None, None
+    for item in summary.get("items") or []:
+        if ((item.get("metadata") or {}).get("name")) == workload_name:
+            pos = item.get("positionInLocalQueue")
+            return (int(pos) if pos is not None else None), None
+    return None, None
