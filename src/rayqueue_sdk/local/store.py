@@ -362,11 +362,11 @@ class Watch:
 class Store:
     """The in-memory object store (see the module docstring for the semantics).
 
-    ``Store(registry=None, *, state_dir=None, history=10_000, validate=True, namespaces=DEFAULT_NAMESPACES)``:
     ``registry`` defaults to the built-in types (no schemas); ``state_dir`` makes the state survive a
-    restart; ``history`` bounds the event log used by watches and pagination; ``validate`` checks
-    custom resources against the CRD schemas the registry holds; ``namespaces`` are created when
-    missing.
+    restart (``fsync=False`` trades crash safety for speed); ``history`` bounds the event log used by
+    watches and pagination; ``validate`` checks custom resources against the CRD schemas the
+    registry holds and ``prune`` drops the fields those schemas do not declare, as upstream does;
+    ``namespaces`` are created when missing.
 
     Example:
         >>> store = Store()
@@ -382,6 +382,7 @@ class Store:
         state_dir: str | os.PathLike[str] | None = None,
         history: int = 10_000,
         validate: bool = True,
+        prune: bool = True,
         namespaces: tuple[str, ...] = DEFAULT_NAMESPACES,
         fsync: bool = True,
     ) -> None:
@@ -402,7 +403,8 @@ class Store:
         self._depth = 0
         self._event_index: dict[tuple[str, str, str, str, str], tuple[str, str]] = {}
         self._validator: SchemaValidator | None = None
-        if validate and any(t.schemas for t in self.registry.types()):
+        self._check_schemas, self._prune_unknown = validate, prune
+        if (validate or prune) and any(t.schemas for t in self.registry.types()):
             from rayqueue_sdk.local.schema import SchemaValidator
 
             self._validator = SchemaValidator()
@@ -431,7 +433,7 @@ class Store:
     @property
     def validating(self) -> bool:
         """True when custom resources are checked against CRD schemas."""
-        return self._validator is not None
+        return self._validator is not None and self._check_schemas
 
     def count(self, key: str | None = None) -> int:
         """Number of stored objects (of one resource, or in total)."""
@@ -808,7 +810,12 @@ class Store:
             )
 
     def _validate(self, rt: ResourceType, obj: dict[str, Any]) -> None:
-        if self._validator is not None and rt.schemas:
+        """Prune undeclared fields, then check the object against its CRD schema (422 Invalid)."""
+        if self._validator is None or not rt.schemas:
+            return
+        if self._prune_unknown:
+            self._validator.prune(rt, obj)
+        if self._check_schemas:
             causes = self._validator.validate(rt, obj)
             if causes:
                 raise invalid(rt, obj["metadata"].get("name", ""), causes)

@@ -1,0 +1,315 @@
+"""CRD schema validation (and pruning) for the local control plane, with the API server's messages.
+
+Each served version's ``openAPIV3Schema`` is turned into a JSON Schema once and compiled with
+:mod:`jsonschema` (cached per resource and version). The Kubernetes extensions are handled so:
+
+* ``nullable: true`` allows ``null``;
+* ``x-kubernetes-int-or-string: true`` accepts an integer or a string;
+* ``x-kubernetes-preserve-unknown-fields`` and ``x-kubernetes-embedded-resource`` keep unknown fields
+  (they matter for pruning only; JSON Schema ignores unknown fields anyway);
+* ``x-kubernetes-validations`` (CEL rules) are **not evaluated**: out of scope for a test double;
+  ``format`` is not checked either (upstream checks a few formats such as ``int-or-string``).
+
+:meth:`SchemaValidator.validate` returns ``details.causes`` entries in the API server's shape, with
+field paths in dotted/indexed form (``spec.workerGroupSpecs[0].replicas``) and messages such as
+``Invalid value: "string": spec.workerGroupSpecs[0].replicas in body must be of type integer: "string"``.
+
+Pruning: a real API server silently drops fields a structural schema does not declare (unless
+``x-kubernetes-preserve-unknown-fields``). :meth:`SchemaValidator.prune` does the same and returns
+the dropped paths (the store prunes every write of a resource with a schema, before validation;
+``apiVersion``, ``kind`` and ``metadata`` are never pruned).
+
+Example:
+    >>> from rayqueue_sdk.local.registry import ResourceType
+    >>> rt = ResourceType(group="x.io", versions=("v1",), storage_version="v1", plural="foos",
+    ...     singular="foo", kind="Foo", schemas={"v1": {"type": "object", "properties": {
+    ...         "spec": {"type": "object", "properties": {"replicas": {"type": "integer"}}}}}})
+    >>> SchemaValidator().validate(rt, {"spec": {"replicas": "two"}})[0]["message"]
+    'Invalid value: "string": spec.replicas in body must be of type integer: "string"'
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rayqueue_sdk.local.registry import ResourceType
+
+__all__ = ["SchemaValidator", "to_json_schema"]
+
+_DROP = {
+    "description",
+    "x-kubernetes-validations",
+    "x-kubernetes-list-type",
+    "x-kubernetes-list-map-keys",
+    "x-kubernetes-map-type",
+    "example",
+    "externalDocs",
+    "format",
+}
+
+
+def to_json_schema(schema: Any) -> Any:
+    """A JSON Schema equivalent of a structural OpenAPI v3 schema (extensions mapped, docs dropped).
+
+    Example:
+        >>> to_json_schema({"type": "string", "nullable": True, "description": "x"})
+        {'type': ['string', 'null']}
+        >>> to_json_schema({"x-kubernetes-int-or-string": True,
+        ...                 "anyOf": [{"type": "integer"}, {"type": "string"}]})
+        {'type': ['integer', 'string']}
+    """
+    if isinstance(schema, list):
+        return [to_json_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _DROP or key.startswith("x-kubernetes-"):
+            continue
+        if key in ("properties", "patternProperties", "definitions"):
+            out[key] = {k: to_json_schema(v) for k, v in value.items()}
+        elif key in ("items", "additionalProperties", "not", "allOf", "anyOf", "oneOf"):
+            out[key] = to_json_schema(value)
+        elif key == "nullable":
+            continue
+        else:
+            out[key] = value
+    if schema.get("x-kubernetes-int-or-string"):
+        out.pop("anyOf", None)
+        out["type"] = ["integer", "string"]
+    if schema.get("nullable") and "type" in out:
+        types = out["type"] if isinstance(out["type"], list) else [out["type"]]
+        out["type"] = [*types, "null"]
+        if "enum" in out:
+            out["enum"] = [*out["enum"], None]
+    return out
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _render(value: Any) -> str:
+    """A value as Go's ``%#v``-ish rendering in field errors (strings quoted)."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int | float):
+        return repr(value)
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)[:200]
+
+
+def field_path(parts: Iterable[Any]) -> str:
+    """``["spec", "a", 0, "b"]`` -> ``spec.a[0].b``.
+
+    Example:
+        >>> field_path(["spec", "workerGroupSpecs", 0, "replicas"])
+        'spec.workerGroupSpecs[0].replicas'
+    """
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out += f".{p}" if out else str(p)
+    return out
+
+
+def _cause(error: Any) -> dict[str, Any]:
+    """Turn one jsonschema ``ValidationError`` into an upstream-style cause."""
+    path = field_path(error.absolute_path)
+    v, value, expected = error.validator, error.instance, error.validator_value
+    body = path or "body"
+    if v == "required":
+        missing = [p for p in expected if not isinstance(value, dict) or p not in value]
+        field = f"{path}.{missing[0]}" if path else missing[0]
+        return {"reason": "FieldValueRequired", "message": "Required value", "field": field}
+    if v == "type":
+        types = expected if isinstance(expected, list) else [expected]
+        types = [t for t in types if t != "null"] or types
+        got = _type_name(value)
+        message = f'Invalid value: "{got}": {body} in body must be of type {",".join(types)}: "{got}"'
+        return {"reason": "FieldValueTypeInvalid", "message": message, "field": path}
+    if v == "enum":
+        allowed = ", ".join(_render(e) for e in expected if e is not None)
+        return {
+            "reason": "FieldValueNotSupported",
+            "field": path,
+            "message": f"Unsupported value: {_render(value)}: supported values: {allowed}",
+        }
+    if v == "maxLength":
+        return {
+            "reason": "FieldValueTooLong",
+            "field": path,
+            "message": f"Too long: may not be more than {expected} bytes",
+        }
+    if v == "maxItems":
+        return {
+            "reason": "FieldValueTooMany",
+            "field": path,
+            "message": f"Too many: {len(value)}: must have at most {expected} items",
+        }
+    texts = {
+        "pattern": f"should match '{expected}'",
+        "minimum": f"should be greater than or equal to {expected}",
+        "maximum": f"should be less than or equal to {expected}",
+        "exclusiveMinimum": f"should be greater than {expected}",
+        "exclusiveMaximum": f"should be less than {expected}",
+        "minLength": f"should be at least {expected} chars long",
+        "minItems": f"should have at least {expected} items",
+        "minProperties": f"should have at least {expected} properties",
+        "maxProperties": f"should have at most {expected} properties",
+        "uniqueItems": "shall not contain duplicates",
+        "multipleOf": f"should be a multiple of {expected}",
+    }
+    text = texts.get(v, error.message)
+    shown = str(len(value)) if isinstance(value, dict | list) else _render(value)
+    return {
+        "reason": "FieldValueInvalid",
+        "field": path,
+        "message": f"Invalid value: {shown}: {body} in body {text}",
+    }
+
+
+def _sort_key(error: Any) -> tuple[str, str]:
+    return field_path(error.absolute_path), error.validator
+
+
+class SchemaValidator:
+    """Validates and prunes objects against the CRD schemas of their resource types.
+
+    Compiled validators are cached per ``(key, version)``; thread-safe.
+
+    Example:
+        >>> SchemaValidator().validate_against({"type": "object", "required": ["spec"]}, {})
+        [{'reason': 'FieldValueRequired', 'message': 'Required value', 'field': 'spec'}]
+    """
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[str, str], Any] = {}
+        self._lock = threading.Lock()
+
+    def _validator(self, rt: ResourceType, version: str) -> Any | None:
+        ident = (rt.key, version)
+        compiled = self._cache.get(ident)
+        if compiled is None:
+            schema = rt.schemas.get(version)
+            if schema is None:
+                return None
+            compiled = self._compile(schema)
+            with self._lock:
+                self._cache[ident] = compiled
+        return compiled
+
+    @staticmethod
+    def _compile(schema: dict[str, Any]) -> Any:
+        from jsonschema import Draft7Validator
+
+        js = to_json_schema(schema)
+        # The root's apiVersion/kind/metadata are the API server's business, not the schema's.
+        if isinstance(js.get("properties"), dict):
+            js["properties"].pop("metadata", None)
+        return Draft7Validator(js)
+
+    def validate_against(self, schema: dict[str, Any], obj: Any) -> list[dict[str, Any]]:
+        """Causes for ``obj`` against one OpenAPI schema (compiled each call; for tests and tools)."""
+        return self._causes(self._compile(schema), obj)
+
+    def validate(
+        self, rt: ResourceType, obj: dict[str, Any], version: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Causes (empty when valid) for ``obj`` against ``rt``'s schema at ``version`` (default: storage)."""
+        compiled = self._validator(rt, version or rt.storage_version)
+        if compiled is None:
+            return []
+        return self._causes(compiled, obj)
+
+    @staticmethod
+    def _causes(compiled: Any, obj: Any) -> list[dict[str, Any]]:
+        errors = sorted(compiled.iter_errors(obj), key=_sort_key)
+        causes: list[dict[str, Any]] = []
+        for error in errors:
+            if error.validator in ("anyOf", "oneOf", "allOf") and error.context:
+                # Report the most specific alternative's failure, as upstream reports the first branch.
+                best = min(error.context, key=lambda e: (-len(e.absolute_path), e.validator != "type"))
+                causes.append(_cause(best))
+            else:
+                causes.append(_cause(error))
+        seen: set[tuple[str, str]] = set()
+        unique = []
+        for c in causes:
+            ident = (c["field"], c["message"])
+            if ident not in seen:
+                seen.add(ident)
+                unique.append(c)
+        return unique
+
+    # -- pruning -------------------------------------------------------------------------------
+    def prune(self, rt: ResourceType, obj: dict[str, Any], version: str | None = None) -> list[str]:
+        """Drop, in place, fields ``rt``'s schema does not declare; return their paths.
+
+        Example:
+            >>> from rayqueue_sdk.local.registry import ResourceType
+            >>> rt = ResourceType(group="x.io", versions=("v1",), storage_version="v1", plural="foos",
+            ...     singular="foo", kind="Foo", schemas={"v1": {"type": "object", "properties": {
+            ...         "spec": {"type": "object", "properties": {"a": {"type": "string"}}}}}})
+            >>> obj = {"kind": "Foo", "metadata": {"name": "f"}, "spec": {"a": "x", "typo": 1}}
+            >>> SchemaValidator().prune(rt, obj), obj["spec"]
+            (['spec.typo'], {'a': 'x'})
+        """
+        schema = rt.schemas.get(version or rt.storage_version)
+        if schema is None:
+            return []
+        dropped: list[str] = []
+        _prune(schema, obj, [], dropped, root=True)
+        return dropped
+
+
+def _prune(
+    schema: dict[str, Any], value: Any, path: list[Any], dropped: list[str], *, root: bool = False
+) -> None:
+    if not isinstance(schema, dict):
+        return
+    if isinstance(value, dict):
+        preserve = schema.get("x-kubernetes-preserve-unknown-fields")
+        props = schema.get("properties")
+        additional = schema.get("additionalProperties")
+        keep = (
+            {"apiVersion", "kind", "metadata"}
+            if root or schema.get("x-kubernetes-embedded-resource")
+            else set()
+        )
+        for key in list(value):
+            if key in keep:
+                continue
+            if props is not None and key in props:
+                _prune(props[key], value[key], [*path, key], dropped)
+            elif isinstance(additional, dict):
+                _prune(additional, value[key], [*path, key], dropped)
+            elif preserve or additional is True or (props is None and not schema.get("type")):
+                continue  # preserved, or an untyped schema: nothing to prune by
+            else:
+                del value[key]
+                dropped.append(field_path([*path, key]))
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            _prune(schema["items"], item, [*path, i], dropped)
