@@ -237,3 +237,11 @@ def _set(wl: dict[str, Any], ctype: str, status: str, reason: str, message: str,
             "lastTransitionTime": _ts(clock),
         }
     )
+
+
+def deactivate(cluster: Cluster, name: str) -> None:
+    """``spec.active=false``: the Workload is evicted (Deactivated) and releases its quota."""
+    wl = cluster.workloads[name]
+    wl["spec"]["active"] = False
+    if (wl.get("status") or {}).get("admission"):
+        cluster.release(name, "Deactivated", "The workload is deactivated")
