@@ -175,16 +175,21 @@ def _transport(exc: BaseException, server: str | None) -> RayQueueError | None:
     except ImportError:  # pragma: no cover - urllib3 comes with kubernetes
         return None
     where = server or "the API server"
-    for cur in _walk(exc):
-        # NewConnectionError subclasses ConnectTimeoutError in urllib3: test it first.
+    chain = _walk(exc)
+    # Most specific first, over the whole chain (MaxRetryError wraps the real cause).
+    # NewConnectionError subclasses ConnectTimeoutError in urllib3: test it first.
+    for cur in chain:
         if isinstance(cur, u3.NewConnectionError | u3.NameResolutionError | ConnectionRefusedError):
             return ConnectionFailedError(f"{where} is unreachable ({_short_cause(cur)})")
+    for cur in chain:
         if isinstance(cur, u3.ConnectTimeoutError) or (
             isinstance(cur, TimeoutError | u3.TimeoutError) and "connect" in str(cur).lower()
         ):
             return ConnectionFailedError(f"{where} did not answer in time (connection timed out)")
+    for cur in chain:
         if isinstance(cur, u3.ReadTimeoutError | TimeoutError):
             return ConnectionFailedError(f"{where} did not answer in time (read timed out)")
+    for cur in chain:
         if isinstance(cur, u3.ProtocolError | u3.HTTPError | ConnectionError | OSError):
             return ConnectionFailedError(f"the connection to {where} failed ({_short_cause(cur)})")
     return None
