@@ -228,12 +228,14 @@ def _check_tolerations(value: Any, info: Any) -> list[dict[str, Any]] | None:
 
 def _check_str_map(value: Any, info: Any) -> dict[str, str]:
     value = _plain(value)
-    if not isinstance(value, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-    ):
-        raise ConfigError(
-            info.field_name, value, "a dict of strings to strings", problem="not a str -> str dict"
-        )
+    allowed = "a dict of strings to strings"
+    if not isinstance(value, Mapping):
+        raise ConfigError(info.field_name, value, allowed, problem="not a dict")
+    for key, val in value.items():
+        if not isinstance(key, str):
+            raise ConfigError(info.field_name, key, allowed, problem="keys are strings")
+        if not isinstance(val, str):
+            raise ConfigError(f"{info.field_name}[{key!r}]", val, allowed, problem="values are strings")
     return dict(value)
 
 

@@ -17,7 +17,8 @@ __all__ = ["dump_yaml"]
 def dump_yaml(obj: Any) -> str:
     """Serialise a manifest (or a list of them, as a multi-document stream) to YAML, keys in build order.
 
-    PyYAML is imported on first use. No anchors or aliases are emitted, so the text can be pasted anywhere.
+    PyYAML is imported on first use. No anchors or aliases are emitted, and multi-line strings (such as
+    ``runtimeEnvYAML``) are written as literal blocks, so the text reads well and can be pasted anywhere.
 
     Example:
         >>> print(dump_yaml({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}}), end="")
@@ -44,4 +45,9 @@ def _dumper() -> Any:
         def ignore_aliases(self, data: Any) -> bool:
             return True
 
+    def _str(dumper: Any, data: str) -> Any:  # multi-line strings (runtimeEnvYAML) as literal blocks
+        style = "|" if "\n" in data and all(line == line.rstrip() for line in data.split("\n")) else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+    _NoAliasDumper.add_representer(str, _str)
     return _NoAliasDumper

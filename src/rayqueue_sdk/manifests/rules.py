@@ -441,9 +441,9 @@ def _one_of(field: str, value: str | None, label_value: str | None, label: str) 
     if value is not None and label_value is not None and value != label_value:
         raise ConfigError(
             field,
-            {field: value, f"labels[{label!r}]": label_value},
+            (value, label_value),
             f"one value: give {field} or the {label!r} label, or the same value in both",
-            problem="given twice with different values",
+            problem=f"given twice with different values ({field} and labels[{label!r}])",
         )
     chosen = value if value is not None else label_value
     if chosen is not None:

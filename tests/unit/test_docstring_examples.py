@@ -1,0 +1,28 @@
+"""The examples in the docstrings of the configuration and manifest modules run and print what they say."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "rayqueue_sdk.quantities",
+    "rayqueue_sdk.config",
+    "rayqueue_sdk.cluster",
+    "rayqueue_sdk.job",
+    "rayqueue_sdk.manifests",
+    "rayqueue_sdk.manifests.raycluster",
+    "rayqueue_sdk.manifests.rayjob",
+    "rayqueue_sdk.manifests.rules",
+    "rayqueue_sdk.manifests.kueue",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name: str) -> None:
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False)
+    assert result.attempted > 0, f"{name} has no examples"
+    assert result.failed == 0
