@@ -24,6 +24,7 @@ The control plane's URL, CA file and kubeconfig are ``local_control_plane.server
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import uuid
@@ -73,7 +74,5 @@ def namespace(local_control_plane: Any, request: pytest.FixtureRequest) -> Itera
     finally:
         from rayqueue_sdk.local.store import StoreError
 
-        try:
+        with contextlib.suppress(StoreError):
             local_control_plane.store.delete("namespaces", None, name)
-        except StoreError:
-            pass

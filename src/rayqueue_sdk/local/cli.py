@@ -1,0 +1,182 @@
+"""``rayqueue local up|down|status``: run the local control plane from a shell.
+
+``up`` starts a :class:`~rayqueue_sdk.local.LocalControlPlane` in the foreground, merges a
+kubeconfig context (``rayqueue-local`` by default) into the kubeconfig (``$KUBECONFIG`` or
+``~/.kube/config`` unless ``--kubeconfig``), writes a run file ``local.json`` under
+``$RAYQUEUE_HOME`` (default ``~/.rayqueue``) and stays up until Ctrl-C, SIGTERM or
+``rayqueue local down``. On the way out it removes the context and the run file. State (objects, the
+CA, tokens) lives in ``--state-dir`` (default ``$RAYQUEUE_HOME/local``), so a restart keeps them.
+
+Example::
+
+    $ rayqueue local up --crds ../shared/crds &
+    Local control plane at https://127.0.0.1:40123 (context "rayqueue-local" in ~/.kube/config)
+    $ kubectl get namespaces
+    $ rayqueue local down
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register", "run_file", "rayqueue_home"]
+
+
+def rayqueue_home() -> Path:
+    """``$RAYQUEUE_HOME`` or ``~/.rayqueue``."""
+    return Path(os.environ.get("RAYQUEUE_HOME") or Path.home() / ".rayqueue").expanduser()
+
+
+def run_file() -> Path:
+    """Where a running ``rayqueue local up`` records its pid, URL and kubeconfig context."""
+    return rayqueue_home() / "local.json"
+
+
+def register(subparsers: Any) -> None:
+    """Add ``local`` and its subcommands to the ``rayqueue`` parser."""
+    local = subparsers.add_parser(
+        "local", help="run a local Kubernetes API with Kueue/KubeRay/KEDA behaviour"
+    )
+    sub = local.add_subparsers(dest="local_command", metavar="ACTION", required=True)
+    up = sub.add_parser("up", help="start the local control plane (foreground; Ctrl-C stops it)")
+    up.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
+    up.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    up.add_argument(
+        "--crds",
+        default=os.environ.get("RAYQUEUE_CRDS_DIR"),
+        help="directory of upstream CRD YAML files to validate against (default: $RAYQUEUE_CRDS_DIR)",
+    )
+    up.add_argument("--state-dir", help="where state survives restarts (default: $RAYQUEUE_HOME/local)")
+    up.add_argument(
+        "--kubeconfig", help="kubeconfig to merge the context into (default: $KUBECONFIG or ~/.kube/config)"
+    )
+    up.add_argument("--context", default="rayqueue-local", help="kubeconfig context name")
+    up.add_argument("--workload-scale", action="store_true", help="serve Kueue workloads/scale (seed 000)")
+    up.set_defaults(func=_up)
+    down = sub.add_parser("down", help="stop the running local control plane")
+    down.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for it to stop")
+    down.set_defaults(func=_down)
+    status = sub.add_parser("status", help="print the running local control plane, if any")
+    status.set_defaults(func=_status)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read_run_file() -> dict[str, Any] | None:
+    path = run_file()
+    try:
+        data: dict[str, Any] = json.loads(path.read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+    if not _alive(int(data.get("pid", 0))):
+        path.unlink(missing_ok=True)  # a stale file from a process that died
+        return None
+    return data
+
+
+def _up(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    from rayqueue_sdk.local import LocalControlPlane
+    from rayqueue_sdk.local.kubeconfig import default_kubeconfig_path, merge_context, remove_context
+
+    running = _read_run_file()
+    if running is not None:
+        print(f"A local control plane is already running at {running['server']} (pid {running['pid']}).")
+        return 1
+    state_dir = Path(args.state_dir) if args.state_dir else rayqueue_home() / "local"
+    kubeconfig = Path(args.kubeconfig).expanduser() if args.kubeconfig else default_kubeconfig_path()
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    cp = LocalControlPlane(
+        crd_dir=args.crds,
+        state_dir=state_dir,
+        port=args.port,
+        host=args.host,
+        workload_scale=args.workload_scale,
+    )
+    cp.start()
+    path = run_file()
+    try:
+        merge_context(
+            kubeconfig,
+            args.context,
+            server=cp.server,
+            ca_path=cp.ca_cert_path,
+            user=f"{args.context}-admin",
+            token=cp.token,
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(
+            json.dumps(
+                {
+                    "pid": os.getpid(),
+                    "server": cp.server,
+                    "kubeconfig": str(kubeconfig),
+                    "context": args.context,
+                    "ca_cert": str(cp.ca_cert_path),
+                    "state_dir": str(state_dir),
+                }
+            )
+        )
+        os.replace(tmp, path)
+        print(f'Local control plane at {cp.server} (context "{args.context}" in {kubeconfig})', flush=True)
+        print("Stop it with Ctrl-C or `rayqueue local down`.", flush=True)
+        while not stop.wait(0.5):
+            pass
+    finally:
+        print("Stopping the local control plane ...", flush=True)
+        cp.stop()
+        remove_context(kubeconfig, args.context)
+        path.unlink(missing_ok=True)
+        print("Stopped.", flush=True)
+    return 0
+
+
+def _down(args: argparse.Namespace) -> int:
+    import signal
+    import time
+
+    running = _read_run_file()
+    if running is None:
+        print("No local control plane is running.")
+        return 0
+    pid = int(running["pid"])
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + args.timeout
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if _alive(pid):
+        print(f"The local control plane (pid {pid}) did not stop within {args.timeout:g} s.")
+        return 1
+    print(f"Stopped the local control plane at {running['server']} (pid {pid}).")
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    running = _read_run_file()
+    if running is None:
+        print("No local control plane is running.")
+        return 1
+    where = f'context "{running["context"]}" in {running["kubeconfig"]}'
+    print(f"{running['server']} (pid {running['pid']}, {where})")
+    return 0
