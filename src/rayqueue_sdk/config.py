@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import importlib.metadata
 import re
 import sys
 import types
@@ -126,6 +125,8 @@ def ray_version() -> str | None:
         >>> isinstance(ray_version(), (str, type(None)))
         True
     """
+    import importlib.metadata  # only when a default image is first needed
+
     try:
         return importlib.metadata.version("ray")
     except importlib.metadata.PackageNotFoundError:
@@ -287,10 +288,10 @@ OptCpu = Annotated[int | float | str | None, PlainValidator(_check_cpu_opt)]
 Memory = Annotated[int | float | str, PlainValidator(_check_memory)]
 OptMemory = Annotated[int | float | str | None, PlainValidator(_check_memory_opt)]
 Counts = Annotated[dict[str, int | str], PlainValidator(_check_counts)]
-Tolerations = Annotated[list[dict[str, Any]] | None, PlainValidator(_check_tolerations)]
+Tolerations = Annotated[list[Any] | None, PlainValidator(_check_tolerations)]  # dicts or V1Toleration
 StrMap = Annotated[dict[str, str], PlainValidator(_check_str_map)]
-Envs = Annotated[dict[str, str], PlainValidator(_check_envs)]
-DictList = Annotated[list[dict[str, Any]], PlainValidator(_check_dict_list)]
+Envs = Annotated[dict[str, Any], PlainValidator(_check_envs)]  # values: str (numbers are converted)
+DictList = Annotated[list[Any], PlainValidator(_check_dict_list)]  # dicts or kubernetes client objects
 Names = Annotated[list[str], PlainValidator(_check_names)]
 OptName = Annotated[str | None, PlainValidator(_check_optional_name)]
 
@@ -431,20 +432,22 @@ class WorkerGroup(_Model):
     _LIMIT_DEFAULTS: ClassVar[dict[str, Any]] = {"cpu_limits": 1, "memory_limits": 6}
 
     name: str = Field(description="a DNS label (lower-case, <= 63 chars), not 'head', unique in the cluster")
-    replicas: int = Field(1, ge=0, description="an integer >= 0 within [min_replicas, max_replicas]")
-    min_replicas: int | None = Field(None, ge=0, description="an integer >= 0 (default: replicas)")
-    max_replicas: int | None = Field(None, ge=0, description="an integer >= min_replicas (default: replicas)")
-    cpu_requests: Cpu = Field(1, description=CPU_ALLOWED)
-    cpu_limits: OptCpu = Field(None, description=CPU_ALLOWED + "; >= cpu_requests")
-    memory_requests: Memory = Field(3, description=MEMORY_ALLOWED)
-    memory_limits: OptMemory = Field(None, description=MEMORY_ALLOWED + "; >= memory_requests")
+    replicas: int = Field(default=1, ge=0, description="an integer >= 0 within [min_replicas, max_replicas]")
+    min_replicas: int | None = Field(default=None, ge=0, description="an integer >= 0 (default: replicas)")
+    max_replicas: int | None = Field(
+        default=None, ge=0, description="an integer >= min_replicas (default: replicas)"
+    )
+    cpu_requests: Cpu = Field(default=1, description=CPU_ALLOWED)
+    cpu_limits: OptCpu = Field(default=None, description=CPU_ALLOWED + "; >= cpu_requests")
+    memory_requests: Memory = Field(default=3, description=MEMORY_ALLOWED)
+    memory_limits: OptMemory = Field(default=None, description=MEMORY_ALLOWED + "; >= memory_requests")
     extended_resource_requests: Counts = Field(default_factory=dict, description=_COUNT_ALLOWED)
-    tolerations: Tolerations = Field(None, description="a list of Kubernetes toleration dicts")
+    tolerations: Tolerations = Field(default=None, description="a list of Kubernetes toleration dicts")
     node_selector: StrMap = Field(default_factory=dict, description="a dict of node label -> value")
     labels: StrMap = Field(default_factory=dict, description="pod labels: a dict of str -> str")
     annotations: StrMap = Field(default_factory=dict, description="pod annotations: a dict of str -> str")
     envs: Envs = Field(default_factory=dict, description="extra environment variables for this group")
-    image: str | None = Field(None, description="a container image (default: the cluster's image)")
+    image: str | None = Field(default=None, description="a container image (default: the cluster's image)")
     ray_start_params: StrMap = Field(
         default_factory=dict, description="extra `ray start` parameters (str -> str)"
     )
@@ -475,24 +478,28 @@ class _ClusterShape(_Model):
     _FLAT_WORKER_FIELDS: ClassVar[frozenset[str]] = frozenset()
     _DEFAULT_GROUP = "worker-group"
 
-    num_workers: int = Field(1, ge=0, description="an integer >= 0: workers in the default group")
-    head_cpu_requests: Cpu = Field(1, description=CPU_ALLOWED)
-    head_cpu_limits: OptCpu = Field(None, description=CPU_ALLOWED + "; >= head_cpu_requests")
-    head_memory_requests: Memory = Field(5, description=MEMORY_ALLOWED)
-    head_memory_limits: OptMemory = Field(None, description=MEMORY_ALLOWED + "; >= head_memory_requests")
-    worker_cpu_requests: Cpu = Field(1, description=CPU_ALLOWED)
-    worker_cpu_limits: OptCpu = Field(None, description=CPU_ALLOWED + "; >= worker_cpu_requests")
-    worker_memory_requests: Memory = Field(3, description=MEMORY_ALLOWED)
-    worker_memory_limits: OptMemory = Field(None, description=MEMORY_ALLOWED + "; >= worker_memory_requests")
+    num_workers: int = Field(default=1, ge=0, description="an integer >= 0: workers in the default group")
+    head_cpu_requests: Cpu = Field(default=1, description=CPU_ALLOWED)
+    head_cpu_limits: OptCpu = Field(default=None, description=CPU_ALLOWED + "; >= head_cpu_requests")
+    head_memory_requests: Memory = Field(default=5, description=MEMORY_ALLOWED)
+    head_memory_limits: OptMemory = Field(
+        default=None, description=MEMORY_ALLOWED + "; >= head_memory_requests"
+    )
+    worker_cpu_requests: Cpu = Field(default=1, description=CPU_ALLOWED)
+    worker_cpu_limits: OptCpu = Field(default=None, description=CPU_ALLOWED + "; >= worker_cpu_requests")
+    worker_memory_requests: Memory = Field(default=3, description=MEMORY_ALLOWED)
+    worker_memory_limits: OptMemory = Field(
+        default=None, description=MEMORY_ALLOWED + "; >= worker_memory_requests"
+    )
     worker_groups: list[WorkerGroup] | None = Field(
-        None, description="a list of WorkerGroup (instead of the flat worker_* fields)"
+        default=None, description="a list of WorkerGroup (instead of the flat worker_* fields)"
     )
     image: str = Field(default_factory=default_image, description="a container image with Ray installed")
     image_pull_secrets: Names = Field(default_factory=list, description="a list of Secret names")
     envs: Envs = Field(default_factory=dict, description="a dict of environment variables")
     annotations: StrMap = Field(default_factory=dict, description="a dict of str -> str annotations")
-    head_tolerations: Tolerations = Field(None, description="a list of Kubernetes toleration dicts")
-    worker_tolerations: Tolerations = Field(None, description="a list of Kubernetes toleration dicts")
+    head_tolerations: Tolerations = Field(default=None, description="a list of Kubernetes toleration dicts")
+    worker_tolerations: Tolerations = Field(default=None, description="a list of Kubernetes toleration dicts")
     head_node_selector: StrMap = Field(default_factory=dict, description="a dict of node label -> value")
     worker_node_selector: StrMap = Field(default_factory=dict, description="a dict of node label -> value")
     volumes: DictList = Field(default_factory=list, description="Kubernetes volume dicts, each with a name")
@@ -503,7 +510,7 @@ class _ClusterShape(_Model):
         default_factory=dict,
         description="a dict of extended resource -> Ray resource, e.g. {'x.com/fpga': 'FPGA'}",
     )
-    overwrite_default_resource_mapping: bool = Field(False, description="True or False")
+    overwrite_default_resource_mapping: bool = Field(default=False, description="True or False")
 
     _groups: list[WorkerGroup] = PrivateAttr(default_factory=list)
     _mapping: dict[str, str] = PrivateAttr(default_factory=dict)
@@ -683,17 +690,21 @@ class ClusterConfiguration(_ClusterShape):
     )
 
     name: str = Field(description="a DNS-1035 label of at most 53 characters")
-    namespace: OptName = Field(None, description="a namespace name (DNS label), or None for the current one")
-    local_queue: OptName = Field(None, description="the name of a Kueue LocalQueue in the namespace")
-    priority_class: OptName = Field(None, description="the name of a Kueue WorkloadPriorityClass")
+    namespace: OptName = Field(
+        default=None, description="a namespace name (DNS label), or None for the current one"
+    )
+    local_queue: OptName = Field(default=None, description="the name of a Kueue LocalQueue in the namespace")
+    priority_class: OptName = Field(default=None, description="the name of a Kueue WorkloadPriorityClass")
     labels: StrMap = Field(default_factory=dict, description="a dict of str -> str labels for the RayCluster")
     head_extended_resource_requests: Counts = Field(default_factory=dict, description=_COUNT_ALLOWED)
     worker_extended_resource_requests: Counts = Field(default_factory=dict, description=_COUNT_ALLOWED)
-    enable_autoscaling: bool = Field(False, description="True or False")
-    min_workers: int | None = Field(None, ge=0, description="an integer >= 0 and <= num_workers")
-    max_workers: int | None = Field(None, ge=0, description="an integer >= num_workers")
-    elastic: bool = Field(False, description="True adds the kueue.x-k8s.io/elastic-job annotation")
-    verify_tls: bool = Field(True, description="True or False: verify the dashboard's TLS certificate")
+    enable_autoscaling: bool = Field(default=False, description="True or False")
+    min_workers: int | None = Field(default=None, ge=0, description="an integer >= 0 and <= num_workers")
+    max_workers: int | None = Field(default=None, ge=0, description="an integer >= num_workers")
+    elastic: bool = Field(default=False, description="True adds the kueue.x-k8s.io/elastic-job annotation")
+    verify_tls: bool = Field(
+        default=True, description="True or False: verify the dashboard's TLS certificate"
+    )
 
     def head_extended_resources(self) -> dict[str, int | str]:
         """The head's extended resource requests (``head_extended_resource_requests``).
@@ -779,9 +790,9 @@ class ManagedClusterConfig(_ClusterShape):
         }
     )
 
-    head_cpu_requests: Cpu = Field(2, description=CPU_ALLOWED)
-    head_memory_requests: Memory = Field(8, description=MEMORY_ALLOWED)
-    worker_memory_requests: Memory = Field(2, description=MEMORY_ALLOWED)
+    head_cpu_requests: Cpu = Field(default=2, description=CPU_ALLOWED)
+    head_memory_requests: Memory = Field(default=8, description=MEMORY_ALLOWED)
+    worker_memory_requests: Memory = Field(default=2, description=MEMORY_ALLOWED)
     head_accelerators: Counts = Field(default_factory=dict, description=_COUNT_ALLOWED)
     worker_accelerators: Counts = Field(default_factory=dict, description=_COUNT_ALLOWED)
     labels: StrMap = Field(

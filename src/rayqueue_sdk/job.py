@@ -50,21 +50,25 @@ class _JobSpec(_Model):
 
     job_name: str = Field(description="a DNS-1035 label of at most 47 characters")
     entrypoint: str = Field(min_length=1, description="a non-empty shell command, e.g. 'python train.py'")
-    cluster_name: str | None = Field(None, description="the name of an existing RayCluster")
-    cluster_config: ManagedClusterConfig | None = Field(None, description="a ManagedClusterConfig")
+    cluster_name: str | None = Field(default=None, description="the name of an existing RayCluster")
+    cluster_config: ManagedClusterConfig | None = Field(default=None, description="a ManagedClusterConfig")
     namespace: str | None = Field(
-        None, description="a namespace name (DNS label), or None for the current one"
+        default=None, description="a namespace name (DNS label), or None for the current one"
     )
-    runtime_env: dict[str, Any] | None = Field(None, description="a Ray runtime_env dict")
-    local_queue: str | None = Field(None, description="the name of a Kueue LocalQueue in the namespace")
+    runtime_env: dict[str, Any] | None = Field(default=None, description="a Ray runtime_env dict")
+    local_queue: str | None = Field(
+        default=None, description="the name of a Kueue LocalQueue in the namespace"
+    )
     labels: dict[str, str] = Field(
         default_factory=dict, description="a dict of str -> str labels for the RayJob"
     )
-    priority_class: str | None = Field(None, description="the name of a Kueue WorkloadPriorityClass")
-    ttl_seconds_after_finished: int = Field(0, description="an integer number of seconds >= 0")
-    active_deadline_seconds: int | None = Field(None, description="None or an integer number of seconds > 0")
-    shutdown_after_job_finishes: bool = Field(True, description="True or False")
-    submission_mode: str = Field("K8sJobMode", description=" | ".join(SUBMISSION_MODES))
+    priority_class: str | None = Field(default=None, description="the name of a Kueue WorkloadPriorityClass")
+    ttl_seconds_after_finished: int = Field(default=0, description="an integer number of seconds >= 0")
+    active_deadline_seconds: int | None = Field(
+        default=None, description="None or an integer number of seconds > 0"
+    )
+    shutdown_after_job_finishes: bool = Field(default=True, description="True or False")
+    submission_mode: str = Field(default="K8sJobMode", description=" | ".join(SUBMISSION_MODES))
 
     @field_validator("runtime_env", mode="before")
     @classmethod

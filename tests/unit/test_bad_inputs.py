@@ -72,7 +72,12 @@ CASES: list[tuple[str, Callable[[], Any], str, str]] = [
     ("name-upper-case", lambda: ClusterConfiguration(name="MyCluster"), "name", "'MyCluster'"),
     ("name-underscore", lambda: ClusterConfiguration(name="my_cluster"), "name", "'my_cluster'"),
     ("name-starts-with-digit", lambda: ClusterConfiguration(name="1cluster"), "name", "'1cluster'"),
-    ("name-missing", lambda: ClusterConfiguration(num_workers=1), "name", "None"),
+    (
+        "name-missing",
+        lambda: ClusterConfiguration(num_workers=1),  # type: ignore[call-arg]
+        "name",
+        "None",
+    ),
     (
         "priority-twice",
         cc(priority_class="prod-priority", labels={"kueue.x-k8s.io/priority-class": "dev-priority"}),
@@ -133,7 +138,7 @@ CASES: list[tuple[str, Callable[[], Any], str, str]] = [
     ),
     (
         "cluster-given-managed-config",
-        lambda: Cluster(ManagedClusterConfig()),
+        lambda: Cluster(ManagedClusterConfig()),  # type: ignore[arg-type]
         "config",
         "ManagedClusterConfig",
     ),
@@ -213,7 +218,12 @@ CASES: list[tuple[str, Callable[[], Any], str, str]] = [
         "flavors[1]",
         "['memory']",
     ),
-    ("kueue-priority-not-int", lambda: k.workload_priority_class("p", "high"), "value", "'high'"),
+    (
+        "kueue-priority-not-int",
+        lambda: k.workload_priority_class("p", "high"),  # type: ignore[arg-type]
+        "value",
+        "'high'",
+    ),
     ("kueue-negative-quota", lambda: k.flavor_quotas("f", {"cpu": -1}), "nominal['cpu']", "-1"),
 ]
 

@@ -219,12 +219,12 @@ def test_pod_options_render(crd_dir: Path) -> None:
 
 
 def test_kubernetes_client_objects_are_accepted() -> None:
-    from kubernetes.client import V1Toleration, V1Volume, V1VolumeMount
+    from kubernetes.client import V1EmptyDirVolumeSource, V1Toleration, V1Volume, V1VolumeMount
 
     cfg = ClusterConfiguration(
         name="c",
         worker_tolerations=[V1Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")],
-        volumes=[V1Volume(name="scratch", empty_dir={})],
+        volumes=[V1Volume(name="scratch", empty_dir=V1EmptyDirVolumeSource())],
         volume_mounts=[V1VolumeMount(name="scratch", mount_path="/scratch")],
     )
     pod = build_raycluster(cfg)["spec"]["workerGroupSpecs"][0]["template"]["spec"]

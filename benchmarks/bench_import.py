@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""How much does ``import rayqueue_sdk`` add to a bare interpreter start? (target: <= 0.3 s)
+
+Runs each command in a fresh interpreter, alternating them pair by pair (A B A B ...) so that drift in
+the machine's speed hits both alike, and prints the medians, their difference and their ratio. For context
+it also times ``import ray`` and ``import kubernetes`` (what the package must *not* import eagerly) and the
+first use of the configuration classes (which loads pydantic).
+
+Usage:
+    python3 benchmarks/bench_import.py [--runs 15] [--context-runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+BARE = "pass"
+CANDIDATES = {
+    "import rayqueue_sdk": "import rayqueue_sdk",
+    "rayqueue_sdk + ClusterConfiguration": "from rayqueue_sdk import Cluster, ClusterConfiguration",
+}
+CONTEXT = {"import kubernetes": "import kubernetes", "import ray": "import ray"}
+
+
+def wall(code: str) -> float:
+    start = time.perf_counter()
+    quiet = subprocess.DEVNULL
+    subprocess.run([sys.executable, "-c", code], check=True, stdout=quiet, stderr=quiet)
+    return time.perf_counter() - start
+
+
+def paired(code: str, runs: int) -> tuple[float, float, float]:
+    """Median seconds of ``code`` and of the bare interpreter, and the median of the per-pair ratios."""
+    wall(code), wall(BARE)  # warm the file cache
+    a, b = [], []
+    for _ in range(runs):
+        a.append(wall(code))
+        b.append(wall(BARE))
+    ratios = [x / y for x, y in zip(a, b, strict=True)]
+    return statistics.median(a), statistics.median(b), statistics.median(ratios)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", type=int, default=15, help="paired runs for the package (default 15)")
+    parser.add_argument("--context-runs", type=int, default=5, help="runs for ray/kubernetes (default 5)")
+    args = parser.parse_args()
+    print(f"python {sys.version.split()[0]}; wall seconds per fresh interpreter, medians of paired runs")
+    print(f"{'command':40} {'median':>9} {'bare':>9} {'extra':>9} {'ratio':>7}  runs")
+    rows = [(name, code, args.runs) for name, code in CANDIDATES.items()]
+    rows += [(name, code, args.context_runs) for name, code in CONTEXT.items()]
+    verdicts = []
+    for name, code, runs in rows:
+        med, bare, ratio = paired(code, runs)
+        print(f"{name:40} {med:9.3f} {bare:9.3f} {med - bare:+9.3f} {ratio:6.2f}x  {runs}")
+        if name == "import rayqueue_sdk":
+            verdicts.append(f"import rayqueue_sdk adds {med - bare:.3f} s (target <= 0.300 s)")
+    print("\n".join(verdicts))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
