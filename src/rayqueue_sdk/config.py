@@ -309,6 +309,21 @@ class _Model(BaseModel):
         except ValidationError as err:
             raise _config_error(err, type(self)) from None
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Assigning a field re-validates the whole model (derived limits and groups follow the change).
+
+        On a :class:`ConfigError` the model is left as it was.
+        """
+        if name not in type(self).model_fields:
+            super().__setattr__(name, value)
+            return
+        data = {key: getattr(self, key) for key in self.model_fields_set}
+        data[name] = value
+        fresh = type(self)(**data)
+        object.__setattr__(self, "__dict__", fresh.__dict__)
+        object.__setattr__(self, "__pydantic_fields_set__", fresh.__pydantic_fields_set__)
+        object.__setattr__(self, "__pydantic_private__", fresh.__pydantic_private__)
+
     @classmethod
     def model_validate(cls, obj: Any, **kwargs: Any) -> Any:
         """Validate ``obj`` (a dict) into the model; errors are :class:`ConfigError`."""
@@ -460,11 +475,10 @@ class WorkerGroup(_Model):
         )
         _resolve_limits(self, "memory_requests", "memory_limits", self._LIMIT_DEFAULTS["memory_limits"])
         if self.min_replicas is None:
-            self.min_replicas = min(
-                self.replicas, self.max_replicas if self.max_replicas is not None else self.replicas
-            )
+            low = min(self.replicas, self.max_replicas if self.max_replicas is not None else self.replicas)
+            object.__setattr__(self, "min_replicas", low)
         if self.max_replicas is None:
-            self.max_replicas = max(self.replicas, self.min_replicas)
+            object.__setattr__(self, "max_replicas", max(self.replicas, self.min_replicas or 0))
         check_replicas(self.replicas, self.min_replicas, self.max_replicas, "")
         check_labels(self.labels, "labels")
         check_annotations(self.annotations, "annotations")
@@ -739,9 +753,9 @@ class ClusterConfiguration(_ClusterShape):
     def _resolve(self) -> ClusterConfiguration:
         check_raycluster_name(self.name, "name")
         check_labels(self.labels, "labels")
-        self.local_queue, self.priority_class = resolve_queue_and_priority(
-            self.labels, self.local_queue, self.priority_class
-        )
+        queue, priority = resolve_queue_and_priority(self.labels, self.local_queue, self.priority_class)
+        object.__setattr__(self, "local_queue", queue)  # derived values: not marked as given
+        object.__setattr__(self, "priority_class", priority)
         self._resolve_shape(
             autoscaling=self.enable_autoscaling, min_workers=self.min_workers, max_workers=self.max_workers
         )
