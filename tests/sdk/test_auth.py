@@ -56,12 +56,14 @@ def test_user_token_login_and_forbidden_namespace(plane: LocalControlPlane, user
 
 
 def test_explicit_client_overrides_the_current_login(plane: LocalControlPlane, user_token: str) -> None:
-    TokenAuthentication(user_token, plane.server, ca_cert_path=str(plane.ca_cert_path)).login()
+    user = TokenAuthentication(user_token, plane.server, ca_cert_path=str(plane.ca_cert_path))
+    user.login()
     admin = TokenAuthentication(plane.token, plane.server, ca_cert_path=str(plane.ca_cert_path))
     # the user may not list queues in team-b; the admin object passed explicitly may
     with pytest.raises(ForbiddenError):
         list_local_queues(OTHER_NS)
     assert list_local_queues(OTHER_NS, client=admin) == []
+    assert current_client() is user.api_client()  # the explicit client did not become current
 
 
 def test_wrong_token_is_authentication_error(plane: LocalControlPlane) -> None:

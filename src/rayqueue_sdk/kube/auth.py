@@ -138,6 +138,14 @@ class Authentication:
 
         Returns a one-line message (``"Logged into <server>"``), also logged at INFO.
         """
+        api = self._connect()
+        set_current_client(api)
+        message = f"Logged into {api.configuration.host} ({self._describe()})"
+        log.info("%s", message)
+        return message
+
+    def _connect(self) -> ApiClient:
+        """Build and check a client for this login (without making it current)."""
         api = self._build()
         try:
             check_credentials(api)
@@ -146,12 +154,10 @@ class Authentication:
             raise
         old = self._api
         self._api = api
-        set_current_client(api)
         if old is not None and old is not api:
+            clear_current_client(old)
             old.close()
-        message = f"Logged into {api.configuration.host} ({self._describe()})"
-        log.info("%s", message)
-        return message
+        return api
 
     def logout(self) -> str:
         """Forget this login: the SDK no longer uses its client by default.
@@ -171,10 +177,13 @@ class Authentication:
         return f"Logged out of {server}"
 
     def api_client(self) -> ApiClient:
-        """The logged-in client (logging in first if needed), for passing as ``client=``."""
+        """This login's client, for passing as ``client=`` to one object or call.
+
+        Connects (and checks the credentials) on first use without making the client current:
+        only :meth:`login` changes what the rest of the process uses.
+        """
         if self._api is None:
-            self.login()
-        assert self._api is not None
+            return self._connect()
         return self._api
 
 
