@@ -76,7 +76,7 @@ def test_worker_group_bounds_default_to_replicas() -> None:
 
 def test_unknown_field_suggests_the_close_name() -> None:
     with pytest.raises(ConfigError) as info:
-        ClusterConfiguration(name="c", worker_cpu_request=2)
+        ClusterConfiguration(name="c", worker_cpu_request=2)  # type: ignore[call-arg]
     assert "did you mean 'worker_cpu_requests'" in str(info.value)
 
 
