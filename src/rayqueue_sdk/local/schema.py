@@ -31,8 +31,9 @@ Example:
 from __future__ import annotations
 
 import json
+import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -76,6 +77,8 @@ def to_json_schema(schema: Any) -> Any:
             out[key] = to_json_schema(value)
         elif key == "nullable":
             continue
+        elif key == "pattern" and isinstance(value, str):
+            out[key] = go_pattern(value)
         else:
             out[key] = value
     if schema.get("x-kubernetes-int-or-string"):
@@ -87,6 +90,22 @@ def to_json_schema(schema: Any) -> Any:
         if "enum" in out:
             out["enum"] = [*out["enum"], None]
     return out
+
+
+_INLINE_FLAGS = re.compile(r"\(\?([imsU]+)\)")
+
+
+def go_pattern(pattern: str) -> str:
+    """A Go (RE2) pattern in Python's syntax: inline flag groups such as ``^(?i)`` move to the front.
+
+    Example:
+        >>> go_pattern("^(?i)[a-z]+$")
+        '(?i)^[a-z]+$'
+    """
+    flags = "".join(m.group(1) for m in _INLINE_FLAGS.finditer(pattern)).replace("U", "")
+    if not flags:
+        return pattern
+    return f"(?{''.join(sorted(set(flags)))})" + _INLINE_FLAGS.sub("", pattern)
 
 
 def _type_name(value: Any) -> str:
@@ -206,6 +225,7 @@ class SchemaValidator:
 
     def __init__(self) -> None:
         self._cache: dict[tuple[str, str], Any] = {}
+        self._fast: dict[tuple[str, str], Check | None] = {}
         self._lock = threading.Lock()
 
     def _validator(self, rt: ResourceType, version: str) -> Any | None:
@@ -238,7 +258,17 @@ class SchemaValidator:
         self, rt: ResourceType, obj: dict[str, Any], version: str | None = None
     ) -> list[dict[str, Any]]:
         """Causes (empty when valid) for ``obj`` against ``rt``'s schema at ``version`` (default: storage)."""
-        compiled = self._validator(rt, version or rt.storage_version)
+        version = version or rt.storage_version
+        ident = (rt.key, version)
+        if ident not in self._fast:
+            schema = rt.schemas.get(version)
+            fast = compile_fast(self._compile(schema).schema) if schema is not None else None
+            with self._lock:
+                self._fast[ident] = fast
+        fast = self._fast[ident]
+        if fast is not None and fast(obj):
+            return []
+        compiled = self._validator(rt, version)
         if compiled is None:
             return []
         return self._causes(compiled, obj)
@@ -313,3 +343,174 @@ def _prune(
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         for i, item in enumerate(value):
             _prune(schema["items"], item, [*path, i], dropped)
+
+
+# -- a fast validity check -----------------------------------------------------------------------------
+#
+# jsonschema walks a RayCluster in about 0.2 ms. The structural schemas of CRDs use a handful of
+# keywords, so a tree of closures answers "valid?" about ten times faster; only an invalid object
+# goes through jsonschema, which then produces the messages. Any keyword not handled here makes the
+# fast check give up (None), so the fast path can never accept what jsonschema would reject.
+
+_SIMPLE_TYPES: dict[str, type] = {"object": dict, "string": str, "array": list}
+_IGNORED_KEYWORDS = {"default", "title", "$schema", "readOnly", "writeOnly", "examples"}
+Check = Callable[[Any], bool]
+
+
+def _is_type(value: Any, name: str) -> bool:
+    if name == "object":
+        return isinstance(value, dict)
+    if name == "string":
+        return isinstance(value, str)
+    if name == "array":
+        return isinstance(value, list)
+    if name == "boolean":
+        return isinstance(value, bool)
+    if name == "integer":
+        if isinstance(value, bool):
+            return False
+        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if name == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if name == "null":
+        return value is None
+    return False
+
+
+_BOUNDS: dict[str, tuple[type, ...]] = {
+    "maxLength": (str,),
+    "minLength": (str,),
+    "maxItems": (list,),
+    "minItems": (list,),
+    "maxProperties": (dict,),
+    "minimum": (int, float),
+    "maximum": (int, float),
+}
+
+
+def _bound_check(key: str, kinds: tuple[type, ...], bound: Any) -> Check:
+    sized = key in ("maxLength", "minLength", "maxItems", "minItems", "maxProperties")
+    upper = key.startswith("max")
+
+    def check(value: Any) -> bool:
+        if not isinstance(value, kinds) or isinstance(value, bool):
+            return True
+        v: Any = value
+        measured = len(v) if sized else v
+        return bool(measured <= bound if upper else measured >= bound)
+
+    return check
+
+
+def compile_fast(schema: Any) -> Check | None:
+    """A predicate equivalent to JSON-Schema validity for the keywords CRDs use (None if unsupported).
+
+    Example:
+        >>> ok = compile_fast({"type": "object", "required": ["a"], "properties": {"a": {"type": "integer"}}})
+        >>> ok({"a": 1}), ok({"a": "1"}), ok({})
+        (True, False, False)
+    """
+    if schema is True or schema == {}:
+        return lambda value: True
+    if not isinstance(schema, dict):
+        return None
+    checks: list[Check] = []
+    for key in schema:
+        if key in _IGNORED_KEYWORDS:
+            continue
+        if key not in (
+            "type",
+            "properties",
+            "required",
+            "items",
+            "additionalProperties",
+            "pattern",
+            "enum",
+            "maxLength",
+            "minLength",
+            "maxItems",
+            "minItems",
+            "minimum",
+            "maximum",
+            "maxProperties",
+        ):
+            return None
+    if "type" in schema:
+        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        if len(types) == 1 and types[0] in _SIMPLE_TYPES:
+            py_type = _SIMPLE_TYPES[types[0]]
+
+            def check_type(v: Any) -> bool:
+                return isinstance(v, py_type)
+        else:
+
+            def check_type(v: Any) -> bool:
+                return any(_is_type(v, t) for t in types)
+
+        checks.append(check_type)
+    props: dict[str, Check] = {}
+    for name, sub in (schema.get("properties") or {}).items():
+        compiled = compile_fast(sub)
+        if compiled is None:
+            return None
+        props[name] = compiled
+    additional = schema.get("additionalProperties", True)
+    extra: Check | None
+    if additional is False:
+        extra = lambda v: False  # noqa: E731
+    elif additional is True:
+        extra = None
+    else:
+        extra = compile_fast(additional)
+        if extra is None:
+            return None
+    if props or extra is not None:
+
+        def check_object(v: Any, props: dict[str, Check] = props, extra: Check | None = extra) -> bool:
+            if not isinstance(v, dict):
+                return True
+            for k, item in v.items():
+                check = props.get(k)
+                if check is not None:
+                    if not check(item):
+                        return False
+                elif extra is not None and not extra(item):
+                    return False
+            return True
+
+        checks.append(check_object)
+    if schema.get("required"):
+        required = tuple(schema["required"])
+        checks.append(lambda v: not isinstance(v, dict) or all(r in v for r in required))
+    if "items" in schema:
+        item_check = compile_fast(schema["items"]) if isinstance(schema["items"], dict) else None
+        if item_check is None:
+            return None
+
+        def check_items(v: Any, c: Check = item_check) -> bool:
+            if isinstance(v, list):
+                for x in v:
+                    if not c(x):
+                        return False
+            return True
+
+        checks.append(check_items)
+    if "pattern" in schema:
+        try:
+            pattern = re.compile(schema["pattern"])
+        except re.error:
+            return None
+        checks.append(lambda v: not isinstance(v, str) or pattern.search(v) is not None)
+    if "enum" in schema:
+        enum = schema["enum"]
+        checks.append(lambda v: any(v == e and type(v) is type(e) for e in enum))
+    for key, kinds in _BOUNDS.items():
+        if key in schema:
+            checks.append(_bound_check(key, kinds, schema[key]))
+    if len(checks) == 1:
+        return checks[0]
+
+    def check_all(v: Any, checks: tuple[Check, ...] = tuple(checks)) -> bool:
+        return all(c(v) for c in checks)
+
+    return check_all

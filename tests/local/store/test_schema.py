@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft7Validator
 
 from rayqueue_sdk.local.registry import Registry
-from rayqueue_sdk.local.schema import SchemaValidator, to_json_schema
+from rayqueue_sdk.local.schema import SchemaValidator, compile_fast, go_pattern, to_json_schema
 from rayqueue_sdk.local.store import Store, StoreError
 
 RC, SO, CQ = "rayclusters.ray.io", "scaledobjects.keda.sh", "clusterqueues.kueue.x-k8s.io"
@@ -226,3 +230,57 @@ def test_to_json_schema_extensions() -> None:
 )
 def test_messages(schema: dict, value: object, message: str) -> None:
     assert SchemaValidator().validate_against(schema, value)[0]["message"] == message
+
+
+# -- the fast validity check agrees with jsonschema -------------------------------------------------------
+
+_values = (
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.floats(-2, 2)
+    | st.text(max_size=3)
+    | st.just({})
+    | st.just([])
+)
+_paths = st.sampled_from(
+    [
+        ("spec", "rayVersion"),
+        ("spec", "workerGroupSpecs", 0, "replicas"),
+        ("spec", "workerGroupSpecs", 0, "groupName"),
+        ("spec", "workerGroupSpecs", 0, "template", "spec", "containers", 0, "name"),
+        ("spec", "workerGroupSpecs", 0, "template", "spec", "containers", 0, "resources", "limits", "cpu"),
+        ("spec", "headGroupSpec", "rayStartParams", "num-cpus"),
+        ("spec", "headGroupSpec", "template", "spec", "containers"),
+        ("spec", "headGroupSpec", "serviceType"),
+        ("spec", "suspend"),
+        ("spec", "workerGroupSpecs"),
+        ("status", "readyWorkerReplicas"),
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def rc_checks(registry: Registry) -> tuple[Any, Any]:
+    schema = to_json_schema(registry.get(RC).schemas["v1"])
+    schema["properties"].pop("metadata", None)
+    fast = compile_fast(schema)
+    assert fast is not None
+    return fast, Draft7Validator(schema)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(path=_paths, value=_values)
+def test_fast_check_agrees_with_jsonschema(rc_checks: tuple[Any, Any], path: tuple, value: object) -> None:
+    fast, slow = rc_checks
+    obj = raycluster()
+    cur: Any = obj
+    for part in path[:-1]:
+        cur = cur.setdefault(part, {}) if isinstance(part, str) else cur[part]
+    cur[path[-1]] = value
+    assert fast(obj) == slow.is_valid(obj)
+
+
+def test_go_inline_flags_are_translated() -> None:
+    assert go_pattern("^(?i)[a-z]$") == "(?i)^[a-z]$"
+    assert SchemaValidator().validate_against({"type": "string", "pattern": "^(?i)[a-z]+$"}, "ABC") == []
