@@ -41,6 +41,7 @@ __all__ = [
     "check_queue",
     "list_local_queues",
     "queue_position",
+    "queue_positions",
     "resolve_default_queue",
 ]
 
@@ -273,23 +274,42 @@ def queue_position(
         >>> # queue_position("ds-team", "team-q", "raycluster-ws-4e803")
         >>> # (0, None)
     """
+    return queue_positions(namespace, local_queue, [workload_name], client, deadline=deadline)[workload_name]
+
+
+def queue_positions(
+    namespace: str,
+    local_queue: str,
+    workload_names: list[str],
+    client: ApiClient | ClientSource | None = None,
+    *,
+    deadline: float | None = None,
+) -> dict[str, tuple[int | None, str | None]]:
+    """:func:`queue_position` for several Workloads of one LocalQueue, in one request.
+
+    Example:
+        >>> # queue_positions("ds-team", "team-q", ["raycluster-a-1", "raycluster-b-2"])
+        >>> # {'raycluster-a-1': (0, None), 'raycluster-b-2': (1, None)}
+    """
     api = _api(client)
+    unknown: tuple[int | None, str | None] = (None, None)
     try:
         summary, _version = pending_workloads(api, namespace, local_queue, deadline=deadline)
     except NotFoundError:
-        return None, "Kueue's visibility API (visibility.kueue.x-k8s.io) is not served by this cluster"
+        why = "Kueue's visibility API (visibility.kueue.x-k8s.io) is not served by this cluster"
+        return dict.fromkeys(workload_names, (None, why))
     except ForbiddenError as err:
-        return None, f"not allowed to read the queue's pending workloads ({err.verb or 'get'} {err.resource})"
+        why = f"not allowed to read the queue's pending workloads ({err.verb or 'get'} {err.resource})"
+        return dict.fromkeys(workload_names, (None, why))
     except AuthenticationError:
         raise
-    except ApiError as err:
-        log.debug("queue position of %s unavailable this time: %s", workload_name, err)
-        return None, None
-    except Exception as err:  # connection trouble: try again later
-        log.debug("queue position of %s unavailable this time: %s", workload_name, err)
-        return None, None
+    except (ApiError, ConnectionError) as err:  # transient: try again later
+        log.debug("queue positions in %s/%s unavailable this time: %s", namespace, local_queue, err)
+        return dict.fromkeys(workload_names, unknown)
+    found: dict[str, tuple[int | None, str | None]] = {}
     for item in summary.get("items") or []:
-        if ((item.get("metadata") or {}).get("name")) == workload_name:
-            pos = item.get("positionInLocalQueue")
-            return (int(pos) if pos is not None else None), None
-    return None, None
+        name = (item.get("metadata") or {}).get("name")
+        pos = item.get("positionInLocalQueue")
+        if name in workload_names and pos is not None:
+            found[name] = (int(pos), None)
+    return {name: found.get(name, unknown) for name in workload_names}

@@ -24,7 +24,7 @@ from rayqueue_sdk.errors import (
     PreemptedError,
 )
 from rayqueue_sdk.local.controlplane import LocalControlPlane
-from rayqueue_sdk.waiting import wait_for_cluster
+from rayqueue_sdk.waiting import observe_cluster, observe_clusters, wait_for_cluster
 
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
 FLAVOR_MSG = (
@@ -335,3 +335,65 @@ def test_expired_token_during_the_wait(plane: LocalControlPlane) -> None:
     _, on_progress = driver({ClusterPhase.QUEUED: expire})
     with pytest.raises(AuthenticationError):
         wait_for_cluster("expiring", NS, client=plane.api_client(token), timeout=60, on_progress=on_progress)
+
+
+def _counting(api: Any) -> list[str]:
+    calls: list[str] = []
+    real = api.call_api
+
+    def call_api(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append(f"{method} {url.split('?')[0]}")
+        return real(method, url, *args, **kwargs)
+
+    api.call_api = call_api
+    return calls
+
+
+def test_observe_one_cluster(plane: LocalControlPlane) -> None:
+    w = World(plane, "single")
+    w.create_workload(cond("QuotaReserved", "False", "Pending", FLAVOR_MSG))
+    st = observe_cluster("single", NS, plane.api_client())
+    assert (st.phase, st.position, st.queue, st.message) == (ClusterPhase.QUEUED, 0, "q-single", FLAVOR_MSG)
+    with pytest.raises(ClusterNotFoundError):
+        observe_cluster("nope", NS, plane.api_client())
+
+
+def test_observe_clusters_in_a_constant_number_of_calls(plane: LocalControlPlane) -> None:
+    from kubernetes import client as k8s_client
+
+    ns = "team-list"
+    plane.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    custom = k8s_client.CustomObjectsApi(plane.api_client())
+    api = plane.api_client()
+    observe_clusters(ns, api)  # warm the per-client discovery cache
+    calls = _counting(api)
+
+    def add(name: str, *, admitted: bool) -> None:
+        body = raycluster(name, queue="shared")
+        body["metadata"]["namespace"] = ns
+        rc = custom.create_namespaced_custom_object("ray.io", "v1", ns, "rayclusters", body)
+        wl = workload(rc, queue="shared")
+        wl["metadata"]["name"] = f"raycluster-{name}"
+        custom.create_namespaced_custom_object(*KUEUE, ns, "workloads", wl)
+        conds = (
+            [cond("QuotaReserved", "True", "QuotaReserved"), cond("Admitted", "True", "Admitted")]
+            if admitted
+            else [cond("QuotaReserved", "False", "Pending", FLAVOR_MSG)]
+        )
+        custom.patch_namespaced_custom_object_status(
+            *KUEUE, ns, "workloads", f"raycluster-{name}", {"status": {"conditions": conds}}
+        )
+
+    add("a-running", admitted=True)
+    add("b-waiting", admitted=False)
+    add("c-waiting", admitted=False)
+    first = {s.name: s for s in observe_clusters(ns, api)}
+    small = len(calls)
+    for i in range(12):
+        add(f"d-more-{i:02d}", admitted=i % 2 == 0)
+    calls.clear()
+    many = {s.name: s for s in observe_clusters(ns, api)}
+    assert len(calls) == small  # 15 clusters cost what 3 did: LIST, LIST, one visibility read
+    assert first["a-running"].phase is ClusterPhase.ADMITTED and first["a-running"].position is None
+    assert (first["b-waiting"].position, first["c-waiting"].position) == (0, 1)
+    assert len(many) == 15 and many["c-waiting"].phase is ClusterPhase.QUEUED
