@@ -332,6 +332,14 @@ class _Model(BaseModel):
         except ValidationError as err:
             raise _config_error(err, cls) from None
 
+    @classmethod
+    def model_validate_json(cls, json_data: str | bytes | bytearray, **kwargs: Any) -> Any:
+        """Validate a JSON document into the model; errors are :class:`ConfigError`."""
+        try:
+            return super().model_validate_json(json_data, **kwargs)
+        except ValidationError as err:
+            raise _config_error(err, cls) from None
+
 
 def _config_error(err: ValidationError, model: type[BaseModel]) -> ConfigError:
     details = err.errors()

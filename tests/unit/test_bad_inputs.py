@@ -268,6 +268,12 @@ def test_no_pydantic_error_escapes_model_validate() -> None:
     assert info.value.field == "worker_groups[0].replicas"
 
 
+def test_no_pydantic_error_escapes_model_validate_json() -> None:
+    with pytest.raises(ConfigError) as info:
+        ClusterConfiguration.model_validate_json('{"name": "c", "num_workers": -2}')
+    assert info.value.field == "num_workers"
+
+
 def test_several_problems_are_reported_as_a_note() -> None:
     with pytest.raises(ConfigError) as info:
         ClusterConfiguration(name="c", head_cpu_requests="x", worker_memory_requests="y")
