@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 
 #: Longest single watch request; the server ends it and the loop resumes from the last version.
 STREAM_SECONDS = 30
+#: A watch stream that ends sooner than this with no event counts as a failure (backoff).
+_SHORT_STREAM = 0.2
 
 
 @dataclass(frozen=True)
@@ -149,8 +151,17 @@ class Watcher:
                     failures = 0
                     yield WatchEvent("SYNC", objects=[o for o in items if self._wanted(o)], source=self.label)
                     continue
-                yield from self._stream(field_selector)
-                failures = 0
+                opened = time.monotonic()
+                count = 0
+                for event in self._stream(field_selector):
+                    count += 1
+                    yield event
+                if count == 0 and time.monotonic() - opened < _SHORT_STREAM:
+                    # A stream that ends at once with nothing in it: do not spin on reconnects.
+                    failures += 1
+                    self._pause(self._backoff(failures, None))
+                else:
+                    failures = 0
             except RayQueueError as err:
                 if not self._retry_typed(err):
                     raise
