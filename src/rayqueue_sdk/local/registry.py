@@ -32,7 +32,6 @@ Example:
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import logging
 import os
@@ -40,6 +39,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from rayqueue_sdk.local.patch import deep_copy
 
 log = logging.getLogger(__name__)
 
@@ -587,7 +588,7 @@ class Registry:
             {'priorityClassRef': {'group': 'kueue.x-k8s.io', 'kind': 'WorkloadPriorityClass', 'name': 'high'}}
         """
         t = self.get(key)
-        out = copy.deepcopy(obj)
+        out = deep_copy(obj)
         if from_version != t.storage_version and t.group == KUEUE:
             _kueue_up(t.plural, out)
         if "apiVersion" in out or from_version != t.storage_version:
@@ -605,7 +606,7 @@ class Registry:
         t = self.get(key)
         if to_version == t.storage_version:
             return obj
-        out = copy.deepcopy(obj)
+        out = deep_copy(obj)
         if t.group == KUEUE:
             _kueue_down(t.plural, out)
         out["apiVersion"] = t.api_version_for(to_version)

@@ -54,6 +54,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import logging
 import os
 import queue
 import re
@@ -84,6 +85,8 @@ if TYPE_CHECKING:
     from rayqueue_sdk.local.schema import SchemaValidator
 
 __all__ = ["AdmissionHook", "Event", "ListResult", "Store", "StoreError", "Watch"]
+
+log = logging.getLogger(__name__)
 
 AdmissionHook = Callable[[str, dict[str, Any], "dict[str, Any] | None"], dict[str, Any]]
 ObjKey = tuple[str, str]  # (namespace or "", name)
@@ -727,7 +730,10 @@ class Store:
                 subscribers = self._subscribers
         for event in pending:
             for callback in subscribers:
-                callback(event)
+                try:
+                    callback(event)
+                except Exception:  # the write is committed; a subscriber's bug must not undo its success
+                    log.exception("store subscriber %r failed on %s %s", callback, event.type, event.key)
 
     def _index_put(self, key: str, k: ObjKey, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         bucket = self._objects.setdefault(key, {})

@@ -464,3 +464,15 @@ def test_concurrent_writers_get_distinct_versions(store: Store) -> None:
         t.join()
     versions = [int(c["metadata"]["resourceVersion"]) for c in store.list("configmaps")]
     assert len(versions) == 200 == len(set(versions))
+
+
+def test_a_failing_subscriber_does_not_fail_the_write(store: Store, caplog: pytest.LogCaptureFixture) -> None:
+    def broken(event: Event) -> None:
+        raise RuntimeError("controller bug")
+
+    seen: list[str] = []
+    store.subscribe(broken)
+    store.subscribe(lambda e: seen.append(e.type))
+    assert store.create(RC, raycluster())["metadata"]["name"] == "rc"
+    assert seen == ["ADDED"]
+    assert "controller bug" in caplog.text
