@@ -24,5 +24,7 @@ def default_controllers(cp: Any) -> list[Controller]:
         >>> isinstance(default_controllers(object()), list)
         True
     """
-    controllers: list[Controller] = []
+    from rayqueue_sdk.local.controllers.kueue.controller import KueueController
+
+    controllers: list[Controller] = [KueueController(cp)]
     return controllers

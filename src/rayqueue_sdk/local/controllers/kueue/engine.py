@@ -91,12 +91,14 @@ class PendingStatus:
 
 @dataclass
 class PassResult:
-    """Everything one pass decided, plus each ClusterQueue's pending Workloads in queue order."""
+    """Everything one pass decided, each ClusterQueue's pending Workloads in queue order, and every
+    Workload as the pass saw it (new admissions included)."""
 
     admitted: list[Admission] = field(default_factory=list)
     evicted: list[Eviction] = field(default_factory=list)
     pending: list[PendingStatus] = field(default_factory=list)
     queue_order: dict[str, list[WorkloadInfo]] = field(default_factory=dict)
+    workloads: list[WorkloadInfo] = field(default_factory=list)
 
 
 def queue_order_key(wl: WorkloadInfo) -> tuple[int, float, str, str]:
@@ -245,6 +247,7 @@ def admission_pass(
     lqs = {(lq["metadata"].get("namespace", ""), lq["metadata"]["name"]): lq for lq in local_queues}
     run = _Pass(snap, namespaces or {}, now)
     result = run.result
+    result.workloads = infos
 
     for cq in snap.queues.values():
         for wl in list(cq.workloads.values()):
