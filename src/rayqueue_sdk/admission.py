@@ -463,182 +463,119 @@ def assess_cluster(
         return Assessment(
             ClusterPhase.DELETED, Verdict.FAIL, "the RayCluster does not exist", error_kind=ErrorKind.DELETED
         )
-    labels = _labels(cluster)
-    queue = labels.get(QUEUE_LABEL)
+    wl = _read_workload(workload)
+    queue = _labels(cluster).get(QUEUE_LABEL) or wl.queue
     ready_w, desired_w = _workers(cluster)
-    common: dict[str, Any] = {"workers_ready": ready_w, "workers_desired": desired_w}
 
-    if (cluster.get("metadata") or {}).get("deletionTimestamp"):
+    def out(
+        phase: ClusterPhase,
+        verdict: Verdict,
+        text: str,
+        why: tuple[str | None, str | None] = (None, None),
+        pos: int | None = None,
+        kind: ErrorKind = ErrorKind.NONE,
+    ) -> Assessment:
         return Assessment(
-            ClusterPhase.DELETED,
-            Verdict.FAIL,
-            "the RayCluster is being deleted",
+            phase,
+            verdict,
+            text,
+            reason=why[0],
+            message=why[1],
+            position=pos,
             queue=queue,
+            cluster_queue=wl.cluster_queue,
             managed=workload is not None or bool(queue),
-            error_kind=ErrorKind.DELETED,
-            **common,
+            error_kind=kind,
+            workers_ready=ready_w,
+            workers_desired=desired_w,
+            position_unavailable=position_unavailable,
         )
 
+    # The RayCluster going away, or KubeRay's deprecated "failed" state (only without conditions).
+    if (cluster.get("metadata") or {}).get("deletionTimestamp"):
+        return out(
+            ClusterPhase.DELETED, Verdict.FAIL, "the RayCluster is being deleted", kind=ErrorKind.DELETED
+        )
     rc_status = cluster.get("status") or {}
     if str(rc_status.get("state") or "").lower() == "failed" and not rc_status.get("conditions"):
-        return Assessment(
-            ClusterPhase.FAILED,
-            Verdict.FAIL,
-            f"KubeRay reports the cluster failed: {rc_status.get('reason') or 'no reason'}",
-            reason=rc_status.get("reason"),
-            queue=queue,
-            error_kind=ErrorKind.FAILED,
-            **common,
+        text = f"KubeRay reports the cluster failed: {rc_status.get('reason') or 'no reason'}"
+        return out(
+            ClusterPhase.FAILED, Verdict.FAIL, text, (rc_status.get("reason"), None), kind=ErrorKind.FAILED
         )
 
-    wl = _read_workload(workload)
-    queue = queue or wl.queue
-    managed = workload is not None or bool(queue)
-    base: dict[str, Any] = {
-        "queue": queue,
-        "cluster_queue": wl.cluster_queue,
-        "managed": managed,
-        "position_unavailable": position_unavailable,
-        **common,
-    }
-
+    # Kueue's verdict on the Workload.
+    kueue_why = (wl.reason, wl.message)
+    words = _kueue_words(*kueue_why)
     if wl.state == "finished":
-        words = _kueue_words(wl.reason, wl.message)
-        return Assessment(
+        return out(
             ClusterPhase.FAILED,
             Verdict.FAIL,
             f"Kueue finished the workload: {words}",
-            reason=wl.reason,
-            message=wl.message,
-            error_kind=ErrorKind.FAILED,
-            **base,
+            kueue_why,
+            kind=ErrorKind.FAILED,
         )
-
     if wl.state == "evicted":
-        phase = {
-            "preempted": ClusterPhase.PREEMPTED,
-            "deactivated": ClusterPhase.DEACTIVATED,
-        }.get(wl.kind, ClusterPhase.EVICTED)
-        words = _kueue_words(wl.reason, wl.message)
-        lead = {
-            ClusterPhase.PREEMPTED: "preempted by Kueue",
-            ClusterPhase.DEACTIVATED: "deactivated (resume it to requeue)",
-            ClusterPhase.EVICTED: "evicted by Kueue",
-        }[phase]
-        return Assessment(
-            phase,
-            Verdict.FAIL,
-            f"{lead}: {words}" if words else lead,
-            reason=wl.reason,
-            message=wl.message,
-            error_kind=ErrorKind.EVICTED,
-            **base,
+        phase, lead = {
+            "preempted": (ClusterPhase.PREEMPTED, "preempted by Kueue"),
+            "deactivated": (ClusterPhase.DEACTIVATED, "deactivated (resume it to requeue)"),
+        }.get(wl.kind, (ClusterPhase.EVICTED, "evicted by Kueue"))
+        return out(
+            phase, Verdict.FAIL, f"{lead}: {words}" if words else lead, kueue_why, kind=ErrorKind.EVICTED
         )
-
     if wl.state == "requeued":
-        tail = f"requeued after {wl.kind}: {_kueue_words(wl.reason, wl.message)}"
-        return Assessment(
-            ClusterPhase.QUEUED,
-            Verdict.WAIT,
-            _queued_sentence(queue, position, tail),
-            reason=wl.reason,
-            message=wl.message,
-            position=position,
-            **base,
-        )
-
-    if wl.state in ("pending", "reserved"):
-        if wl.state == "reserved":
-            tail = "quota reserved"
-            if wl.cluster_queue:
-                tail += f" in ClusterQueue {wl.cluster_queue!r}"
-            words = _kueue_words(wl.reason, wl.message)
-            tail += f", waiting for admission checks: {words}" if words else ", waiting for admission checks"
-            pos = None
-        else:
-            tail = _kueue_words(wl.reason, wl.message) or "waiting for Kueue to consider the workload"
-            pos = position
+        text = _queued_sentence(queue, position, f"requeued after {wl.kind}: {words}")
+        return out(ClusterPhase.QUEUED, Verdict.WAIT, text, kueue_why, position)
+    if wl.state == "reserved":
+        tail = "quota reserved" + (f" in ClusterQueue {wl.cluster_queue!r}" if wl.cluster_queue else "")
+        tail += f", waiting for admission checks: {words}" if words else ", waiting for admission checks"
+        return out(ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, None, tail), kueue_why)
+    if wl.state == "pending":
+        tail = words or "waiting for Kueue to consider the workload"
         if wl.queue_missing:
-            return Assessment(
+            return out(
                 ClusterPhase.QUEUED,
                 Verdict.FAIL,
                 _queued_sentence(queue, None, tail),
-                reason=wl.reason,
-                message=wl.message,
-                error_kind=ErrorKind.QUEUE_NOT_FOUND,
-                **base,
+                kueue_why,
+                kind=ErrorKind.QUEUE_NOT_FOUND,
             )
-        return Assessment(
-            ClusterPhase.QUEUED,
-            Verdict.WAIT,
-            _queued_sentence(queue, pos, tail),
-            reason=wl.reason,
-            message=wl.message,
-            position=pos,
-            **base,
+        return out(
+            ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, position, tail), kueue_why, position
         )
+    suspended = _suspended(cluster)
+    if wl.state == "none" and queue and suspended:
+        text = _queued_sentence(queue, position, "waiting for Kueue to create the Workload")
+        return out(ClusterPhase.QUEUED, Verdict.WAIT, text, pos=position)
 
-    # Admitted, or no Workload at all.
-    if wl.state == "none" and queue and _suspended(cluster):
-        return Assessment(
-            ClusterPhase.QUEUED,
-            Verdict.WAIT,
-            _queued_sentence(queue, position, "waiting for Kueue to create the Workload"),
-            position=position,
-            **base,
-        )
-
+    # Admitted (or not managed by Kueue): KubeRay's progress, conditions before status.state.
+    admitted = wl.state == "admitted"
     ready, why_reason, why_message = cluster_ready(cluster)
-    if ready and not _suspended(cluster):
-        workers = (
+    if ready and not suspended:
+        counts = (
             f" ({ready_w}/{desired_w} workers ready)" if desired_w is not None and ready_w is not None else ""
         )
-        return Assessment(ClusterPhase.READY, Verdict.DONE, f"ready{workers}", **base)
-
-    if _suspended(cluster):
-        if wl.state == "admitted":
-            return Assessment(
-                ClusterPhase.ADMITTED,
-                Verdict.WAIT,
-                _admitted_sentence(wl) + "; waiting for Kueue to unsuspend the RayCluster",
-                reason=wl.reason,
-                message=wl.message,
-                **base,
-            )
-        return Assessment(
-            ClusterPhase.SUSPENDED,
-            Verdict.WAIT,
-            "suspended (spec.suspend is true) and not managed by Kueue",
-            **base,
+        return out(ClusterPhase.READY, Verdict.DONE, f"ready{counts}")
+    if suspended and admitted:
+        text = _admitted_sentence(wl) + "; waiting for Kueue to unsuspend the RayCluster"
+        return out(ClusterPhase.ADMITTED, Verdict.WAIT, text, kueue_why)
+    if suspended:
+        return out(
+            ClusterPhase.SUSPENDED, Verdict.WAIT, "suspended (spec.suspend is true) and not managed by Kueue"
         )
-
-    # Unsuspended and not ready yet: starting.
-    failure = condition(cluster, "ReplicaFailure")
-    parts = []
-    if wl.state == "admitted":
-        parts.append(_admitted_sentence(wl))
-    if _is_true(failure):
-        parts.append(
-            f"KubeRay cannot create pods: {_kueue_words(_text(failure, 'reason'), _text(failure, 'message'))}"
-        )
-        why_reason, why_message = _text(failure, "reason"), _text(failure, "message")
-    if ready_w is not None and desired_w is not None:
-        parts.append(f"starting, {ready_w}/{desired_w} workers ready")
-    else:
-        parts.append("starting")
-    if why_reason and not _is_true(failure):
-        parts[-1] += f" ({_kueue_words(why_reason, why_message)})"
-    has_status = bool(cluster.get("status"))
-    return Assessment(
-        ClusterPhase.STARTING
-        if has_status or wl.state == "admitted" or not managed
-        else ClusterPhase.UNKNOWN,
-        Verdict.WAIT,
-        "; ".join(parts),
-        reason=why_reason or wl.reason,
-        message=why_message or wl.message,
-        **base,
+    parts = [_admitted_sentence(wl)] if admitted else []
+    starting = "starting" + (
+        f", {ready_w}/{desired_w} workers ready" if None not in (ready_w, desired_w) else ""
     )
+    failure = condition(cluster, "ReplicaFailure")
+    if failure is not None and _is_true(failure):
+        why_reason, why_message = _text(failure, "reason"), _text(failure, "message")
+        parts.append(f"KubeRay cannot create pods: {_kueue_words(why_reason, why_message)}")
+    elif why_reason:
+        starting += f" ({_kueue_words(why_reason, why_message)})"
+    parts.append(starting)
+    managed = workload is not None or bool(queue)
+    phase = ClusterPhase.STARTING if rc_status or admitted or not managed else ClusterPhase.UNKNOWN
+    return out(phase, Verdict.WAIT, "; ".join(parts), (why_reason or wl.reason, why_message or wl.message))
 
 
 def _admitted_sentence(wl: _WorkloadReading) -> str:
@@ -735,132 +672,94 @@ def assess_job(
     spec = rayjob.get("spec") or {}
     deployment = str(status.get("jobDeploymentStatus") or "")
     job_status = str(status.get("jobStatus") or "").upper()
-    reason = status.get("reason") or None
-    message = status.get("message") or None
-    ids: dict[str, Any] = {
-        "cluster_name": status.get("rayClusterName") or None,
-        "job_id": status.get("jobId") or None,
-    }
+    ray_why = (status.get("reason") or None, status.get("message") or None)
     queue = _labels(rayjob).get(QUEUE_LABEL) or ((workload or {}).get("spec") or {}).get("queueName")
 
-    if job_status == "SUCCEEDED":
-        return JobAssessment(JobPhase.SUCCEEDED, Verdict.DONE, "the job succeeded", reason, message, **ids)
-    if job_status == "STOPPED":
+    def out(
+        phase: JobPhase,
+        verdict: Verdict,
+        text: str,
+        why: tuple[str | None, str | None] = ray_why,
+        pos: int | None = None,
+        kind: ErrorKind = ErrorKind.NONE,
+    ) -> JobAssessment:
         return JobAssessment(
-            JobPhase.STOPPED,
-            Verdict.FAIL,
-            _job_words("the job was stopped", reason, message),
-            reason,
-            message,
-            error_kind=ErrorKind.FAILED,
-            **ids,
-        )
-    if job_status == "FAILED" or deployment in ("Failed", "ValidationFailed"):
-        return JobAssessment(
-            JobPhase.FAILED,
-            Verdict.FAIL,
-            _job_words("the job failed", reason or deployment, message),
-            reason or deployment,
-            message,
-            error_kind=ErrorKind.FAILED,
-            **ids,
-        )
-    if deployment == "Complete":
-        # Complete without a SUCCEEDED job status: KubeRay gave up on it.
-        return JobAssessment(
-            JobPhase.FAILED,
-            Verdict.FAIL,
-            _job_words("the job completed without succeeding", reason, message),
-            reason,
-            message,
-            error_kind=ErrorKind.FAILED,
-            **ids,
+            phase,
+            verdict,
+            text,
+            why[0],
+            why[1],
+            pos,
+            cluster_name=status.get("rayClusterName") or None,
+            job_id=status.get("jobId") or None,
+            error_kind=kind,
         )
 
+    # KubeRay's terminal answers first.
+    if job_status == "SUCCEEDED":
+        return out(JobPhase.SUCCEEDED, Verdict.DONE, "the job succeeded")
+    if job_status == "STOPPED":
+        return out(
+            JobPhase.STOPPED, Verdict.FAIL, _job_words("the job was stopped", *ray_why), kind=ErrorKind.FAILED
+        )
+    if job_status == "FAILED" or deployment in ("Failed", "ValidationFailed"):
+        why = (ray_why[0] or deployment, ray_why[1])
+        return out(
+            JobPhase.FAILED, Verdict.FAIL, _job_words("the job failed", *why), why, kind=ErrorKind.FAILED
+        )
+    if deployment == "Complete":  # Complete without a SUCCEEDED job status: KubeRay gave up on it.
+        text = _job_words("the job completed without succeeding", *ray_why)
+        return out(JobPhase.FAILED, Verdict.FAIL, text, kind=ErrorKind.FAILED)
+
+    # Then Kueue's.
     wl = _read_workload(workload)
+    kueue_why = (wl.reason, wl.message)
+    words = _kueue_words(*kueue_why)
     if wl.state == "finished":
-        return JobAssessment(
+        return out(
             JobPhase.FAILED,
             Verdict.FAIL,
-            f"Kueue finished the workload: {_kueue_words(wl.reason, wl.message)}",
-            wl.reason,
-            wl.message,
-            error_kind=ErrorKind.FAILED,
-            **ids,
+            f"Kueue finished the workload: {words}",
+            kueue_why,
+            kind=ErrorKind.FAILED,
+        )
+    if wl.state == "evicted" and wl.kind == "deactivated":
+        return out(
+            JobPhase.DEACTIVATED, Verdict.FAIL, f"deactivated: {words}", kueue_why, kind=ErrorKind.EVICTED
         )
     if wl.state == "evicted":
-        words = _kueue_words(wl.reason, wl.message)
-        if wl.kind == "deactivated":
-            return JobAssessment(
-                JobPhase.DEACTIVATED,
-                Verdict.FAIL,
-                f"deactivated: {words}",
-                wl.reason,
-                wl.message,
-                error_kind=ErrorKind.EVICTED,
-                **ids,
-            )
         lead = "preempted by Kueue" if wl.kind == "preempted" else "evicted by Kueue"
-        return JobAssessment(
-            JobPhase.PREEMPTED,
-            Verdict.WAIT,
-            f"{lead}, Kueue will requeue it: {words}",
-            wl.reason,
-            wl.message,
-            **ids,
-        )
+        return out(JobPhase.PREEMPTED, Verdict.WAIT, f"{lead}, Kueue will requeue it: {words}", kueue_why)
     if wl.state == "requeued":
-        tail = f"requeued after {wl.kind}: {_kueue_words(wl.reason, wl.message)}"
-        return JobAssessment(
-            JobPhase.REQUEUED,
-            Verdict.WAIT,
-            _queued_sentence(queue, position, tail),
-            wl.reason,
-            wl.message,
-            position,
-            **ids,
-        )
+        text = _queued_sentence(queue, position, f"requeued after {wl.kind}: {words}")
+        return out(JobPhase.REQUEUED, Verdict.WAIT, text, kueue_why, position)
     if wl.state in ("pending", "reserved"):
-        tail = _kueue_words(wl.reason, wl.message) or "waiting for Kueue to consider the workload"
         pos = position if wl.state == "pending" else None
-        return JobAssessment(
-            JobPhase.QUEUED,
-            Verdict.WAIT,
-            _queued_sentence(queue, pos, tail),
-            wl.reason,
-            wl.message,
-            pos,
-            **ids,
-        )
-    if wl.state == "none" and queue and (spec.get("suspend") or deployment in ("Suspended", "Suspending")):
-        return JobAssessment(
-            JobPhase.QUEUED,
-            Verdict.WAIT,
-            _queued_sentence(queue, position, "waiting for Kueue to create the Workload"),
-            position=position,
-            **ids,
-        )
-    if deployment in ("Suspended", "Suspending"):
-        return JobAssessment(
-            JobPhase.QUEUED if wl.state != "admitted" else JobPhase.STARTING,
-            Verdict.WAIT,
-            f"{deployment.lower()}",
-            reason,
-            message,
-            **ids,
+        text = _queued_sentence(queue, pos, words or "waiting for Kueue to consider the workload")
+        return out(JobPhase.QUEUED, Verdict.WAIT, text, kueue_why, pos)
+    suspended = deployment in ("Suspended", "Suspending")
+    if wl.state == "none" and queue and (spec.get("suspend") or suspended):
+        text = _queued_sentence(queue, position, "waiting for Kueue to create the Workload")
+        return out(JobPhase.QUEUED, Verdict.WAIT, text, (None, None), position)
+
+    # Admitted (or not managed): KubeRay's progress.
+    if suspended:
+        return out(
+            JobPhase.STARTING if wl.state == "admitted" else JobPhase.QUEUED, Verdict.WAIT, deployment.lower()
         )
     if deployment == "Running" and job_status == "RUNNING":
-        return JobAssessment(JobPhase.RUNNING, Verdict.WAIT, "running", reason, message, **ids)
+        return out(JobPhase.RUNNING, Verdict.WAIT, "running")
     if deployment == "Running":
-        words = f"the Ray job is {job_status.lower()}" if job_status else "submitting the Ray job"
-        return JobAssessment(JobPhase.STARTING, Verdict.WAIT, words, reason, message, **ids)
+        text = f"the Ray job is {job_status.lower()}" if job_status else "submitting the Ray job"
+        return out(JobPhase.STARTING, Verdict.WAIT, text)
     if deployment in _DEPLOYMENT_STARTING:
         lead = "admitted; " if wl.state == "admitted" else ""
-        words = _DEPLOYMENT_STARTING[deployment] or "waiting for KubeRay"
-        return JobAssessment(JobPhase.STARTING, Verdict.WAIT, lead + words, reason, message, **ids)
-    return JobAssessment(
-        JobPhase.UNKNOWN, Verdict.WAIT, f"unknown jobDeploymentStatus {deployment!r}", reason, message, **ids
-    )
+        return out(
+            JobPhase.STARTING,
+            Verdict.WAIT,
+            lead + (_DEPLOYMENT_STARTING[deployment] or "waiting for KubeRay"),
+        )
+    return out(JobPhase.UNKNOWN, Verdict.WAIT, f"unknown jobDeploymentStatus {deployment!r}")
 
 
 def _job_words(lead: str, reason: str | None, message: str | None) -> str:
