@@ -1,0 +1,125 @@
+"""The wait against the local Kueue emulation (seed 000's two clusters): queued with Kueue's own
+message and position 0, AdmissionTimeout when asked to give up, admitted once the first cluster is
+taken down. KubeRay is played by the test (it writes the ready conditions once Kueue unsuspends).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client as k8s
+from sdk_helpers import NS, cond, raycluster
+
+from rayqueue_sdk import ClusterPhase, ClusterStatus, TokenAuthentication
+from rayqueue_sdk.errors import AdmissionTimeout
+from rayqueue_sdk.local.controllers.kueue.controller import KueueController
+from rayqueue_sdk.local.controlplane import LocalControlPlane
+from rayqueue_sdk.waiting import observe_cluster, wait_for_cluster
+
+SETUP = f"""
+apiVersion: v1
+kind: Namespace
+metadata: {{name: {NS}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: default-flavor}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq-dev}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {{name: cpu, nominalQuota: 3}}
+      - {{name: memory, nominalQuota: 3Gi}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: team-q, namespace: {NS}}}
+spec: {{clusterQueue: cq-dev}}
+"""
+
+
+@pytest.fixture(scope="module")
+def kueue_plane(crd_dir: Path) -> Iterator[LocalControlPlane]:
+    controllers: list[Any] = []
+    cp = LocalControlPlane(crd_dir=crd_dir, controllers=controllers)
+    controllers.append(KueueController(cp))  # Kueue only; the test plays KubeRay
+    with cp:
+        cp.apply(SETUP)
+        yield cp
+
+
+def _cluster(name: str) -> dict[str, Any]:
+    body = raycluster(name, queue="team-q", suspend=False)  # Kueue's webhook suspends it
+    spec = body["spec"]
+    for template in (spec["headGroupSpec"]["template"], spec["workerGroupSpecs"][0]["template"]):
+        template["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1", "memory": "1Gi"}}
+    return body
+
+
+def test_second_cluster_waits_with_kueues_words_then_runs(kueue_plane: LocalControlPlane) -> None:
+    token = kueue_plane.add_user("carol", [NS])
+    auth = TokenAuthentication(token, kueue_plane.server, ca_cert_path=str(kueue_plane.ca_cert_path))
+    auth.login()
+    user = k8s.CustomObjectsApi(auth.api_client())
+    admin = k8s.CustomObjectsApi(kueue_plane.api_client())
+
+    def kuberay_ready(name: str) -> None:
+        admin.patch_namespaced_custom_object_status(
+            "ray.io",
+            "v1",
+            NS,
+            "rayclusters",
+            name,
+            {
+                "status": {
+                    "readyWorkerReplicas": 2,
+                    "desiredWorkerReplicas": 2,
+                    "conditions": [
+                        cond("HeadPodReady", "True", "HeadPodRunningAndReady"),
+                        cond("RayClusterProvisioned", "True", "AllPodRunningAndReadyFirstTime"),
+                    ],
+                }
+            },
+        )
+
+    def on_first(status: ClusterStatus) -> None:
+        if status.phase is ClusterPhase.STARTING:
+            kuberay_ready("first")
+
+    user.create_namespaced_custom_object("ray.io", "v1", NS, "rayclusters", _cluster("first"))
+    assert wait_for_cluster("first", NS, timeout=60, on_progress=on_first).ready
+
+    user.create_namespaced_custom_object("ray.io", "v1", NS, "rayclusters", _cluster("second"))
+    with pytest.raises(AdmissionTimeout) as info:
+        wait_for_cluster("second", NS, queue_timeout=1.0, timeout=60)
+    err = info.value
+    assert err.phase == "queued" and err.position == 0
+    assert "insufficient" in (err.reason or "") and "(Pending)" in (err.reason or "")
+    status = observe_cluster("second", NS)
+    assert (status.phase, status.position, status.reason) == (ClusterPhase.QUEUED, 0, "Pending")
+    assert status.message and status.message.startswith("couldn't assign flavors to pod set")
+
+    seen: list[ClusterPhase] = []
+
+    def on_second(status: ClusterStatus) -> None:
+        seen.append(status.phase)
+        if status.phase is ClusterPhase.QUEUED and len(seen) == 1:
+            user.delete_namespaced_custom_object(
+                "ray.io", "v1", NS, "rayclusters", "first"
+            )  # seed 000: down()
+        if status.phase is ClusterPhase.STARTING:
+            kuberay_ready("second")
+
+    final = wait_for_cluster("second", NS, timeout=60, on_progress=on_second)
+    assert final.ready and final.cluster_queue == "cq-dev"
+    assert seen[0] is ClusterPhase.QUEUED and seen[-1] is ClusterPhase.READY
