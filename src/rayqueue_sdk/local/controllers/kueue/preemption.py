@@ -91,7 +91,7 @@ def satisfies_policy(
 
 
 def _uses(wl: WorkloadInfo, frs: set[q.FR]) -> bool:
-    return any(fr in frs for fr in wl.usage)
+    return not frs.isdisjoint(wl.usage)
 
 
 class _Search:
@@ -252,16 +252,42 @@ def get_targets(
     """The Workloads to evict so that ``usage`` fits in ``cq`` (empty if none would do).
 
     ``frs_need`` are the flavor-resources the flavor assigner found short; the snapshot is left
-    as it was found.
+    as it was found (its version too).
     """
-    return _Search(snap, preemptor, cq, frs_need, usage).targets()
+    version = snap.version
+    try:
+        return _Search(snap, preemptor, cq, frs_need, usage).targets()
+    finally:
+        snap.version = version
 
 
 def simulate_preemption(
     snap: Snapshot, preemptor: WorkloadInfo, cq: ClusterQueueInfo, fr: q.FR, quantity: int
 ) -> tuple[Possibility, int]:
     """Kueue's preemption oracle for one flavor-resource: whether preemption could make room and
-    the borrowing level after it."""
+    the borrowing level after it. Answers are memoised per snapshot version: Workloads of one
+    queue with the same priority and request get the same answer without a new search."""
+    uses_time = "LowerOrNewerEqualPriority" in (cq.within_cluster_queue, cq.reclaim_within_cohort)
+    key = (
+        "oracle",
+        snap.version,
+        cq.name,
+        fr,
+        quantity,
+        preemptor.priority,
+        preemptor.created if uses_time else 0,
+    )
+    if key not in snap.memo:
+        version = snap.version
+        snap.memo[key] = _simulate(snap, preemptor, cq, fr, quantity)
+        snap.version = version  # the simulation put everything back
+    result: tuple[Possibility, int] = snap.memo[key]
+    return result
+
+
+def _simulate(
+    snap: Snapshot, preemptor: WorkloadInfo, cq: ClusterQueueInfo, fr: q.FR, quantity: int
+) -> tuple[Possibility, int]:
     targets = get_targets(snap, preemptor, cq, {fr}, {fr: quantity})
     if not targets:
         return Possibility.NO_CANDIDATES, q.find_height_of_lowest_subtree_that_fits(cq.node, fr, quantity)[0]

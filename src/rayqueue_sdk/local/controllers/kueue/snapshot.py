@@ -222,9 +222,14 @@ class Snapshot:
     queues: dict[str, ClusterQueueInfo]
     tree: q.QuotaTree
     flavors: dict[str, dict[str, Any]]
+    #: bumped by every change of usage; simulations that undo their changes restore it
+    version: int = 0
+    #: memo of preemption simulations, keyed by version and inputs (see preemption.simulate_preemption)
+    memo: dict[tuple[Any, ...], Any] = field(default_factory=dict)
 
     def add_workload(self, wl: WorkloadInfo) -> None:
         """Account ``wl``'s usage to its ClusterQueue (and the tree above it)."""
+        self.version += 1
         cq = self.queues[wl.cluster_queue or ""]
         cq.workloads[wl.key] = wl
         for fr, value in wl.usage.items():
@@ -232,6 +237,7 @@ class Snapshot:
 
     def remove_workload(self, wl: WorkloadInfo) -> None:
         """Undo :meth:`add_workload`."""
+        self.version += 1
         cq = self.queues[wl.cluster_queue or ""]
         cq.workloads.pop(wl.key, None)
         for fr, value in wl.usage.items():
@@ -239,6 +245,7 @@ class Snapshot:
 
     def add_usage(self, cq: ClusterQueueInfo, usage: dict[q.FR, int]) -> None:
         """Reserve ``usage`` in ``cq`` without a Workload (a preemptor waiting for its victims)."""
+        self.version += 1
         for fr, value in usage.items():
             q.add_usage(cq.node, fr, value)
 
