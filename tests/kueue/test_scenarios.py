@@ -15,24 +15,29 @@ from typing import Any, TypeVar
 
 import pytest
 import yaml
+from kubernetes import client
 
 from rayqueue_sdk.local import LocalControlPlane
 from rayqueue_sdk.local.controllers.kueue.controller import KueueController
-
-client = pytest.importorskip("kubernetes.client")
 
 KUEUE, RAY = "kueue.x-k8s.io", "ray.io"
 T = TypeVar("T")
 
 
-@pytest.fixture(scope="module")
-def cp(crd_dir: Path) -> Iterator[LocalControlPlane]:
-    plane = LocalControlPlane(crd_dir=crd_dir, controllers=[])
+def start_plane(crd_dir: Path, **options: Any) -> LocalControlPlane:
+    """A control plane running only the Kueue controller (with a short resync)."""
+    plane = LocalControlPlane(crd_dir=crd_dir, controllers=[], **options)
     plane.start()
     controller = KueueController(plane)
     controller.resync_seconds = 0.5
     controller.start(plane.store)
     plane.controllers.append(controller)
+    return plane
+
+
+@pytest.fixture(scope="module")
+def cp(crd_dir: Path) -> Iterator[LocalControlPlane]:
+    plane = start_plane(crd_dir)
     try:
         yield plane
     finally:
@@ -733,3 +738,41 @@ def test_a_workload_is_garbage_collected_with_its_cluster(co: Any, core: Any) ->
     eventually(lambda: workload_of(co, "gc", rc["metadata"]["uid"]), "the Workload")
     co.delete_namespaced_custom_object(RAY, "v1", "gc", "rayclusters", "short-lived")
     eventually(lambda: workload_of(co, "gc", rc["metadata"]["uid"]) is None, "the Workload to be deleted")
+
+
+def test_workload_scale_subresource_deactivates_and_reactivates(crd_dir: Path) -> None:
+    """Seed 000's Kueue build: ``workloads/scale`` replicas 1 <=> ``spec.active`` (workload_scale)."""
+    plane = start_plane(crd_dir, workload_scale=True)
+    try:
+        co = client.CustomObjectsApi(plane.api_client())
+        core = client.CoreV1Api(plane.api_client())
+        for doc in yaml.safe_load_all(SEED_000_ADMIN):
+            if doc["kind"] == "LocalQueue":
+                create(co, core, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}})
+            create(co, core, doc)
+        node = gpu_node()
+        rc = create(co, core, raycluster("scaled", "demo", "user-queue", node, 1, node))
+        uid = rc["metadata"]["uid"]
+        eventually(lambda: admitted(co, "demo", uid), "admission")
+        name = (workload_of(co, "demo", uid) or {})["metadata"]["name"]
+        assert (
+            co.get_namespaced_custom_object_scale(KUEUE, "v1beta2", "demo", "workloads", name)["spec"][
+                "replicas"
+            ]
+            == 1
+        )
+        co.patch_namespaced_custom_object_scale(
+            KUEUE, "v1beta2", "demo", "workloads", name, {"spec": {"replicas": 0}}
+        )
+        eventually(lambda: suspended(co, "demo", "scaled"), "the cluster to be suspended")
+        evicted = eventually(
+            lambda: condition(workload_of(co, "demo", uid), "Evicted"), "the Evicted condition"
+        )
+        assert evicted["reason"] == "Deactivated" and not admitted(co, "demo", uid)
+        co.patch_namespaced_custom_object_scale(
+            KUEUE, "v1beta2", "demo", "workloads", name, {"spec": {"replicas": 1}}
+        )
+        eventually(lambda: admitted(co, "demo", uid), "re-admission after scaling back to 1")
+        eventually(lambda: not suspended(co, "demo", "scaled"), "the cluster to run again")
+    finally:
+        plane.stop()
