@@ -1450,9 +1450,14 @@ class Store:
                 obj = self._objects[key].get(k)
                 if obj is not None and not obj["metadata"].get("deletionTimestamp"):
                     self._delete(key, obj, seen)
-        if self._ns_counts.get(name, 0) == 0 and not current["metadata"].get("finalizers"):
-            return self._finalize("namespaces", current, seen)
-        return current
+        latest = self._objects.get("namespaces", {}).get(("", name))
+        if latest is None:  # the last object's removal already finalized the namespace
+            gone = deep_copy(current)
+            gone["metadata"]["resourceVersion"] = str(self._rv)
+            return gone
+        if self._ns_counts.get(name, 0) == 0 and not latest["metadata"].get("finalizers"):
+            return self._finalize("namespaces", latest, seen)
+        return latest
 
     # -- events ------------------------------------------------------------------------------------
     def record_event(

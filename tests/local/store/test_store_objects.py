@@ -476,3 +476,19 @@ def test_a_failing_subscriber_does_not_fail_the_write(store: Store, caplog: pyte
     assert store.create(RC, raycluster())["metadata"]["name"] == "rc"
     assert seen == ["ADDED"]
     assert "controller bug" in caplog.text
+
+
+def test_namespace_with_plain_contents_goes_at_once(store: Store) -> None:
+    store.create("namespaces", {"metadata": {"name": "scratch"}})
+    for name in ("a", "b"):
+        store.create("configmaps", {"metadata": {"name": name, "namespace": "scratch"}})
+    events: list[Event] = []
+    store.subscribe(events.append)
+    gone = store.delete("namespaces", None, "scratch")
+    assert gone is not None and gone["metadata"]["name"] == "scratch"
+    assert store.list("configmaps", "scratch") == []
+    with pytest.raises(StoreError):
+        store.get("namespaces", None, "scratch")
+    deleted = [(e.key, e.object["metadata"]["name"]) for e in events if e.type == "DELETED"]
+    assert deleted == [("configmaps", "a"), ("configmaps", "b"), ("namespaces", "scratch")]
+    store.create("namespaces", {"metadata": {"name": "scratch"}})  # the name is free again
