@@ -18,6 +18,7 @@ from rayqueue_sdk.admission import (
     assess_cluster,
     assess_job,
     cluster_ready,
+    eviction_key,
 )
 from rayqueue_sdk.errors import ClusterDeletedError, JobFailedError, PreemptedError
 
@@ -259,15 +260,44 @@ REQUEUED_CASES = ["BackoffFinished", "Reactivated", "LocalQueueRestarted", "Clus
 
 
 @pytest.mark.parametrize("requeue_reason", REQUEUED_CASES)
-def test_requeued_after_eviction_is_queued_again(requeue_reason: str) -> None:
+def test_requeued_after_a_known_eviction_is_queued_again(requeue_reason: str) -> None:
     w = wl(
         cond("Evicted", "True", "PodsReadyTimeout", "Exceeded the PodsReady timeout ds/raycluster-ws-4e803"),
         cond("Requeued", "True", requeue_reason, ""),
         cond("QuotaReserved", "False", "Pending", FLAVOR_MSG),
     )
-    a = assess_cluster(rc(), w, position=1)
+    known = eviction_key(w)
+    assert known is not None
+    a = assess_cluster(rc(), w, position=1, known_eviction=known)
     assert (a.phase, a.verdict, a.position) == (ClusterPhase.QUEUED, Verdict.WAIT, 1)
-    assert "requeued after evicted" in a.explanation and "PodsReadyTimeout" in a.explanation
+    assert "requeued after being evicted" in a.explanation and "PodsReadyTimeout" in a.explanation
+    assert (a.reason, a.message) == ("Pending", FLAVOR_MSG)  # why it waits now
+    assert FLAVOR_MSG in a.explanation
+
+
+@pytest.mark.parametrize("preempt_reason", PREEMPTED_CASES)
+def test_preemption_during_a_wait_fails_even_when_kueue_requeues_at_once(preempt_reason: str) -> None:
+    # Kueue sets Evicted, Preempted and Requeued=True in one go; a waiter that did not know of this
+    # eviction when it started must still hear about it.
+    w = wl(
+        cond("Evicted", "True", "Preempted", PREEMPT_MSG),
+        cond("Preempted", "True", preempt_reason, PREEMPT_MSG),
+        cond("Requeued", "True", "Preempted", PREEMPT_MSG),
+        cond("QuotaReserved", "False", "Pending", FLAVOR_MSG),
+    )
+    a = assess_cluster(rc(), w, position=0)
+    assert (a.phase, a.verdict, a.error_kind) == (ClusterPhase.PREEMPTED, Verdict.FAIL, ErrorKind.EVICTED)
+    assert a.reason == preempt_reason and "requeued" in a.explanation
+    older = dict(
+        w,
+        status={
+            "conditions": [
+                dict(c, lastTransitionTime="2025-12-31T00:00:00Z") for c in w["status"]["conditions"]
+            ]
+        },
+    )
+    assert assess_cluster(rc(), w, known_eviction=eviction_key(older)).phase is ClusterPhase.PREEMPTED
+    assert assess_cluster(rc(), w, known_eviction=eviction_key(w)).phase is ClusterPhase.QUEUED
 
 
 def test_requeued_false_after_eviction_stays_evicted() -> None:

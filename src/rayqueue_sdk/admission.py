@@ -11,8 +11,9 @@ Rules (``../shared/reference/k8s-semantics.md`` §1 and §3):
   ``QuotaReserved`` alone;
 - an ``Evicted=True`` Workload is preempted (reason ``Preempted``, detailed by the ``Preempted``
   condition: ``InClusterQueue``, ``InCohortReclamation``, ...), deactivated (``Deactivated``) or
-  otherwise evicted (``PodsReadyTimeout``, ``ClusterQueueStopped``, ...), unless Kueue has already
-  requeued it (``Requeued=True``), in which case it is queued again;
+  otherwise evicted (``PodsReadyTimeout``, ``ClusterQueueStopped``, ...). Kueue requeues a
+  preempted workload at once (``Requeued=True``); that is still a preemption for a wait in
+  progress, but a waiter that started after it (``known_eviction``) sees the cluster queued again;
 - a RayCluster is ready when its conditions ``HeadPodReady`` and ``RayClusterProvisioned`` are True;
   the deprecated ``status.state`` is read only when KubeRay publishes no conditions.
 
@@ -58,6 +59,7 @@ __all__ = [
     "assess_job",
     "cluster_ready",
     "condition",
+    "eviction_key",
 ]
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -159,6 +161,9 @@ class Assessment:
         managed: whether Kueue manages the cluster (a Workload or a queue label exists).
         error_kind: which error a ``FAIL`` verdict means.
         workers_ready / workers_desired: from the RayCluster status, when published.
+        position_unavailable: why no position is known, as given by the caller.
+        eviction: the identity of the Workload's current eviction (:func:`eviction_key`), if any.
+        requeued: evicted, and Kueue has put the workload back in its queue.
 
     Example:
         >>> a = assess_cluster(None, None)
@@ -179,11 +184,19 @@ class Assessment:
     workers_ready: int | None = None
     workers_desired: int | None = None
     position_unavailable: str | None = None
+    eviction: str | None = None
+    requeued: bool = False
 
     @property
     def in_queue(self) -> bool:
         """True while the wait is a *queue* wait (before admission), as opposed to start-up."""
         return self.phase is ClusterPhase.QUEUED
+
+    @property
+    def pending(self) -> bool:
+        """True when the Workload sits in its LocalQueue (queued, or evicted and requeued), so a
+        queue position means something."""
+        return self.in_queue or self.requeued
 
     def error(self, name: str) -> RayQueueError | None:
         """The error a waiter should raise for a ``FAIL`` verdict, or ``None``.
@@ -322,6 +335,29 @@ class _WorkloadReading:
     cluster_queue: str | None = None
     queue: str | None = None
     queue_missing: bool = False
+    eviction: str | None = None  # identity of the current eviction (see eviction_key)
+    pending: tuple[str | None, str | None] = (None, None)  # why a requeued workload still waits
+
+
+def eviction_key(workload: Obj | None) -> str | None:
+    """An identity for the Workload's current eviction (``Evicted=True``), or ``None``.
+
+    Two observations of the same eviction give the same key; a new eviction gives a new one. A
+    waiter passes the key it saw when it started as ``known_eviction`` to :func:`assess_cluster`,
+    so that waiting on a cluster that was preempted *before* the wait (and is queued again) goes
+    on, while a preemption *during* the wait fails it.
+
+    Example:
+        >>> wl = {"status": {"conditions": [{"type": "Evicted", "status": "True", "reason": "Preempted",
+        ...       "message": "m", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
+        >>> eviction_key(wl)
+        'Preempted|2026-01-01T00:00:00Z|m'
+    """
+    evicted = condition(workload, "Evicted")
+    if evicted is None or not _is_true(evicted):
+        return None
+    parts = (evicted.get("reason"), evicted.get("lastTransitionTime"), evicted.get("message"))
+    return "|".join(str(p or "") for p in parts)
 
 
 def _eviction_kind(evicted: Mapping[str, Any], workload: Obj) -> tuple[str, str | None, str | None]:
@@ -357,9 +393,25 @@ def _read_workload(workload: Obj | None) -> _WorkloadReading:
     requeued = condition(workload, "Requeued")
     if evicted is not None and _is_true(evicted):
         kind, reason, message = _eviction_kind(evicted, workload)
+        key = eviction_key(workload)
         if _is_true(requeued) and kind != "deactivated" and spec.get("active", True) is not False:
-            return _WorkloadReading("requeued", kind, reason, message, cluster_queue=cq, queue=queue)
-        return _WorkloadReading("evicted", kind, reason, message, cluster_queue=cq, queue=queue)
+            reserved = condition(workload, "QuotaReserved")
+            pending = (
+                (_text(reserved, "reason"), _text(reserved, "message"))
+                if _is_false(reserved)
+                else (None, None)
+            )
+            return _WorkloadReading(
+                "requeued",
+                kind,
+                reason,
+                message,
+                cluster_queue=cq,
+                queue=queue,
+                eviction=key,
+                pending=pending,
+            )
+        return _WorkloadReading("evicted", kind, reason, message, cluster_queue=cq, queue=queue, eviction=key)
 
     target = condition(workload, "DeactivationTarget")
     if _is_true(target):
@@ -441,6 +493,7 @@ def assess_cluster(
     *,
     position: int | None = None,
     position_unavailable: str | None = None,
+    known_eviction: str | None = None,
 ) -> Assessment:
     """Read one observation of a RayCluster and its Kueue Workload.
 
@@ -450,6 +503,9 @@ def assess_cluster(
         position: the Workload's 0-based position in its LocalQueue, when known.
         position_unavailable: why the position is not known (visibility API absent or forbidden),
             or ``None``. Never a failure: the wait goes on without a position.
+        known_eviction: an eviction the caller already knew of when it started waiting
+            (:func:`eviction_key`). If Kueue has requeued the workload after *that* eviction, the
+            cluster is queued again and the wait goes on; any other eviction fails the wait.
 
     Example:
         >>> wl = {"status": {"conditions": [
@@ -489,6 +545,8 @@ def assess_cluster(
             workers_ready=ready_w,
             workers_desired=desired_w,
             position_unavailable=position_unavailable,
+            eviction=wl.eviction,
+            requeued=wl.state == "requeued",
         )
 
     # The RayCluster going away, or KubeRay's deprecated "failed" state (only without conditions).
@@ -514,17 +572,22 @@ def assess_cluster(
             kueue_why,
             kind=ErrorKind.FAILED,
         )
-    if wl.state == "evicted":
+    if wl.state == "requeued" and known_eviction is not None and wl.eviction == known_eviction:
+        # Evicted before the wait began and queued again since: wait for the next admission.
+        now = _kueue_words(*wl.pending)
+        tail = f"requeued after being {wl.kind} ({words})" + (f"; {now}" if now else "")
+        why = wl.pending if wl.pending[1] else kueue_why
+        return out(ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, position, tail), why, position)
+    if wl.state in ("evicted", "requeued"):
         phase, lead = {
             "preempted": (ClusterPhase.PREEMPTED, "preempted by Kueue"),
             "deactivated": (ClusterPhase.DEACTIVATED, "deactivated (resume it to requeue)"),
         }.get(wl.kind, (ClusterPhase.EVICTED, "evicted by Kueue"))
-        return out(
-            phase, Verdict.FAIL, f"{lead}: {words}" if words else lead, kueue_why, kind=ErrorKind.EVICTED
-        )
-    if wl.state == "requeued":
-        text = _queued_sentence(queue, position, f"requeued after {wl.kind}: {words}")
-        return out(ClusterPhase.QUEUED, Verdict.WAIT, text, kueue_why, position)
+        text = f"{lead}: {words}" if words else lead
+        if wl.state == "requeued":
+            text += " (Kueue has requeued it)"
+            return out(phase, Verdict.FAIL, text, kueue_why, position, kind=ErrorKind.EVICTED)
+        return out(phase, Verdict.FAIL, text, kueue_why, kind=ErrorKind.EVICTED)
     if wl.state == "reserved":
         tail = "quota reserved" + (f" in ClusterQueue {wl.cluster_queue!r}" if wl.cluster_queue else "")
         tail += f", waiting for admission checks: {words}" if words else ", waiting for admission checks"

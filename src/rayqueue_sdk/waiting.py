@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_sdk.admission import JOB_UID_LABEL, Assessment, ErrorKind, Verdict, assess_cluster
+from rayqueue_sdk.admission import JOB_UID_LABEL, Assessment, ErrorKind, Verdict, assess_cluster, eviction_key
 from rayqueue_sdk.errors import (
     AdmissionTimeout,
     ClusterNotFoundError,
@@ -189,6 +189,8 @@ def wait_for_cluster(
 
     position: int | None = None
     position_unavailable: str | None = None
+    known_eviction: str | None = None
+    first_look = True
     next_position_at = 0.0
     next_queue_check = 0.0
     queued_seconds = 0.0
@@ -211,8 +213,15 @@ def wait_for_cluster(
             last_tick = now
 
             workload = seen.workload
+            if first_look:
+                # An eviction that predates the wait (and that Kueue requeued) is history, not news.
+                known_eviction, first_look = eviction_key(workload), False
             assessment = assess_cluster(
-                seen.cluster, workload, position=position, position_unavailable=position_unavailable
+                seen.cluster,
+                workload,
+                position=position,
+                position_unavailable=position_unavailable,
+                known_eviction=known_eviction,
             )
             if assessment.in_queue and workload is not None and position_unavailable is None:
                 if now >= next_position_at:
@@ -227,7 +236,11 @@ def wait_for_cluster(
                             )
                     next_position_at = now + position_refresh
                     assessment = assess_cluster(
-                        seen.cluster, workload, position=position, position_unavailable=position_unavailable
+                        seen.cluster,
+                        workload,
+                        position=position,
+                        position_unavailable=position_unavailable,
+                        known_eviction=known_eviction,
                     )
             elif not assessment.in_queue:
                 position = None
@@ -378,7 +391,7 @@ def observe_cluster(
     position, why = None, None
     reading = assess_cluster(cluster, wl)
     queue_name = reading.queue or ((wl or {}).get("spec") or {}).get("queueName")
-    if with_position and reading.in_queue and wl is not None and queue_name:
+    if with_position and reading.pending and wl is not None and queue_name:
         position, why = queue_position(namespace, queue_name, _name(wl), api)
     return status_from(cluster, wl, position=position, position_unavailable=why)
 
@@ -418,7 +431,7 @@ def observe_clusters(
         for cluster, wl in pairs:
             reading = assess_cluster(cluster, wl)
             queue_name = reading.queue or ((wl or {}).get("spec") or {}).get("queueName")
-            if reading.in_queue and wl is not None and queue_name:
+            if reading.pending and wl is not None and queue_name:
                 pending_by_queue.setdefault(queue_name, []).append(_name(wl))
         for queue_name, names in pending_by_queue.items():
             for wl_name, answer in queue_positions(namespace, queue_name, names, api).items():

@@ -253,6 +253,54 @@ def test_eviction_raises_preempted_error(plane: LocalControlPlane) -> None:
     assert info.value.message == PREEMPT_MSG
 
 
+def test_preempted_before_the_wait_and_requeued_waits_for_readmission(plane: LocalControlPlane) -> None:
+    w = World(plane, "comeback")
+    w.create_workload()
+    evicted = [
+        cond("Evicted", "True", "Preempted", PREEMPT_MSG),
+        cond("Preempted", "True", "InCohortReclamation", PREEMPT_MSG),
+        cond("Requeued", "True", "Preempted", PREEMPT_MSG),
+    ]
+    w.workload_status(*evicted, cond("QuotaReserved", "False", "Pending", FLAVOR_MSG))
+    assert observe_cluster("comeback", NS, plane.api_client()).phase is ClusterPhase.PREEMPTED
+
+    def readmit() -> None:  # Kueue resets Evicted/Preempted when it admits the workload again
+        w.workload_status(
+            cond("Evicted", "False", "QuotaReserved", "Previously: " + PREEMPT_MSG),
+            cond("Preempted", "False", "QuotaReserved", "Previously: " + PREEMPT_MSG),
+            cond("QuotaReserved", "True", "QuotaReserved", "Quota reserved in ClusterQueue cq-dev"),
+            cond("Admitted", "True", "Admitted", "The workload is admitted"),
+            admission=True,
+        )
+
+    seen, on_progress = driver(
+        {ClusterPhase.QUEUED: readmit, ClusterPhase.ADMITTED: w.unsuspend, ClusterPhase.STARTING: w.ready}
+    )
+    status = wait_for_cluster("comeback", NS, client=plane.api_client(), timeout=60, on_progress=on_progress)
+    assert status.ready
+    assert "requeued after being preempted" in seen[0].explanation and seen[0].message == FLAVOR_MSG
+
+
+def test_preemption_during_the_wait_with_immediate_requeue_fails(plane: LocalControlPlane) -> None:
+    w = World(plane, "requeued-victim")
+    w.create_workload(cond("QuotaReserved", "False", "Pending", FLAVOR_MSG))
+
+    def preempt_and_requeue() -> None:
+        w.workload_status(
+            cond("Evicted", "True", "Preempted", PREEMPT_MSG),
+            cond("Preempted", "True", "InCohortReclamation", PREEMPT_MSG),
+            cond("Requeued", "True", "Preempted", PREEMPT_MSG),
+            cond("QuotaReserved", "False", "Pending", FLAVOR_MSG),
+        )
+
+    _, on_progress = driver({ClusterPhase.QUEUED: preempt_and_requeue})
+    with pytest.raises(PreemptedError) as info:
+        wait_for_cluster(
+            "requeued-victim", NS, client=plane.api_client(), timeout=60, on_progress=on_progress
+        )
+    assert info.value.reason == "InCohortReclamation"
+
+
 def test_deactivation_raises_preempted_error(plane: LocalControlPlane) -> None:
     w = World(plane, "paused")
     w.create_workload(cond("QuotaReserved", "False", "Pending", FLAVOR_MSG))

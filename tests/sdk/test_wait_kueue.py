@@ -14,7 +14,7 @@ from kubernetes import client as k8s
 from sdk_helpers import NS, cond, raycluster
 
 from rayqueue_sdk import ClusterPhase, ClusterStatus, TokenAuthentication
-from rayqueue_sdk.errors import AdmissionTimeout
+from rayqueue_sdk.errors import AdmissionTimeout, PreemptedError
 from rayqueue_sdk.local.controllers.kueue.controller import KueueController
 from rayqueue_sdk.local.controlplane import LocalControlPlane
 from rayqueue_sdk.waiting import observe_cluster, wait_for_cluster
@@ -123,3 +123,93 @@ def test_second_cluster_waits_with_kueues_words_then_runs(kueue_plane: LocalCont
     final = wait_for_cluster("second", NS, timeout=60, on_progress=on_second)
     assert final.ready and final.cluster_queue == "cq-dev"
     assert seen[0] is ClusterPhase.QUEUED and seen[-1] is ClusterPhase.READY
+
+
+COHORT = f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: prod-priority}}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: dev-priority}}
+value: 100
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq-production}}
+spec:
+  cohortName: all-cpus
+  namespaceSelector: {{}}
+  preemption: {{reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {{name: cpu, nominalQuota: 3}}
+      - {{name: memory, nominalQuota: 3Gi}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq-development}}
+spec:
+  cohortName: all-cpus
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {{name: cpu, nominalQuota: 0}}
+      - {{name: memory, nominalQuota: 0}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: prod-q, namespace: {NS}}}
+spec: {{clusterQueue: cq-production}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: dev-q, namespace: {NS}}}
+spec: {{clusterQueue: cq-development}}
+"""
+
+
+def test_preemption_by_a_higher_priority_cluster_is_seen_with_kueues_reason(
+    kueue_plane: LocalControlPlane,
+) -> None:
+    kueue_plane.apply(COHORT)
+    admin = k8s.CustomObjectsApi(kueue_plane.api_client())
+
+    def labelled(name: str, queue: str, priority: str) -> dict[str, Any]:
+        body = _cluster(name)
+        body["metadata"]["labels"] = {
+            "kueue.x-k8s.io/queue-name": queue,
+            "kueue.x-k8s.io/priority-class": priority,
+        }
+        return body
+
+    def on_progress(status: ClusterStatus) -> None:
+        if status.phase is ClusterPhase.STARTING:  # dev runs on borrowed quota: production reclaims it
+            admin.create_namespaced_custom_object(
+                "ray.io", "v1", NS, "rayclusters", labelled("prod", "prod-q", "prod-priority")
+            )
+
+    admin.create_namespaced_custom_object(
+        "ray.io", "v1", NS, "rayclusters", labelled("dev", "dev-q", "dev-priority")
+    )
+    with pytest.raises(PreemptedError) as info:
+        wait_for_cluster("dev", NS, client=kueue_plane.api_client(), timeout=60, on_progress=on_progress)
+    assert info.value.reason in ("InCohortReclamation", "InCohortReclaimWhileBorrowing")
+    assert info.value.message.startswith("Preempted to accommodate a workload")
+
+    status = observe_cluster("dev", NS, kueue_plane.api_client())  # seed 004, as status() shows it
+    assert (status.phase, status.priority_class, status.position) == (
+        ClusterPhase.PREEMPTED,
+        "dev-priority",
+        0,
+    )
+    assert status.reason in ("InCohortReclamation", "InCohortReclaimWhileBorrowing")
+    assert "Kueue has requeued it" in status.explanation
