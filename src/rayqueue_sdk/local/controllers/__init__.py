@@ -27,4 +27,7 @@ def default_controllers(cp: Any) -> list[Controller]:
     from rayqueue_sdk.local.controllers.kueue.controller import KueueController
 
     controllers: list[Controller] = [KueueController(cp)]
+    from rayqueue_sdk.local.controllers.kuberay import kuberay_controllers
+
+    controllers += kuberay_controllers(cp)
     return controllers
