@@ -65,13 +65,18 @@ def register(subparsers: Any) -> None:
 
 
 def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, exited but not yet reaped by its parent, does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no procfs: trust kill()
+    return stat.rpartition(")")[2].split()[0] != "Z"
 
 
 def _read_run_file() -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -38,6 +39,20 @@ log = logging.getLogger(__name__)
 __all__ = ["LocalControlPlane"]
 
 ADMIN_CONTEXT = "rayqueue-local"
+
+
+def _crd_types(crd_dir: Path) -> tuple[Any, ...]:
+    """The resource types of the CRDs in ``crd_dir``, parsed once per process (YAML parsing is slow)."""
+    files = sorted(p for p in crd_dir.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+    signature = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+    return _load_crd_types(str(crd_dir.resolve()), signature)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_crd_types(crd_dir: str, signature: tuple[Any, ...]) -> tuple[Any, ...]:
+    from rayqueue_sdk.local.registry import load_crd_dir
+
+    return tuple(load_crd_dir(crd_dir))
 
 
 def _scale_get(workload: dict[str, Any]) -> int:
@@ -135,7 +150,8 @@ class LocalControlPlane:
             )
         elif not self.crd_dir.is_dir():
             raise FileNotFoundError(f"CRD directory not found: {self.crd_dir}")
-        self.registry = Registry(self.crd_dir)
+        self.registry = Registry(extra=_crd_types(self.crd_dir) if self.crd_dir is not None else ())
+        self.registry.crd_dir = self.crd_dir
         if self.workload_scale:
             self.registry.enable_scale("workloads.kueue.x-k8s.io", _scale_get, _scale_set)
         self.store = Store(

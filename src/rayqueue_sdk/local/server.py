@@ -70,6 +70,15 @@ class _Route:
     verb: str
 
 
+_DRAIN_LIMIT = 64 * 1024 * 1024
+
+
+def _too_large() -> HTTPError:
+    return HTTPError.make(
+        413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_BODY_BYTES}"
+    )
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -175,12 +184,30 @@ class _Handler(BaseHTTPRequestHandler):
     def _read_body_or_none(self) -> bytes:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
             return self._read_chunked()
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY_BYTES:
-            # Drain what we can cheaply, then close: the body is not worth reading.
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
             self.close_connection = True
-            raise HTTPError.make(413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728")
+            raise HTTPError.bad_request("invalid Content-Length") from None
+        if length > MAX_BODY_BYTES:
+            self._discard(length)
+            raise _too_large()
         return self.rfile.read(length) if length > 0 else b""
+
+    def _discard(self, length: int) -> None:
+        """Read and drop a body we refuse, so the client sees our answer instead of a reset.
+
+        Past ``_DRAIN_LIMIT`` the connection is closed instead.
+        """
+        if length > _DRAIN_LIMIT:
+            self.close_connection = True
+            return
+        while length > 0:
+            chunk = self.rfile.read(min(length, 1 << 16))
+            if not chunk:
+                self.close_connection = True
+                return
+            length -= len(chunk)
 
     def _read_chunked(self) -> bytes:
         data = bytearray()
@@ -193,9 +220,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.rfile.readline()
             if len(data) > MAX_BODY_BYTES:
                 self.close_connection = True
-                raise HTTPError.make(
-                    413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728"
-                )
+                raise _too_large()
 
     def _drop(self) -> None:
         self.close_connection = True

@@ -1,0 +1,101 @@
+"""``rayqueue local up`` / ``down`` / ``status`` as subprocesses, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes import client, config
+
+
+def _rayqueue(*args: str, env: dict[str, str], **kw: Any) -> Any:
+    return subprocess.run(
+        [sys.executable, "-m", "rayqueue_sdk.cli", *args],
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=120,
+        **kw,
+    )
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "RAYQUEUE_HOME": str(tmp_path / "home"),
+        "KUBECONFIG": str(tmp_path / "kube" / "config"),
+    }
+
+
+def test_local_up_status_down(env: dict[str, str], tmp_path: Path, crd_dir: Path) -> None:
+    kubeconfig = Path(env["KUBECONFIG"])
+    kubeconfig.parent.mkdir(parents=True)
+    other = {"name": "other", "context": {"cluster": "elsewhere", "user": "someone"}}
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {"apiVersion": "v1", "kind": "Config", "contexts": [other], "current-context": "other"}
+        )
+    )
+    up = subprocess.Popen(
+        [sys.executable, "-m", "rayqueue_sdk.cli", "local", "up", "--crds", str(crd_dir)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert up.stdout is not None
+        first = up.stdout.readline()
+        assert first.startswith("Local control plane at https://127.0.0.1:"), first + (
+            up.stderr.read() if up.poll() is not None else ""
+        )
+        server = first.split()[4]
+        run = json.loads((Path(env["RAYQUEUE_HOME"]) / "local.json").read_text())
+        assert run["pid"] == up.pid and run["server"] == server
+
+        doc = yaml.safe_load(kubeconfig.read_text())
+        assert doc["current-context"] == "rayqueue-local"
+        assert {c["name"] for c in doc["contexts"]} == {"other", "rayqueue-local"}
+        api = client.CoreV1Api(config.new_client_from_config(str(kubeconfig)))
+        assert "default" in [n.metadata.name for n in api.list_namespace().items]
+
+        status = _rayqueue("local", "status", env=env)
+        assert status.returncode == 0 and server in status.stdout
+        second = _rayqueue("local", "up", env=env)
+        assert second.returncode == 1 and "already running" in second.stdout
+
+        down = _rayqueue("local", "down", env=env)
+        assert down.returncode == 0 and "Stopped" in down.stdout
+        assert up.wait(timeout=60) == 0
+    finally:
+        if up.poll() is None:
+            up.kill()
+            up.wait()
+    assert not (Path(env["RAYQUEUE_HOME"]) / "local.json").exists()
+    doc = yaml.safe_load(kubeconfig.read_text())
+    assert [c["name"] for c in doc["contexts"]] == ["other"]  # our context removed, the user's kept
+    assert _rayqueue("local", "status", env=env).returncode == 1
+    assert "No local control plane" in _rayqueue("local", "down", env=env).stdout
+
+
+def test_help_lists_the_subcommands(env: dict[str, str]) -> None:
+    out = _rayqueue("--help", env=env)
+    assert out.returncode == 0 and "local" in out.stdout
+    out = _rayqueue("local", "up", "--help", env=env)
+    assert "--state-dir" in out.stdout and "--kubeconfig" in out.stdout
+
+
+def test_cli_import_is_light(env: dict[str, str]) -> None:
+    code = (
+        "import sys, rayqueue_sdk.cli as c; c.build_parser(); "
+        "print(sorted(m for m in ('kubernetes', 'yaml', 'cryptography', 'ray') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, text=True, capture_output=True, timeout=60)
+    assert out.stdout.strip() == "[]", out.stderr

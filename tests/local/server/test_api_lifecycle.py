@@ -1,0 +1,127 @@
+"""Control planes of their own: restart with a state directory, workload /scale, kubeconfig, apply()."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+
+from rayqueue_sdk.local import LocalControlPlane
+
+KUEUE = "kueue.x-k8s.io"
+
+
+def test_restart_with_a_state_dir_keeps_objects_tokens_and_ca(tmp_path: Path, crd_dir: Path) -> None:
+    with LocalControlPlane(crd_dir=crd_dir, state_dir=tmp_path, controllers=[]) as cp:
+        cp.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n")
+        user_token = cp.add_user("alice", ["team-a"])
+        admin_token = cp.token
+        core = client.CoreV1Api(cp.api_client())
+        made = core.create_namespaced_config_map("team-a", {"metadata": {"name": "kept"}, "data": {"k": "v"}})
+        ca = cp.ca_cert_path.read_bytes()
+    with LocalControlPlane(crd_dir=crd_dir, state_dir=tmp_path, controllers=[]) as cp:
+        assert cp.token == admin_token and cp.ca_cert_path.read_bytes() == ca
+        core = client.CoreV1Api(cp.api_client())
+        kept = core.read_namespaced_config_map("kept", "team-a")
+        assert kept.data == {"k": "v"} and kept.metadata.uid == made.metadata.uid
+        assert int(kept.metadata.resource_version) == int(made.metadata.resource_version)
+        later = core.create_namespaced_config_map("team-a", {"metadata": {"name": "later"}})
+        assert int(later.metadata.resource_version) > int(made.metadata.resource_version)
+        as_user = client.CoreV1Api(cp.api_client(user_token))
+        assert [c.metadata.name for c in as_user.list_namespaced_config_map("team-a").items] == [
+            "kept",
+            "later",
+        ]
+
+
+def test_without_state_dir_nothing_is_left_behind() -> None:
+    with LocalControlPlane(controllers=[]) as cp:
+        base = cp.kubeconfig_path.parent
+        assert base.is_dir()
+    assert not base.exists()
+
+
+def test_kubeconfig_contexts_work_with_load_kube_config() -> None:
+    with LocalControlPlane(controllers=[]) as cp:
+        cp.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-k"}})
+        cp.add_user("kim", ["team-k"])
+        doc = yaml.safe_load(cp.kubeconfig_path.read_text())
+        assert doc["current-context"] == "rayqueue-local"
+        assert {c["name"] for c in doc["contexts"]} == {"rayqueue-local", "rayqueue-local-kim"}
+        admin = client.CoreV1Api(config.new_client_from_config(str(cp.kubeconfig_path)))
+        assert "team-k" in [n.metadata.name for n in admin.list_namespace().items]
+        kim = client.CoreV1Api(
+            config.new_client_from_config(str(cp.kubeconfig_path), context="rayqueue-local-kim")
+        )
+        assert kim.list_namespaced_config_map("team-k").items == []
+        with pytest.raises(ApiException) as err:
+            kim.list_namespace()
+        assert err.value.status == 403
+
+
+def test_apply_creates_then_updates_multi_document_yaml() -> None:
+    docs = """
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-y}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq-y}
+spec: {cohort: research}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg, namespace: team-y}
+data: {a: "1"}
+"""
+    with LocalControlPlane(controllers=[]) as cp:
+        first = cp.apply(docs)
+        assert [o["kind"] for o in first] == ["Namespace", "ClusterQueue", "ConfigMap"]
+        assert first[1]["spec"]["cohortName"] == "research"  # stored as v1beta2
+        again = cp.apply(docs.replace('a: "1"', 'a: "2"'))
+        assert again[2]["data"] == {"a": "2"}
+        assert again[2]["metadata"]["uid"] == first[2]["metadata"]["uid"]
+        with pytest.raises(ValueError):
+            cp.apply({"apiVersion": "example.com/v1", "kind": "Nope", "metadata": {"name": "x"}})
+
+
+def test_workload_scale_subresource() -> None:
+    workload = {
+        "apiVersion": f"{KUEUE}/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": "wl", "namespace": "default"},
+        "spec": {"queueName": "lq", "active": True, "podSets": []},
+    }
+    with LocalControlPlane(controllers=[], workload_scale=True) as cp:
+        cp.apply(workload)
+        custom = client.CustomObjectsApi(cp.api_client())
+        scale = custom.get_namespaced_custom_object_scale(KUEUE, "v1beta2", "default", "workloads", "wl")
+        assert scale["kind"] == "Scale" and scale["spec"]["replicas"] == 1
+        scale["spec"]["replicas"] = 0
+        out = custom.replace_namespaced_custom_object_scale(
+            KUEUE, "v1beta2", "default", "workloads", "wl", scale
+        )
+        assert out["spec"]["replicas"] == 0
+        wl = custom.get_namespaced_custom_object(KUEUE, "v1beta2", "default", "workloads", "wl")
+        assert wl["spec"]["active"] is False
+        custom.patch_namespaced_custom_object_scale(
+            KUEUE, "v1beta2", "default", "workloads", "wl", {"spec": {"replicas": 1}}
+        )
+        assert custom.get_namespaced_custom_object(KUEUE, "v1beta2", "default", "workloads", "wl")["spec"][
+            "active"
+        ]
+        from kubernetes import dynamic
+
+        dyn = dynamic.DynamicClient(cp.api_client())
+        assert "scale" in dyn.resources.get(api_version=f"{KUEUE}/v1beta2", kind="Workload").subresources
+
+
+def test_scale_is_not_served_unless_enabled(custom: Any) -> None:
+    with pytest.raises(ApiException) as err:
+        custom.get_namespaced_custom_object_scale(KUEUE, "v1beta2", "default", "workloads", "wl")
+    assert err.value.status == 404
