@@ -1,7 +1,8 @@
 """Randomised runs of the engine: quota is never over-committed, admission is all-or-nothing.
 
-A seeded generator builds ClusterQueues (one cohort, random nominal quotas, borrowing and lending
-limits, preemption policies and queueing strategies) and then submits, deletes, deactivates and
+A seeded generator builds ClusterQueues (one cohort, sometimes a Cohort object with quota of its
+own, random nominal quotas, borrowing and lending limits, preemption policies and queueing
+strategies) and then submits, deletes, deactivates and
 reactivates Workloads of random sizes and priorities, running an admission pass after each
 operation. After every pass an independent check (written from Kueue's documented semantics,
 not with the engine's quota code) verifies every limit.
@@ -69,6 +70,22 @@ def random_job(rng: random.Random, name: str, queues: int) -> dict[str, Any]:
     )
 
 
+def random_cohort(rng: random.Random) -> list[dict[str, Any]]:
+    """Sometimes a Cohort object named like the ClusterQueues' cohort, with quota of its own."""
+    if rng.random() < 0.5:
+        return []
+    flavors = [
+        {"name": f, "resources": [{"name": r, "nominalQuota": rng.randint(0, 3)} for r in RESOURCES]}
+        for f in ("fa", "fb")
+    ]
+    return [
+        {
+            "metadata": {"name": "pool"},
+            "spec": {"resourceGroups": [{"coveredResources": list(RESOURCES), "flavors": flavors}]},
+        }
+    ]
+
+
 def check(cluster: Cluster) -> None:
     """Independent invariants over every admitted Workload."""
     quotas = {cq["metadata"]["name"]: cq for cq in cluster.cqs}
@@ -105,6 +122,11 @@ def check(cluster: Cluster) -> None:
                     assert used <= limit, f"{name} uses {used} of {fr}, over nominal+borrowingLimit {limit}"
                 pool_used[fr] = pool_used.get(fr, 0) + max(0, used - guaranteed)
                 pool_size[fr] = pool_size.get(fr, 0) + nominal - guaranteed
+    for cohort in cluster.cohorts:
+        for flavor in cohort["spec"]["resourceGroups"][0]["flavors"]:
+            for res in flavor["resources"]:
+                fr = (flavor["name"], res["name"])
+                pool_size[fr] = pool_size.get(fr, 0) + to_amount(res["name"], res["nominalQuota"])
     for fr, used in pool_used.items():
         assert used <= pool_size[fr], f"cohort over-committed for {fr}: {used} > {pool_size[fr]}"
 
@@ -118,6 +140,7 @@ def test_random_operations_never_over_commit_quota(seed: int) -> None:
         cqs=cqs,
         lqs=[local_queue("ns", f"lq{i}", f"cq{i}") for i in range(queues)],
         flavors=["fa", "fb"],
+        cohorts=random_cohort(rng),
         priorities=PRIORITIES,
     )
     admitted_ever = 0
