@@ -56,6 +56,14 @@ def register(subparsers: Any) -> None:
     )
     up.add_argument("--context", default="rayqueue-local", help="kubeconfig context name")
     up.add_argument("--workload-scale", action="store_true", help="serve Kueue workloads/scale (seed 000)")
+    up.add_argument(
+        "--set",
+        dest="options",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a controller option, e.g. --set ray_enabled=true (value parsed as JSON when it can be)",
+    )
     up.set_defaults(func=_up)
     down = sub.add_parser("down", help="stop the running local control plane")
     down.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for it to stop")
@@ -112,6 +120,7 @@ def _up(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     cp = LocalControlPlane(
+        **_options(args.options),
         crd_dir=args.crds,
         state_dir=state_dir,
         port=args.port,
@@ -155,6 +164,20 @@ def _up(args: argparse.Namespace) -> int:
         path.unlink(missing_ok=True)
         print("Stopped.", flush=True)
     return 0
+
+
+def _options(pairs: list[str]) -> dict[str, Any]:
+    """``["ray_enabled=true", "name=x"]`` -> ``{"ray_enabled": True, "name": "x"}``."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise SystemExit(f"--set needs KEY=VALUE, got {pair!r}")
+        try:
+            options[key] = json.loads(value)
+        except ValueError:
+            options[key] = value
+    return options
 
 
 def _down(args: argparse.Namespace) -> int:

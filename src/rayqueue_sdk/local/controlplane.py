@@ -23,7 +23,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,7 +72,10 @@ class LocalControlPlane:
     survive a restart there (``None``: a temporary directory, removed by :meth:`stop`).
     ``port=0`` picks a free port. ``workload_scale=True`` serves Kueue ``workloads/scale``
     (replicas 1 ⇔ ``spec.active``, DESIGN §6). ``controllers``: the controllers to run (default:
-    :func:`rayqueue_sdk.local.controllers.default_controllers`; ``[]`` for none).
+    :func:`rayqueue_sdk.local.controllers.default_controllers`; ``[]`` for none; or a callable
+    ``cp -> [controllers]``, called after the server is up). Any other keyword
+    becomes an attribute the controllers read (e.g. ``kuberay_enabled=True``, ``ray_enabled=True``;
+    see :mod:`rayqueue_sdk.local.controllers.kuberay`).
 
     Attributes once started: ``server`` (the https URL), ``token`` (admin), ``ca_cert_path``,
     ``kubeconfig_path`` (admin context ``rayqueue-local`` plus one per :meth:`add_user`), ``store``,
@@ -92,11 +95,12 @@ class LocalControlPlane:
         port: int = 0,
         host: str = "127.0.0.1",
         workload_scale: bool = False,
-        controllers: list[Any] | None = None,
+        controllers: list[Any] | Callable[[LocalControlPlane], list[Any]] | None = None,
         *,
         admin_token: str | None = None,
         bookmark_interval: float = 5.0,
         history: int = 10_000,
+        **controller_options: Any,
     ) -> None:
         self.crd_dir = Path(crd_dir) if crd_dir is not None else None
         self.state_dir = Path(state_dir) if state_dir is not None else None
@@ -108,6 +112,10 @@ class LocalControlPlane:
         self._controllers_arg = controllers
         self._admin_token = admin_token
         self.controllers: list[Any] = []
+        for option, value in controller_options.items():
+            if option.startswith("_") or hasattr(self, option) or hasattr(type(self), option):
+                raise TypeError(f"LocalControlPlane got an unexpected or reserved option {option!r}")
+            setattr(self, option, value)
         self._tmp: str | None = None
         self._api: APIServer | None = None
         self._lock = threading.Lock()
@@ -181,6 +189,8 @@ class LocalControlPlane:
             from rayqueue_sdk.local.controllers import default_controllers
 
             self.controllers = list(default_controllers(self))
+        elif callable(self._controllers_arg):
+            self.controllers = list(self._controllers_arg(self))
         else:
             self.controllers = list(self._controllers_arg)
         for controller in self.controllers:

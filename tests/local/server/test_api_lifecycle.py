@@ -125,3 +125,36 @@ def test_scale_is_not_served_unless_enabled(custom: Any) -> None:
     with pytest.raises(ApiException) as err:
         custom.get_namespaced_custom_object_scale(KUEUE, "v1beta2", "default", "workloads", "wl")
     assert err.value.status == 404
+
+
+class _Recorder:
+    """A controller that checks the server is up when it starts and still up when it stops."""
+
+    name = "recorder"
+
+    def __init__(self, log: list[str], cp: Any) -> None:
+        self.log = log
+        self.cp = cp
+
+    def _server_answers(self) -> bool:
+        return bool(client.CoreV1Api(self.cp.api_client()).list_namespace().items)
+
+    def start(self, store: Any) -> None:
+        self.log.append(f"start:{self._server_answers()}:{store is self.cp.store}")
+
+    def stop(self) -> None:
+        self.log.append(f"stop:{self._server_answers()}")
+
+
+def test_controllers_start_after_the_server_and_stop_before_it() -> None:
+    log: list[str] = []
+    with LocalControlPlane(controllers=lambda cp: [_Recorder(log, cp)]):
+        assert log == ["start:True:True"]
+    assert log == ["start:True:True", "stop:True"]
+
+
+def test_controller_options_become_attributes() -> None:
+    cp = LocalControlPlane(controllers=[], kuberay_enabled=True, simulated_job_seconds=0.5)
+    assert cp.kuberay_enabled is True and cp.simulated_job_seconds == 0.5
+    with pytest.raises(TypeError):
+        LocalControlPlane(token="mine")  # a reserved name
