@@ -7,11 +7,13 @@
   **an approximation**: upstream reads the merge key and strategy of every list from Go struct tags.
   Here a list merges by key only when its field name is in :data:`MERGE_KEYS` (``containers``,
   ``initContainers``, ``env``, ``ports``, ``volumes``, ``volumeMounts``, ``conditions``, ...) and every
-  element is an object carrying that key; any other list is replaced, as upstream does for lists
-  without a patch strategy. Supported directives: ``$patch: delete`` (in a list element: remove the
-  element with that key; in a map: remove the map), ``$patch: replace`` (in a map: replace instead of
-  merging), ``$retainKeys`` is ignored, ``$deleteFromPrimitiveList/<field>`` removes values from a
-  primitive list, ``$setElementOrder/<field>`` is accepted and ignored. Custom resources get merge
+  element is an object carrying that key (``ports`` merge by ``containerPort`` or ``port``);
+  ``finalizers`` are unioned (``patchStrategy: merge`` upstream); any other list is replaced, as
+  upstream does for lists without a patch strategy. Supported directives: ``$patch: delete`` (in a
+  list element: remove the element with that key; in a map: remove the map), ``$patch: replace`` (in
+  a map: replace instead of merging), ``$retainKeys`` is ignored,
+  ``$deleteFromPrimitiveList/<field>`` removes values from a primitive list,
+  ``$setElementOrder/<field>`` is accepted and ignored. Custom resources get merge
   patch semantics upstream (415 for strategic); the server decides whether to refuse.
 * :func:`server_side_apply` — server-side apply with ``managedFields`` bookkeeping (see its docstring).
 
@@ -28,7 +30,7 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = [
@@ -242,24 +244,40 @@ def _need(op: dict[str, Any], field: str) -> Any:
 
 # -- strategic merge (approximation) ----------------------------------------------------------------------
 
-#: list field name -> merge key, for the lists strategic merge patches merge element-wise.
-MERGE_KEYS: dict[str, str] = {
-    "containers": "name",
-    "initContainers": "name",
-    "ephemeralContainers": "name",
-    "env": "name",
-    "ports": "containerPort",
-    "volumes": "name",
-    "volumeMounts": "mountPath",
-    "conditions": "type",
-    "imagePullSecrets": "name",
-    "workerGroupSpecs": "groupName",
-    "podSets": "name",
-    "ownerReferences": "uid",
-    "tolerations": "key",
-    "hostAliases": "ip",
-    "envFrom": "prefix",
+#: list field name -> key fields of the built-in types' map-lists (strategic merge and apply).
+#: ``ports`` is keyed by ``containerPort`` in containers and by ``port`` in services: an element
+#: list merges by the first candidate every element carries.
+MERGE_KEYS: dict[str, tuple[str, ...]] = {
+    "containers": ("name",),
+    "initContainers": ("name",),
+    "ephemeralContainers": ("name",),
+    "env": ("name",),
+    "ports": ("containerPort", "port"),
+    "volumes": ("name",),
+    "volumeMounts": ("mountPath",),
+    "volumeDevices": ("devicePath",),
+    "conditions": ("type",),
+    "imagePullSecrets": ("name",),
+    "ownerReferences": ("uid",),
+    "hostAliases": ("ip",),
+    "topologySpreadConstraints": ("topologyKey",),
+    "resourceClaims": ("name",),
+    "schedulingGates": ("name",),
+    "subjects": ("name",),
 }
+#: primitive lists strategic merge unions instead of replacing (``patchStrategy:"merge"`` upstream).
+MERGE_PRIMITIVE_LISTS = frozenset({"finalizers"})
+
+
+def _strategic_key(field: str, *lists: Any) -> str | None:
+    """The merge key of ``field`` that every element of every given list carries, if any."""
+    for candidate in MERGE_KEYS.get(field, ()):
+        if all(
+            isinstance(lst, list) and all(isinstance(e, dict) and candidate in e for e in lst)
+            for lst in lists
+        ):
+            return candidate
+    return None
 
 
 def strategic_merge_patch(target: Any, patch: Any, _field: str | None = None) -> Any:
@@ -302,15 +320,11 @@ def strategic_merge_patch(target: Any, patch: Any, _field: str | None = None) ->
 
 
 def _merge_list(live: Any, patch: list[Any], field: str) -> list[Any]:
-    merge_key = MERGE_KEYS.get(field)
-    keyed = merge_key is not None and all(isinstance(e, dict) and merge_key in e for e in patch)
-    if (
-        not keyed
-        or not isinstance(live, list)
-        or not all(isinstance(e, dict) and merge_key in e for e in live)
-    ):
+    if field in MERGE_PRIMITIVE_LISTS and isinstance(live, list):
+        return [*live, *(v for v in patch if v not in live)]
+    merge_key = _strategic_key(field, patch, live) if isinstance(live, list) else None
+    if merge_key is None:
         return [deep_copy(e) for e in patch if not (isinstance(e, dict) and e.get("$patch") == "delete")]
-    assert merge_key is not None
     result = [deep_copy(e) for e in live]
     positions = {e[merge_key]: i for i, e in enumerate(result)}
     deleted: set[Any] = set()
@@ -329,34 +343,71 @@ def _merge_list(live: Any, patch: list[Any], field: str) -> list[Any]:
 # -- server-side apply ------------------------------------------------------------------------------------
 #
 # Field sets use the FieldsV1 shape of real managedFields: {"f:spec": {"f:replicas": {}}}; elements of
-# keyed lists are "k:{\"name\":\"x\"}" entries; every other list is atomic (owned as a whole).
+# map-type lists are 'k:{"name":"x"}' entries; every other list is atomic (owned as a whole). Which
+# lists are maps comes from a resolver: structural path (field names, no indexes) -> key fields.
+# For custom resources the store derives it from the CRD's x-kubernetes-list-type/-map-keys
+# (rayqueue_sdk.local.schema.list_map_keys); for the built-in types :func:`default_list_keys` uses
+# :data:`MERGE_KEYS`.
 
 Path = tuple[str, ...]
+ListKeys = Callable[[tuple[str, ...]], "tuple[str, ...] | None"]
 
 
-def _list_key(field: str, value: Any) -> str | None:
-    key = MERGE_KEYS.get(field)
-    if key and isinstance(value, list) and value and all(isinstance(e, dict) and key in e for e in value):
-        return key
-    return None
+def default_list_keys(path: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Map-list keys of the built-in types, by the list's field name (see :data:`MERGE_KEYS`).
+
+    Example:
+        >>> default_list_keys(("spec", "containers")), default_list_keys(("spec", "args"))
+        (('name',), None)
+    """
+    return MERGE_KEYS.get(path[-1]) if path else None
 
 
-def _leaves(value: Any, prefix: Path = (), field: str = "") -> Iterator[tuple[Path, Any]]:
+def _element_id(keys: tuple[str, ...], element: Any) -> dict[str, Any] | None:
+    """The identity of a map-list element: its key fields (the first one is required)."""
+    if not isinstance(element, dict) or keys[0] not in element:
+        return None
+    return {k: element[k] for k in keys if k in element}
+
+
+def _ident_str(ident: dict[str, Any]) -> str:
+    return "k:" + json.dumps(ident, separators=(",", ":"), sort_keys=True)
+
+
+def _map_list_keys(value: Any, spath: tuple[str, ...], list_keys: ListKeys) -> tuple[str, ...] | None:
+    if not isinstance(value, list) or not value:
+        return None
+    keys = list_keys(spath)
+    if not keys or any(_element_id(keys, e) is None for e in value):
+        return None
+    return keys
+
+
+def _leaves(
+    value: Any, list_keys: ListKeys, prefix: Path = (), spath: Path = ()
+) -> Iterator[tuple[Path, Any]]:
     """Leaf paths (and their values) of an applied configuration."""
     if isinstance(value, dict) and value:
         for k, v in value.items():
-            yield from _leaves(v, (*prefix, f"f:{k}"), k)
+            yield from _leaves(v, list_keys, (*prefix, f"f:{k}"), (*spath, k))
         return
-    key = _list_key(field, value)
-    if key is not None:
+    keys = _map_list_keys(value, spath, list_keys)
+    if keys is not None:
         for element in value:
-            ident = f"k:{json.dumps({key: element[key]}, separators=(',', ':'))}"
-            rest = {k: v for k, v in element.items() if k != key}
-            yield (*prefix, ident, f"f:{key}"), element[key]
+            ident = _element_id(keys, element)
+            assert ident is not None
+            item = (*prefix, _ident_str(ident))
+            for k, v in ident.items():
+                yield (*item, f"f:{k}"), v
+            rest = {k: v for k, v in element.items() if k not in ident}
             if rest:
-                yield from _leaves(rest, (*prefix, ident))
+                yield from _leaves(rest, list_keys, item, spath)
         return
     yield prefix, value
+
+
+def _matches(element: Any, ident: dict[str, Any]) -> bool:
+    return isinstance(element, dict) and all(element.get(k) == v for k, v in ident.items())
 
 
 def _lookup(obj: Any, path: Path) -> tuple[bool, Any]:
@@ -368,8 +419,7 @@ def _lookup(obj: Any, path: Path) -> tuple[bool, Any]:
             cur = cur[part[2:]]
         elif part.startswith("k:") and isinstance(cur, list):
             ident = json.loads(part[2:])
-            ((k, v),) = ident.items()
-            cur = next((e for e in cur if isinstance(e, dict) and e.get(k) == v), None)
+            cur = next((e for e in cur if _matches(e, ident)), None)
             if cur is None:
                 return False, None
         else:
@@ -389,8 +439,8 @@ def _remove_path(obj: Any, path: Path) -> None:
     if last.startswith("f:") and isinstance(cur, dict):
         cur.pop(last[2:], None)
     elif last.startswith("k:") and isinstance(cur, list):
-        ((k, v),) = json.loads(last[2:]).items()
-        cur[:] = [e for e in cur if not (isinstance(e, dict) and e.get(k) == v)]
+        ident = json.loads(last[2:])
+        cur[:] = [e for e in cur if not _matches(e, ident)]
     # Prune containers the removal left empty (apply does not leave {} behind for removed fields).
     for parent, part in reversed(parents):
         found, child = _lookup(parent, (part,))
@@ -445,7 +495,7 @@ _IGNORED_METADATA = {
 }
 
 
-def _applied_paths(applied: dict[str, Any]) -> dict[Path, Any]:
+def _applied_paths(applied: dict[str, Any], list_keys: ListKeys) -> dict[Path, Any]:
     config = {k: v for k, v in applied.items() if k not in ("apiVersion", "kind")}
     meta = {
         k: v
@@ -453,28 +503,36 @@ def _applied_paths(applied: dict[str, Any]) -> dict[Path, Any]:
         if k not in _IGNORED_METADATA | {"name", "namespace"}
     }
     config = {**config, "metadata": meta} if meta else {k: v for k, v in config.items() if k != "metadata"}
-    return dict(_leaves(config))
+    return dict(_leaves(config, list_keys))
 
 
-def _apply_merge(live: Any, applied: Any, field: str = "") -> Any:
-    """Merge an applied configuration into the live value (maps merge, keyed lists merge, other "
-    "lists replace)."""
+def _apply_merge(live: Any, applied: Any, list_keys: ListKeys, spath: Path = ()) -> Any:
+    """Merge an applied configuration into a live value: maps merge, map-lists merge by key, the rest
+    is replaced."""
     if isinstance(applied, dict) and isinstance(live, dict):
         out = deep_copy(live)
         for k, v in applied.items():
-            out[k] = _apply_merge(live.get(k), v, k)
+            out[k] = _apply_merge(live.get(k), v, list_keys, (*spath, k))
         return out
-    key = _list_key(field, applied)
-    if key is not None and isinstance(live, list) and all(isinstance(e, dict) and key in e for e in live):
+    keys = _map_list_keys(applied, spath, list_keys)
+    if keys is not None and isinstance(live, list) and all(_element_id(keys, e) is not None for e in live):
         out_list = [deep_copy(e) for e in live]
-        index = {e[key]: i for i, e in enumerate(out_list)}
         for element in applied:
-            if element[key] in index:
-                out_list[index[element[key]]] = _apply_merge(out_list[index[element[key]]], element)
-            else:
+            ident = _element_id(keys, element)
+            assert ident is not None
+            at = next((i for i, e in enumerate(out_list) if _matches(e, ident)), None)
+            if at is None:
                 out_list.append(deep_copy(element))
+            else:
+                out_list[at] = _apply_merge(out_list[at], element, list_keys, spath)
         return out_list
     return deep_copy(applied)
+
+
+def _overlaps(a: Path, b: Path) -> bool:
+    """One path is the other or inside it (owning ``.spec.x`` covers ``.spec.x.y``)."""
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
 
 
 def server_side_apply(
@@ -486,18 +544,21 @@ def server_side_apply(
     api_version: str = "",
     now: str = "",
     subresource: str = "",
+    list_keys: ListKeys | None = None,
 ) -> dict[str, Any]:
     """Merge ``applied`` (an apply configuration) into ``live`` as ``manager``; return the new object.
 
     Ownership is tracked per leaf field in ``metadata.managedFields`` (FieldsV1, operation ``Apply``);
-    lists are atomic except the keyed lists of :data:`MERGE_KEYS`, whose elements are owned one by one.
-    A field the configuration sets to a value different from the live one, owned by another manager,
-    is a conflict: ``PatchError(409, "Conflict")`` naming every such field in ``causes``, unless
-    ``force`` (the fields then change hands). Fields this manager applied before and no longer
-    applies are removed, unless another manager also owns them.
+    lists are atomic except map-type lists (``list_keys``; by default the lists of
+    :data:`MERGE_KEYS`), whose elements are owned one by one. A field the configuration sets to a
+    value different from the live one, owned by another manager, is a conflict:
+    ``PatchError(409, "Conflict")`` naming every such field in ``causes``, unless ``force`` (the
+    fields then change hands). Fields this manager applied before and no longer applies are
+    removed, unless another manager also owns them.
 
     Approximations: ownership of fields written by plain updates/patches is recorded only when the
-    store is given a field manager; list ownership is atomic outside :data:`MERGE_KEYS`.
+    store is given a field manager; ``set``-type lists are treated as atomic; no defaulting of
+    map-list keys (a ``ports`` element without ``protocol`` is keyed by ``containerPort`` alone).
 
     Example:
         >>> obj = server_side_apply(None, {"spec": {"replicas": 1}}, "alice")
@@ -509,8 +570,9 @@ def server_side_apply(
         ...     print(err.code, err.causes[0]["field"])
         409 .spec.replicas
     """
+    list_keys = list_keys or default_list_keys
     live = deep_copy(live) if live is not None else {}
-    applied_paths = _applied_paths(applied)
+    applied_paths = _applied_paths(applied, list_keys)
     managed: list[dict[str, Any]] = deep_copy((live.get("metadata") or {}).get("managedFields") or [])
     owners: dict[str, set[Path]] = {}
     for entry in managed:
@@ -526,37 +588,32 @@ def server_side_apply(
         if found and current == value:
             continue
         for other, paths in owners.items():
-            if other == manager:
-                continue
-            if any(p == path or p[: len(path)] == path or path[: len(p)] == p for p in paths):
+            if other != manager and any(_overlaps(p, path) for p in paths):
                 conflicts.append((other, path))
     if conflicts and not force:
+        using = f" using {api_version}" if api_version else ""
         causes = [
             {
                 "type": "FieldManagerConflict",
                 "reason": "FieldManagerConflict",
-                "message": f'conflict with "{other}"' + (f" using {api_version}" if api_version else ""),
+                "message": f'conflict with "{other}"{using}',
                 "field": _dotted(path),
             }
             for other, path in conflicts
         ]
         n = len(conflicts)
-        lines = [
-            f'conflict with "{o}"' + (f" using {api_version}" if api_version else "") + f": {_dotted(p)}"
-            for o, p in conflicts
-        ]
+        lines = [f'conflict with "{o}"{using}: {_dotted(p)}' for o, p in conflicts]
         message = f"Apply failed with {n} conflict{'s' if n > 1 else ''}: " + "\n".join(lines)
         raise PatchError(409, "Conflict", message, causes)
 
     new_paths = set(applied_paths)
     previously = owners.get(manager, set())
     others = set().union(*(p for m, p in owners.items() if m != manager)) if owners else set()
-    result = _apply_merge(live, {k: v for k, v in applied.items() if k != "metadata"})
+    result = _apply_merge(live, {k: v for k, v in applied.items() if k != "metadata"}, list_keys)
     meta = result.setdefault("metadata", {})
     for k, v in (applied.get("metadata") or {}).items():
-        if k in _IGNORED_METADATA:
-            continue
-        meta[k] = _apply_merge(meta.get(k), v, k)
+        if k not in _IGNORED_METADATA:
+            meta[k] = _apply_merge(meta.get(k), v, list_keys, ("metadata", k))
     for path in sorted(previously - new_paths, key=len, reverse=True):
         if path not in others and not any(p[: len(path)] == path for p in new_paths):
             _remove_path(result, path)
@@ -566,31 +623,25 @@ def server_side_apply(
     if force:
         for other in list(owners):
             if other != manager:
-                owners[other] = {
-                    p
-                    for p in owners[other]
-                    if not any(p == q or p[: len(q)] == q or q[: len(p)] == p for q in new_paths)
-                }
+                owners[other] = {p for p in owners[other] if not any(_overlaps(p, q) for q in new_paths)}
     kept = [e for e in managed if e.get("subresource", "") != subresource or e.get("manager") not in owners]
     for m, paths in owners.items():
+        if not paths:
+            continue
         old = next(
             (e for e in managed if e.get("manager") == m and e.get("subresource", "") == subresource), None
         )
-        if not paths:
-            continue
+        kept_from = old if old is not None and m != manager else {}
         entry = {
             "manager": m,
-            "operation": old.get("operation", "Apply") if old and m != manager else "Apply",
-            "apiVersion": api_version or (old or {}).get("apiVersion", ""),
-            "time": now or (old or {}).get("time", ""),
+            "operation": kept_from.get("operation", "Apply"),
+            "apiVersion": kept_from.get("apiVersion", api_version),
+            "time": kept_from.get("time", now),
             "fieldsType": "FieldsV1",
             "fieldsV1": paths_to_fieldset(paths),
         }
         if subresource:
             entry["subresource"] = subresource
-        if old and m != manager:
-            entry["time"] = old.get("time", entry["time"])
-            entry["apiVersion"] = old.get("apiVersion", entry["apiVersion"])
         kept.append(entry)
     result.setdefault("metadata", {})["managedFields"] = kept
     return result
@@ -604,6 +655,7 @@ def record_update(
     api_version: str = "",
     now: str = "",
     subresource: str = "",
+    list_keys: ListKeys | None = None,
 ) -> list[dict[str, Any]]:
     """managedFields after a non-apply write by ``manager``: it takes the leaf fields it changed.
 
@@ -612,9 +664,10 @@ def record_update(
         >>> mf[0]["operation"], mf[0]["fieldsV1"]
         ('Update', {'f:spec': {'f:a': {}}})
     """
+    list_keys = list_keys or default_list_keys
     managed: list[dict[str, Any]] = deep_copy(((old or {}).get("metadata") or {}).get("managedFields") or [])
-    before = _applied_paths(old or {})
-    after = _applied_paths(new)
+    before = _applied_paths(old or {}, list_keys)
+    after = _applied_paths(new, list_keys)
     changed = {p for p, v in after.items() if before.get(p, _MISSING) != v}
     if not changed:
         return managed

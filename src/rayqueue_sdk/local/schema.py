@@ -514,3 +514,30 @@ def compile_fast(schema: Any) -> Check | None:
         return all(c(v) for c in checks)
 
     return check_all
+
+
+def list_map_keys(schema: Any) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """``{structural path: key fields}`` of the ``x-kubernetes-list-type: map`` lists of a schema.
+
+    The path is made of field names only (list items add nothing), as server-side apply resolves
+    it; lists under a map (``additionalProperties``) are not listed (they stay atomic).
+
+    Example:
+        >>> list_map_keys({"properties": {"spec": {"properties": {"podSets": {"type": "array",
+        ...     "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}}}}})
+        {('spec', 'podSets'): ('name',)}
+    """
+    table: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def walk(node: Any, path: tuple[str, ...]) -> None:
+        if not isinstance(node, dict):
+            return
+        if node.get("x-kubernetes-list-type") == "map" and node.get("x-kubernetes-list-map-keys"):
+            table[path] = tuple(node["x-kubernetes-list-map-keys"])
+        for name, sub in (node.get("properties") or {}).items():
+            walk(sub, (*path, name))
+        if isinstance(node.get("items"), dict):
+            walk(node["items"], path)
+
+    walk(schema, ())
+    return table

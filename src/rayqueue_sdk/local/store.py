@@ -405,6 +405,7 @@ class Store:
         self._pending: list[Event] = []
         self._depth = 0
         self._event_index: dict[tuple[str, str, str, str, str], tuple[str, str]] = {}
+        self._list_key_tables: dict[str, patches.ListKeys | None] = {}
         self._validator: SchemaValidator | None = None
         self._check_schemas, self._prune_unknown = validate, prune
         if (validate or prune) and any(t.schemas for t in self.registry.types()):
@@ -815,6 +816,18 @@ class Store:
                 ],
             )
 
+    def _list_keys(self, rt: ResourceType) -> patches.ListKeys | None:
+        """Map-list keys for server-side apply: from the CRD schema, else the built-in table."""
+        if rt.key not in self._list_key_tables:
+            resolver: patches.ListKeys | None = None
+            schema = rt.schemas.get(rt.storage_version)
+            if schema is not None:
+                from rayqueue_sdk.local.schema import list_map_keys
+
+                resolver = list_map_keys(schema).get
+            self._list_key_tables[rt.key] = resolver
+        return self._list_key_tables[rt.key]
+
     def _validate(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """Prune undeclared fields, then check the object against its CRD schema (422 Invalid)."""
         if self._validator is None or not rt.schemas:
@@ -934,7 +947,12 @@ class Store:
                 meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = name
             if field_manager:
                 meta["managedFields"] = patches.record_update(
-                    None, new, field_manager, api_version=rt.api_version, now=meta["creationTimestamp"]
+                    None,
+                    new,
+                    field_manager,
+                    api_version=rt.api_version,
+                    now=meta["creationTimestamp"],
+                    list_keys=self._list_keys(rt),
                 )
             if dry_run:
                 meta["resourceVersion"] = str(self._rv)
@@ -1108,6 +1126,7 @@ class Store:
                 api_version=rt.api_version,
                 now=now_rfc3339(),
                 subresource=subresource,
+                list_keys=self._list_keys(rt),
             )
         if new == old:
             return deep_copy(old)  # a no-op write: no new version, no event
@@ -1265,6 +1284,7 @@ class Store:
                     api_version=rt.api_version,
                     now=stamp,
                     subresource=subresource or "",
+                    list_keys=self._list_keys(rt),
                 )
             except PatchError as exc:
                 raise self._patch_error(rt, name, exc) from None

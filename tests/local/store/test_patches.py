@@ -416,3 +416,41 @@ def test_hooks_run_on_patch_and_apply(store: Store) -> None:
     )
     out = store.patch("configmaps", "default", "c", {"data": {"a": "2"}})
     assert ops == ["CREATE", "UPDATE"] and out["metadata"]["annotations"] == {"hooked": "yes"}
+
+
+def test_strategic_ports_and_finalizers() -> None:
+    svc = {"spec": {"ports": [{"port": 80, "name": "http"}, {"port": 443, "name": "https"}]}}
+    out = strategic_merge_patch(svc, {"spec": {"ports": [{"port": 443, "name": "tls"}]}})
+    assert out["spec"]["ports"] == [{"port": 80, "name": "http"}, {"port": 443, "name": "tls"}]
+    meta = {"metadata": {"finalizers": ["a"]}}
+    assert strategic_merge_patch(meta, {"metadata": {"finalizers": ["b", "a"]}}) == {
+        "metadata": {"finalizers": ["a", "b"]}
+    }
+
+
+def test_ssa_list_types_come_from_the_crd(crd_dir: object) -> None:
+    from rayqueue_sdk.local.registry import Registry
+
+    store = Store(Registry(crd_dir), validate=False)  # type: ignore[arg-type]
+    wl = "workloads.kueue.x-k8s.io"
+    body = {
+        "metadata": {"name": "w", "namespace": "default"},
+        "spec": {"podSets": [{"name": "head", "count": 1, "template": {"spec": {"containers": []}}}]},
+    }
+    store.apply(wl, body, field_manager="a")
+    other = {
+        "metadata": {"name": "w", "namespace": "default"},
+        "spec": {"podSets": [{"name": "workers", "count": 2}]},
+    }
+    merged = store.apply(wl, other, field_manager="b")  # podSets is a map-list keyed by name upstream
+    assert [p["name"] for p in merged["spec"]["podSets"]] == ["head", "workers"]
+    rc = "rayclusters.ray.io"
+    groups = {
+        "metadata": {"name": "r", "namespace": "default"},
+        "spec": {"workerGroupSpecs": [{"groupName": "a"}]},
+    }
+    store.apply(rc, groups, field_manager="a")
+    # workerGroupSpecs is atomic in the KubeRay CRD: another applier's list conflicts as a whole.
+    with pytest.raises(StoreError) as err:
+        store.apply(rc, {**groups, "spec": {"workerGroupSpecs": [{"groupName": "b"}]}}, field_manager="b")
+    assert err.value.causes[0]["field"] == ".spec.workerGroupSpecs"
