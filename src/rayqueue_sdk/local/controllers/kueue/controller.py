@@ -108,10 +108,17 @@ class KueueController(QueueController):
         "namespaces",
     )
     resync_seconds = 2.0
+    #: re-check every job on every n-th resync (events drive them otherwise)
+    job_resync_every = 10
+    #: run a pass at least this often even when nothing was written
+    idle_pass_seconds = 30.0
 
     def __init__(self, cp: Any = None) -> None:
         super().__init__()
         self.cp = cp
+        self._dirty = True
+        self._ticks = 0
+        self._last_pass = 0.0
 
     # -- wiring ----------------------------------------------------------------------------------
     def start(self, store: Any) -> None:
@@ -123,6 +130,7 @@ class KueueController(QueueController):
 
     def keys_for(self, event: Any) -> list[Any]:
         """Work items for a store event: the job, the Workload (and its owner), and a pass."""
+        self._dirty = True
         meta = _meta(event.object)
         if event.key in JOB_KINDS:
             return [("job", event.key, meta.get("namespace"), meta.get("name")), SCHEDULE]
@@ -150,7 +158,11 @@ class KueueController(QueueController):
 
         try:
             if item == SCHEDULE:
-                self.schedule()
+                try:
+                    self.schedule()
+                except Exception:
+                    self._dirty = True  # retry on the next resync
+                    raise
             elif item[0] == "workload":
                 self.reconcile_workload(item[1], item[2])
             else:
@@ -411,7 +423,14 @@ class KueueController(QueueController):
 
     # -- the scheduler and the queue controllers ---------------------------------------------------
     def schedule(self) -> None:
-        """One admission pass over the store's current state, its decisions written back."""
+        """One admission pass over the store's current state, its decisions written back.
+
+        Skipped when no watched object changed since the last pass, unless ``idle_pass_seconds``
+        have gone by."""
+        if not self._dirty and time.monotonic() - self._last_pass < self.idle_pass_seconds:
+            return
+        self._dirty = False
+        self._last_pass = time.monotonic()
         workloads = [w for w in self.store.list(WORKLOADS) if not _meta(w).get("deletionTimestamp")]
         cluster_queues = self.store.list(CLUSTER_QUEUES)
         local_queues = self.store.list(LOCAL_QUEUES)
@@ -437,7 +456,8 @@ class KueueController(QueueController):
         except StoreError as exc:
             if exc.code not in (404, 409):
                 raise
-            self.enqueue(SCHEDULE)  # the Workload moved on; decide again with fresh state
+            self._dirty = True  # the Workload moved on; decide again with fresh state
+            self.enqueue(SCHEDULE)
             return None
 
     def _apply(self, result: PassResult) -> None:
