@@ -252,6 +252,13 @@ def test_seed_000_two_gpu_queue_second_cluster_waits_then_runs(
     cq_status = co.get_cluster_custom_object(KUEUE, "v1beta2", "clusterqueues", "cluster-queue")["status"]
     assert (cq_status["pendingWorkloads"], cq_status["admittedWorkloads"]) == (1, 1)
 
+    groups = {g.name: g for g in client.ApisApi(api).get_api_versions().groups}
+    assert groups["visibility.kueue.x-k8s.io"].preferred_version.version == "v1beta2"
+    resources = (
+        client.CustomObjectsApi(api).get_api_resources("visibility.kueue.x-k8s.io", "v1beta2").resources
+    )
+    assert {"clusterqueues/pendingworkloads", "localqueues/pendingworkloads"} <= {r.name for r in resources}
+
     # A data scientist may read their LocalQueue's pending workloads, not the ClusterQueue's.
     token = cp.add_user("alice", ["demo"])
     assert (
