@@ -21,8 +21,8 @@ from rayqueue_sdk.errors import (
     RayQueueError,
     TLSVerificationError,
 )
-from rayqueue_sdk.kube.auth import InsecureTLSWarning, detect
-from rayqueue_sdk.kube.client import current_client, get_client
+from rayqueue_sdk.kube.auth import InClusterAuthentication, InsecureTLSWarning, detect
+from rayqueue_sdk.kube.client import current_client, default_namespace, get_client
 from rayqueue_sdk.kube.resources import list_rayclusters
 from rayqueue_sdk.local.controlplane import LocalControlPlane
 from rayqueue_sdk.queues import list_local_queues
@@ -184,3 +184,32 @@ def test_no_token_in_reprs_logs_or_errors(
     assert len(texts) > 10
     for text in texts:
         assert user_token not in text
+
+
+def test_in_cluster_service_account_login(
+    plane: LocalControlPlane, user_token: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sa = tmp_path / "serviceaccount"
+    sa.mkdir()
+    (sa / "token").write_text(user_token)
+    (sa / "ca.crt").write_bytes(Path(plane.ca_cert_path).read_bytes())
+    (sa / "namespace").write_text(NS)
+    host, port = plane.server.removeprefix("https://").rsplit(":", 1)
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", host)
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", port)
+    assert InClusterAuthentication.available(sa)
+    auth = InClusterAuthentication(sa)
+    auth.login()
+    assert default_namespace() == NS
+    assert list_local_queues() == []  # in the service account's namespace
+    with pytest.raises(ForbiddenError):
+        list_rayclusters(get_client(), OTHER_NS)
+    assert user_token not in repr(auth)
+
+
+def test_in_cluster_outside_a_pod_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    assert not InClusterAuthentication.available(tmp_path)
+    with pytest.raises(AuthenticationError) as info:
+        InClusterAuthentication(tmp_path).login()
+    assert "not inside a pod" in str(info.value)

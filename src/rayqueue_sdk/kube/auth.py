@@ -338,37 +338,78 @@ class KubeConfigFileAuthentication(Authentication):
 class InClusterAuthentication(Authentication):
     """Log in as the pod's service account (inside a Kubernetes pod, e.g. a notebook workbench).
 
+    Reads ``$KUBERNETES_SERVICE_HOST``/``$KUBERNETES_SERVICE_PORT`` and the mounted ``token``,
+    ``ca.crt`` and ``namespace`` files; the token file is re-read every minute (projected tokens
+    rotate).
+
+    Args:
+        sa_dir: where the service account is mounted (default
+            ``/var/run/secrets/kubernetes.io/serviceaccount``).
+
     Example:
         >>> InClusterAuthentication.available() in (True, False)
         True
     """
 
+    def __init__(self, sa_dir: str | os.PathLike[str] | None = None) -> None:
+        self.sa_dir = Path(sa_dir) if sa_dir is not None else _SA_DIR
+        self._api = None
+
     def __repr__(self) -> str:
-        return "InClusterAuthentication()"
+        return f"InClusterAuthentication(sa_dir={str(self.sa_dir)!r})"
 
     @staticmethod
-    def available() -> bool:
+    def available(sa_dir: str | os.PathLike[str] | None = None) -> bool:
         """True inside a pod with a mounted service-account token."""
-        return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and (_SA_DIR / "token").is_file()
+        directory = Path(sa_dir) if sa_dir is not None else _SA_DIR
+        return bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and (directory / "token").is_file()
 
     def _build(self) -> ApiClient:
-        from kubernetes import client as k8s
-        from kubernetes import config as k8s_config
-
-        cfg = k8s.Configuration()
-        try:
-            k8s_config.load_incluster_config(client_configuration=cfg)
-        except k8s_config.ConfigException as exc:
-            raise AuthenticationError(0, "NoCredentials", f"in-cluster login failed: {_safe(exc)}") from None
-        namespace = None
-        ns_file = _SA_DIR / "namespace"
-        if ns_file.is_file():
-            namespace = ns_file.read_text().strip() or None
-        api = k8s.ApiClient(configuration=cfg)
-        return register(api, ClientInfo(server=str(cfg.host), source="in-cluster", namespace=namespace))
+        host = os.environ.get("KUBERNETES_SERVICE_HOST", "")
+        port = os.environ.get("KUBERNETES_SERVICE_PORT", "443")
+        token_file, ca_file = self.sa_dir / "token", self.sa_dir / "ca.crt"
+        if not host or not token_file.is_file():
+            raise AuthenticationError(
+                0,
+                "NoCredentials",
+                f"not inside a pod: no $KUBERNETES_SERVICE_HOST or no token in {self.sa_dir}",
+            )
+        server = f"https://[{host}]:{port}" if ":" in host else f"https://{host}:{port}"
+        ns_file = self.sa_dir / "namespace"
+        namespace = ns_file.read_text().strip() or None if ns_file.is_file() else None
+        api = build_api_client(
+            server,
+            token=token_file.read_text().strip(),
+            ca_cert_path=str(ca_file) if ca_file.is_file() else None,
+            source="in-cluster",
+            namespace=namespace,
+        )
+        _refresh_token_from(api, token_file)
+        return api
 
     def _describe(self) -> str:
         return "in-cluster service account"
+
+
+def _refresh_token_from(api: ApiClient, token_file: Path, period: float = 60.0) -> None:
+    """Re-read a rotating token file at most every ``period`` seconds, before a request needs it."""
+    import time
+
+    state = {"read_at": time.monotonic()}
+
+    def refresh(cfg: object) -> None:
+        now = time.monotonic()
+        if now - state["read_at"] < period:
+            return
+        state["read_at"] = now
+        try:
+            token = token_file.read_text().strip()
+        except OSError:
+            return
+        if token:
+            cfg.api_key = {"authorization": token}  # type: ignore[attr-defined]
+
+    api.configuration.refresh_api_key_hook = refresh
 
 
 def _default_kubeconfig() -> str | None:
