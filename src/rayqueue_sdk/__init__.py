@@ -48,6 +48,11 @@ _EXPORTS: dict[str, str] = {
     "TokenAuthentication": "rayqueue_sdk.kube.auth",
     "KubeConfigFileAuthentication": "rayqueue_sdk.kube.auth",
     "list_local_queues": "rayqueue_sdk.queues",
+    "get_cluster": "rayqueue_sdk.cluster",
+    "list_clusters": "rayqueue_sdk.observe",
+    "view_clusters": "rayqueue_sdk.display.widgets",
+    "ClusterDetails": "rayqueue_sdk.observe",
+    "DashboardNotFoundError": "rayqueue_sdk.dashboard",
     "ClusterPhase": "rayqueue_sdk.admission",
     "ClusterStatus": "rayqueue_sdk.status",
     "JobPhase": "rayqueue_sdk.admission",
@@ -80,6 +85,11 @@ __all__ = [
     "TokenAuthentication",
     "KubeConfigFileAuthentication",
     "list_local_queues",
+    "get_cluster",
+    "list_clusters",
+    "view_clusters",
+    "ClusterDetails",
+    "DashboardNotFoundError",
     "ClusterPhase",
     "ClusterStatus",
     "JobPhase",
@@ -87,8 +97,10 @@ __all__ = [
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from rayqueue_sdk.admission import ClusterPhase, JobPhase  # noqa: F401
-    from rayqueue_sdk.cluster import Cluster  # noqa: F401
+    from rayqueue_sdk.cluster import Cluster, get_cluster  # noqa: F401
     from rayqueue_sdk.config import ClusterConfiguration, ManagedClusterConfig, WorkerGroup  # noqa: F401
+    from rayqueue_sdk.dashboard import DashboardNotFoundError  # noqa: F401
+    from rayqueue_sdk.display.widgets import view_clusters  # noqa: F401
     from rayqueue_sdk.errors import (  # noqa: F401
         AdmissionTimeout,
         AlreadyExistsError,
@@ -111,6 +123,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     )
     from rayqueue_sdk.job import RayJob  # noqa: F401
     from rayqueue_sdk.kube.auth import KubeConfigFileAuthentication, TokenAuthentication  # noqa: F401
+    from rayqueue_sdk.observe import ClusterDetails, list_clusters  # noqa: F401
     from rayqueue_sdk.queues import list_local_queues  # noqa: F401
     from rayqueue_sdk.status import ClusterStatus  # noqa: F401
 

@@ -47,6 +47,7 @@ __all__ = [
     "dashboard_from_status",
     "dashboard_ready",
     "exposed_dashboard",
+    "exposures",
     "in_kubernetes_pod",
     "ray_job_client",
 ]
@@ -270,15 +271,23 @@ def _raycluster(api: ApiClient, name: str, namespace: str) -> dict[str, Any]:
         raise ClusterNotFoundError(name, available, namespace=namespace) from None
 
 
+def exposures(api: ApiClient, namespace: str) -> dict[str, list[dict[str, Any]]]:
+    """The Routes, HTTPRoutes and Ingresses of ``namespace`` (one LIST each where the API is served;
+    absent or forbidden APIs give empty lists), as keyword arguments for :func:`dashboard_from_exposure`.
+
+    Example:
+        >>> # dashboard_from_exposure("ws", "ds", **exposures(api, "ds"))
+    """
+    return {
+        "routes": _list_quietly(api, ROUTES, namespace),
+        "httproutes": _list_quietly(api, HTTPROUTES, namespace),
+        "ingresses": _list_quietly(api, INGRESSES, namespace),
+    }
+
+
 def exposed_dashboard(api: ApiClient, name: str, namespace: str) -> str | None:
     """The dashboard URL from a Route, HTTPRoute or Ingress for the cluster (a few LISTs), or None."""
-    return dashboard_from_exposure(
-        name,
-        namespace,
-        routes=_list_quietly(api, ROUTES, namespace),
-        httproutes=_list_quietly(api, HTTPROUTES, namespace),
-        ingresses=_list_quietly(api, INGRESSES, namespace),
-    )
+    return dashboard_from_exposure(name, namespace, **exposures(api, namespace))
 
 
 def cluster_dashboard_uri(

@@ -1,0 +1,228 @@
+"""Rich renderings for a console: one cluster's status and shape, a table of clusters, the live wait line.
+
+``rich`` is imported inside the functions. The renderables are plain ``rich`` objects, so callers can
+print them to any ``rich.console.Console`` (tests record one to a string).
+
+Example:
+    >>> from rayqueue_sdk.status import ClusterStatus, ClusterPhase
+    >>> st = ClusterStatus("ws", "ds", ClusterPhase.QUEUED, False, "queued in LocalQueue 'q' at position 0",
+    ...                    queue="q", position=0, reason="Pending", message="couldn't assign flavors")
+    >>> text = render_text(clusters_table([st]), width=120)
+    >>> "queued (Pending)" in text and "ws" in text
+    True
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rayqueue_sdk.observe import ClusterDetails
+    from rayqueue_sdk.status import ClusterStatus
+
+__all__ = [
+    "PHASE_STYLES",
+    "clusters_table",
+    "details_panel",
+    "phase_text",
+    "print_details",
+    "print_clusters",
+    "progress_line",
+    "render_text",
+    "status_panel",
+]
+
+#: rich style per phase value.
+PHASE_STYLES = {
+    "ready": "bold green",
+    "starting": "yellow",
+    "admitted": "yellow",
+    "queued": "cyan",
+    "preempted": "bold red",
+    "deactivated": "magenta",
+    "failed": "bold red",
+    "deleted": "dim",
+    "unknown": "dim",
+}
+
+
+def phase_text(status: ClusterStatus) -> str:
+    """The phase with Kueue's reason, e.g. ``"queued (Pending)"``.
+
+    Example:
+        >>> from rayqueue_sdk.status import ClusterStatus, ClusterPhase
+        >>> st = ClusterStatus("a", "b", ClusterPhase.PREEMPTED, False, "x", reason="InCohortReclamation")
+        >>> phase_text(st)
+        'preempted (InCohortReclamation)'
+    """
+    phase = status.phase.value
+    if status.reason and not status.ready:
+        return f"{phase} ({status.reason})"
+    return phase
+
+
+def _workers(status: ClusterStatus) -> str:
+    if status.workers_desired is None:
+        return "-"
+    return f"{status.workers_ready or 0}/{status.workers_desired}"
+
+
+def clusters_table(statuses: Sequence[ClusterStatus], gpus: dict[str, int] | None = None) -> Any:
+    """A ``rich.table.Table``: name, queue, phase (with Kueue's reason), position, workers, GPUs, dashboard.
+
+    Example:
+        >>> clusters_table([]).row_count
+        0
+    """
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="Ray clusters", show_lines=False)
+    for column in ("name", "queue", "phase", "position", "workers", "GPUs", "dashboard"):
+        table.add_column(column, no_wrap=column in ("name", "position", "workers", "GPUs"))
+    for st in statuses:
+        style = PHASE_STYLES.get(st.phase.value, "")
+        cells = [
+            st.name,
+            st.queue or "-",
+            phase_text(st),
+            "-" if st.position is None else str(st.position),
+            _workers(st),
+            str((gpus or {}).get(st.name, "-")),
+            st.dashboard_url or "-",
+        ]
+        table.add_row(*[Text(c, style=style if i == 2 else "") for i, c in enumerate(cells)])
+    return table
+
+
+def status_panel(status: ClusterStatus) -> Any:
+    """A ``rich.panel.Panel`` with everything :class:`ClusterStatus` says.
+
+    Example:
+        >>> from rayqueue_sdk.status import ClusterStatus, ClusterPhase
+        >>> "ready" in render_text(status_panel(ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready")))
+        True
+    """
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    rows: list[tuple[str, str | None]] = [
+        ("phase", phase_text(status)),
+        ("explanation", status.explanation),
+        ("queue", status.queue),
+        ("priority", status.priority_class),
+        ("cluster queue", status.cluster_queue),
+        ("position", None if status.position is None else str(status.position)),
+        ("position n/a", status.position_unavailable),
+        ("Kueue message", status.message),
+        ("workers", _workers(status) if status.workers_desired is not None else None),
+        ("workload", status.workload),
+        ("dashboard", status.dashboard_url),
+        ("ray client", status.cluster_uri),
+    ]
+    for label, value in rows:
+        if value:
+            grid.add_row(label, Text(value))
+    style = PHASE_STYLES.get(status.phase.value, "")
+    return Panel(grid, title=f"{status.namespace}/{status.name}", border_style=style or "none")
+
+
+def details_panel(details: ClusterDetails) -> Any:
+    """The status panel followed by a table of the head and every worker group.
+
+    Example:
+        >>> from rayqueue_sdk.observe import summarize
+        >>> d = summarize({"metadata": {"name": "ws", "namespace": "ds"}, "spec": {"workerGroupSpecs": [
+        ...     {"groupName": "gpu", "replicas": 2, "rayStartParams": {"num-gpus": "1"}}]}})
+        >>> "gpu" in render_text(details_panel(d))
+        True
+    """
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=f"shape ({details.gpus} GPUs)")
+    for column in ("group", "replicas", "min..max", "CPU", "memory", "GPUs"):
+        table.add_column(column)
+    for g in ([details.head] if details.head else []) + list(details.groups):
+        bounds = f"{g.min_replicas}..{g.max_replicas}" if g.min_replicas is not None else "-"
+        cells = (g.name, str(g.replicas), bounds, g.cpu or "-", g.memory or "-", str(g.gpus))
+        table.add_row(*[Text(c) for c in cells])
+    return Group(status_panel(details.status), table)
+
+
+def render_text(renderable: Any, width: int = 100) -> str:
+    """A renderable as plain text (no colours), e.g. for tests and logs.
+
+    Example:
+        >>> render_text("hello")
+        'hello\\n'
+    """
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=width, record=True, color_system=None, force_terminal=False, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
+
+
+def print_details(details: ClusterDetails, console: Any = None) -> None:
+    """Print :func:`details_panel` to ``console`` (default: a new rich console on stdout).
+
+    Example:
+        >>> # print_details(cluster.details(show=False))
+    """
+    from rich.console import Console
+
+    (console or Console()).print(details_panel(details))
+
+
+def print_clusters(
+    statuses: Sequence[ClusterStatus], gpus: dict[str, int] | None = None, console: Any = None
+) -> None:
+    """Print :func:`clusters_table`.
+
+    Example:
+        >>> # print_clusters(list_clusters("ds-team"))
+    """
+    from rich.console import Console
+
+    (console or Console()).print(clusters_table(statuses, gpus))
+
+
+@contextlib.contextmanager
+def progress_line(show: bool | None = None, console: Any = None) -> Iterator[Callable[[ClusterStatus], None]]:
+    """A context giving an ``on_progress`` callback that keeps one live line with the latest status.
+
+    ``show=None``: only when stderr is a terminal (logging reports progress anyway); ``False``: never.
+
+    Example:
+        >>> with progress_line(show=False) as update:
+        ...     update  # doctest: +ELLIPSIS
+        <function ...>
+    """
+    from rayqueue_sdk.display import is_terminal
+
+    if show is False or (show is None and not is_terminal()):
+        yield lambda _status: None
+        return
+    from rich.console import Console
+    from rich.status import Status
+    from rich.text import Text
+
+    spinner = Status("waiting for the cluster ...", console=console or Console(stderr=True))
+
+    def update(status: ClusterStatus) -> None:
+        style = PHASE_STYLES.get(status.phase.value, "")
+        text = f"{status.namespace}/{status.name}: {status.explanation}"
+        spinner.update(Text(text, style=style))
+
+    with spinner:
+        yield update
