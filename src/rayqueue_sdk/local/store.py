@@ -57,7 +57,6 @@ import json
 import logging
 import os
 import queue
-import re
 import secrets
 import threading
 import time
@@ -72,6 +71,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from rayqueue_sdk.local import patch as patches
 from rayqueue_sdk.local.patch import PatchError, deep_copy
 from rayqueue_sdk.local.registry import Registry, ResourceType
+from rayqueue_sdk.local.schema import metadata_causes, name_causes
 from rayqueue_sdk.local.selectors import (
     FieldSelector,
     LabelSelector,
@@ -184,35 +184,6 @@ def now_rfc3339() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_NAME_RULES: dict[str, tuple[re.Pattern[str], int, str]] = {
-    "subdomain": (
-        _DNS1123_SUBDOMAIN,
-        253,
-        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-        "'.', and must "
-        "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
-        r"'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-    ),
-    "label": (
-        _DNS1123_LABEL,
-        63,
-        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
-        "must start "
-        "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
-        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
-    ),
-    "dns1035": (
-        _DNS1035_LABEL,
-        63,
-        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-        "alphabetic "
-        "character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
-        "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
-    ),
-}
 _NAME_RULE_OF = {"namespaces": "label", "services": "dns1035"}
 
 
@@ -795,26 +766,16 @@ class Store:
                 new = result
         return new
 
-    def _check_name(self, rt: ResourceType, name: str) -> None:
-        rule = _NAME_RULE_OF.get(rt.key, "subdomain")
-        pattern, max_len, text = _NAME_RULES[rule]
-        problems = []
-        if len(name) > max_len:
-            problems.append(f"must be no more than {max_len} characters")
-        if not pattern.match(name):
-            problems.append(text)
-        if problems:
-            raise invalid(
-                rt,
-                name,
-                [
-                    {
-                        "reason": "FieldValueInvalid",
-                        "field": "metadata.name",
-                        "message": f'Invalid value: "{name}": ' + ", ".join(problems),
-                    }
-                ],
-            )
+    def _check_meta(self, rt: ResourceType, meta: dict[str, Any], *, with_name: bool) -> None:
+        """Name, labels, annotations and ownerReferences, as every API server write checks them."""
+        name = meta.get("name", "")
+        causes = name_causes(name, _NAME_RULE_OF.get(rt.key, "subdomain")) if with_name else []
+        try:
+            causes += metadata_causes(meta)
+        except TypeError as exc:
+            raise StoreError(400, "BadRequest", str(exc)) from None
+        if causes:
+            raise invalid(rt, name, causes)
 
     def _list_keys(self, rt: ResourceType) -> patches.ListKeys | None:
         """Map-list keys for server-side apply: from the CRD schema, else the built-in table."""
@@ -923,7 +884,7 @@ class Store:
                         break
                 meta["name"] = name
             name = meta["name"]
-            self._check_name(rt, name)
+            self._check_meta(rt, meta, with_name=True)
             if (ns, name) in self._objects.get(key, {}):
                 raise StoreError(
                     409,
@@ -935,6 +896,7 @@ class Store:
             new["metadata"]["name"], new["metadata"]["namespace"] = name, ns
             if not rt.namespaced:
                 new["metadata"].pop("namespace", None)
+            self._check_meta(rt, new["metadata"], with_name=False)
             self._validate(rt, new)
             meta = new["metadata"]
             meta["uid"] = str(uuid.uuid4())
@@ -1115,6 +1077,8 @@ class Store:
             nmeta[field] = ometa[field]
         if rt.namespaced:
             nmeta["namespace"] = ometa["namespace"]
+        if subresource != "status":
+            self._check_meta(rt, nmeta, with_name=False)
         self._validate(rt, new)
         if rt.has_generation:
             nmeta["generation"] = ometa.get("generation", 1) + (1 if self._spec_changed(rt, old, new) else 0)

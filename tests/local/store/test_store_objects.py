@@ -257,13 +257,13 @@ def test_delete_preconditions(store: Store) -> None:
     assert store.delete(RC, "default", "rc", resource_version=rc["metadata"]["resourceVersion"])
 
 
-def owner_ref(obj: dict) -> dict:
+def owner_ref(obj: dict, controller: bool = True) -> dict:
     return {
         "apiVersion": obj["apiVersion"],
         "kind": obj["kind"],
         "name": obj["metadata"]["name"],
         "uid": obj["metadata"]["uid"],
-        "controller": True,
+        "controller": controller,
     }
 
 
@@ -309,7 +309,13 @@ def test_gc_keeps_dependent_with_another_owner(store: Store) -> None:
     b = store.create(RC, raycluster("b"))
     store.create(
         "configmaps",
-        {"metadata": {"name": "c", "namespace": "default", "ownerReferences": [owner_ref(a), owner_ref(b)]}},
+        {
+            "metadata": {
+                "name": "c",
+                "namespace": "default",
+                "ownerReferences": [owner_ref(a), owner_ref(b, controller=False)],
+            }
+        },
     )
     store.delete(RC, "default", "a")
     refs = store.get("configmaps", "default", "c")["metadata"]["ownerReferences"]
@@ -492,3 +498,45 @@ def test_namespace_with_plain_contents_goes_at_once(store: Store) -> None:
     deleted = [(e.key, e.object["metadata"]["name"]) for e in events if e.type == "DELETED"]
     assert deleted == [("configmaps", "a"), ("configmaps", "b"), ("namespaces", "scratch")]
     store.create("namespaces", {"metadata": {"name": "scratch"}})  # the name is free again
+
+
+@pytest.mark.parametrize(
+    ("meta", "field", "text"),
+    [
+        (
+            {"labels": {"app": "ray head"}},
+            "metadata.labels",
+            'Invalid value: "ray head": a valid label must be',
+        ),
+        (
+            {"labels": {"bad key!": "x"}},
+            "metadata.labels",
+            'Invalid value: "bad key!": name part must consist',
+        ),
+        ({"labels": {"Example.com/x": "y"}}, "metadata.labels", "prefix part a lowercase RFC 1123 subdomain"),
+        ({"labels": {"a": "x" * 64}}, "metadata.labels", "must be no more than 63 characters"),
+        ({"annotations": {"/x": "y"}}, "metadata.annotations", "prefix part"),
+        (
+            {"ownerReferences": [{"kind": "RayCluster", "name": "r", "uid": "u"}]},
+            "metadata.ownerReferences.apiVersion",
+            'Invalid value: "": version must not be empty',
+        ),
+    ],
+)
+def test_metadata_validation(store: Store, meta: dict, field: str, text: str) -> None:
+    with pytest.raises(StoreError) as err:
+        store.create("configmaps", {"metadata": {"name": "c", "namespace": "default", **meta}})
+    assert err.value.code == 422
+    assert err.value.causes[0]["field"] == field
+    assert err.value.causes[0]["message"].startswith(text) or text in err.value.causes[0]["message"]
+
+
+def test_label_checks_apply_to_updates_and_non_strings_are_400(store: Store) -> None:
+    store.create("configmaps", {"metadata": {"name": "c", "namespace": "default", "labels": {"ok": "yes"}}})
+    with pytest.raises(StoreError) as err:
+        store.patch("configmaps", "default", "c", {"metadata": {"labels": {"ok": "no way"}}})
+    assert err.value.code == 422
+    with pytest.raises(StoreError) as err:
+        store.patch("configmaps", "default", "c", {"metadata": {"labels": {"n": 1}}})
+    assert err.value.code == 400
+    assert store.get("configmaps", "default", "c")["metadata"]["labels"] == {"ok": "yes"}
