@@ -43,6 +43,7 @@ _EXPORTS: dict[str, str] = {
     "ClusterConfiguration": "rayqueue_sdk.config",
     "ManagedClusterConfig": "rayqueue_sdk.config",
     "RayJob": "rayqueue_sdk.job",
+    "RayJobStatus": "rayqueue_sdk.job_status",
     "WorkerGroup": "rayqueue_sdk.config",
     # authentication, queues, status
     "TokenAuthentication": "rayqueue_sdk.kube.auth",
@@ -81,6 +82,7 @@ __all__ = [
     "ClusterConfiguration",
     "ManagedClusterConfig",
     "RayJob",
+    "RayJobStatus",
     "WorkerGroup",
     "TokenAuthentication",
     "KubeConfigFileAuthentication",
@@ -122,6 +124,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         UnsupportedError,
     )
     from rayqueue_sdk.job import RayJob  # noqa: F401
+    from rayqueue_sdk.job_status import RayJobStatus  # noqa: F401
     from rayqueue_sdk.kube.auth import KubeConfigFileAuthentication, TokenAuthentication  # noqa: F401
     from rayqueue_sdk.observe import ClusterDetails, list_clusters  # noqa: F401
     from rayqueue_sdk.queues import list_local_queues  # noqa: F401

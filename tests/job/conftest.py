@@ -1,0 +1,92 @@
+"""Fixtures for RayJob tests: ONE session control plane with real Ray heads, seed 001's admin setup in
+namespace ``your-namespace`` (as the seed writes it), and the workspace cluster of workflow 1, shared by
+every test that needs an existing cluster (each Ray head costs ~12 s and hundreds of MB).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from rayqueue_sdk import Cluster, ClusterConfiguration
+from rayqueue_sdk.kube.client import set_current_client
+from rayqueue_sdk.local import LocalControlPlane
+from rayqueue_sdk.manifests import kueue as k
+
+NS = "your-namespace"
+
+
+def seed001_admin(namespace: str = NS) -> list[dict[str, Any]]:
+    """Seed 001's admin setup: production (12 GPUs) and development (8 GPUs) in cohort all-gpus."""
+    objects: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+        k.resource_flavor("default-flavor"),
+        k.cohort("all-gpus"),
+    ]
+    for name, gpus in (("cq-production", 12), ("cq-development", 8)):
+        objects.append(
+            k.cluster_queue(
+                name,
+                cohort="all-gpus",
+                preemption=k.preemption(reclaim_within_cohort="Any", within_cluster_queue="LowerPriority"),
+                resource_groups=[
+                    k.resource_group(
+                        k.flavor_quotas(
+                            "default-flavor",
+                            {"cpu": 96, "memory": "768Gi", "pods": 40, "nvidia.com/gpu": gpus},
+                        )
+                    )
+                ],
+            )
+        )
+    objects += [
+        k.local_queue("batch-jobs-queue", namespace, "cq-production"),
+        k.local_queue("ds-workspace-queue", namespace, "cq-development"),
+        k.workload_priority_class("prod-priority", 1000, "Production jobs"),
+        k.workload_priority_class("rd-priority", 100, "R&D workspace clusters"),
+    ]
+    return objects
+
+
+@pytest.fixture(scope="session")
+def ray_plane() -> Iterator[LocalControlPlane]:
+    """The session's control plane, starting a real local Ray head per running RayCluster."""
+    cp = LocalControlPlane(crd_dir=os.environ.get("RAYQUEUE_CRDS_DIR"))
+    cp.ray_enabled = True  # type: ignore[attr-defined]
+    with cp:
+        cp.apply(seed001_admin())
+        yield cp
+
+
+@pytest.fixture(autouse=True)
+def logged_in(ray_plane: LocalControlPlane) -> Iterator[Any]:
+    """The admin's client is the current login (the seed's ``auth.login()``)."""
+    api = ray_plane.api_client()
+    set_current_client(api)
+    yield api
+    set_current_client(None)
+
+
+@pytest.fixture(scope="session")
+def workspace(ray_plane: LocalControlPlane) -> str:
+    """Seed 001 workflow 1's workspace cluster, applied through the queue and ready (one Ray head)."""
+    from rayqueue_sdk.waiting import wait_for_cluster
+
+    cluster = Cluster(
+        ClusterConfiguration(
+            name="my-workspace-cluster",
+            namespace=NS,
+            num_workers=2,
+            worker_cpu_requests=2,
+            worker_memory_requests=8,
+            worker_extended_resource_requests={"nvidia.com/gpu": 1},
+            local_queue="ds-workspace-queue",
+            labels={"kueue.x-k8s.io/priority-class": "rd-priority"},
+        )
+    )
+    ray_plane.apply(cluster.to_dict())
+    wait_for_cluster("my-workspace-cluster", NS, timeout=300, client=ray_plane.api_client())
+    return "my-workspace-cluster"
