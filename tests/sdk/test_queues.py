@@ -124,5 +124,16 @@ def test_check_priority_class(plane: LocalControlPlane, user_token: str) -> None
 
 
 def test_queue_position_without_the_visibility_api(plane: LocalControlPlane) -> None:
-    position, why = queue_position(NS, "team-q", "raycluster-ws-12345", plane.api_client())
+    api = plane.api_client()
+    position, why = queue_position(NS, "team-q", "raycluster-ws-12345", api)
     assert position is None and why is not None and "visibility" in why
+    sent: list[str] = []
+    real = api.call_api
+
+    def counting(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        sent.append(url)
+        return real(method, url, *args, **kwargs)
+
+    api.call_api = counting
+    assert queue_position(NS, "team-q", "raycluster-ws-12345", api) == (None, why)
+    assert sent == []  # "not served" is remembered for this client: said once, not asked again

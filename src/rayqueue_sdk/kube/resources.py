@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +53,8 @@ KUEUE_GROUP = "kueue.x-k8s.io"
 VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
 KUEUE_VERSIONS = ("v1beta2", "v1beta1")
 _VISIBILITY_POLICY = RetryPolicy(attempts=2, budget=5.0)
+#: How long "the visibility API is not served" is believed before asking again (seconds).
+VISIBILITY_ABSENT_TTL = 60.0
 
 
 @dataclass(frozen=True)
@@ -385,10 +388,14 @@ def pending_workloads(
     0.19). Returns ``(summary, version)``.
 
     Raises:
-        NotFoundError: neither version is served (the aggregated API is absent).
+        NotFoundError: neither version is served (the aggregated API is absent); remembered for
+            :data:`VISIBILITY_ABSENT_TTL` seconds per client, so callers do not ask on every read.
         ForbiddenError: the identity may not read ``localqueues/pendingworkloads``.
     """
     cache = cache_for(api)
+    absent_until = cache.get("visibility_absent_until", 0.0)
+    if time.monotonic() < absent_until:
+        raise NotFoundError(404, "NotFound", "the Kueue visibility API is not served (cached answer)")
     versions = [cache["visibility_version"]] if "visibility_version" in cache else ["v1beta2", "v1beta1"]
     last: Exception | None = None
     for version in versions:
@@ -402,11 +409,28 @@ def pending_workloads(
             )
         except NotFoundError as err:
             last = err
+            if _served(api, version):
+                cache["visibility_version"] = version
+                return {"items": []}, version  # the API is there; this LocalQueue is not: nothing pending
             continue
         cache["visibility_version"] = version
         return summary, version
+    cache["visibility_absent_until"] = time.monotonic() + VISIBILITY_ABSENT_TTL
     assert last is not None
     raise last
+
+
+def _served(api: ApiClient, version: str) -> bool:
+    """Whether ``visibility.kueue.x-k8s.io/<version>`` is served (discovery, cached per client)."""
+    cache = cache_for(api)
+    key = f"visibility_served_{version}"
+    if key not in cache:
+        try:
+            get_path(api, f"/apis/{VISIBILITY_GROUP}/{version}", policy=_VISIBILITY_POLICY)
+            cache[key] = True
+        except (NotFoundError, ForbiddenError):
+            cache[key] = False
+    return bool(cache[key])
 
 
 def with_version(kind: Kind, version: str) -> Kind:
