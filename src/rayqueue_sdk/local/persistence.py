@@ -12,6 +12,8 @@ Why this design: a write costs one appended line and one ``fsync`` (no rewrite o
 compacts: the new snapshot is written to a temporary file, fsynced, and moved into place with
 ``os.replace`` (then the directory is fsynced), and only after that is the log emptied.
 
+A long-running store compacts the same way once the log passes ``compact_bytes`` (64 MiB).
+
 Crash safety: a crash mid-append leaves a truncated last line, which is ignored (the write it
 belonged to was never acknowledged); a crash mid-compaction leaves a stray ``*.tmp`` file, which is
 ignored and removed, and the old snapshot and log are still complete; log records at or below the
@@ -86,11 +88,15 @@ class Persistence:
     does this under its lock, so records are in resourceVersion order).
     """
 
-    def __init__(self, state_dir: str | os.PathLike[str], *, fsync: bool = True) -> None:
+    def __init__(
+        self, state_dir: str | os.PathLike[str], *, fsync: bool = True, compact_bytes: int = 64 * 2**20
+    ) -> None:
         self.dir = Path(state_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.fsync = fsync
+        self.compact_bytes = compact_bytes
         self._wal: IO[bytes] | None = None
+        self._wal_bytes = 0
 
     def load(self) -> tuple[int, dict[str, list[dict[str, Any]]]]:
         """Read snapshot + log, compact them into a new snapshot, open the log for appending.
@@ -153,7 +159,9 @@ class Persistence:
     def _append(self, record: dict[str, Any]) -> None:
         if self._wal is None:
             raise RuntimeError("Persistence.load() must be called before writes")
-        self._wal.write(json.dumps(record, separators=(",", ":")).encode() + b"\n")
+        line = json.dumps(record, separators=(",", ":")).encode() + b"\n"
+        self._wal.write(line)
+        self._wal_bytes += len(line)
         self._wal.flush()
         if self.fsync:
             os.fsync(self._wal.fileno())
@@ -165,6 +173,24 @@ class Persistence:
     def delete(self, key: str, ident: tuple[str, str], rv: int) -> None:
         """Record that the object ``(namespace, name)`` of ``key`` was removed at ``rv``."""
         self._append({"rv": rv, "op": "del", "key": key, "ns": ident[0], "name": ident[1]})
+
+    def should_compact(self) -> bool:
+        """True once the log has grown past ``compact_bytes`` since the last snapshot."""
+        return self._wal_bytes >= self.compact_bytes
+
+    def compact(self, rv: int, objects: dict[str, list[dict[str, Any]]]) -> None:
+        """Write the complete state at ``rv`` as the snapshot, then empty the log.
+
+        The store calls this (under its lock) when :meth:`should_compact` says so, so that a
+        long-running control plane's log does not grow without bound.
+        """
+        self._write_snapshot(rv, {key: items for key, items in objects.items() if items})
+        if self._wal is not None:
+            self._wal.close()
+        self._wal = open(self.dir / WAL, "wb")  # noqa: SIM115 - kept open for appends until close()
+        if self.fsync:
+            os.fsync(self._wal.fileno())
+        self._wal_bytes = 0
 
     def close(self) -> None:
         """Close the log (the state on disk is already complete)."""

@@ -745,6 +745,8 @@ class Store:
                 self._persistence.delete(key, k, self._rv)
             else:
                 self._persistence.put(key, obj, self._rv)
+            if self._persistence.should_compact():
+                self._persistence.compact(self._rv, {k2: list(b.values()) for k2, b in self._objects.items()})
         event = Event(etype, key, deep_copy(obj), old)
         if len(self._history) >= self._history_size:
             self._compacted_rv = self._history.popleft().resource_version

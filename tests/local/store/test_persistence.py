@@ -103,3 +103,34 @@ def test_snapshot_is_compact_json(tmp_path: Path) -> None:
 def test_persistence_requires_load(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError):
         Persistence(tmp_path).put("pods", {}, 1)
+
+
+def test_log_is_compacted_when_it_grows(tmp_path: Path) -> None:
+    p = Persistence(tmp_path, fsync=False, compact_bytes=200)
+    p.load()
+    obj = {"metadata": {"name": "c", "namespace": "default"}, "data": {"k": "v" * 50}}
+    p.put("configmaps", obj, 1)
+    assert not p.should_compact()
+    p.put("configmaps", obj, 2)
+    assert p.should_compact()
+    p.compact(2, {"configmaps": [obj], "secrets": []})
+    assert not p.should_compact() and (tmp_path / WAL).read_bytes() == b""
+    p.delete("configmaps", ("default", "c"), 3)
+    p.close()
+    assert Persistence(tmp_path).load() == (3, {})
+
+
+def test_store_compacts_a_long_log(tmp_path: Path) -> None:
+    store = Store(state_dir=tmp_path, fsync=False)
+    assert store._persistence is not None
+    store._persistence.compact_bytes = 2_000  # a long-running store, in miniature
+    for i in range(20):
+        store.create(
+            "configmaps", {"metadata": {"name": f"c{i}", "namespace": "default"}, "data": {"i": str(i)}}
+        )
+    assert (tmp_path / WAL).stat().st_size < 2_000
+    rv = store.resource_version
+    store.close()
+    again = Store(state_dir=tmp_path)
+    assert again.resource_version == rv and again.count("configmaps") == 20
+    again.close()
