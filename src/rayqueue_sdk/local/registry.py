@@ -82,6 +82,9 @@ class ScaleHooks:
     get_replicas: Callable[[dict[str, Any]], int]
     set_replicas: Callable[[dict[str, Any], int], dict[str, Any]]
     selector: str = ""
+    #: optional: ``status.replicas`` and ``status.selector`` of the Scale, read from the object
+    get_status_replicas: Callable[[dict[str, Any]], int] | None = None
+    get_selector: Callable[[dict[str, Any]], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -357,6 +360,7 @@ def type_from_crd(crd: dict[str, Any]) -> ResourceType:
         for v in served
         if (v.get("schema") or {}).get("openAPIV3Schema") is not None
     }
+    scale = _crd_scale(store_v.get("subresources") or {})
     deprecated = {
         v["name"]: v.get("deprecationWarning") or f"{spec['group']}/{v['name']} {names['kind']} is deprecated"
         for v in served
@@ -376,7 +380,45 @@ def type_from_crd(crd: dict[str, Any]) -> ResourceType:
         list_kind=names.get("listKind", names["kind"] + "List"),
         schemas=schemas,
         deprecated=deprecated,
+        scale=scale,
         from_crd=True,
+    )
+
+
+def _path_parts(path: str) -> list[str]:
+    """``.spec.replicas`` -> ``["spec", "replicas"]`` (the simple JSONPaths CRD scale subresources use)."""
+    return [p for p in path.split(".") if p]
+
+
+def _get_path(obj: dict[str, Any], parts: list[str]) -> Any:
+    cur: Any = obj
+    for part in parts:
+        cur = cur.get(part) if isinstance(cur, dict) else None
+    return cur
+
+
+def _crd_scale(subresources: dict[str, Any]) -> ScaleHooks | None:
+    """Scale hooks from a CRD's ``subresources.scale`` (spec/status replicas and selector paths)."""
+    spec = subresources.get("scale")
+    if not isinstance(spec, dict):
+        return None
+    spec_path = _path_parts(spec.get("specReplicasPath", ".spec.replicas"))
+    status_path = _path_parts(spec.get("statusReplicasPath", ".status.replicas"))
+    selector_path = _path_parts(spec.get("labelSelectorPath") or "")
+
+    def set_replicas(obj: dict[str, Any], n: int) -> dict[str, Any]:
+        out = deep_copy(obj)
+        cur = out
+        for part in spec_path[:-1]:
+            cur = cur.setdefault(part, {})
+        cur[spec_path[-1]] = n
+        return out
+
+    return ScaleHooks(
+        get_replicas=lambda o: int(_get_path(o, spec_path) or 0),
+        set_replicas=set_replicas,
+        get_status_replicas=lambda o: int(_get_path(o, status_path) or 0),
+        get_selector=(lambda o: str(_get_path(o, selector_path) or "")) if selector_path else None,
     )
 
 
@@ -564,6 +606,8 @@ class Registry:
             raise KeyError(f"{key} has no scale subresource")
         meta = obj.get("metadata", {})
         replicas = int(t.scale.get_replicas(obj))
+        current = int(t.scale.get_status_replicas(obj)) if t.scale.get_status_replicas else replicas
+        selector = t.scale.get_selector(obj) if t.scale.get_selector else t.scale.selector
         scale_meta = {
             k: meta[k]
             for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
@@ -574,7 +618,7 @@ class Registry:
             "apiVersion": "autoscaling/v1",
             "metadata": scale_meta,
             "spec": {"replicas": replicas},
-            "status": {"replicas": replicas, **({"selector": t.scale.selector} if t.scale.selector else {})},
+            "status": {"replicas": current, **({"selector": selector} if selector else {})},
         }
 
     # -- conversion ------------------------------------------------------------------------------

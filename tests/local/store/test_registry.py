@@ -156,3 +156,40 @@ def test_enable_scale_adds_discovery_and_scale_object() -> None:
     assert scale["spec"] == {"replicas": 0} and scale["apiVersion"] == "autoscaling/v1"
     updated = reg.get(WL).scale.set_replicas({"spec": {"active": False}}, 1)
     assert updated["spec"]["active"] is True
+
+
+def test_crd_scale_subresource_paths() -> None:
+    from rayqueue_sdk.local.registry import type_from_crd
+
+    crd = {
+        "kind": "CustomResourceDefinition",
+        "spec": {
+            "group": "x.io",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {
+                        "status": {},
+                        "scale": {
+                            "specReplicasPath": ".spec.size",
+                            "statusReplicasPath": ".status.size",
+                            "labelSelectorPath": ".status.selector",
+                        },
+                    },
+                }
+            ],
+        },
+    }
+    reg = Registry(extra=[type_from_crd(crd)])
+    rt = reg.get("widgets.x.io")
+    assert {"status", "scale"} <= rt.subresources and rt.scale is not None
+    obj = {"metadata": {"name": "w"}, "spec": {"size": 3}, "status": {"size": 2, "selector": "app=w"}}
+    assert reg.scale_of("widgets.x.io", obj)["spec"] == {"replicas": 3}
+    assert reg.scale_of("widgets.x.io", obj)["status"] == {"replicas": 2, "selector": "app=w"}
+    assert rt.scale.set_replicas(obj, 5)["spec"]["size"] == 5 and obj["spec"]["size"] == 3
+    names = {r["name"] for r in reg.api_resource_list("x.io", "v1")["resources"]}
+    assert names == {"widgets", "widgets/status", "widgets/scale"}
