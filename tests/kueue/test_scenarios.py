@@ -783,3 +783,66 @@ def test_workload_scale_subresource_deactivates_and_reactivates(crd_dir: Path) -
         eventually(lambda: not suspended(co, "demo", "scaled"), "the cluster to run again")
     finally:
         plane.stop()
+
+
+def test_maximum_execution_time_deactivates_the_workload(co: Any, core: Any) -> None:
+    for doc in [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "timed"}},
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ResourceFlavor",
+            "metadata": {"name": "default-flavor"},
+        },
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ClusterQueue",
+            "metadata": {"name": "cq-timed"},
+            "spec": {
+                "namespaceSelector": {},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
+                        "flavors": [
+                            {
+                                "name": "default-flavor",
+                                "resources": [
+                                    {"name": "cpu", "nominalQuota": 8},
+                                    {"name": "memory", "nominalQuota": "64Gi"},
+                                    {"name": "nvidia.com/gpu", "nominalQuota": 4},
+                                ],
+                            }
+                        ],
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "LocalQueue",
+            "metadata": {"name": "lq", "namespace": "timed"},
+            "spec": {"clusterQueue": "cq-timed"},
+        },
+    ]:
+        create(co, core, doc)
+    node = gpu_node()
+    labels = {"kueue.x-k8s.io/max-exec-time-seconds": "1"}
+    rc = create(co, core, raycluster("short", "timed", "lq", node, 0, node, labels))
+    uid = rc["metadata"]["uid"]
+    wl = eventually(lambda: workload_of(co, "timed", uid), "the Workload")
+    assert wl["spec"]["maximumExecutionTimeSeconds"] == 1
+    eventually(lambda: admitted(co, "timed", uid), "admission")
+    evicted = eventually(
+        lambda: condition(workload_of(co, "timed", uid), "Evicted"), "the eviction", timeout=20
+    )
+    assert evicted["reason"] == "DeactivatedDueToMaximumExecutionTimeExceeded"
+    assert evicted["message"] == "The workload is deactivated due to exceeding the maximum execution time"
+    assert (workload_of(co, "timed", uid) or {})["spec"]["active"] is False
+    eventually(lambda: suspended(co, "timed", "short"), "the cluster to be suspended")
+    events = [
+        e for e in core.list_namespaced_event("timed").items if e.reason == "MaximumExecutionTimeExceeded"
+    ]
+    assert (
+        events
+        and events[0].type == "Warning"
+        and events[0].message == "The maximum execution time (1s) exceeded"
+    )

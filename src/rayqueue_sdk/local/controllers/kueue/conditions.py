@@ -22,6 +22,7 @@ __all__ = [
     "evict",
     "find",
     "is_true",
+    "remove_condition",
     "set_condition",
     "set_quota_reserved",
     "unset_quota_reservation",
@@ -75,6 +76,16 @@ def set_condition(
         conditions[i] = new
         return True
     conditions.append(new)
+    return True
+
+
+def remove_condition(obj: dict[str, Any], ctype: str) -> bool:
+    """Drop condition ``ctype``; return whether it was there."""
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    kept = [c for c in conditions if c.get("type") != ctype]
+    if len(kept) == len(conditions):
+        return False
+    obj["status"]["conditions"] = kept
     return True
 
 

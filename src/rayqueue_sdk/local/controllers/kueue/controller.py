@@ -144,12 +144,17 @@ class KueueController(QueueController):
         return [SCHEDULE]
 
     def resync(self) -> list[Any]:
-        """Every job, then a pass."""
+        """A pass (skipped by :meth:`schedule` when nothing changed), the running Workloads that have
+        a maximum execution time, and every job on every ``job_resync_every``-th call."""
+        self._ticks += 1
         items: list[Any] = []
-        for key in JOB_KINDS:
-            items += [
-                ("job", key, _meta(j).get("namespace"), _meta(j).get("name")) for j in self.store.list(key)
-            ]
+        if self._ticks % self.job_resync_every == 1:
+            for key in JOB_KINDS:
+                for job in self.store.list(key):
+                    items.append(("job", key, _meta(job).get("namespace"), _meta(job).get("name")))
+        for wl in self.store.list(WORKLOADS):
+            if (wl.get("spec") or {}).get("maximumExecutionTimeSeconds") and cond.is_true(wl, msg.ADMITTED):
+                items.append(("workload", _meta(wl).get("namespace"), _meta(wl).get("name")))
         return [*items, SCHEDULE]
 
     def reconcile(self, item: Any) -> None:
@@ -399,27 +404,90 @@ class KueueController(QueueController):
         if cond.is_true(wl, msg.FINISHED):
             self._drop_finalizer(wl)
             return
-        now = _now()
         if (wl.get("spec") or {}).get("active", True) is False:
-            if not cond.is_true(wl, msg.EVICTED):
-                had_admission = bool((wl.get("status") or {}).get("admission"))
-                wl = copy.deepcopy(wl)
-                cond.evict(wl, msg.EVICTED_BY_DEACTIVATION, msg.DEACTIVATED_MESSAGE, now)
-                wl = self.store.update_status(WORKLOADS, wl)
-                if had_admission:
-                    self._event(
-                        wl, "EvictedDueToDeactivated", msg.DEACTIVATED_MESSAGE, source=WORKLOAD_CONTROLLER
-                    )
+            self._deactivate(wl)
+        else:
+            self._check_active(wl)
+
+    def _deactivate(self, wl: dict[str, Any]) -> None:
+        """``spec.active=false``: evict with ``Deactivated`` (and the cause a DeactivationTarget gave)."""
+        if cond.is_true(wl, msg.EVICTED):
             return
-        requeued = cond.find(wl, msg.REQUEUED)
-        if (
-            requeued is not None
-            and requeued.get("status") == "False"
-            and requeued.get("reason") == msg.EVICTED_BY_DEACTIVATION
-        ):
+        had_admission = bool((wl.get("status") or {}).get("admission"))
+        wl = copy.deepcopy(wl)
+        reason, message = msg.EVICTED_BY_DEACTIVATION, msg.DEACTIVATED_MESSAGE
+        target = cond.find(wl, msg.DEACTIVATION_TARGET)
+        if target is not None:
+            reason = f"{reason}DueTo{target.get('reason', '')}"
+            message = f"{message} due to {target.get('message', '')}"
+            cond.remove_condition(wl, msg.DEACTIVATION_TARGET)
+        cond.evict(wl, reason, message, _now())
+        wl = self.store.update_status(WORKLOADS, wl)
+        if had_admission:
+            self._event(wl, f"EvictedDueTo{reason}", message, source=WORKLOAD_CONTROLLER)
+
+    def _check_active(self, wl: dict[str, Any]) -> None:
+        """An active Workload: deactivation targets, the maximum execution time, requeue reasons."""
+        now = _now()
+        if cond.is_true(wl, msg.DEACTIVATION_TARGET):
             wl = copy.deepcopy(wl)
-            cond.set_condition(wl, msg.REQUEUED, True, msg.REACTIVATED, msg.REACTIVATED_MESSAGE, now)
-            self.store.update_status(WORKLOADS, wl)
+            wl["spec"]["active"] = False
+            self.store.update(WORKLOADS, wl)
+            return
+        limit = (wl.get("spec") or {}).get("maximumExecutionTimeSeconds")
+        admitted = cond.find(wl, msg.ADMITTED)
+        if limit and admitted is not None and admitted.get("status") == "True":
+            spent = time.time() - parse_time(admitted.get("lastTransitionTime"))
+            spent += int((wl.get("status") or {}).get("accumulatedPastExecutionTimeSeconds") or 0)
+            if spent >= int(limit):
+                wl = copy.deepcopy(wl)
+                cond.set_condition(
+                    wl,
+                    msg.DEACTIVATION_TARGET,
+                    True,
+                    msg.MAXIMUM_EXECUTION_TIME_EXCEEDED,
+                    msg.EXCEEDING_MAXIMUM_EXECUTION_TIME,
+                    now,
+                )
+                wl["status"].pop("accumulatedPastExecutionTimeSeconds", None)
+                wl = self.store.update_status(WORKLOADS, wl)
+                text = f"The maximum execution time ({int(limit)}s) exceeded"
+                self._event(
+                    wl, msg.MAXIMUM_EXECUTION_TIME_EXCEEDED, text, warning=True, source=WORKLOAD_CONTROLLER
+                )
+                return
+        requeued = cond.find(wl, msg.REQUEUED)
+        if requeued is None or requeued.get("status") != "False":
+            return
+        restarted = {
+            msg.EVICTED_BY_DEACTIVATION: (msg.REACTIVATED, msg.REACTIVATED_MESSAGE),
+            msg.EVICTED_BY_CLUSTER_QUEUE_STOPPED: (
+                msg.CLUSTER_QUEUE_RESTARTED,
+                "The ClusterQueue was restarted after being stopped",
+            ),
+            msg.EVICTED_BY_LOCAL_QUEUE_STOPPED: (
+                msg.LOCAL_QUEUE_RESTARTED,
+                "The LocalQueue was restarted after being stopped",
+            ),
+        }.get(requeued.get("reason", ""))
+        if restarted is None or self._queue_stopped(wl, requeued.get("reason", "")):
+            return
+        wl = copy.deepcopy(wl)
+        cond.set_condition(wl, msg.REQUEUED, True, *restarted, now)
+        self.store.update_status(WORKLOADS, wl)
+
+    def _queue_stopped(self, wl: dict[str, Any], reason: str) -> bool:
+        lq = self._get(LOCAL_QUEUES, _meta(wl).get("namespace"), (wl.get("spec") or {}).get("queueName", ""))
+        if reason == msg.EVICTED_BY_LOCAL_QUEUE_STOPPED:
+            return lq is not None and ((lq.get("spec") or {}).get("stopPolicy") or "None") != "None"
+        if reason == msg.EVICTED_BY_CLUSTER_QUEUE_STOPPED:
+            cq = (
+                self._get(CLUSTER_QUEUES, None, (lq or {}).get("spec", {}).get("clusterQueue", ""))
+                if lq
+                else None
+            )
+            return cq is not None and ((cq.get("spec") or {}).get("stopPolicy") or "None") != "None"
+        return False
 
     # -- the scheduler and the queue controllers ---------------------------------------------------
     def schedule(self) -> None:

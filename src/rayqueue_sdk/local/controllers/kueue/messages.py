@@ -47,9 +47,14 @@ HUMAN_READABLE_PREEMPTION_REASONS = {
     "": "UNKNOWN",
 }
 
+DEACTIVATION_TARGET = "DeactivationTarget"
+MAXIMUM_EXECUTION_TIME_EXCEEDED = "MaximumExecutionTimeExceeded"
+EXCEEDING_MAXIMUM_EXECUTION_TIME = "exceeding the maximum execution time"
+
 # Requeued reasons
 REACTIVATED = "Reactivated"
 CLUSTER_QUEUE_RESTARTED = "ClusterQueueRestarted"
+LOCAL_QUEUE_RESTARTED = "LocalQueueRestarted"
 
 DEACTIVATED_MESSAGE = "The workload is deactivated"
 REACTIVATED_MESSAGE = "The workload was reactivated"

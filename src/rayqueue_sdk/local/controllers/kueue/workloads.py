@@ -21,6 +21,7 @@ from rayqueue_sdk.local.controllers.kueue.amounts import to_amount
 __all__ = [
     "ELASTIC_JOB_ANNOTATION",
     "JOB_UID_LABEL",
+    "MAX_EXEC_TIME_LABEL",
     "PRIORITY_CLASS_LABEL",
     "QUEUE_LABEL",
     "RESOURCE_IN_USE_FINALIZER",
@@ -39,6 +40,7 @@ PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 RESOURCE_IN_USE_FINALIZER = "kueue.x-k8s.io/resource-in-use"
 ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"
+MAX_EXEC_TIME_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
 KUEUE_GROUP = "kueue.x-k8s.io"
 RAY_API_VERSION = "ray.io/v1"
 _MAX_PREFIX = 253 - 1 - 5
@@ -185,6 +187,9 @@ def build_workload(job: dict[str, Any], priority_classes: dict[str, int]) -> dic
     labels = meta.get("labels") or {}
     spec: dict[str, Any] = {"podSets": job_pod_sets(job), "queueName": queue_name(job), "active": True}
     priority_class = labels.get(PRIORITY_CLASS_LABEL)
+    max_exec = labels.get(MAX_EXEC_TIME_LABEL, "")
+    if max_exec.isdigit() and int(max_exec) > 0:
+        spec["maximumExecutionTimeSeconds"] = int(max_exec)
     if priority_class:
         spec["priorityClassRef"] = {
             "group": KUEUE_GROUP,
