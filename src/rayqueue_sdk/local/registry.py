@@ -5,6 +5,11 @@ storage version, names, scope, subresources and, when loaded from a CRD, the Ope
 version. A :class:`Registry` holds the built-in types (core v1, rbac, networking, ray.io, kueue,
 keda) and, given a CRD directory, replaces the custom ones by what the CRD files say.
 
+The ``/scale`` subresource comes from a CRD's ``subresources.scale`` (replicas and selector paths)
+or from :meth:`Registry.enable_scale` (callables; e.g. the seed-000 Workload where replicas 1 <=>
+``spec.active``). Discovery documents (``/api``, ``/apis``, ``/apis/{group}``, ``APIResourceList``)
+are built from the same types, with ``x/status`` and ``x/scale`` entries.
+
 Objects live in the store in the **storage version**. :meth:`Registry.to_storage` and
 :meth:`Registry.from_storage` convert between a served version and storage; for Kueue they apply the
 v1beta1 <-> v1beta2 renames of ``reference/k8s-semantics.md`` §2:

@@ -14,24 +14,36 @@ the semantics of a real API server (and etcd):
   and drops the dangling reference from dependents that still have another owner);
 * namespaces: a namespaced object needs its namespace (404 otherwise); a terminating namespace
   refuses new objects (403); deleting a namespace deletes its contents, then the namespace;
-* name validation (DNS-1123 subdomain; DNS-1123 label for namespaces; DNS-1035 label for services),
-  CRD schema validation when the registry has schemas (:mod:`rayqueue_sdk.local.schema`);
+* validation with upstream's 422 messages (:mod:`rayqueue_sdk.local.schema`): names (DNS-1123
+  subdomain; DNS-1123 label for namespaces; DNS-1035 label for services), label keys and values,
+  annotation keys, ownerReferences; CRD schemas (after pruning undeclared fields) when the registry
+  has them;
 * label and field selectors (:mod:`rayqueue_sdk.local.selectors`), consistent pagination
   (``limit``/``continue``: a token encodes the list's resourceVersion and the last key; pages are
   served from the state at that version, reconstructed from the event history; 410 Expired once it
   is older than the history kept);
 * a bounded event history and :meth:`Store.watch` from a resourceVersion (410 Expired when it is
   older than the history kept);
-* merge, JSON, strategic-merge patches and server-side apply (:mod:`rayqueue_sdk.local.patch`);
+* merge, JSON, strategic-merge patches and server-side apply (:mod:`rayqueue_sdk.local.patch`;
+  map-list keys for apply come from the CRD's ``x-kubernetes-list-map-keys``);
 * admission hooks (mutating or rejecting, on every write) and subscribers (called after commit,
   outside the lock, in the writer's thread);
-* persistence to a state directory (:mod:`rayqueue_sdk.local.persistence`).
+* persistence to a state directory (:mod:`rayqueue_sdk.local.persistence`: snapshot + fsynced
+  log, compacted on load and past 64 MiB).
 
 Differences from upstream, on purpose: a ``DELETED`` watch event and a delete return the object as
 last stored (with the deletion's resourceVersion); admission hooks see the final name of a
 ``generateName`` object; ``Foreground`` propagation is treated as ``Background``; ``Orphan``
 strips the ownerReferences of dependents at once. Status sent to the main endpoint of a resource
 with a ``status`` subresource is ignored, on create too (controllers use :meth:`Store.update_status`).
+An update without ``metadata.resourceVersion`` is unconditional for every resource (upstream
+requires one for custom resources over HTTP; the API layer may enforce that).
+
+Contract additions (backward compatible with ``docs/architecture.md``): keyword-only ``dry_run``
+and ``field_manager`` on writes, ``force`` on ``patch``; ``propagation_policy`` and preconditions on
+``delete``; :meth:`Store.list_page`, :meth:`Store.watch`, :meth:`Store.apply`,
+:meth:`Store.delete_collection`, :meth:`Store.get_by_uid`, :attr:`Store.resource_version`; hooks
+registered for ``"*"`` run for every resource; ``patch_type="apply"``.
 
 Thread safety: one re-entrant lock guards all state; admission hooks run under it (they may read the
 store); subscribers run after the commit, outside it. Returned objects are copies; ``Event`` objects
