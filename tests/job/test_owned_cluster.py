@@ -1,0 +1,183 @@
+"""Seed 001 workflow 3: a fire-and-forget job on its own cluster, through the production queue.
+
+Also: deactivating the running job's Workload (Kueue's supported stop/evict) shows as DEACTIVATED and
+fails wait() with PreemptedError; reactivating it requeues the job.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import textwrap
+import time
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client as k8s
+
+from rayqueue_sdk import JobPhase, ManagedClusterConfig, PreemptedError, RayJob, RayJobStatus
+from rayqueue_sdk.kube.resources import RAYCLUSTERS, RAYJOBS, find_workload
+
+NS = "your-namespace"
+
+TRAIN = textwrap.dedent(
+    """
+    import json, os, ray
+    ray.init()
+    print("config", json.load(open("conf/train.json")))
+    print("stage", os.environ["STAGE"])
+    total = ray.get(ray.remote(lambda: sum(range(10))).remote())
+    print("sum", total)
+    # what the job saw, for the test (same machine): its shipped config and its env vars
+    with open(os.environ["RESULT_FILE"], "w") as out:
+        json.dump({"config": json.load(open("conf/train.json")), "stage": os.environ["STAGE"],
+                   "sum": total}, out)
+    """
+)
+
+
+def poll(fetch: Callable[[], Any], done: Callable[[Any], bool], timeout: float = 180.0) -> Any:
+    deadline = time.monotonic() + timeout
+    value = fetch()
+    while not done(value) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        value = fetch()
+    return value
+
+
+def rayclusters(api: Any) -> list[str]:
+    items = k8s.CustomObjectsApi(api).list_namespaced_custom_object(
+        RAYCLUSTERS.group, RAYCLUSTERS.version, NS, RAYCLUSTERS.plural
+    )["items"]
+    return [i["metadata"]["name"] for i in items]
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The tested code, in place of the seed's GitHub archive, and ./path/to/requirements.txt."""
+    code = tmp_path / "your-repo"
+    (code / "conf").mkdir(parents=True)
+    (code / "train_model_full.py").write_text(TRAIN, encoding="utf-8")
+    (code / "conf" / "train.json").write_text('{"epochs": 1}', encoding="utf-8")
+    req = tmp_path / "path" / "to"
+    req.mkdir(parents=True)
+    (req / "requirements.txt").write_text("# everything is in the image\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    return code
+
+
+def test_seed001_workflow3_admitted_runs_succeeds_and_cleans_up(
+    repo: Path, logged_in: Any, ray_plane: Any
+) -> None:
+    from rayqueue_sdk import ManagedClusterConfig, RayJob  # the seed's import, codeflare_sdk replaced
+
+    # Define a job with embedded cluster requirements
+    production_job = RayJob(
+        job_name="final-training-run",
+        local_queue="batch-jobs-queue",  # Production team's queue
+        cluster_config=ManagedClusterConfig(  # Define cluster inline
+            num_workers=4,
+            worker_cpu_requests=8,
+            worker_cpu_limits=8,
+            worker_memory_requests=16,
+            worker_memory_limits=16,
+            worker_accelerators={"nvidia.com/gpu": 2},  # 8 GPUs total
+        ),
+        entrypoint="python train_model_full.py",
+        runtime_env={
+            "working_dir": "your-repo",  # the seed's GitHub archive, as a local directory
+            "pip": "./path/to/requirements.txt",
+            "env_vars": {"STAGE": "nightly", "RESULT_FILE": str(repo.parent / "result.json")},
+        },
+        labels={"kueue.x-k8s.io/priority-class": "prod-priority"},
+        namespace=NS,  # the seed relies on the current namespace; here it is explicit
+        ttl_seconds_after_finished=2,
+    )
+    # Submit and forget
+    production_job.submit()
+
+    stored = k8s.CustomObjectsApi(logged_in).get_namespaced_custom_object(
+        RAYJOBS.group, RAYJOBS.version, NS, RAYJOBS.plural, "final-training-run"
+    )
+    assert stored["spec"]["shutdownAfterJobFinishes"] is True
+    assert stored["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "batch-jobs-queue"
+    assert stored["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "prod-priority"
+    secret = k8s.CoreV1Api(logged_in).read_namespaced_secret("final-training-run-working-dir", NS)
+    assert secret.metadata.owner_references[0].uid == stored["metadata"]["uid"]
+    names = zipfile.ZipFile(io.BytesIO(base64.b64decode(secret.data["working_dir.zip"]))).namelist()
+    assert sorted(names) == ["conf/train.json", "train_model_full.py"]
+
+    progress: list[RayJobStatus] = []
+    final = production_job.wait(timeout=600, on_progress=progress.append)
+    assert final.phase is JobPhase.SUCCEEDED
+    phases = [p.phase for p in progress]
+    assert JobPhase.RUNNING in phases or JobPhase.STARTING in phases
+    workload = find_workload(logged_in, NS, stored["metadata"]["uid"])
+    assert workload is not None
+    assert workload["status"]["admission"]["clusterQueue"] == "cq-production"
+    assert final.cluster_name and final.cluster_name.startswith("final-training-run-")
+    assert final.job_id and production_job.job_id == final.job_id
+    seen = json.loads((repo.parent / "result.json").read_text(encoding="utf-8"))
+    assert seen == {"config": {"epochs": 1}, "stage": "nightly", "sum": 45}
+
+    # Its cluster is gone after the TTL (KubeRay deletes it; the quota goes back to the queue).
+    gone = poll(lambda: rayclusters(logged_in), lambda names: final.cluster_name not in names, 120)
+    assert final.cluster_name not in gone
+    assert production_job.delete() is True
+    assert production_job.delete() is False
+    assert production_job.status().phase is JobPhase.DELETED
+
+
+LONG_RUNNER = "python -c \"import time; print('working', flush=True); time.sleep(600)\""
+
+
+def test_deactivated_running_job_fails_wait_and_reactivation_requeues(logged_in: Any) -> None:
+    job = RayJob(
+        job_name="evict-me",
+        entrypoint=LONG_RUNNER,
+        cluster_config=ManagedClusterConfig(num_workers=1),
+        local_queue="batch-jobs-queue",
+        priority_class="prod-priority",
+        namespace=NS,
+    )
+    job.submit()
+    try:
+        running = poll(job.status, lambda s: s.phase in (JobPhase.RUNNING, JobPhase.FAILED), 300)
+        assert running.phase is JobPhase.RUNNING
+        uid = k8s.CustomObjectsApi(logged_in).get_namespaced_custom_object(
+            RAYJOBS.group, RAYJOBS.version, NS, RAYJOBS.plural, "evict-me"
+        )["metadata"]["uid"]
+        workload = find_workload(logged_in, NS, uid)
+        assert workload is not None
+        k8s.CustomObjectsApi(logged_in).patch_namespaced_custom_object(
+            "kueue.x-k8s.io",
+            "v1beta2",
+            NS,
+            "workloads",
+            workload["metadata"]["name"],
+            {"spec": {"active": False}},
+            _content_type="application/merge-patch+json",
+        )
+        with pytest.raises(PreemptedError) as info:
+            job.wait(timeout=120)
+        assert info.value.reason.startswith("Deactivated")
+        assert job.status().phase is JobPhase.DEACTIVATED
+
+        # Back in the queue: Kueue requeues it (and runs it again from the start on a new cluster).
+        k8s.CustomObjectsApi(logged_in).patch_namespaced_custom_object(
+            "kueue.x-k8s.io",
+            "v1beta2",
+            NS,
+            "workloads",
+            workload["metadata"]["name"],
+            {"spec": {"active": True}},
+            _content_type="application/merge-patch+json",
+        )
+        back = poll(job.status, lambda s: s.phase is not JobPhase.DEACTIVATED, 60)
+        assert back.phase in (JobPhase.REQUEUED, JobPhase.QUEUED, JobPhase.STARTING, JobPhase.RUNNING)
+    finally:
+        job.delete()
