@@ -115,10 +115,12 @@ def _bindable(port: int, host: str) -> bool:
     return True
 
 
-def free_port_range(size: int, host: str = "127.0.0.1", low: int = 20000, high: int = 32000) -> range:
-    """A run of ``size`` consecutive free ports below the kernel's ephemeral range.
+def free_port_range(size: int, host: str = "127.0.0.1", low: int = 24000, high: int = 32000) -> range:
+    """A run of ``size`` consecutive free ports below the kernel's ephemeral range (32768+).
 
-    Ray workers bind ports from such a range; giving each head its own keeps heads apart.
+    Ray workers bind ports from such a range; giving each head its own keeps heads apart. The
+    default bounds stay clear of Ray's own defaults: worker ports 10002-19999 and the Ray client
+    proxier's per-client servers 23000-23999.
 
     Example:
         >>> r = free_port_range(10)
