@@ -636,9 +636,13 @@ def assess_cluster(
     elif why_reason:
         starting += f" ({_kueue_words(why_reason, why_message)})"
     parts.append(starting)
-    managed = workload is not None or bool(queue)
-    phase = ClusterPhase.STARTING if rc_status or admitted or not managed else ClusterPhase.UNKNOWN
-    return out(phase, Verdict.WAIT, "; ".join(parts), (why_reason or wl.reason, why_message or wl.message))
+    # Unsuspended and not ready: starting (Kueue only unsuspends what it admitted).
+    return out(
+        ClusterPhase.STARTING,
+        Verdict.WAIT,
+        "; ".join(parts),
+        (why_reason or wl.reason, why_message or wl.message),
+    )
 
 
 def _admitted_sentence(wl: _WorkloadReading) -> str:

@@ -22,7 +22,7 @@ import logging
 import queue
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.admission import JOB_UID_LABEL, Assessment, ErrorKind, Verdict, assess_cluster, eviction_key
@@ -245,6 +245,12 @@ def wait_for_cluster(
             elif not assessment.in_queue:
                 position = None
 
+            if seen.workloads_unreadable and workload is None and assessment.in_queue:
+                assessment = replace(
+                    assessment,
+                    explanation=f"{assessment.explanation} (Kueue's Workload cannot be read with these "
+                    f"credentials, so Kueue's reason is unknown: {seen.workloads_unreadable})",
+                )
             key = (assessment.phase, assessment.position, assessment.explanation)
             if key != last_key:
                 last_key = key

@@ -445,3 +445,41 @@ def test_observe_clusters_in_a_constant_number_of_calls(plane: LocalControlPlane
     assert first["a-running"].phase is ClusterPhase.ADMITTED and first["a-running"].position is None
     assert (first["b-waiting"].position, first["c-waiting"].position) == (0, 1)
     assert len(many) == 15 and many["c-waiting"].phase is ClusterPhase.QUEUED
+
+
+def test_unreadable_workloads_are_said_and_the_cluster_is_followed(plane: LocalControlPlane) -> None:
+    w = World(plane, "opaque")
+    w.create_workload(cond("QuotaReserved", "False", "Pending", FLAVOR_MSG))
+    path = rf"/apis/kueue\.x-k8s\.io/v1beta2/namespaces/{NS}/workloads"
+    fault = plane.faults.inject(
+        method="GET", path=path, status=403, times=None, message="no workloads for you"
+    )
+    try:
+        seen, on_progress = driver({ClusterPhase.QUEUED: lambda: (w.admit(), w.unsuspend())})
+        status = None
+        with pytest.raises(AdmissionTimeout) as info:
+            status = wait_for_cluster(
+                "opaque",
+                NS,
+                client=plane.api_client(),
+                timeout=60,
+                queue_timeout=30,
+                on_progress=_stop_when_starting(on_progress),
+            )
+    finally:
+        plane.faults.clear()
+    assert status is None and fault.hits >= 1
+    assert "cannot be read" in seen[0].explanation and "no workloads for you" in seen[0].explanation
+    assert seen[-1].phase is ClusterPhase.STARTING  # followed the RayCluster once Kueue unsuspended it
+    assert info.value.phase == "starting"
+
+
+def _stop_when_starting(inner: Callable[[ClusterStatus], None]) -> Callable[[ClusterStatus], None]:
+    """Give up (as a timeout would) once the cluster is seen starting: KubeRay is not played here."""
+
+    def on_progress(status: ClusterStatus) -> None:
+        inner(status)
+        if status.phase is ClusterPhase.STARTING:
+            raise AdmissionTimeout(status.name, 0, phase=str(status.phase))
+
+    return on_progress
