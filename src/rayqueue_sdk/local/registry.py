@@ -40,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -434,6 +435,15 @@ def load_crd_dir(crd_dir: str | os.PathLike[str]) -> list[ResourceType]:
         >>> load_crd_dir("/nonexistent")
         []
     """
+    root = Path(crd_dir).resolve()
+    if not root.is_dir():
+        return []
+    files = sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+    stamp = (str(root), tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files))
+    with _CRD_CACHE_LOCK:
+        cached = _CRD_CACHE.get(stamp)
+    if cached is not None:
+        return list(cached)
     import yaml
 
     try:
@@ -441,17 +451,21 @@ def load_crd_dir(crd_dir: str | os.PathLike[str]) -> list[ResourceType]:
     except AttributeError:  # pragma: no cover - libyaml missing
         loader = yaml.SafeLoader
     types: list[ResourceType] = []
-    root = Path(crd_dir)
-    if not root.is_dir():
-        return types
-    for path in sorted(root.rglob("*")):
-        if path.suffix not in (".yaml", ".yml") or not path.is_file():
-            continue
+    for path in files:
         with path.open("rb") as fh:
             for doc in yaml.load_all(fh, Loader=loader):
                 if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
                     types.append(type_from_crd(doc))
+    with _CRD_CACHE_LOCK:
+        _CRD_CACHE[stamp] = tuple(types)
     return types
+
+
+# Parsed CRD directories, keyed by their files' paths, mtimes and sizes: parsing the vendored CRDs
+# (4 MB of YAML) takes about a second, and a test session builds many registries. ResourceTypes
+# are frozen; their schema dicts are shared and must be treated as read-only.
+_CRD_CACHE: dict[tuple[str, tuple[tuple[str, int, int], ...]], tuple[ResourceType, ...]] = {}
+_CRD_CACHE_LOCK = threading.Lock()
 
 
 # -- conversion ---------------------------------------------------------------------------------------

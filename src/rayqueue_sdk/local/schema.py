@@ -224,21 +224,15 @@ class SchemaValidator:
     """
 
     def __init__(self) -> None:
-        self._cache: dict[tuple[str, str], Any] = {}
-        self._fast: dict[tuple[str, str], Check | None] = {}
-        self._lock = threading.Lock()
+        self._compiled: dict[tuple[str, str], tuple[Any, Check | None] | None] = {}
 
-    def _validator(self, rt: ResourceType, version: str) -> Any | None:
+    def _for(self, rt: ResourceType, version: str) -> tuple[Any, Check | None] | None:
+        """(jsonschema validator, fast check) for ``rt`` at ``version``; shared by every instance."""
         ident = (rt.key, version)
-        compiled = self._cache.get(ident)
-        if compiled is None:
+        if ident not in self._compiled:
             schema = rt.schemas.get(version)
-            if schema is None:
-                return None
-            compiled = self._compile(schema)
-            with self._lock:
-                self._cache[ident] = compiled
-        return compiled
+            self._compiled[ident] = _compiled_schema(schema) if schema is not None else None
+        return self._compiled[ident]
 
     @staticmethod
     def _compile(schema: dict[str, Any]) -> Any:
@@ -258,20 +252,13 @@ class SchemaValidator:
         self, rt: ResourceType, obj: dict[str, Any], version: str | None = None
     ) -> list[dict[str, Any]]:
         """Causes (empty when valid) for ``obj`` against ``rt``'s schema at ``version`` (default: storage)."""
-        version = version or rt.storage_version
-        ident = (rt.key, version)
-        if ident not in self._fast:
-            schema = rt.schemas.get(version)
-            fast = compile_fast(self._compile(schema).schema) if schema is not None else None
-            with self._lock:
-                self._fast[ident] = fast
-        fast = self._fast[ident]
-        if fast is not None and fast(obj):
-            return []
-        compiled = self._validator(rt, version)
+        compiled = self._for(rt, version or rt.storage_version)
         if compiled is None:
             return []
-        return self._causes(compiled, obj)
+        slow, fast = compiled
+        if fast is not None and fast(obj):
+            return []
+        return self._causes(slow, obj)
 
     @staticmethod
     def _causes(compiled: Any, obj: Any) -> list[dict[str, Any]]:
@@ -312,6 +299,23 @@ class SchemaValidator:
         dropped: list[str] = []
         _prune(schema, obj, [], dropped, root=True)
         return dropped
+
+
+# Compiled schemas, shared by every validator (a registry built from the same CRD directory hands out
+# the same schema objects; see rayqueue_sdk.local.registry.load_crd_dir). Keyed by identity; the
+# schema is kept alive by the entry so that its id cannot be reused.
+_COMPILED: dict[int, tuple[dict[str, Any], Any, Check | None]] = {}
+_COMPILED_LOCK = threading.Lock()
+
+
+def _compiled_schema(schema: dict[str, Any]) -> tuple[Any, Check | None]:
+    with _COMPILED_LOCK:
+        entry = _COMPILED.get(id(schema))
+        if entry is None or entry[0] is not schema:
+            slow = SchemaValidator._compile(schema)
+            entry = (schema, slow, compile_fast(slow.schema))
+            _COMPILED[id(schema)] = entry
+    return entry[1], entry[2]
 
 
 def _prune(

@@ -193,3 +193,17 @@ def test_crd_scale_subresource_paths() -> None:
     assert rt.scale.set_replicas(obj, 5)["spec"]["size"] == 5 and obj["spec"]["size"] == 3
     names = {r["name"] for r in reg.api_resource_list("x.io", "v1")["resources"]}
     assert names == {"widgets", "widgets/status", "widgets/scale"}
+
+
+def test_crd_directory_is_parsed_once_and_reparsed_when_it_changes(tmp_path: Path, crd_dir: Path) -> None:
+    import shutil
+
+    source = crd_dir / "kueue" / "kueue.x-k8s.io_workloadpriorityclasses.yaml"
+    shutil.copy(source, tmp_path / "wpc.yaml")
+    first = load_crd_dir(tmp_path)
+    assert [t.key for t in first] == ["workloadpriorityclasses.kueue.x-k8s.io"]
+    assert load_crd_dir(tmp_path)[0] is first[0]  # cached
+    (tmp_path / "wpc.yaml").write_text(
+        source.read_text().replace("shortNames:\n    - wpc", "shortNames:\n    - wp")
+    )
+    assert load_crd_dir(tmp_path)[0].short_names == ("wp",)

@@ -197,7 +197,7 @@ def test_validator_is_cached_and_input_untouched(registry: Registry) -> None:
     before = copy.deepcopy(body)
     assert v.validate(rt, body) == v.validate(rt, body)
     assert body == before
-    assert len(v._cache) == 1
+    assert len(v._compiled) == 1
 
 
 def test_to_json_schema_extensions() -> None:
