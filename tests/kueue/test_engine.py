@@ -519,3 +519,28 @@ def seed_004() -> Cluster:
         flavors=["default-flavor", "gpu-flavor"],
         priorities={"prod-priority": 1000, "dev-priority": 100},
     )
+
+
+def test_hierarchical_cohorts_reclaim_from_a_sibling_subtree() -> None:
+    cohorts = [
+        {"metadata": {"name": "root"}, "spec": {}},
+        {"metadata": {"name": "team-a"}, "spec": {"parentName": "root"}},
+        {"metadata": {"name": "team-b"}, "spec": {"parentName": "root"}},
+    ]
+    c = world(
+        gpu_cq("a", 4, cohort="team-a", preemption={"reclaimWithinCohort": "Any"}),
+        gpu_cq("b", 0, cohort="team-b"),
+        lqs=[local_queue("ns", "a", "a"), local_queue("ns", "b", "b")],
+        cohorts=cohorts,
+    )
+    borrower = c.submit(gpu_job("b-job", 4, queue="b", priority="top"))
+    c.step()
+    assert c.admitted() == {borrower}  # b borrows a's idle quota through the root
+    owner = c.submit(gpu_job("a-job", 4, queue="a", priority="low"))
+    result = c.step()
+    assert [(e.workload.name, e.preemption_reason) for e in result.evicted] == [
+        (borrower, "InCohortReclamation")
+    ]
+    assert "preemptor path: /root/team-a/a; preemptee path: /root/team-b/b" in result.evicted[0].message
+    c.step()
+    assert c.admitted() == {owner}
