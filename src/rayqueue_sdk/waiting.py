@@ -149,7 +149,9 @@ def wait_for_cluster(
     Raises:
         AdmissionTimeout: the queue wait or the whole wait took too long; carries the last phase,
             Kueue's last reason and message, and the last known position.
-        PreemptedError: Kueue evicted the workload (preempted, deactivated, PodsReady timeout, ...).
+        PreemptedError: Kueue evicted the workload during the wait (preempted, deactivated,
+            PodsReady timeout, ...). An eviction from before the wait that Kueue has requeued is
+            not one: the wait goes on until the cluster is admitted again.
         ClusterDeletedError: the cluster was deleted while waiting.
         ClusterNotFoundError: the cluster did not exist to begin with (lists those that do).
         QueueNotFoundError: Kueue says the LocalQueue does not exist (lists those that do).
@@ -161,141 +163,205 @@ def wait_for_cluster(
     """
     api = get_client(client)
     started = time.monotonic()
-    deadline = started + timeout if timeout is not None else None
-
     try:
         first = get_raycluster(api, namespace, name)
     except NotFoundError:
-        try:
-            available = [_name(o) for o in list_rayclusters(api, namespace)]
-        except RayQueueError:
-            available = []
-        raise ClusterNotFoundError(name, available, namespace=namespace) from None
-
-    seen = _Observed(uid=_uid(first), cluster=first)
-    events: queue.Queue[WatchEvent] = queue.Queue()
+        raise _missing(api, name, namespace) from None
+    wait = _ClusterWait(
+        api,
+        name,
+        namespace,
+        _Observed(uid=_uid(first), cluster=first),
+        started=started,
+        timeout=timeout,
+        queue_timeout=queue_timeout,
+        on_progress=on_progress,
+        position_refresh=position_refresh,
+    )
     watchers = [
         Watcher(api, RAYCLUSTERS, namespace, name=name, label="raycluster"),
         Watcher(
             api,
             kueue_kind(api, "workloads"),
             namespace,
-            label_selector=f"{JOB_UID_LABEL}={seen.uid}",
+            label_selector=f"{JOB_UID_LABEL}={wait.seen.uid}",
             label="workload",
         ),
     ]
     for watcher in watchers:
-        watcher.run_into(events)
-
-    position: int | None = None
-    position_unavailable: str | None = None
-    known_eviction: str | None = None
-    first_look = True
-    next_position_at = 0.0
-    next_queue_check = 0.0
-    queued_seconds = 0.0
-    last_tick = started
-    last_key: tuple[Any, ...] | None = None
-    assessment: Assessment | None = None
+        watcher.run_into(wait.events)
     try:
-        while True:
-            # Wait for the Workload listing (or its failure) before the first verdict, so that a
-            # Kueue-managed cluster is never judged without its Workload.
-            if not seen.workloads_synced and seen.workloads_unreadable is None:
-                _pump(events, seen, _left(deadline, 5.0), block=True)
-                if not seen.workloads_synced and seen.workloads_unreadable is None:
-                    _check_deadline(name, timeout, deadline, assessment, queued_seconds)
-                    continue
-
-            now = time.monotonic()
-            if assessment is not None and assessment.in_queue:
-                queued_seconds += now - last_tick
-            last_tick = now
-
-            workload = seen.workload
-            if first_look:
-                # An eviction that predates the wait (and that Kueue requeued) is history, not news.
-                known_eviction, first_look = eviction_key(workload), False
-            assessment = assess_cluster(
-                seen.cluster,
-                workload,
-                position=position,
-                position_unavailable=position_unavailable,
-                known_eviction=known_eviction,
-            )
-            if assessment.in_queue and workload is not None and position_unavailable is None:
-                if now >= next_position_at:
-                    queue_name = assessment.queue or ((workload.get("spec") or {}).get("queueName"))
-                    if queue_name:
-                        position, position_unavailable = queue_position(
-                            namespace, queue_name, _name(workload), api, deadline=deadline
-                        )
-                        if position_unavailable:
-                            log.info(
-                                "%s/%s: queue position unavailable: %s", namespace, name, position_unavailable
-                            )
-                    next_position_at = now + position_refresh
-                    assessment = assess_cluster(
-                        seen.cluster,
-                        workload,
-                        position=position,
-                        position_unavailable=position_unavailable,
-                        known_eviction=known_eviction,
-                    )
-            elif not assessment.in_queue:
-                position = None
-
-            if seen.workloads_unreadable and workload is None and assessment.in_queue:
-                assessment = replace(
-                    assessment,
-                    explanation=f"{assessment.explanation} (Kueue's Workload cannot be read with these "
-                    f"credentials, so Kueue's reason is unknown: {seen.workloads_unreadable})",
-                )
-            key = (assessment.phase, assessment.position, assessment.explanation)
-            if key != last_key:
-                last_key = key
-                log.info("%s/%s: %s", namespace, name, assessment.explanation)
-                if on_progress is not None:
-                    on_progress(_status(seen, assessment, name, namespace))
-
-            if assessment.verdict is Verdict.DONE:
-                return _status(seen, assessment, name, namespace)
-            if assessment.verdict is Verdict.FAIL:
-                if assessment.error_kind is ErrorKind.QUEUE_NOT_FOUND:
-                    if now >= next_queue_check and assessment.queue:
-                        check_queue(namespace, assessment.queue, api)  # raises QueueNotFoundError
-                        next_queue_check = now + _QUEUE_RECHECK  # it exists: Kueue will catch up
-                else:
-                    error = assessment.error(name)
-                    if error is not None:
-                        raise error
-
-            if queue_timeout is not None and assessment.in_queue and queued_seconds >= queue_timeout:
-                raise AdmissionTimeout(
-                    name,
-                    queue_timeout,
-                    phase=str(assessment.phase),
-                    reason=_kueue_reason(assessment),
-                    position=assessment.position,
-                )
-            _check_deadline(name, timeout, deadline, assessment, queued_seconds)
-
-            wait = _left(deadline, 30.0)
-            if queue_timeout is not None and assessment.in_queue:
-                wait = min(wait, max(0.0, queue_timeout - queued_seconds))
-            if assessment.in_queue and workload is not None and position_unavailable is None:
-                wait = min(wait, max(0.0, next_position_at - time.monotonic()))
-            if assessment.error_kind is ErrorKind.QUEUE_NOT_FOUND:
-                wait = min(wait, max(0.0, next_queue_check - time.monotonic()))
-            if _pump(events, seen, wait, block=True) and seen.workload is not workload:
-                next_position_at = 0.0  # the Workload changed: re-read the position now
+        return wait.run()
     finally:
         for watcher in watchers:
             watcher.stop()
 
 
-def _status(seen: _Observed, a: Assessment, name: str, namespace: str) -> ClusterStatus:
-    return status_from(seen.cluster, seen.workload, name=name, namespace=namespace, assessment=a)
+class _ClusterWait:
+    """The loop of :func:`wait_for_cluster`: observe, assess, report, decide, wait for the next event."""
+
+    def __init__(
+        self,
+        api: ApiClient,
+        name: str,
+        namespace: str,
+        seen: _Observed,
+        *,
+        started: float,
+        timeout: float | None,
+        queue_timeout: float | None,
+        on_progress: Callable[[ClusterStatus], None] | None,
+        position_refresh: float,
+    ) -> None:
+        self.api, self.name, self.namespace, self.seen = api, name, namespace, seen
+        self.timeout, self.queue_timeout = timeout, queue_timeout
+        self.deadline = started + timeout if timeout is not None else None
+        self.on_progress, self.position_refresh = on_progress, position_refresh
+        self.events: queue.Queue[WatchEvent] = queue.Queue()
+        self.position: int | None = None
+        self.position_unavailable: str | None = None
+        self.known_eviction: str | None = None
+        self.next_position_at = 0.0
+        self.next_queue_check = 0.0
+        self.queued_seconds = 0.0
+        self.last_tick = started
+        self.last_key: tuple[Any, ...] | None = None
+        self.assessment: Assessment | None = None
+
+    def run(self) -> ClusterStatus:
+        self._await_workload_listing()
+        # An eviction that predates the wait (and that Kueue requeued) is history, not news.
+        self.known_eviction = eviction_key(self.seen.workload)
+        while True:
+            a = self._observe()
+            self._report(a)
+            if a.verdict is Verdict.DONE:
+                return self._status(a)
+            if a.verdict is Verdict.FAIL:
+                self._fail(a)
+            self._check_timeouts(a)
+            self._next_event(a)
+
+    # -- steps -----------------------------------------------------------------------------------
+    def _await_workload_listing(self) -> None:
+        """Never judge a Kueue-managed cluster before its Workload listing (or its failure) arrived."""
+        while not self.seen.workloads_synced and self.seen.workloads_unreadable is None:
+            self._pump(_left(self.deadline, 5.0))
+            self._check_deadline(None)
+
+    def _assess(self, workload: dict[str, Any] | None) -> Assessment:
+        return assess_cluster(
+            self.seen.cluster,
+            workload,
+            position=self.position,
+            position_unavailable=self.position_unavailable,
+            known_eviction=self.known_eviction,
+        )
+
+    def _observe(self) -> Assessment:
+        now = time.monotonic()
+        if self.assessment is not None and self.assessment.in_queue:
+            self.queued_seconds += now - self.last_tick
+        self.last_tick = now
+        workload = self.seen.workload
+        a = self._assess(workload)
+        if not a.in_queue:
+            self.position = None
+        elif workload is not None and self.position_unavailable is None and now >= self.next_position_at:
+            self._refresh_position(a, workload)
+            a = self._assess(workload)
+        if self.seen.workloads_unreadable and workload is None and a.in_queue:
+            a = replace(
+                a,
+                explanation=f"{a.explanation} (Kueue's Workload cannot be read with these credentials, "
+                f"so Kueue's reason is unknown: {self.seen.workloads_unreadable})",
+            )
+        self.assessment = a
+        return a
+
+    def _refresh_position(self, a: Assessment, workload: dict[str, Any]) -> None:
+        self.next_position_at = time.monotonic() + self.position_refresh
+        queue_name = a.queue or (workload.get("spec") or {}).get("queueName")
+        if not queue_name:
+            return
+        self.position, self.position_unavailable = queue_position(
+            self.namespace, queue_name, _name(workload), self.api, deadline=self.deadline
+        )
+        if self.position_unavailable:  # said once: never asked again during this wait
+            log.info(
+                "%s/%s: queue position unavailable: %s", self.namespace, self.name, self.position_unavailable
+            )
+
+    def _report(self, a: Assessment) -> None:
+        key = (a.phase, a.position, a.explanation)
+        if key == self.last_key:
+            return
+        self.last_key = key
+        log.info("%s/%s: %s", self.namespace, self.name, a.explanation)
+        if self.on_progress is not None:
+            self.on_progress(self._status(a))
+
+    def _fail(self, a: Assessment) -> None:
+        if a.error_kind is ErrorKind.QUEUE_NOT_FOUND:
+            # Kueue says the LocalQueue is missing: check it (raises QueueNotFoundError listing the
+            # queues); if it exists, Kueue's cache is behind and will catch up.
+            now = time.monotonic()
+            if now >= self.next_queue_check and a.queue:
+                check_queue(self.namespace, a.queue, self.api)
+                self.next_queue_check = now + _QUEUE_RECHECK
+            return
+        error = a.error(self.name)
+        if error is not None:
+            raise error
+
+    def _check_timeouts(self, a: Assessment) -> None:
+        if self.queue_timeout is not None and a.in_queue and self.queued_seconds >= self.queue_timeout:
+            raise AdmissionTimeout(
+                self.name,
+                self.queue_timeout,
+                phase=str(a.phase),
+                reason=_kueue_reason(a),
+                position=a.position,
+            )
+        self._check_deadline(a)
+
+    def _check_deadline(self, a: Assessment | None) -> None:
+        if self.deadline is None or self.timeout is None or time.monotonic() < self.deadline:
+            return
+        if a is None:
+            raise AdmissionTimeout(
+                self.name, self.timeout, phase="unknown", reason="no answer from the API server"
+            )
+        raise AdmissionTimeout(
+            self.name,
+            self.timeout,
+            phase=str(a.phase),
+            reason=_kueue_reason(a),
+            position=a.position,
+            what="admission" if a.in_queue else "the cluster to become ready",
+        )
+
+    def _next_event(self, a: Assessment) -> None:
+        """Block until the next watch event, a position refresh, a queue re-check or a deadline."""
+        now = time.monotonic()
+        wait = _left(self.deadline, 30.0)
+        if self.queue_timeout is not None and a.in_queue:
+            wait = min(wait, max(0.0, self.queue_timeout - self.queued_seconds))
+        if a.in_queue and self.seen.workload is not None and self.position_unavailable is None:
+            wait = min(wait, max(0.0, self.next_position_at - now))
+        if a.error_kind is ErrorKind.QUEUE_NOT_FOUND:
+            wait = min(wait, max(0.0, self.next_queue_check - now))
+        before = self.seen.workload
+        if self._pump(wait) and self.seen.workload is not before:
+            self.next_position_at = 0.0  # the Workload changed: re-read the position now
+
+    def _status(self, a: Assessment) -> ClusterStatus:
+        return status_from(
+            self.seen.cluster, self.seen.workload, name=self.name, namespace=self.namespace, assessment=a
+        )
+
+    def _pump(self, wait: float) -> bool:
+        return _pump(self.events, self.seen, wait)
 
 
 def _left(deadline: float | None, cap: float) -> float:
@@ -304,33 +370,14 @@ def _left(deadline: float | None, cap: float) -> float:
     return max(0.0, min(cap, deadline - time.monotonic()))
 
 
-def _check_deadline(
-    name: str, timeout: float | None, deadline: float | None, a: Assessment | None, queued_seconds: float
-) -> None:
-    if deadline is None or timeout is None or time.monotonic() < deadline:
-        return
-    if a is None:
-        raise AdmissionTimeout(
-            name, timeout, phase="unknown", reason="no answer from the API server", what="admission"
-        )
-    raise AdmissionTimeout(
-        name,
-        timeout,
-        phase=str(a.phase),
-        reason=_kueue_reason(a),
-        position=a.position,
-        what="admission" if a.in_queue else "the cluster to become ready",
-    )
-
-
-def _pump(events: queue.Queue[WatchEvent], seen: _Observed, wait: float, *, block: bool) -> bool:
+def _pump(events: queue.Queue[WatchEvent], seen: _Observed, wait: float) -> bool:
     """Apply the next event (waiting up to ``wait`` s) and everything already queued behind it.
 
     Returns True if anything was applied. Raises the typed error of a failed RayCluster watch;
     a failed Workload watch (Kueue absent, or Workloads not readable) is said once and tolerated.
     """
     try:
-        first = events.get(timeout=wait) if block and wait > 0 else events.get_nowait()
+        first = events.get(timeout=wait) if wait > 0 else events.get_nowait()
     except queue.Empty:
         return False
     batch = [first]
