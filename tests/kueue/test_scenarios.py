@@ -236,6 +236,8 @@ def test_seed_000_two_gpu_queue_second_cluster_waits_then_runs(
         "default-flavor, 1 more needed"
     )
     assert suspended(co, "demo", "second-raycluster")
+    requests = (workload_of(co, "demo", second["metadata"]["uid"]) or {})["status"]["resourceRequests"]
+    assert requests[0] == {"name": "head", "resources": {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": "1"}}
     status, body = get_json(
         api,
         cp,

@@ -36,6 +36,7 @@ from rayqueue_sdk.local.controllers.base import QueueController
 from rayqueue_sdk.local.controllers.kueue import conditions as cond
 from rayqueue_sdk.local.controllers.kueue import messages as msg
 from rayqueue_sdk.local.controllers.kueue import queue_status, visibility, webhook
+from rayqueue_sdk.local.controllers.kueue.amounts import format_amount
 from rayqueue_sdk.local.controllers.kueue.engine import PassResult, admission_pass
 from rayqueue_sdk.local.controllers.kueue.jobs import JobReconciler
 from rayqueue_sdk.local.controllers.kueue.lifecycle import WorkloadReconciler
@@ -57,6 +58,25 @@ from rayqueue_sdk.local.controllers.kueue.snapshot import WorkloadInfo, parse_ti
 __all__ = ["KueueController"]
 
 log = logging.getLogger(__name__)
+
+
+def resource_requests(wl: WorkloadInfo) -> list[dict[str, Any]]:
+    """``status.resourceRequests`` of a pending Workload: each pod set's total requests.
+
+    Example:
+        >>> from rayqueue_sdk.local.controllers.kueue.snapshot import PodSetInfo
+        >>> head = PodSetInfo("head", 2, {"cpu": 500}, {})
+        >>> info = WorkloadInfo({}, "ns", "w", "u", "", 0, 0.0, "lq", True, [head])
+        >>> resource_requests(info)
+        [{'name': 'head', 'resources': {'cpu': '1'}}]
+    """
+    return [
+        {
+            "name": ps.name,
+            "resources": {r: format_amount(r, v * ps.count) for r, v in sorted(ps.per_pod.items())},
+        }
+        for ps in wl.pod_sets
+    ]
 
 
 class KueueController(JobReconciler, WorkloadReconciler, QueueController):
@@ -198,6 +218,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         for admission in result.admitted:
             wl = copy.deepcopy(admission.workload.obj)
             cond.set_quota_reserved(wl, admission.admission, now)
+            wl["status"].pop("resourceRequests", None)  # admission.resourceUsage says it now
             stored = self._write(wl)
             if stored is None:
                 continue
@@ -236,7 +257,12 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
             self._enqueue_owner(stored)
         for pending in result.pending:
             wl = copy.deepcopy(pending.workload.obj)
-            if not cond.set_condition(wl, msg.QUOTA_RESERVED, False, pending.reason, pending.message, now):
+            changed = cond.set_condition(wl, msg.QUOTA_RESERVED, False, pending.reason, pending.message, now)
+            requests = resource_requests(pending.workload)
+            if wl["status"].get("resourceRequests") != requests:
+                wl["status"]["resourceRequests"] = requests
+                changed = True
+            if not changed:
                 continue
             stored = self._write(wl)
             if stored is not None and pending.reason == msg.PENDING:
