@@ -1,6 +1,19 @@
 """Kueue's behaviour for the local control plane: admission, queues, priorities and preemption.
 
-The pure part (``engine``, ``quota``, ``flavors``, ``preemption``, ``workloads``) does no I/O;
-``controller``, ``webhook`` and ``visibility`` connect it to the store and the HTTP server.
-It follows Kueue v0.19.2 with its default feature gates; see ``docs`` in each module.
+Follows Kueue v0.19.2 with its default feature gates. The pure part does no I/O:
+:mod:`.amounts` (units and formatting), :mod:`.quota` (the ClusterQueue/Cohort quota tree),
+:mod:`.snapshot`, :mod:`.flavors` (flavor assignment), :mod:`.preemption` (classical preemption),
+:mod:`.engine` (one admission pass -> decisions), :mod:`.workloads` (Workload builders),
+:mod:`.conditions`, :mod:`.queue_status`, :mod:`.messages` (upstream wording). The rest connects
+it to the store and the API server: :mod:`.webhook` (admission hooks), :mod:`.jobs` (job
+reconciler), :mod:`.lifecycle` (workload controller), :mod:`.controller` (wiring, scheduler,
+queue status) and :mod:`.visibility` (the pending-workloads API).
+
+Not emulated: fair sharing (and admission fair sharing), topology-aware scheduling, admission
+checks (ProvisioningRequest, MultiKueue), waitForPodsReady timeouts and requeue backoff, partial
+admission, elastic jobs' Workload slices (an elastic RayCluster whose replicas change is stopped
+and its Workload replaced, as for a non-elastic one), PriorityClass-based priorities. Deliberate
+differences: a ``Pending`` event is recorded when the message changes rather than on every
+scheduling attempt, and a priority-class label naming no WorkloadPriorityClass gives an
+``ErrWorkloadCompose`` event on the job (upstream only logs the error).
 """
