@@ -31,7 +31,11 @@ __all__ = [
     "KUEUE_GROUP",
     "RAYCLUSTERS",
     "RAYJOBS",
+    "FIELD_MANAGER",
     "Kind",
+    "apply_object",
+    "create_object",
+    "delete_object",
     "find_workload",
     "get_object",
     "get_path",
@@ -45,8 +49,10 @@ __all__ = [
     "list_rayclusters",
     "list_workloads",
     "normalize_kueue",
+    "patch_object",
     "pending_workloads",
     "pick_workload",
+    "set_workload_active",
 ]
 
 KUEUE_GROUP = "kueue.x-k8s.io"
@@ -84,6 +90,9 @@ class Kind:
         base += f"/{self.plural}"
         return f"{base}/{name}" if name else base
 
+
+#: The field manager of the SDK's server-side applies.
+FIELD_MANAGER = "rayqueue-sdk"
 
 RAYCLUSTERS = Kind("ray.io", "v1", "rayclusters")
 RAYJOBS = Kind("ray.io", "v1", "rayjobs")
@@ -301,6 +310,157 @@ def list_objects(
     if kind.group == KUEUE_GROUP:
         items = [normalize_kueue(i, kind.version) for i in items]
     return items, resource_version
+
+
+def _where(kind: Kind, obj: dict[str, Any]) -> tuple[str, str | None]:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("name") or ""), (meta.get("namespace") if kind.namespaced else None)
+
+
+def apply_object(
+    api: ApiClient, kind: Kind, obj: dict[str, Any], *, field_manager: str = FIELD_MANAGER, force: bool = True
+) -> dict[str, Any]:
+    """Server-side apply ``obj`` (create or update; idempotent, so retried like a read).
+
+    Example:
+        >>> # apply_object(api, RAYCLUSTERS, manifest)   # the stored RayCluster, with its uid
+    """
+    name, namespace = _where(kind, obj)
+    custom = _custom(api)
+    ctx: dict[str, Any] = {"verb": "patch", "resource": kind.key, "namespace": namespace, "name": name}
+    opts: dict[str, Any] = {"field_manager": field_manager, "force": force}
+    opts["_content_type"] = "application/apply-patch+yaml"
+    if kind.namespaced:
+        args: tuple[Any, ...] = (kind.group, kind.version, namespace, kind.plural, name, obj)
+        return call(custom.patch_namespaced_custom_object, *args, server=server_of(api), **ctx, **opts)
+    args = (kind.group, kind.version, kind.plural, name, obj)
+    return call(custom.patch_cluster_custom_object, *args, server=server_of(api), **ctx, **opts)
+
+
+def create_object(api: ApiClient, kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
+    """Create ``obj``; an existing one is :class:`~rayqueue_sdk.errors.AlreadyExistsError` (not retried
+    after an unclear failure, since the first attempt may have succeeded).
+
+    Example:
+        >>> # create_object(api, RAYCLUSTERS, manifest)
+    """
+    name, namespace = _where(kind, obj)
+    custom = _custom(api)
+    ctx: dict[str, Any] = {"verb": "create", "resource": kind.key, "namespace": namespace, "name": name}
+    if kind.namespaced:
+        return call(
+            custom.create_namespaced_custom_object,
+            kind.group,
+            kind.version,
+            namespace,
+            kind.plural,
+            obj,
+            idempotent=False,
+            server=server_of(api),
+            **ctx,
+        )
+    return call(
+        custom.create_cluster_custom_object,
+        kind.group,
+        kind.version,
+        kind.plural,
+        obj,
+        idempotent=False,
+        server=server_of(api),
+        **ctx,
+    )
+
+
+def patch_object(
+    api: ApiClient,
+    kind: Kind,
+    name: str,
+    patch: dict[str, Any],
+    namespace: str | None = None,
+    *,
+    status: bool = False,
+) -> dict[str, Any]:
+    """Merge-patch an object (or its ``status`` subresource).
+
+    Example:
+        >>> # workloads = kueue_kind(api, "workloads")
+        >>> # patch_object(api, workloads, "raycluster-ws-4e803", {"spec": {"active": False}}, "ds")
+    """
+    custom = _custom(api)
+    verb = "patch"
+    ctx: dict[str, Any] = {"verb": verb, "resource": kind.key, "namespace": namespace, "name": name}
+    opts: dict[str, Any] = {"_content_type": "application/merge-patch+json"}
+    if kind.namespaced:
+        fn = custom.patch_namespaced_custom_object_status if status else custom.patch_namespaced_custom_object
+        args: tuple[Any, ...] = (kind.group, kind.version, namespace, kind.plural, name, patch)
+    else:
+        fn = custom.patch_cluster_custom_object_status if status else custom.patch_cluster_custom_object
+        args = (kind.group, kind.version, kind.plural, name, patch)
+    obj = call(fn, *args, server=server_of(api), **ctx, **opts)
+    return normalize_kueue(obj, kind.version) if kind.group == KUEUE_GROUP else obj
+
+
+def delete_object(
+    api: ApiClient, kind: Kind, name: str, namespace: str | None = None, *, propagation: str = "Foreground"
+) -> bool:
+    """Delete an object; ``False`` if it was already gone (so repeating a delete is safe).
+
+    Example:
+        >>> # delete_object(api, RAYCLUSTERS, "ws", "ds")   # True, then False
+    """
+    custom = _custom(api)
+    ctx: dict[str, Any] = {"verb": "delete", "resource": kind.key, "namespace": namespace, "name": name}
+    try:
+        if kind.namespaced:
+            call(
+                custom.delete_namespaced_custom_object,
+                kind.group,
+                kind.version,
+                namespace,
+                kind.plural,
+                name,
+                propagation_policy=propagation,
+                server=server_of(api),
+                **ctx,
+            )
+        else:
+            call(
+                custom.delete_cluster_custom_object,
+                kind.group,
+                kind.version,
+                kind.plural,
+                name,
+                propagation_policy=propagation,
+                server=server_of(api),
+                **ctx,
+            )
+    except NotFoundError:
+        return False
+    return True
+
+
+def set_workload_active(api: ApiClient, namespace: str, owner_uid: str, active: bool) -> dict[str, Any]:
+    """Set ``spec.active`` of the Workload of a RayCluster/RayJob: Kueue's supported stop and resume.
+
+    ``False`` evicts it (``Evicted``/``Deactivated``) and Kueue suspends the job, releasing quota;
+    ``True`` requeues it (``Requeued``/``Reactivated``). Writing ``spec.suspend`` on the RayCluster
+    instead would be undone by Kueue.
+
+    Raises:
+        NotFoundError: Kueue has no Workload for this owner (not managed, or not created yet).
+
+    Example:
+        >>> # set_workload_active(api, "ds", cluster["metadata"]["uid"], False)
+    """
+    workload = find_workload(api, namespace, owner_uid)
+    if workload is None:
+        raise NotFoundError(
+            404,
+            "NotFound",
+            f"no Kueue Workload with label {JOB_UID_LABEL}={owner_uid} in namespace {namespace!r}",
+        )
+    name = str((workload.get("metadata") or {}).get("name"))
+    return patch_object(api, kueue_kind(api, "workloads"), name, {"spec": {"active": active}}, namespace)
 
 
 def get_raycluster(api: ApiClient, namespace: str, name: str) -> dict[str, Any]:
