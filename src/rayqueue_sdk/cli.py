@@ -25,6 +25,7 @@ __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 #: ``name -> "module:function"``; ``function(subparsers)`` registers the subcommand ``name``.
 SUBCOMMANDS: dict[str, str] = {
     "local": "rayqueue_sdk.local.cli:register",
+    "job": "rayqueue_sdk.job_cli:register",
 }
 
 
