@@ -37,7 +37,7 @@ def start_plane(crd_dir: Path, **options: Any) -> LocalControlPlane:
 
 @pytest.fixture(scope="module")
 def cp(crd_dir: Path) -> Iterator[LocalControlPlane]:
-    plane = start_plane(crd_dir)
+    plane = start_plane(crd_dir, workload_scale=True)  # seed 000's Kueue build serves workloads/scale
     try:
         yield plane
     finally:
@@ -584,7 +584,9 @@ def test_seed_004_prod_priority_cluster_preempts_the_borrowing_dev_cluster(
 
 
 # -- seed 001 ---------------------------------------------------------------------------------
-def gpu_queue(name: str, gpus: int, preemption: dict[str, Any] | None = None) -> dict[str, Any]:
+def gpu_queue(
+    name: str, gpus: int, preemption: dict[str, Any] | None = None, cohort: str = "all-gpus"
+) -> dict[str, Any]:
     resources = [
         {"name": "cpu", "nominalQuota": 200},
         {"name": "memory", "nominalQuota": "2000Gi"},
@@ -592,7 +594,7 @@ def gpu_queue(name: str, gpus: int, preemption: dict[str, Any] | None = None) ->
     ]
     spec: dict[str, Any] = {
         "namespaceSelector": {},
-        "cohortName": "all-gpus",
+        "cohortName": cohort,
         "resourceGroups": [
             {
                 "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
@@ -749,42 +751,44 @@ def test_a_workload_is_garbage_collected_with_its_cluster(co: Any, core: Any) ->
     eventually(lambda: workload_of(co, "gc", rc["metadata"]["uid"]) is None, "the Workload to be deleted")
 
 
-def test_workload_scale_subresource_deactivates_and_reactivates(crd_dir: Path) -> None:
+def test_workload_scale_subresource_deactivates_and_reactivates(co: Any, core: Any) -> None:
     """Seed 000's Kueue build: ``workloads/scale`` replicas 1 <=> ``spec.active`` (workload_scale)."""
-    plane = start_plane(crd_dir, workload_scale=True)
-    try:
-        co = client.CustomObjectsApi(plane.api_client())
-        core = client.CoreV1Api(plane.api_client())
-        for doc in yaml.safe_load_all(SEED_000_ADMIN):
-            if doc["kind"] == "LocalQueue":
-                create(co, core, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "demo"}})
-            create(co, core, doc)
-        node = gpu_node()
-        rc = create(co, core, raycluster("scaled", "demo", "user-queue", node, 1, node))
-        uid = rc["metadata"]["uid"]
-        eventually(lambda: admitted(co, "demo", uid), "admission")
-        name = (workload_of(co, "demo", uid) or {})["metadata"]["name"]
-        assert (
-            co.get_namespaced_custom_object_scale(KUEUE, "v1beta2", "demo", "workloads", name)["spec"][
-                "replicas"
-            ]
-            == 1
-        )
-        co.patch_namespaced_custom_object_scale(
-            KUEUE, "v1beta2", "demo", "workloads", name, {"spec": {"replicas": 0}}
-        )
-        eventually(lambda: suspended(co, "demo", "scaled"), "the cluster to be suspended")
-        evicted = eventually(
-            lambda: condition(workload_of(co, "demo", uid), "Evicted"), "the Evicted condition"
-        )
-        assert evicted["reason"] == "Deactivated" and not admitted(co, "demo", uid)
-        co.patch_namespaced_custom_object_scale(
-            KUEUE, "v1beta2", "demo", "workloads", name, {"spec": {"replicas": 1}}
-        )
-        eventually(lambda: admitted(co, "demo", uid), "re-admission after scaling back to 1")
-        eventually(lambda: not suspended(co, "demo", "scaled"), "the cluster to run again")
-    finally:
-        plane.stop()
+    for doc in [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "scaled"}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "a100"}},
+        gpu_queue("cq-scaled", 4, cohort="scaled"),
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "LocalQueue",
+            "metadata": {"name": "lq", "namespace": "scaled"},
+            "spec": {"clusterQueue": "cq-scaled"},
+        },
+    ]:
+        create(co, core, doc)
+    node = gpu_node()
+    rc = create(co, core, raycluster("scaled", "scaled", "lq", node, 1, node))
+    uid = rc["metadata"]["uid"]
+    eventually(lambda: admitted(co, "scaled", uid), "admission")
+    name = (workload_of(co, "scaled", uid) or {})["metadata"]["name"]
+    assert (
+        co.get_namespaced_custom_object_scale(KUEUE, "v1beta2", "scaled", "workloads", name)["spec"][
+            "replicas"
+        ]
+        == 1
+    )
+    co.patch_namespaced_custom_object_scale(
+        KUEUE, "v1beta2", "scaled", "workloads", name, {"spec": {"replicas": 0}}
+    )
+    eventually(lambda: suspended(co, "scaled", "scaled"), "the cluster to be suspended")
+    evicted = eventually(
+        lambda: condition(workload_of(co, "scaled", uid), "Evicted"), "the Evicted condition"
+    )
+    assert evicted["reason"] == "Deactivated" and not admitted(co, "scaled", uid)
+    co.patch_namespaced_custom_object_scale(
+        KUEUE, "v1beta2", "scaled", "workloads", name, {"spec": {"replicas": 1}}
+    )
+    eventually(lambda: admitted(co, "scaled", uid), "re-admission after scaling back to 1")
+    eventually(lambda: not suspended(co, "scaled", "scaled"), "the cluster to run again")
 
 
 def test_maximum_execution_time_deactivates_the_workload(co: Any, core: Any) -> None:
