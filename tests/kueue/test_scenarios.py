@@ -852,3 +852,43 @@ def test_maximum_execution_time_deactivates_the_workload(co: Any, core: Any) -> 
         and events[0].type == "Warning"
         and events[0].message == "The maximum execution time (1s) exceeded"
     )
+
+
+def test_changing_a_running_clusters_workers_replaces_its_workload(co: Any, core: Any) -> None:
+    for doc in [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "resized"}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "a100"}},
+        gpu_queue("cq-resized", 8, cohort="resized"),
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "LocalQueue",
+            "metadata": {"name": "lq", "namespace": "resized"},
+            "spec": {"clusterQueue": "cq-resized"},
+        },
+    ]:
+        create(co, core, doc)
+    node = gpu_node()
+    rc = create(co, core, raycluster("grows", "resized", "lq", node, 1, node))
+    uid = rc["metadata"]["uid"]
+    eventually(lambda: admitted(co, "resized", uid), "admission")
+    eventually(lambda: not suspended(co, "resized", "grows"), "the cluster to run")
+    first = (workload_of(co, "resized", uid) or {})["metadata"]["uid"]
+    groups = co.get_namespaced_custom_object(RAY, "v1", "resized", "rayclusters", "grows")["spec"][
+        "workerGroupSpecs"
+    ]
+    groups[0].update(replicas=3, maxReplicas=3)
+    co.patch_namespaced_custom_object(
+        RAY, "v1", "resized", "rayclusters", "grows", {"spec": {"workerGroupSpecs": groups}}
+    )
+
+    def replaced() -> dict[str, Any] | None:
+        wl = workload_of(co, "resized", uid)
+        return wl if wl is not None and wl["metadata"]["uid"] != first else None
+
+    new = eventually(replaced, "a new Workload for the resized cluster")
+    assert [p["count"] for p in new["spec"]["podSets"]] == [1, 3]
+    eventually(lambda: admitted(co, "resized", uid), "the new Workload's admission")
+    reasons = {
+        e.reason for e in core.list_namespaced_event("resized").items if e.involved_object.name == "grows"
+    }
+    assert {"CreatedWorkload", "Started", "Stopped", "DeletedWorkload"} <= reasons
