@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import logging
@@ -151,6 +152,7 @@ class _Handler(BaseHTTPRequestHandler):
     # -- one request ------------------------------------------------------------------------
     def _serve(self, method: str) -> None:
         api = self.server.api
+        started = time.perf_counter() if api.timings is not None else 0.0
         url = urlsplit(self.path)
         path = url.path
         fault = api.faults.take(method, path)
@@ -178,8 +180,10 @@ class _Handler(BaseHTTPRequestHandler):
             response = Response(500, status_body(500, "InternalError", f"Internal error occurred: {err}"))
         if response.stream is not None:
             self._send_stream(response)
-        else:
-            self._send_json(response.code, response.body, response.headers, head=method == "HEAD")
+            return
+        self._send_json(response.code, response.body, response.headers, head=method == "HEAD")
+        if api.timings is not None:
+            api.timings.append((method, path, time.perf_counter() - started))
 
     def _read_body_or_none(self) -> bytes:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
@@ -289,6 +293,8 @@ class APIServer:
         self.auth = authenticator
         self.faults = faults
         self._routes: list[_Route] = []
+        #: ``(method, path, seconds)`` per answered request once :meth:`record_timings` was called
+        self.timings: collections.deque[tuple[str, str, float]] | None = None
         self._httpd = _Server((host, port), self, ssl_context)
         self._thread: threading.Thread | None = None
         self.host: str = str(self._httpd.server_address[0])
@@ -319,6 +325,11 @@ class APIServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
+    def record_timings(self, maxlen: int = 100_000) -> None:
+        """Record the in-server handling time of each request (from parsed headers to the last byte
+        written) in :attr:`timings`; for benchmarks."""
+        self.timings = collections.deque(maxlen=maxlen)
+
     def add_route(
         self, method: str, path_regex: str, handler: RouteHandler, *, resource: str, verb: str
     ) -> None:
@@ -342,6 +353,9 @@ class APIServer:
         """Handle one request and return the response (raises :class:`HTTPError` for errors)."""
         if path in ("/healthz", "/readyz", "/livez"):
             return Response(200, b"ok", {"Content-Type": "text/plain; charset=utf-8"})
+        # /version is public upstream (the system:public-info-viewer role)
+        if path == "/version" and method == "GET":
+            return self.rest.handle(parse_request(method, path, {}), {}, headers, body, None)
         user = self.auth.authenticate(headers.get("Authorization"))
         if user is None:
             raise HTTPError.unauthorized()

@@ -159,3 +159,22 @@ def test_tokens_never_in_reprs(cp: Any) -> None:
     token = cp.add_user("bob", ["team-b"])
     assert token not in repr(cp) and token not in repr(cp.auth)
     assert cp.token not in repr(cp.auth)
+
+
+def test_tokens_never_logged(cp: Any, raw: Any, caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    token = cp.add_user("carol", ["team-a"])
+    with caplog.at_level(logging.DEBUG, logger="rayqueue_sdk"):
+        raw.request("GET", "/api/v1/namespaces/team-a/configmaps", token=token)
+        raw.request("GET", "/api/v1/namespaces", token=token)  # 403
+        raw.request("GET", "/api/v1/namespaces", token=token + "x")  # 401
+        raw.request("GET", "/api/v1/namespaces")
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert caplog.records  # the server does log requests at DEBUG
+    assert token not in text and cp.token not in text
+
+
+def test_version_is_public(raw: Any) -> None:
+    status, body, _ = raw.request("GET", "/version", token=None)
+    assert status == 200 and body["major"] == "1"

@@ -92,9 +92,10 @@ def test_help_lists_the_subcommands(env: dict[str, str]) -> None:
     assert "--state-dir" in out.stdout and "--kubeconfig" in out.stdout
 
 
-def test_cli_import_is_light(env: dict[str, str]) -> None:
+@pytest.mark.parametrize("module", ["rayqueue_sdk.cli", "rayqueue_sdk.local"])
+def test_import_is_light(env: dict[str, str], module: str) -> None:
     code = (
-        "import sys, rayqueue_sdk.cli as c; c.build_parser(); "
+        f"import sys, {module} as c; getattr(c, 'build_parser', list)(); "
         "print(sorted(m for m in ('kubernetes', 'yaml', 'cryptography', 'ray') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], env=env, text=True, capture_output=True, timeout=60)
