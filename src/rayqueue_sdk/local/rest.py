@@ -55,6 +55,7 @@ _PATCH_TYPES = {
 }
 
 _DEFAULT_WATCH_TIMEOUT = 1800.0  # the API server's --min-request-timeout
+_TICK = 1.0  # how often an idle watch checks that its client is still there
 
 
 def _from_store(err: StoreError) -> HTTPError:
@@ -530,35 +531,37 @@ class _WatchStream:
         return next(self._gen)
 
     def _run(self) -> Generator[bytes, None, None]:
+        """Event lines; a ``BOOKMARK`` every ``bookmark_interval`` when asked for and one at the
+        timeout; an empty chunk (a tick, not written) at least every ``_TICK`` seconds so that the
+        writer can notice a client that went away."""
         import time
 
-        rest, rt = self._rest, self._rt
-        interval = rest.bookmark_interval if self._bookmarks else None
+        rest, rt, watch = self._rest, self._rt, self._watch
+        interval = rest.bookmark_interval if self._bookmarks else float("inf")
+        next_bookmark = time.monotonic() + interval
         try:
             while True:
-                remaining = self._deadline - time.monotonic()
-                if remaining <= 0:
+                now = time.monotonic()
+                if now >= self._deadline:
                     if self._bookmarks:
                         yield self._bookmark(rest.store.resource_version)
                     return
-                wait = min(remaining, interval) if interval else remaining
-                event = self._watch.get(timeout=wait)
+                event = watch.get(timeout=max(0.0, min(self._deadline - now, next_bookmark - now, _TICK)))
                 if event is None:
-                    if self._watch.closed:
+                    if watch.closed:
                         return
-                    if self._bookmarks and time.monotonic() < self._deadline:
-                        rv = rest.store.resource_version
-                        nxt = self._watch.get(timeout=0)  # anything committed up to rv is queued already
-                        if nxt is None:
-                            if self._watch.closed:
-                                return
-                            yield self._bookmark(rv)
-                            continue
-                        event = nxt
-                    else:
+                    if time.monotonic() < next_bookmark or time.monotonic() >= self._deadline:
+                        yield b""
                         continue
-                obj = rest._out(rt, event.object, self._version)
-                yield _line({"type": event.type, "object": obj})
+                    rv = rest.store.resource_version
+                    event = watch.get(timeout=0)  # anything committed up to rv is queued already
+                    if event is None:
+                        if watch.closed:
+                            return
+                        yield self._bookmark(rv)
+                        next_bookmark = time.monotonic() + interval
+                        continue
+                yield _line({"type": event.type, "object": rest._out(rt, event.object, self._version)})
         finally:
             self._release()
 

@@ -22,6 +22,7 @@ import contextlib
 import json
 import logging
 import re
+import select
 import socket
 import ssl
 import threading
@@ -226,6 +227,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 raise _too_large()
 
+    def _client_gone(self) -> bool:
+        """During a watch the client sends nothing: a readable socket means it closed (or broke)."""
+        try:
+            readable, _, _ = select.select([self.request], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(readable)
+
     def _drop(self) -> None:
         self.close_connection = True
         with contextlib.suppress(OSError):
@@ -261,6 +270,9 @@ class _Handler(BaseHTTPRequestHandler):
             for chunk in response.stream:
                 if chunk:
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                elif self._client_gone():
+                    self.close_connection = True
+                    return
             self.wfile.write(b"0\r\n\r\n")
         except OSError:
             self.close_connection = True

@@ -198,3 +198,25 @@ def test_watch_through_the_dynamic_client(dyn: Any, namespace: str, raycluster: 
     api.create(body=raycluster("dw"), namespace=namespace)
     events = list(api.watch(namespace=namespace, resource_version=rv, timeout=1))
     assert [(e["type"], e["object"].metadata.name) for e in events] == [("ADDED", "dw")]
+
+
+def test_a_watch_whose_client_went_away_is_released(cp: Any, raw: Any, namespace: str) -> None:
+    import time
+
+    before = cp.faults.open_watches
+    raw.conn.request(
+        "GET",
+        f"/api/v1/namespaces/{namespace}/configmaps?watch=true",
+        headers={"Authorization": f"Bearer {cp.token}"},
+    )
+    resp = raw.conn.getresponse()
+    assert resp.status == 200
+    deadline = time.monotonic() + 30
+    while cp.faults.open_watches == before and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert cp.faults.open_watches == before + 1
+    raw.conn.sock.close()  # the client goes away without a word
+    raw.conn.close()
+    while cp.faults.open_watches > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert cp.faults.open_watches == before  # the server noticed and freed the stream
