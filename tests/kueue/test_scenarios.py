@@ -892,3 +892,41 @@ def test_changing_a_running_clusters_workers_replaces_its_workload(co: Any, core
         e.reason for e in core.list_namespaced_event("resized").items if e.involved_object.name == "grows"
     }
     assert {"CreatedWorkload", "Started", "Stopped", "DeletedWorkload"} <= reasons
+
+
+def test_a_missing_local_queue_is_reported_and_relabelling_the_suspended_cluster_fixes_it(
+    co: Any, core: Any
+) -> None:
+    for doc in [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "moved"}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "a100"}},
+        gpu_queue("cq-moved", 8, cohort="moved"),
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "LocalQueue",
+            "metadata": {"name": "lq", "namespace": "moved"},
+            "spec": {"clusterQueue": "cq-moved"},
+        },
+    ]:
+        create(co, core, doc)
+    node = gpu_node()
+    rc = create(co, core, raycluster("lost", "moved", "typo-queue", node, 1, node))
+    uid = rc["metadata"]["uid"]
+    reserved = eventually(
+        lambda: (
+            condition(workload_of(co, "moved", uid), "QuotaReserved").get("reason") == "Inadmissible"
+            and condition(workload_of(co, "moved", uid), "QuotaReserved")
+        ),
+        "the Inadmissible condition",
+    )
+    assert reserved["message"] == "LocalQueue typo-queue doesn't exist"
+    co.patch_namespaced_custom_object(
+        RAY,
+        "v1",
+        "moved",
+        "rayclusters",
+        "lost",
+        {"metadata": {"labels": {"kueue.x-k8s.io/queue-name": "lq"}}},
+    )
+    eventually(lambda: admitted(co, "moved", uid), "admission through the corrected queue")
+    assert (workload_of(co, "moved", uid) or {})["spec"]["queueName"] == "lq"

@@ -104,6 +104,8 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
     job_resync_every = 10
     #: run a pass at least this often even when nothing was written
     idle_pass_seconds = 30.0
+    #: wait this long after a pass before the next, so a burst of writes makes one pass
+    min_pass_interval = 0.05
 
     def __init__(self, cp: Any = None) -> None:
         super().__init__()
@@ -121,11 +123,13 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         super().start(store)
 
     def keys_for(self, event: Any) -> list[Any]:
-        """Work items for a store event: the job, the Workload (and its owner), and a pass."""
-        self._dirty = True
+        """Work items for a store event: the job; or the Workload, its owner and a pass; or a pass."""
+        if event.key not in JOB_KINDS:
+            self._dirty = True
         meta = metadata_of(event.object)
         if event.key in JOB_KINDS:
-            return [("job", event.key, meta.get("namespace"), meta.get("name")), SCHEDULE]
+            # A job's changes reach the scheduler through its Workload's writes.
+            return [("job", event.key, meta.get("namespace"), meta.get("name"))]
         if event.key == WORKLOADS:
             items: list[Any] = [("workload", meta.get("namespace"), meta.get("name"))]
             for ref in meta.get("ownerReferences") or ():
@@ -178,8 +182,11 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
 
         Skipped when no watched object changed since the last pass, unless ``idle_pass_seconds``
         have gone by."""
-        if not self._dirty and time.monotonic() - self._last_pass < self.idle_pass_seconds:
+        since = time.monotonic() - self._last_pass
+        if not self._dirty and since < self.idle_pass_seconds:
             return
+        if since < self.min_pass_interval:
+            time.sleep(self.min_pass_interval - since)
         self._dirty = False
         self._last_pass = time.monotonic()
         workloads = [w for w in self.store.list(WORKLOADS) if not metadata_of(w).get("deletionTimestamp")]

@@ -115,11 +115,13 @@ class JobReconciler(StoreOps):
         if (job.get("spec") or {}).get("suspend"):
             if admitted:
                 self._start_job(key, job, wl)
+            elif not cond.is_true(wl, msg.QUOTA_RESERVED):
+                self._sync_queue_and_priority(job, wl)
             return
         if not admitted:
             self._stop_job(key, job, wl, "Not admitted by cluster queue")
             return
-        self._syncpods_ready(job, wl)
+        self._sync_pods_ready(job, wl)
 
     def _create_workload(self, key: str, job: dict[str, Any]) -> None:
         priorities = {
@@ -201,7 +203,28 @@ class JobReconciler(StoreOps):
             self._event(job, "FinishedWorkload", text, source=JOB_CONTROLLER)
         self._drop_finalizer(wl)
 
-    def _syncpods_ready(self, job: dict[str, Any], wl: dict[str, Any]) -> None:
+    def _sync_queue_and_priority(self, job: dict[str, Any], wl: dict[str, Any]) -> None:
+        """A suspended job's queue-name and priority-class labels may change; follow them."""
+        labels = metadata_of(job).get("labels") or {}
+        spec = copy.deepcopy(wl.get("spec") or {})
+        spec["queueName"] = labels.get(QUEUE_LABEL, "")
+        wanted = labels.get(PRIORITY_CLASS_LABEL)
+        current = (spec.get("priorityClassRef") or {}).get("name")
+        if wanted and wanted != current:
+            for wpc in self.store.list(PRIORITY_CLASSES):
+                if metadata_of(wpc)["name"] == wanted:
+                    spec["priorityClassRef"] = {
+                        "group": "kueue.x-k8s.io",
+                        "kind": "WorkloadPriorityClass",
+                        "name": wanted,
+                    }
+                    spec["priority"] = int(wpc.get("value", 0))
+        if spec != wl.get("spec"):
+            wl = copy.deepcopy(wl)
+            wl["spec"] = spec
+            self.store.update(WORKLOADS, wl)
+
+    def _sync_pods_ready(self, job: dict[str, Any], wl: dict[str, Any]) -> None:
         wl = copy.deepcopy(wl)
         current = cond.find(wl, msg.PODS_READY)
         if pods_ready(job):
