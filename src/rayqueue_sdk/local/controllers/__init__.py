@@ -30,4 +30,7 @@ def default_controllers(cp: Any) -> list[Controller]:
     from rayqueue_sdk.local.controllers.kuberay import kuberay_controllers
 
     controllers += kuberay_controllers(cp)
+    from rayqueue_sdk.local.controllers.keda import keda_controllers
+
+    controllers += keda_controllers(cp)
     return controllers
