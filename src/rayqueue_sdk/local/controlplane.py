@@ -135,7 +135,31 @@ class LocalControlPlane:
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> LocalControlPlane:
-        """Start the store, the HTTPS server and then the controllers; returns ``self``."""
+        """Start the store, the HTTPS server and then the controllers; returns ``self``.
+
+        A failure part-way (port in use, bad CRD directory, a controller that cannot start) undoes
+        what was started and re-raises.
+        """
+        if self._api is not None:
+            return self
+        try:
+            self._start()
+        except BaseException:
+            self._abort()
+            raise
+        return self
+
+    def _abort(self) -> None:
+        if self._api is not None:
+            self.stop()
+            return
+        if getattr(self, "store", None) is not None:
+            self.store.close()
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def _start(self) -> None:
         from rayqueue_sdk.local.auth import Authenticator
         from rayqueue_sdk.local.faults import FaultInjector
         from rayqueue_sdk.local.registry import Registry
@@ -144,8 +168,6 @@ class LocalControlPlane:
         from rayqueue_sdk.local.store import Store
         from rayqueue_sdk.local.tls import make_tls_bundle
 
-        if self._api is not None:
-            return self
         if self.state_dir is not None:
             base = self.state_dir
             base.mkdir(parents=True, exist_ok=True)
@@ -182,7 +204,6 @@ class LocalControlPlane:
         self._write_kubeconfig()
         log.info("local control plane serving at %s", self.server)
         self._start_controllers()
-        return self
 
     def _start_controllers(self) -> None:
         if self._controllers_arg is None:
@@ -193,8 +214,11 @@ class LocalControlPlane:
             self.controllers = list(self._controllers_arg(self))
         else:
             self.controllers = list(self._controllers_arg)
-        for controller in self.controllers:
+        started = self.controllers
+        self.controllers = []
+        for controller in started:
             controller.start(self.store)
+            self.controllers.append(controller)  # stop() stops only what started
 
     def stop(self) -> None:
         """Stop the controllers (in reverse order), then the server and the store."""

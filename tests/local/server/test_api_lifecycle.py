@@ -158,3 +158,35 @@ def test_controller_options_become_attributes() -> None:
     assert cp.kuberay_enabled is True and cp.simulated_job_seconds == 0.5
     with pytest.raises(TypeError):
         LocalControlPlane(token="mine")  # a reserved name
+
+
+def test_without_crds_a_warning_says_objects_are_unvalidated(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("WARNING"), LocalControlPlane(controllers=[]):
+        pass
+    assert any("unvalidated" in r.getMessage() and r.levelname == "WARNING" for r in caplog.records)
+
+
+def test_a_failed_start_leaves_nothing_running() -> None:
+    class Broken:
+        name = "broken"
+
+        def start(self, store: Any) -> None:
+            raise RuntimeError("cannot start")
+
+        def stop(self) -> None:
+            raise AssertionError("a controller that did not start is not stopped")
+
+    cp = LocalControlPlane(controllers=[Broken()])
+    with pytest.raises(RuntimeError):
+        cp.start()
+    base = cp.kubeconfig_path.parent
+    assert not base.exists()
+    with pytest.raises(RuntimeError):
+        _ = cp.api_server  # not running
+    with LocalControlPlane(controllers=[], port=cp.port or 0) as again:
+        assert again.server
+
+
+def test_port_in_use_is_an_error() -> None:
+    with LocalControlPlane(controllers=[]) as first, pytest.raises(OSError):
+        LocalControlPlane(controllers=[], port=first.api_server.port).start()
