@@ -930,3 +930,38 @@ def test_a_missing_local_queue_is_reported_and_relabelling_the_suspended_cluster
     )
     eventually(lambda: admitted(co, "moved", uid), "admission through the corrected queue")
     assert (workload_of(co, "moved", uid) or {})["spec"]["queueName"] == "lq"
+
+
+def test_pods_ready_follows_the_cluster_state(co: Any, core: Any) -> None:
+    for doc in [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ready"}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "a100"}},
+        gpu_queue("cq-ready", 8, cohort="ready"),
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "LocalQueue",
+            "metadata": {"name": "lq", "namespace": "ready"},
+            "spec": {"clusterQueue": "cq-ready"},
+        },
+    ]:
+        create(co, core, doc)
+    node = gpu_node()
+    uid = create(co, core, raycluster("warm", "ready", "lq", node, 1, node))["metadata"]["uid"]
+    eventually(lambda: admitted(co, "ready", uid), "admission")
+    waiting = eventually(lambda: condition(workload_of(co, "ready", uid), "PodsReady"), "PodsReady")
+    assert (waiting["status"], waiting["reason"]) == ("False", "WaitForStart")
+    # KubeRay's part: the head and workers are up.
+    co.patch_namespaced_custom_object_status(
+        RAY, "v1", "ready", "rayclusters", "warm", {"status": {"state": "ready"}}
+    )
+    started = eventually(
+        lambda: (
+            condition(workload_of(co, "ready", uid), "PodsReady").get("status") == "True"
+            and condition(workload_of(co, "ready", uid), "PodsReady")
+        ),
+        "PodsReady=True",
+    )
+    assert (started["reason"], started["message"]) == (
+        "Started",
+        "All pods reached readiness and the workload is running",
+    )
