@@ -207,3 +207,40 @@ def test_crd_directory_is_parsed_once_and_reparsed_when_it_changes(tmp_path: Pat
         source.read_text().replace("shortNames:\n    - wpc", "shortNames:\n    - wp")
     )
     assert load_crd_dir(tmp_path)[0].short_names == ("wp",)
+
+
+def test_converted_objects_are_valid_at_both_versions(crd_dir: Path) -> None:
+    from rayqueue_sdk.local.schema import SchemaValidator
+
+    reg = Registry(crd_dir)
+    v = SchemaValidator()
+    workload = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": "w", "namespace": "default"},
+        "spec": {
+            "queueName": "q",
+            "priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "high"},
+            "podSets": [{"name": "head", "count": 1, "template": {"spec": {"containers": [{"name": "c"}]}}}],
+        },
+        "status": {"accumulatedPastExecutionTimeSeconds": 3},
+    }
+    cq = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "cq"},
+        "spec": {"cohortName": "team", "resourceGroups": []},
+    }
+    lq = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": "lq", "namespace": "default"},
+        "spec": {"clusterQueue": "cq"},
+        "status": {"flavorsUsage": [{"name": "gpu", "resources": [{"name": "cpu", "total": "1"}]}]},
+    }
+    for key, stored in ((WL, workload), (CQ, cq), (LQ, lq)):
+        rt = reg.get(key)
+        assert v.validate(rt, stored, "v1beta2") == []
+        old = reg.from_storage(key, stored, "v1beta1")
+        assert v.validate(rt, old, "v1beta1") == []
+        assert reg.to_storage(key, old, "v1beta1") == stored
