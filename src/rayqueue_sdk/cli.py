@@ -26,6 +26,8 @@ __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 SUBCOMMANDS: dict[str, str] = {
     "local": "rayqueue_sdk.local.cli:register",
     "job": "rayqueue_sdk.job_cli:register",
+    "cluster": "rayqueue_sdk.cluster_cli:register",
+    "queue": "rayqueue_sdk.cluster_cli:register_queue",
 }
 
 
