@@ -180,8 +180,7 @@ def parse_body(raw: bytes, content_type: str) -> Any:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError) as err:
         raise HTTPError.bad_request(
-            f"the body of the request was in an unknown format - accepted media types include: "
-            f"application/json, application/yaml ({_one_line(err)})"
+            f"couldn't get version/kind; json parse error: {_one_line(err)}"
         ) from None
 
 

@@ -33,7 +33,7 @@ def status_body(
         "reason": reason,
         "code": code,
     }
-    if details or causes:
+    if details is not None or causes:
         d = dict(details or {})
         if causes:
             d["causes"] = causes
