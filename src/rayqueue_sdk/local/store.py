@@ -81,7 +81,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rayqueue_sdk.local import patch as patches
-from rayqueue_sdk.local.patch import PatchError, deep_copy
+from rayqueue_sdk.local.patch import PatchError, deep_copy, interned_copy
 from rayqueue_sdk.local.registry import Registry, ResourceType
 from rayqueue_sdk.local.schema import metadata_causes, name_causes
 from rayqueue_sdk.local.selectors import (
@@ -849,7 +849,7 @@ class Store:
             rayqueue_sdk.local.store.StoreError: configmaps "c" already exists
         """
         rt = self._type(key)
-        new = deep_copy(obj)
+        new = interned_copy(obj)
         if not isinstance(new.get("metadata"), dict):
             new["metadata"] = {}
         self._check_kind(rt, new)
@@ -981,7 +981,7 @@ class Store:
             409 Conflict
         """
         rt = self._type(key)
-        new = deep_copy(obj)
+        new = interned_copy(obj)
         meta = new.get("metadata") or {}
         with self._txn():
             old = self._stored(key, meta.get("namespace"), meta.get("name", ""))
@@ -1000,7 +1000,7 @@ class Store:
             1
         """
         rt = self._type(key)
-        new = deep_copy(obj)
+        new = interned_copy(obj)
         meta = new.get("metadata") or {}
         with self._txn():
             old = self._stored(key, meta.get("namespace"), meta.get("name", ""))
@@ -1155,7 +1155,7 @@ class Store:
         if patch_type == "apply":
             if not isinstance(patch, dict):
                 raise StoreError(400, "BadRequest", "an apply patch must be an object")
-            body = deep_copy(patch)
+            body = interned_copy(patch)
             meta = body.setdefault("metadata", {})
             meta.setdefault("name", name)
             if namespace:
@@ -1171,6 +1171,7 @@ class Store:
         rt = self._type(key)
         if subresource not in (None, "", "status"):
             raise StoreError(404, "NotFound", "the server could not find the requested resource")
+        patch = interned_copy(patch)
         with self._txn():
             old = self._stored(key, namespace, name)
             try:
@@ -1245,6 +1246,7 @@ class Store:
                 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: '
                 "is required for apply patch",
             )
+        obj = interned_copy(obj)
         meta = obj.get("metadata") or {}
         name = meta.get("name", "")
         ns = meta.get("namespace") if rt.namespaced else None
