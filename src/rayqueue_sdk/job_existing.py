@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+import weakref
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,29 @@ log = logging.getLogger(__name__)
 
 #: Metadata key carrying the job name on the Ray side.
 JOB_NAME_METADATA = "rayqueue.job-name"
+
+# Ray job clients by Kubernetes client and dashboard address: making one costs a round trip (Ray checks
+# the dashboard's version), so a new RayJob on the same cluster reuses it. Dropped on connection errors.
+_clients: weakref.WeakKeyDictionary[Any, dict[str, JobSubmissionClient]] = weakref.WeakKeyDictionary()
+_clients_lock = threading.Lock()
+
+
+def _cached_client(api: Any, dashboard: str) -> JobSubmissionClient:
+    from rayqueue_sdk.dashboard import ray_job_client
+
+    with _clients_lock:
+        found = _clients.get(api, {}).get(dashboard)
+    if found is not None:
+        return found
+    made = ray_job_client(dashboard, client=api)
+    with _clients_lock:
+        _clients.setdefault(api, {})[dashboard] = made
+    return made
+
+
+def _forget_client(api: Any, dashboard: str | None) -> None:
+    with _clients_lock:
+        _clients.get(api, {}).pop(dashboard or "", None)
 
 
 def new_submission_id(job_name: str) -> str:
@@ -97,13 +121,19 @@ class ExistingClusterJob:
             ConnectionFailedError: the dashboard does not answer.
         """
         if self._client is None:
-            from rayqueue_sdk.dashboard import cluster_dashboard_uri, ray_job_client
+            from rayqueue_sdk.dashboard import cluster_dashboard_uri
 
             self.dashboard = cluster_dashboard_uri(
                 self.cluster_name, self.namespace, client=self.api, override=self.dashboard_override
             )
-            self._client = ray_job_client(self.dashboard, client=self.api)
+            self._client = _cached_client(self.api, self.dashboard)
         return self._client
+
+    def _reconnect(self) -> JobSubmissionClient:
+        """Forget the client and the address (the cluster may have moved) and discover them again."""
+        _forget_client(self.api, self.dashboard)
+        self._client = None
+        return self.job_client()
 
     def _require_id(self) -> str:
         if not self.job_id:
@@ -115,15 +145,19 @@ class ExistingClusterJob:
     # -- operations -------------------------------------------------------------------------------
     def submit(self, entrypoint: str, runtime_env: Mapping[str, Any] | None) -> str:
         """Submit through Ray's job client; returns the new submission id."""
-        jc = self.job_client()
         submission_id = new_submission_id(self.job_name)
+        kwargs: dict[str, Any] = {
+            "entrypoint": entrypoint,
+            "submission_id": submission_id,
+            "runtime_env": dict(runtime_env) if runtime_env else None,
+            "metadata": {JOB_NAME_METADATA: self.job_name},
+        }
         try:
-            jc.submit_job(
-                entrypoint=entrypoint,
-                submission_id=submission_id,
-                runtime_env=dict(runtime_env) if runtime_env else None,
-                metadata={JOB_NAME_METADATA: self.job_name},
-            )
+            try:
+                self.job_client().submit_job(**kwargs)
+            except (ConnectionError, OSError) as err:  # a reused client to an address that moved
+                log.debug("submitting through a reused Ray client failed (%s); reconnecting", err)
+                self._reconnect().submit_job(**kwargs)
         except (RuntimeError, ConnectionError, OSError) as err:
             raise _ray_error(err, f"submit {self.job_name!r}", self.dashboard or "?") from None
         self.job_id = submission_id
