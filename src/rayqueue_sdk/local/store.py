@@ -240,6 +240,25 @@ def _decode_continue(token: str) -> tuple[int, ObjKey]:
         raise StoreError(400, "BadRequest", f"continue key is not valid: {exc}") from None
 
 
+def _body(obj: Any) -> dict[str, Any]:
+    """An interned private copy of a request body; 400 for anything but an object with string names."""
+    if not isinstance(obj, dict):
+        raise StoreError(400, "BadRequest", f"the body must be an object, not {type(obj).__name__}")
+    meta = obj.get("metadata")
+    if meta is not None and not isinstance(meta, dict):
+        raise StoreError(400, "BadRequest", "metadata must be an object")
+    for field in ("name", "namespace", "generateName", "resourceVersion"):
+        value = (meta or {}).get(field)
+        if value is not None and not isinstance(value, str):
+            raise StoreError(
+                400,
+                "BadRequest",
+                f"json: cannot unmarshal {type(value).__name__} into Go struct field "
+                f"ObjectMeta.metadata.{field} of type string",
+            )
+    return interned_copy(obj)
+
+
 def _objkey(obj: dict[str, Any]) -> ObjKey:
     meta = obj["metadata"]
     return meta.get("namespace") or "", meta["name"]
@@ -849,7 +868,7 @@ class Store:
             rayqueue_sdk.local.store.StoreError: configmaps "c" already exists
         """
         rt = self._type(key)
-        new = interned_copy(obj)
+        new = _body(obj)
         if not isinstance(new.get("metadata"), dict):
             new["metadata"] = {}
         self._check_kind(rt, new)
@@ -981,7 +1000,7 @@ class Store:
             409 Conflict
         """
         rt = self._type(key)
-        new = interned_copy(obj)
+        new = _body(obj)
         meta = new.get("metadata") or {}
         with self._txn():
             old = self._stored(key, meta.get("namespace"), meta.get("name", ""))
@@ -1000,7 +1019,7 @@ class Store:
             1
         """
         rt = self._type(key)
-        new = interned_copy(obj)
+        new = _body(obj)
         meta = new.get("metadata") or {}
         with self._txn():
             old = self._stored(key, meta.get("namespace"), meta.get("name", ""))
@@ -1246,7 +1265,7 @@ class Store:
                 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: '
                 "is required for apply patch",
             )
-        obj = interned_copy(obj)
+        obj = _body(obj)
         meta = obj.get("metadata") or {}
         name = meta.get("name", "")
         ns = meta.get("namespace") if rt.namespaced else None

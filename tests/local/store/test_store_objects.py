@@ -540,3 +540,21 @@ def test_label_checks_apply_to_updates_and_non_strings_are_400(store: Store) -> 
         store.patch("configmaps", "default", "c", {"metadata": {"labels": {"n": 1}}})
     assert err.value.code == 400
     assert store.get("configmaps", "default", "c")["metadata"]["labels"] == {"ok": "yes"}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        ["not", "an", "object"],
+        {"metadata": "nope"},
+        {"metadata": {"name": 5, "namespace": "default"}},
+        {"metadata": {"name": "x", "namespace": "default", "resourceVersion": 7}},
+    ],
+)
+def test_malformed_bodies_are_400(store: Store, body: object) -> None:
+    with pytest.raises(StoreError) as err:
+        store.create("configmaps", body)  # type: ignore[arg-type]
+    assert err.value.code == 400
+    with pytest.raises(StoreError) as err:
+        store.update("configmaps", body)  # type: ignore[arg-type]
+    assert err.value.code == 400
