@@ -100,3 +100,37 @@ def test_import_is_light(env: dict[str, str], module: str) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], env=env, text=True, capture_output=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_ctrl_c_stops_cleanly(env: dict[str, str]) -> None:
+    import signal
+
+    env = {k: v for k, v in env.items() if k != "RAYQUEUE_CRDS_DIR"}
+
+    up = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "rayqueue_sdk.cli",
+            "local",
+            "up",
+            "--state-dir",
+            str(Path(env["RAYQUEUE_HOME"]) / "s"),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert up.stdout is not None
+        assert up.stdout.readline().startswith("Local control plane at https://")
+        up.send_signal(signal.SIGINT)
+        assert up.wait(timeout=60) == 0
+        assert "Stopped." in up.stdout.read()
+    finally:
+        if up.poll() is None:
+            up.kill()
+            up.wait()
+    assert not (Path(env["RAYQUEUE_HOME"]) / "local.json").exists()
+    assert "unvalidated" in (up.stderr.read() if up.stderr else "")  # no --crds and no RAYQUEUE_CRDS_DIR
