@@ -19,7 +19,15 @@ from typing import Any
 import pytest
 from kubernetes import client as k8s
 
-from rayqueue_sdk import JobPhase, ManagedClusterConfig, PreemptedError, RayJob, RayJobStatus
+from rayqueue_sdk import (
+    AdmissionTimeout,
+    JobFailedError,
+    JobPhase,
+    ManagedClusterConfig,
+    PreemptedError,
+    RayJob,
+    RayJobStatus,
+)
 from rayqueue_sdk.kube.resources import RAYCLUSTERS, RAYJOBS, find_workload
 
 NS = "your-namespace"
@@ -181,3 +189,69 @@ def test_deactivated_running_job_fails_wait_and_reactivation_requeues(logged_in:
         assert back.phase in (JobPhase.REQUEUED, JobPhase.QUEUED, JobPhase.STARTING, JobPhase.RUNNING)
     finally:
         job.delete()
+
+
+def test_failing_job_owned_job_raises_job_failed_error_with_log_tail(logged_in: Any) -> None:
+    """TTL 0: KubeRay deletes the cluster (and the logs on it) the moment the job fails; the tail
+    kept while the job ran is still in the error."""
+    script = "import time; print('epoch 1 loss nan', flush=True); time.sleep(3); raise SystemExit('diverged')"
+    job = RayJob(
+        job_name="diverges",
+        entrypoint=f'python -c "{script}"',
+        cluster_config=ManagedClusterConfig(num_workers=1),
+        local_queue="batch-jobs-queue",
+        namespace=NS,
+    )
+    job.submit()
+    try:
+        with pytest.raises(JobFailedError) as info:
+            job.wait(timeout=300)
+        err = info.value
+        assert err.status == "FAILED" and err.reason == "AppFailed"
+        assert "epoch 1 loss nan" in err.log_tail
+        assert job.status().phase is JobPhase.FAILED
+    finally:
+        job.delete()
+
+
+def test_kueue_preemption_while_running(logged_in: Any) -> None:
+    """A production job that needs the whole GPU quota preempts a lower-priority running job in the
+    same ClusterQueue (withinClusterQueue: LowerPriority). The victim shows PREEMPTED, then REQUEUED
+    (Kueue puts it back in the queue, where it waits for the quota). wait() keeps waiting through that
+    by default (Kueue will run it again) and raises PreemptedError with raise_on_preemption=True.
+    """
+    gpus = ManagedClusterConfig(num_workers=2, worker_accelerators={"nvidia.com/gpu": 6})  # 12 GPUs
+    victim = RayJob(
+        job_name="low-prio-run",
+        entrypoint=LONG_RUNNER,
+        cluster_config=gpus,
+        local_queue="batch-jobs-queue",
+        priority_class="rd-priority",
+        namespace=NS,
+    )
+    preemptor = RayJob(
+        job_name="prod-run",
+        entrypoint="python -c 'print(1)'",
+        cluster_config=gpus,
+        local_queue="batch-jobs-queue",
+        priority_class="prod-priority",
+        namespace=NS,
+    )
+    victim.submit()
+    try:
+        running = poll(victim.status, lambda s: s.phase in (JobPhase.RUNNING, JobPhase.FAILED), 300)
+        assert running.phase is JobPhase.RUNNING
+        preemptor.submit()
+        with pytest.raises(PreemptedError) as info:
+            victim.wait(timeout=300, raise_on_preemption=True)
+        assert info.value.reason == "InClusterQueue"
+        assert "Preempted to accommodate a workload" in info.value.message
+        requeued = poll(victim.status, lambda s: s.phase in (JobPhase.REQUEUED, JobPhase.QUEUED), 120)
+        assert requeued.phase in (JobPhase.REQUEUED, JobPhase.QUEUED)
+        # By default the wait goes on (the job is queued again) until its own timeout.
+        with pytest.raises(AdmissionTimeout) as timeout:
+            victim.wait(timeout=2)
+        assert timeout.value.phase in ("requeued", "queued")
+    finally:
+        preemptor.delete()
+        victim.delete()
