@@ -372,12 +372,14 @@ class APIServer:
         if user is None:
             raise HTTPError.unauthorized()
         query = parse_qs(raw_query, keep_blank_values=True) if raw_query else {}
+        path_matched = False
         for route in self._routes:
             match = route.pattern.fullmatch(path)
             if match is None:
                 continue
             if route.method != method:
-                raise HTTPError.method_not_allowed(method)
+                path_matched = True
+                continue
             groups = match.groupdict()
             resource, _, subresource = route.resource.partition("/")
             attrs = Attributes(
@@ -391,6 +393,8 @@ class APIServer:
             self._authorize(user, attrs)
             code, body_dict = route.handler(match, query, user)
             return Response(code, body_dict)
+        if path_matched:
+            raise HTTPError.method_not_allowed(method)
         info = parse_request(method, path, query)
         if info.kind == "resource":
             self._authorize(user, _attributes(info))

@@ -178,3 +178,27 @@ def test_tokens_never_logged(cp: Any, raw: Any, caplog: pytest.LogCaptureFixture
 def test_version_is_public(raw: Any) -> None:
     status, body, _ = raw.request("GET", "/version", token=None)
     assert status == 200 and body["major"] == "1"
+
+
+def test_extra_routes_by_method(cp: Any, raw: Any) -> None:
+    path = "/apis/example.com/v1/echo"
+    cp.add_route(
+        "GET",
+        path,
+        lambda m, q, u: (200, {"kind": "Echo", "method": "GET"}),
+        resource="echo.example.com",
+        verb="get",
+    )
+    cp.add_route(
+        "POST",
+        path,
+        lambda m, q, u: (201, {"kind": "Echo", "method": "POST"}),
+        resource="echo.example.com",
+        verb="create",
+    )
+    assert raw.request("GET", path)[:2] == (200, {"kind": "Echo", "method": "GET"})
+    assert raw.request("POST", path, "{}")[:2] == (201, {"kind": "Echo", "method": "POST"})
+    status, body, _ = raw.request("DELETE", path)
+    assert status == 405 and body["reason"] == "MethodNotAllowed"
+    status, body, _ = raw.request("GET", path, token="wrong")
+    assert status == 401
