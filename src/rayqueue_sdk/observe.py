@@ -34,10 +34,12 @@ from rayqueue_sdk.dashboard import (
 from rayqueue_sdk.errors import ClusterNotFoundError, ForbiddenError, NotFoundError, RayQueueError
 from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
 from rayqueue_sdk.kube.resources import (
+    RAYCLUSTERS,
     find_workload,
     get_raycluster,
+    kueue_kind,
+    list_objects,
     list_rayclusters,
-    list_workloads,
     pick_workload,
 )
 from rayqueue_sdk.queues import queue_positions
@@ -57,6 +59,10 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+#: Page size of a listing's LISTs: one request each up to this many clusters (the API server's default
+#: chunking, 500, would make the number of calls grow with the number of clusters).
+LIST_PAGE = 10_000
 
 
 @dataclass(frozen=True)
@@ -223,11 +229,14 @@ def observe_many(
     api: ApiClient, namespace: str, *, label_selector: str | None = None, with_positions: bool = True
 ) -> list[tuple[ClusterStatus, dict[str, Any]]]:
     """``(status, RayCluster)`` for every RayCluster in ``namespace``, in a constant number of API calls."""
-    clusters = list_rayclusters(api, namespace, label_selector)
+    clusters, _ = list_objects(
+        api, RAYCLUSTERS, namespace, label_selector=label_selector, page_size=LIST_PAGE
+    )
     by_uid: dict[str, list[dict[str, Any]]] = {}
     if clusters:
         try:
-            for item in list_workloads(api, namespace):
+            workloads, _ = list_objects(api, kueue_kind(api, "workloads"), namespace, page_size=LIST_PAGE)
+            for item in workloads:
                 uid = ((item.get("metadata") or {}).get("labels") or {}).get(JOB_UID_LABEL)
                 if uid:
                     by_uid.setdefault(uid, []).append(item)
