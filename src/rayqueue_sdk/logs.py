@@ -20,7 +20,7 @@ import contextlib
 import logging
 import queue
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Generator
 
 __all__ = ["follow_lines", "split_lines", "tail"]
 
@@ -56,7 +56,7 @@ def follow_lines(
     *,
     poll: float = 0.5,
     stop: threading.Event | None = None,
-) -> Iterator[str]:
+) -> Generator[str, None, None]:
     """Yield the lines of an async text stream as they arrive, from a background thread's own loop.
 
     ``make_stream`` is called on that thread (e.g. ``lambda: client.tail_job_logs(job_id)``). Errors

@@ -187,3 +187,23 @@ def test_follow_lines_inside_a_running_loop() -> None:
         return list(follow_lines(stream))
 
     assert asyncio.run(cell()) == ["a", "bc"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "rayqueue_sdk.job",
+        "rayqueue_sdk.job_status",
+        "rayqueue_sdk.job_existing",
+        "rayqueue_sdk.job_owned",
+        "rayqueue_sdk.job_cli",
+        "rayqueue_sdk.runtime_env",
+        "rayqueue_sdk.logs",
+    ],
+)
+def test_docstring_examples(name: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
