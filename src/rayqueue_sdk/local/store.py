@@ -523,7 +523,7 @@ class Store:
             raise self._not_found(key, name)
         return obj
 
-    def get(self, key: str, namespace: str | None, name: str) -> dict[str, Any]:
+    def get(self, key: str, namespace: str | None, name: str, *, copy: bool = True) -> dict[str, Any]:
         """A copy of one object; ``StoreError(404)`` if absent.
 
         Example:
@@ -531,7 +531,8 @@ class Store:
             'default'
         """
         with self._lock:
-            return deep_copy(self._stored(key, namespace, name))
+            obj = self._stored(key, namespace, name)
+            return deep_copy(obj) if copy else obj
 
     def get_by_uid(self, uid: str) -> tuple[str, dict[str, Any]] | None:
         """``(key, object copy)`` of the object with ``uid``, or ``None``."""
@@ -549,8 +550,13 @@ class Store:
         *,
         label_selector: str | None = None,
         field_selector: str | None = None,
+        copy: bool = True,
     ) -> list[dict[str, Any]]:
         """Copies of the matching objects, sorted by namespace and name.
+
+        ``copy=False`` (also on :meth:`get` and :meth:`list_page`) returns the stored objects
+        themselves, which the store never changes in place (every write stores a new dict): for
+        callers that only read or serialise them, such as the API layer. Never mutate them.
 
         Example:
             >>> store = Store()
@@ -560,7 +566,7 @@ class Store:
             ['p']
         """
         return self.list_page(
-            key, namespace, label_selector=label_selector, field_selector=field_selector
+            key, namespace, label_selector=label_selector, field_selector=field_selector, copy=copy
         ).items
 
     def list_page(
@@ -572,6 +578,7 @@ class Store:
         field_selector: str | None = None,
         limit: int | None = None,
         continue_token: str | None = None,
+        copy: bool = True,
     ) -> ListResult:
         """One page of a list (``limit``/``continue`` as the API server does them).
 
@@ -636,7 +643,7 @@ class Store:
                 remaining = len(selected) - limit
                 selected = selected[:limit]
                 token = _encode_continue(list_rv, selected[-1][0])
-            items = [deep_copy(obj) for _k, obj in selected]
+            items = [deep_copy(obj) for _k, obj in selected] if copy else [obj for _k, obj in selected]
         return ListResult(items, str(list_rv), token, remaining)
 
     def _state_at(self, key: str, rv: int) -> dict[ObjKey, dict[str, Any]]:

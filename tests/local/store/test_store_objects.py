@@ -558,3 +558,13 @@ def test_malformed_bodies_are_400(store: Store, body: object) -> None:
     with pytest.raises(StoreError) as err:
         store.update("configmaps", body)  # type: ignore[arg-type]
     assert err.value.code == 400
+
+
+def test_read_without_copy_returns_frozen_snapshots(store: Store) -> None:
+    store.create(RC, raycluster())
+    shared = store.get(RC, "default", "rc", copy=False)
+    assert store.list(RC, copy=False)[0] is shared
+    store.patch(RC, "default", "rc", {"spec": {"rayVersion": "new"}})
+    # A write stores a new dict: what a reader holds is never changed under it.
+    assert shared["spec"]["rayVersion"] == "2.40.0"
+    assert store.get(RC, "default", "rc", copy=False)["spec"]["rayVersion"] == "new"
