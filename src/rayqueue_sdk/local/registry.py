@@ -587,7 +587,12 @@ class Registry:
         return None
 
     def resolve(self, name: str) -> ResourceType | None:
-        """Find a type by plural, singular, short name or key (like ``kubectl get <name>``)."""
+        """Find a type by plural, singular, short name or key (like ``kubectl get <name>``).
+
+        Example:
+            >>> Registry().resolve("lq").key
+            'localqueues.kueue.x-k8s.io'
+        """
         if name in self._types:
             return self._types[name]
         for t in self.types():
@@ -619,7 +624,14 @@ class Registry:
         )
 
     def scale_of(self, key: str, obj: dict[str, Any]) -> dict[str, Any]:
-        """The autoscaling/v1 ``Scale`` object for a stored object (``KeyError`` if not enabled)."""
+        """The autoscaling/v1 ``Scale`` object for a stored object (``KeyError`` if not enabled).
+
+        Example:
+            >>> reg = Registry()
+            >>> reg.enable_scale("rayjobs.ray.io", lambda o: 1, lambda o, n: o)
+            >>> reg.scale_of("rayjobs.ray.io", {"metadata": {"name": "j"}})["spec"]
+            {'replicas': 1}
+        """
         t = self.get(key)
         if t.scale is None:
             raise KeyError(f"{key} has no scale subresource")
@@ -677,7 +689,12 @@ class Registry:
 
     # -- discovery -------------------------------------------------------------------------------
     def group_versions(self) -> dict[str, list[str]]:
-        """``{group: [versions, preferred first]}`` for every group (core is ``""``)."""
+        """``{group: [versions, preferred first]}`` for every group (core is ``""``).
+
+        Example:
+            >>> Registry().group_versions()["kueue.x-k8s.io"]
+            ['v1beta2', 'v1beta1']
+        """
         out: dict[str, list[str]] = {}
         for t in self.types():
             versions = out.setdefault(t.group, [])
@@ -690,11 +707,21 @@ class Registry:
         return out
 
     def api_versions(self) -> dict[str, Any]:
-        """The ``/api`` answer (``APIVersions``)."""
+        """The ``/api`` answer (``APIVersions``).
+
+        Example:
+            >>> Registry().api_versions()["versions"]
+            ['v1']
+        """
         return {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []}
 
     def api_group_list(self) -> dict[str, Any]:
-        """The ``/apis`` answer (``APIGroupList``)."""
+        """The ``/apis`` answer (``APIGroupList``).
+
+        Example:
+            >>> [g["name"] for g in Registry().api_group_list()["groups"]][:2]
+            ['keda.sh', 'kueue.x-k8s.io']
+        """
         groups = []
         for group, versions in sorted(self.group_versions().items()):
             if not group:
@@ -711,7 +738,13 @@ class Registry:
         return None
 
     def api_resource_list(self, group: str, version: str) -> dict[str, Any] | None:
-        """The ``/api/v1`` or ``/apis/{group}/{version}`` answer (``APIResourceList``), or ``None``."""
+        """The ``/api/v1`` or ``/apis/{group}/{version}`` answer (``APIResourceList``), or ``None``.
+
+        Example:
+            >>> doc = Registry().api_resource_list("ray.io", "v1")
+            >>> [(r["name"], r["verbs"][:2]) for r in doc["resources"]][:2]
+            [('rayclusters', ['create', 'delete']), ('rayclusters/status', ['get', 'patch'])]
+        """
         resources: list[dict[str, Any]] = []
         for t in self.types():
             if t.group != group or version not in t.versions:

@@ -442,7 +442,12 @@ class Store:
         return self._validator is not None and self._check_schemas
 
     def count(self, key: str | None = None) -> int:
-        """Number of stored objects (of one resource, or in total)."""
+        """Number of stored objects (of one resource, or in total).
+
+        Example:
+            >>> Store().count("namespaces")
+            4
+        """
         with self._lock:
             if key is not None:
                 return len(self._objects.get(key, {}))
@@ -535,7 +540,14 @@ class Store:
             return deep_copy(obj) if copy else obj
 
     def get_by_uid(self, uid: str) -> tuple[str, dict[str, Any]] | None:
-        """``(key, object copy)`` of the object with ``uid``, or ``None``."""
+        """``(key, object copy)`` of the object with ``uid``, or ``None``.
+
+        Example:
+            >>> store = Store()
+            >>> uid = store.get("namespaces", None, "default")["metadata"]["uid"]
+            >>> store.get_by_uid(uid)[0]
+            'namespaces'
+        """
         with self._lock:
             where = self._uids.get(uid)
             if where is None:
