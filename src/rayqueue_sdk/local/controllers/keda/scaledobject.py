@@ -301,6 +301,7 @@ class ScaledObjectController:
             return
 
         active, errors, values = self._evaluate(so)
+        log.debug("KEDA %s/%s: values=%s errors=%s replicas=%d", namespace, name, values, errors, current)
         health = dict(status.get("health") or {})
         for index, trigger in enumerate(spec.get("triggers") or []):
             metric = f"s{index}-{trigger.get('type', '')}"

@@ -152,6 +152,10 @@ class RayRuntime:
                 handle.head.start()
                 handle.head.wait_ready()
             except Exception as err:  # a failed head is reported on the cluster, not raised
+                if self._current(handle) is not handle:
+                    log.debug("Ray head %s/%s released while starting", handle.key[0], handle.key[1])
+                    handle.head.stop(grace=0)
+                    return
                 log.warning("Ray head %s/%s failed to start: %s", handle.key[0], handle.key[1], err)
                 handle.state, handle.error = "failed", str(err).splitlines()[0][:300]
                 handle.head.stop(grace=0)
