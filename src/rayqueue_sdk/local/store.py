@@ -1054,8 +1054,13 @@ class Store:
         dry_run: bool = False,
         field_manager: str | None = None,
         check_rv: bool = True,
+        managed_fields: Objects | None = None,
     ) -> dict[str, Any]:
-        """The common update path (lock held): merge server fields, hooks, validation, commit."""
+        """The common update path (lock held): merge server fields, hooks, validation, commit.
+
+        ``managed_fields`` (from server-side apply) replaces ``metadata.managedFields``, also on
+        the status subresource, whose writes otherwise keep all of the stored metadata.
+        """
         key = rt.key
         ometa = old["metadata"]
         name = ometa["name"]
@@ -1134,7 +1139,9 @@ class Store:
         self._validate(rt, new)
         if rt.has_generation:
             nmeta["generation"] = ometa.get("generation", 1) + (1 if self._spec_changed(rt, old, new) else 0)
-        if field_manager:
+        if managed_fields is not None:
+            nmeta["managedFields"] = managed_fields
+        elif field_manager:
             nmeta["managedFields"] = patches.record_update(
                 old,
                 new,
@@ -1312,7 +1319,14 @@ class Store:
                 return self.create(key, merged, dry_run=dry_run)
             rv = meta.get("resourceVersion")
             merged["metadata"]["resourceVersion"] = rv if rv else existing["metadata"]["resourceVersion"]
-            return self._replace(rt, existing, merged, subresource or "", dry_run=dry_run)
+            return self._replace(
+                rt,
+                existing,
+                merged,
+                subresource or "",
+                dry_run=dry_run,
+                managed_fields=merged["metadata"].get("managedFields"),
+            )
 
     # -- deletion ----------------------------------------------------------------------------------
     def delete(

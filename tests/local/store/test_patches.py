@@ -454,3 +454,18 @@ def test_ssa_list_types_come_from_the_crd(crd_dir: object) -> None:
     with pytest.raises(StoreError) as err:
         store.apply(rc, {**groups, "spec": {"workerGroupSpecs": [{"groupName": "b"}]}}, field_manager="b")
     assert err.value.causes[0]["field"] == ".spec.workerGroupSpecs"
+
+
+def test_apply_on_the_status_subresource_tracks_its_own_owners(store: Store) -> None:
+    body = {"metadata": {"name": "x", "namespace": "default"}, "status": {"state": "ready"}}
+    out = store.apply(RC, body, field_manager="kuberay", subresource="status")
+    assert out["status"] == {"state": "ready"}
+    entry = next(e for e in out["metadata"]["managedFields"] if e["manager"] == "kuberay")
+    assert entry["subresource"] == "status" and entry["fieldsV1"] == {"f:status": {"f:state": {}}}
+    with pytest.raises(StoreError) as err:
+        store.apply(RC, {**body, "status": {"state": "failed"}}, field_manager="other", subresource="status")
+    assert err.value.causes[0]["field"] == ".status.state"
+    # The main resource's owners are separate: applying spec as another manager does not conflict.
+    assert store.apply(RC, {**body, "spec": {"rayVersion": "1"}}, field_manager="other")["status"] == {
+        "state": "ready"
+    }
