@@ -1,9 +1,12 @@
 """``rayqueue job submit|status|logs|wait|stop|delete``: RayJobs from a shell or a CI pipeline.
 
-Exit codes a pipeline can test: ``0`` done (the job succeeded, or the action worked); ``1`` the job
-failed or was stopped; ``2`` bad input (a :class:`~rayqueue_sdk.errors.ConfigError`); ``3`` timed out;
-``4`` preempted or deactivated by Kueue; ``5`` not found (job, cluster, queue, priority class);
-``6`` any other error (API, connection, authentication). ``--json`` prints one JSON object.
+Exit codes are those of ``rayqueue cluster`` (one table for a pipeline, see
+:mod:`rayqueue_sdk.cluster_cli`) plus one for the job itself: ``0`` done (the job succeeded, or the
+action worked); ``1`` another rayqueue_sdk error; ``2`` bad input; ``3`` not found (job, cluster,
+LocalQueue, priority class; the message lists what exists); ``4`` timed out; ``5`` preempted, deactivated
+or deleted while waiting; ``6`` authentication or permission refused; ``7`` API server or Ray dashboard
+unreachable; ``8`` the job failed or was stopped (the log tail is printed). ``--json`` prints one JSON
+object.
 
 A job on an existing cluster is named by ``--cluster`` and its Ray submission id (``--job-id``,
 printed by ``submit``); a job-owned job by its RayJob name.
@@ -24,18 +27,10 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["EXIT_CODES", "register"]
+__all__ = ["JOB_FAILED", "register"]
 
-#: Exit codes by outcome.
-EXIT_CODES = {
-    "ok": 0,
-    "failed": 1,
-    "config": 2,
-    "timeout": 3,
-    "preempted": 4,
-    "not_found": 5,
-    "error": 6,
-}
+#: The exit code of a job that failed or was stopped (the other codes are ``rayqueue cluster``'s).
+JOB_FAILED = 8
 
 
 def register(subparsers: Any) -> None:
@@ -52,6 +47,8 @@ def register(subparsers: Any) -> None:
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("name", help="the job name (the RayJob's name for a job-owned cluster)")
         p.add_argument("-n", "--namespace", help="namespace (default: from the credentials)")
+        p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+        p.add_argument("--context", help="kubeconfig context (default: the current one)")
         p.add_argument("--cluster", help="the existing RayCluster the job runs on")
         p.add_argument("--job-id", help="the Ray submission id (jobs on an existing cluster)")
         p.add_argument("--json", action="store_true", help="print JSON")
@@ -97,26 +94,13 @@ def _emit(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
 
 
 def _code(err: BaseException) -> int:
-    from rayqueue_sdk.errors import (
-        ConfigError,
-        JobFailedError,
-        NotFoundError,
-        PreemptedError,
-        RayQueueError,
-    )
+    from rayqueue_sdk.cluster_cli import exit_code
+    from rayqueue_sdk.errors import JobFailedError, RayQueueError
 
-    if isinstance(err, ConfigError):
-        return EXIT_CODES["config"]
     if isinstance(err, JobFailedError):
-        return EXIT_CODES["failed"]
-    if isinstance(err, TimeoutError):
-        return EXIT_CODES["timeout"]
-    if isinstance(err, PreemptedError):
-        return EXIT_CODES["preempted"]
-    if isinstance(err, NotFoundError):
-        return EXIT_CODES["not_found"]
+        return JOB_FAILED
     if isinstance(err, RayQueueError):
-        return EXIT_CODES["error"]
+        return exit_code(err)
     raise err
 
 
@@ -131,6 +115,15 @@ def _fail(args: argparse.Namespace, err: BaseException) -> int:
     else:
         print(f"error: {err}", file=sys.stderr)
     return code
+
+
+def _client(args: argparse.Namespace) -> Any:
+    """An explicit client for ``--kubeconfig``/``--context``; else ``None`` (the usual detection)."""
+    if args.kubeconfig or args.context:
+        from rayqueue_sdk.kube.auth import KubeConfigFileAuthentication
+
+        return KubeConfigFileAuthentication(args.kubeconfig, context=args.context)
+    return None
 
 
 def _runtime_env(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -183,6 +176,7 @@ def _submit(args: argparse.Namespace) -> int:
                 cluster_name=args.cluster,
                 namespace=args.namespace,
                 runtime_env=_runtime_env(args),
+                client=_client(args),
             )
         else:
             job = RayJob(
@@ -195,6 +189,7 @@ def _submit(args: argparse.Namespace) -> int:
                 priority_class=args.priority,
                 ttl_seconds_after_finished=args.ttl,
                 active_deadline_seconds=args.deadline,
+                client=_client(args),
             )
         submitted = job.submit()
         _emit(
@@ -207,7 +202,7 @@ def _submit(args: argparse.Namespace) -> int:
             _emit(args, st.to_dict(), str(st))
     except RayQueueError as err:
         return _fail(args, err)
-    return EXIT_CODES["ok"]
+    return 0
 
 
 def _act(args: argparse.Namespace) -> int:
@@ -217,13 +212,17 @@ def _act(args: argparse.Namespace) -> int:
 
     try:
         job = RayJob.attach(
-            args.name, cluster_name=args.cluster, job_id=args.job_id, namespace=args.namespace
+            args.name,
+            cluster_name=args.cluster,
+            job_id=args.job_id,
+            namespace=args.namespace,
+            client=_client(args),
         )
         if args.action == "status":
             st = job.status()
             _emit(args, st.to_dict(), str(st))
             failed = st.phase in (JobPhase.FAILED, JobPhase.STOPPED)
-            return EXIT_CODES["failed"] if failed else EXIT_CODES["ok"]
+            return JOB_FAILED if failed else 0
         if args.action == "logs":
             if args.follow:
                 for line in job.logs(follow=True):
@@ -231,17 +230,17 @@ def _act(args: argparse.Namespace) -> int:
             else:
                 text = job.logs()
                 _emit(args, {"logs": text}, text.rstrip("\n"))
-            return EXIT_CODES["ok"]
+            return 0
         if args.action == "wait":
             st = job.wait(timeout=args.timeout)
             _emit(args, st.to_dict(), str(st))
-            return EXIT_CODES["ok"]
+            return 0
         if args.action == "stop":
             changed = job.stop()
             _emit(args, {"stopped": changed}, "stopped" if changed else "nothing to stop")
-            return EXIT_CODES["ok"]
+            return 0
         deleted = job.delete()
         _emit(args, {"deleted": deleted}, "deleted" if deleted else "nothing to delete")
-        return EXIT_CODES["ok"]
+        return 0
     except RayQueueError as err:
         return _fail(args, err)

@@ -12,7 +12,8 @@ NS = "your-namespace"
 
 
 def rayqueue(cp: Any, *args: str, timeout: float = 300) -> tuple[int, Any, str]:
-    env = {**os.environ, "KUBECONFIG": str(cp.kubeconfig_path)}
+    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+    args = (*args, "--kubeconfig", str(cp.kubeconfig_path))
     proc = subprocess.run(
         [sys.executable, "-m", "rayqueue_sdk.cli", "job", *args],
         capture_output=True,
@@ -22,6 +23,7 @@ def rayqueue(cp: Any, *args: str, timeout: float = 300) -> tuple[int, Any, str]:
     )
     out = proc.stdout.strip().splitlines()
     payload = json.loads(out[-1]) if out and "--json" in args else proc.stdout
+    assert "Traceback" not in proc.stderr, proc.stderr
     return proc.returncode, payload, proc.stderr
 
 
@@ -43,16 +45,16 @@ def test_submit_wait_logs_status_on_the_workspace(ray_plane: Any, workspace: str
     assert code == 0 and out["phase"] == "succeeded" and out["job_id"] == job_id
 
 
-def test_failing_job_exits_1_with_the_log_tail(ray_plane: Any, workspace: str) -> None:
+def test_failing_job_exits_8_with_the_log_tail(ray_plane: Any, workspace: str) -> None:
     code, out, _ = rayqueue(
         ray_plane, "submit", "ci-fail", "-n", NS, "--cluster", workspace,
         "-e", "python -c 'print(\"about to fail\"); raise SystemExit(3)'", "--wait", "--json",
     )  # fmt: skip
-    assert code == 1
+    assert code == 8
     assert out["error"] == "JobFailedError" and "about to fail" in out["log_tail"]
 
 
-def test_timeout_exits_3_and_stop_exits_0(ray_plane: Any, workspace: str) -> None:
+def test_timeout_exits_4_and_stop_exits_0(ray_plane: Any, workspace: str) -> None:
     code, out, err = rayqueue(
         ray_plane, "submit", "ci-slow", "-n", NS, "--cluster", workspace,
         "-e", "python -c 'import time; time.sleep(300)'", "--json",
@@ -61,24 +63,24 @@ def test_timeout_exits_3_and_stop_exits_0(ray_plane: Any, workspace: str) -> Non
     job_id = out["job_id"]
     base = ("-n", NS, "--cluster", workspace, "--job-id", job_id)
     code, out, _ = rayqueue(ray_plane, "wait", "ci-slow", *base, "--timeout", "1", "--json")
-    assert code == 3 and out["error"] == "AdmissionTimeout"
+    assert code == 4 and out["error"] == "AdmissionTimeout"
     code, out, _ = rayqueue(ray_plane, "stop", "ci-slow", *base, "--json")
     assert code == 0 and out == {"stopped": True}
     code, out, _ = rayqueue(ray_plane, "wait", "ci-slow", *base, "--json")
-    assert code == 1 and "STOPPED" in out["message"]
+    assert code == 8 and "STOPPED" in out["message"]
     code, out, _ = rayqueue(ray_plane, "delete", "ci-slow", *base, "--json")
     assert code == 0 and out == {"deleted": True}
 
 
-def test_unknown_cluster_and_queue_exit_5_listing_what_exists(ray_plane: Any, workspace: str) -> None:
+def test_unknown_cluster_and_queue_exit_3_listing_what_exists(ray_plane: Any, workspace: str) -> None:
     code, out, _ = rayqueue(
         ray_plane, "submit", "x", "-n", NS, "--cluster", "nope", "-e", "python x.py", "--json"
     )
-    assert code == 5 and out["available"] == [workspace]
+    assert code == 3 and out["available"] == [workspace]
     code, out, _ = rayqueue(
         ray_plane, "submit", "x", "-n", NS, "--queue", "nope", "-e", "python x.py", "--json"
     )
-    assert code == 5 and out["available"] == ["batch-jobs-queue", "ds-workspace-queue"]
+    assert code == 3 and out["available"] == ["batch-jobs-queue", "ds-workspace-queue"]
 
 
 def test_bad_input_exits_2(ray_plane: Any) -> None:
