@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Install rayqueue_sdk on a fresh machine and run the main job: the seed configurations rendered offline (until the
-# local control plane lands, then the quickstart against it). This is the README first command.
+# Install rayqueue_sdk on a fresh machine and run the main job: the quickstart against the local control plane
+# (a team queue, a user token, seed 001's workspace cluster with a real local Ray head, ray.init and remote tasks,
+# a job through the job client, down). This is the README first command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install -q -e .
-exec python3 examples/render_seeds.py "$@"
+exec python3 examples/quickstart.py "$@"

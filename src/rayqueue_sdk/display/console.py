@@ -81,7 +81,7 @@ def clusters_table(statuses: Sequence[ClusterStatus], gpus: dict[str, int] | Non
 
     table = Table(title="Ray clusters", show_lines=False)
     for column in ("name", "queue", "phase", "position", "workers", "GPUs", "dashboard"):
-        table.add_column(column, no_wrap=column in ("name", "position", "workers", "GPUs"))
+        table.add_column(column, no_wrap=column in ("name", "position", "workers", "GPUs"), overflow="fold")
     for st in statuses:
         style = PHASE_STYLES.get(st.phase.value, "")
         cells = [

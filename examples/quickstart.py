@@ -1,0 +1,145 @@
+"""Quickstart: a data scientist's first hour with rayqueue_sdk, on this machine, no Kubernetes needed.
+
+1. start the local control plane (Kueue and KubeRay behaviour, a real local Ray head per cluster);
+2. as the platform admin: a team queue (ResourceFlavor, ClusterQueue, LocalQueue ``ds-workspace-queue``)
+   and the ``rd-priority`` WorkloadPriorityClass, then a data-scientist user limited to one namespace;
+3. as the data scientist: log in with the token, run seed 001's workspace cluster (2 workers with one GPU
+   each: the local Ray head advertises them), wait while Kueue admits it, connect with ``ray.init`` and run
+   remote tasks, submit a job through ``cluster.job_client`` and print its logs, take the cluster down.
+
+Run: ``python examples/quickstart.py`` (``scripts/demo.sh`` does it after installing). Against a real
+cluster, only steps 1-2 change: ``TokenAuthentication(token=..., server=...)`` with your own credentials.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.rule import Rule
+
+from rayqueue_sdk import Cluster, ClusterConfiguration, TokenAuthentication, list_clusters, list_local_queues
+from rayqueue_sdk.display.console import print_clusters
+from rayqueue_sdk.local import LocalControlPlane
+from rayqueue_sdk.manifests import kueue as k
+
+console = Console()
+NAMESPACE = "default"  # a token login implies no namespace: the SDK uses "default", as kubectl does
+
+
+def step(text: str) -> None:
+    console.print(Rule(f"[bold]{text}"))
+
+
+def crd_dir() -> str | None:
+    """The upstream CRDs (validation like a real API server), when this checkout has them next to it."""
+    found = os.environ.get("RAYQUEUE_CRDS_DIR") or str(
+        Path(__file__).resolve().parents[2] / "shared" / "crds"
+    )
+    return found if Path(found).is_dir() else None
+
+
+def team_queue() -> list[dict]:
+    """What a platform admin sets up once: quota for the team and the R&D priority."""
+    return [
+        k.resource_flavor("default-flavor"),
+        k.cluster_queue(
+            "cq-development",
+            resource_groups=[
+                k.resource_group(
+                    k.flavor_quotas("default-flavor", {"cpu": 16, "memory": "64Gi", "nvidia.com/gpu": 4})
+                )
+            ],
+        ),
+        k.local_queue("ds-workspace-queue", NAMESPACE, "cq-development"),
+        k.workload_priority_class("rd-priority", 100, "R&D workspace clusters"),
+    ]
+
+
+def connect_with_retries(address: str, attempts: int = 3) -> None:
+    import ray
+
+    for attempt in range(1, attempts + 1):
+        try:
+            ray.init(address)
+            return
+        except ConnectionError as err:  # Ray's client server can be slow to start on a busy laptop
+            if attempt == attempts:
+                raise
+            logging.getLogger("quickstart").warning("ray.init attempt %d failed (%s); retrying", attempt, err)
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("rayqueue_sdk.local").setLevel(logging.WARNING)
+
+    step("1. Start the local control plane (Kueue + KubeRay with real Ray heads)")
+    cp = LocalControlPlane(crd_dir=crd_dir())
+    cp.ray_enabled = True  # a real local Ray head for every admitted RayCluster
+    with cp:
+        console.print(f"API server at {cp.server} (kubeconfig {cp.kubeconfig_path})")
+
+        step("2. Platform admin: a team queue, a priority class and a limited user")
+        cp.apply(team_queue())
+        token = cp.add_user("data-scientist", [NAMESPACE])
+        console.print("user 'data-scientist' may manage Ray clusters in namespace 'default' only")
+
+        step("3. Data scientist: log in with a token")
+        auth = TokenAuthentication(token=token, server=cp.server, ca_cert_path=str(cp.ca_cert_path))
+        console.print(auth.login())
+        console.print(f"queues: {[(q.name, q.cluster_queue) for q in list_local_queues()]}")
+
+        step("4. Seed 001's workspace cluster: apply, then wait while Kueue admits it")
+        workspace_cluster = Cluster(
+            ClusterConfiguration(
+                name="my-workspace-cluster",
+                num_workers=2,
+                worker_cpu_requests=2,
+                worker_memory_requests=8,
+                worker_extended_resource_requests={"nvidia.com/gpu": 1},  # 2 GPUs total
+                local_queue="ds-workspace-queue",  # The team's development queue
+                labels={"kueue.x-k8s.io/priority-class": "rd-priority"},  # The R&D priority
+            )
+        )
+        workspace_cluster.apply()
+        workspace_cluster.wait_ready(timeout=600, show=True)
+        workspace_cluster.details(show=True)
+
+        step("5. Connect with ray.init(cluster.cluster_uri()) and run remote tasks")
+        import ray
+
+        connect_with_retries(workspace_cluster.cluster_uri())
+
+        @ray.remote(num_gpus=1)
+        def train_model(batch: list[int]) -> int:
+            return sum(x * x for x in batch)  # Your ML code here
+
+        data = [[1, 2, 3], [4, 5, 6], [7, 8, 9]]
+        results = ray.get([train_model.remote(batch) for batch in data])
+        console.print(f"results {results} on a cluster with {ray.cluster_resources().get('GPU', 0):g} GPUs")
+        ray.shutdown()
+
+        step("6. Submit a job through cluster.job_client and read its logs")
+        client = workspace_cluster.job_client
+        script = "import ray; ray.init(); print('GPUs seen by the job:', ray.cluster_resources()['GPU'])"
+        submission_id = client.submit_job(entrypoint=f'python -c "{script}"')
+        console.print(f"submitted {submission_id}")
+        while not (status := workspace_cluster.job_status(submission_id)).is_terminal():
+            time.sleep(0.5)
+        console.print(f"job {submission_id}: {status}")
+        console.print(workspace_cluster.job_logs(submission_id).strip())
+
+        step("7. Every cluster of the namespace, with its queue state")
+        print_clusters(list_clusters(), console=console)
+
+        step("8. Done for the day: take the cluster down (the quota goes back to the queue)")
+        workspace_cluster.down()
+        console.print(f"clusters left: {[s.name for s in list_clusters()]}")
+        auth.logout()
+
+
+if __name__ == "__main__":
+    main()
