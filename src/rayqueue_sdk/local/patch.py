@@ -670,8 +670,31 @@ def server_side_apply(
         if subresource:
             entry["subresource"] = subresource
         kept.append(entry)
+    if (
+        live
+        and _without_managed(result) == _without_managed(live)
+        and _ownership(kept) == _ownership(managed)
+    ):
+        return live  # re-applying the same configuration changes nothing, not even timestamps
     result.setdefault("metadata", {})["managedFields"] = kept
     return result
+
+
+def _without_managed(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}
+    return {**obj, "metadata": meta}
+
+
+def _ownership(managed: list[dict[str, Any]]) -> list[tuple[str, str, str, str]]:
+    return sorted(
+        (
+            e.get("manager", ""),
+            e.get("operation", ""),
+            e.get("subresource", ""),
+            json.dumps(e.get("fieldsV1"), sort_keys=True),
+        )
+        for e in managed
+    )
 
 
 def record_update(

@@ -469,3 +469,17 @@ def test_apply_on_the_status_subresource_tracks_its_own_owners(store: Store) -> 
     assert store.apply(RC, {**body, "spec": {"rayVersion": "1"}}, field_manager="other")["status"] == {
         "state": "ready"
     }
+
+
+def test_reapplying_the_same_configuration_is_a_no_op() -> None:
+    first = server_side_apply(
+        None, {"metadata": {"name": "x"}, "spec": {"a": 1}}, "m", now="2026-01-01T00:00:00Z"
+    )
+    again = server_side_apply(
+        first, {"metadata": {"name": "x"}, "spec": {"a": 1}}, "m", now="2026-01-01T00:00:09Z"
+    )
+    assert again == first
+    changed = server_side_apply(
+        first, {"metadata": {"name": "x"}, "spec": {"a": 2}}, "m", now="2026-01-01T00:00:09Z"
+    )
+    assert changed["metadata"]["managedFields"][0]["time"] == "2026-01-01T00:00:09Z"
