@@ -115,9 +115,13 @@ def _name(obj: dict[str, Any]) -> str:
 
 
 def _kueue_reason(a: Assessment) -> str:
+    """Kueue's own words for an AdmissionTimeout (the explanation's tail when Kueue said nothing)."""
     if a.message and a.reason:
         return f"{a.message} ({a.reason})"
-    return a.message or a.reason or a.explanation
+    if a.message or a.reason:
+        return str(a.message or a.reason)
+    head, sep, tail = a.explanation.partition(": ")
+    return tail if sep and head.startswith("queued") else a.explanation
 
 
 def wait_for_cluster(
