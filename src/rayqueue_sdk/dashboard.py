@@ -158,7 +158,8 @@ def _route_uri(route: Mapping[str, Any]) -> str | None:
         host = (ingress[0] or {}).get("host")
     if not host:
         return None
-    return _join("https" if spec.get("tls") else "http", str(host), spec.get("path"))
+    secure = spec.get("tls") is not None  # any tls block (edge, passthrough, reencrypt) means https
+    return _join("https" if secure else "http", str(host), spec.get("path"))
 
 
 def _httproute_uri(route: Mapping[str, Any]) -> str | None:
