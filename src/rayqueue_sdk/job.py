@@ -492,6 +492,8 @@ class RayJob:
         wait goes on through ``PREEMPTED`` and ``REQUEUED`` (reported as they happen); with
         ``raise_on_preemption=True`` it raises :class:`~rayqueue_sdk.errors.PreemptedError` instead.
         A deactivated Workload (``spec.active=false``) will not come back by itself: that always raises.
+        On an existing cluster, a job whose cluster Kueue preempts or deactivates dies with the cluster's
+        head and nothing reruns it: that raises :class:`~rayqueue_sdk.errors.PreemptedError` too.
 
         Args:
             timeout: the most seconds to wait (``None``: no limit, only when asked).
@@ -536,8 +538,11 @@ class RayJob:
                         st.reason or st.message,
                         self._failure_tail(keeper, log_lines),
                     )
-                if st.phase is JobPhase.DEACTIVATED or (
-                    raise_on_preemption and st.phase in (JobPhase.PREEMPTED, JobPhase.REQUEUED)
+                evicted = st.phase in (JobPhase.PREEMPTED, JobPhase.REQUEUED)
+                if (
+                    st.phase is JobPhase.DEACTIVATED
+                    or (evicted and raise_on_preemption)
+                    or (evicted and not self.owns_cluster)  # lost with the cluster; nothing reruns it
                 ):
                     raise PreemptedError(
                         self.job_name, st.reason or str(st.phase), st.message or st.explanation

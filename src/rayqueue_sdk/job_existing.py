@@ -180,6 +180,9 @@ class ExistingClusterJob:
         except (RuntimeError, ConnectionError, OSError) as err:
             if "does not exist" in str(err) or "404" in str(err):
                 return self._gone("Ray does not know the job (deleted?)")
+            lost = self._cluster_lost()
+            if lost is not None:
+                return lost
             raise _ray_error(err, f"read the status of {job_id}", self.dashboard or "?") from None
         return status_from_ray(
             self.job_name,
@@ -189,6 +192,38 @@ class ExistingClusterJob:
             str(getattr(info.status, "value", info.status)),
             info.message,
             error_type=getattr(info, "error_type", None),
+        )
+
+    def _cluster_lost(self) -> RayJobStatus | None:
+        """When the dashboard does not answer: was the cluster evicted or deleted under the job?
+
+        Kueue may preempt or deactivate the cluster (its pods are deleted, so the Ray job dies with
+        the head); a requeued cluster comes back empty, so the job is lost either way.
+        """
+        from rayqueue_sdk.admission import ClusterPhase
+        from rayqueue_sdk.waiting import observe_cluster
+
+        try:
+            cluster = observe_cluster(self.cluster_name, self.namespace, self.api, with_position=False)
+        except ClusterNotFoundError:
+            return self._gone(f"the RayCluster {self.cluster_name!r} was deleted")
+        except RayQueueError:
+            return None
+        if cluster.phase in (ClusterPhase.READY, ClusterPhase.STARTING, ClusterPhase.ADMITTED):
+            _forget_client(self.api, self.dashboard)  # the head may have moved; rediscover next time
+            self._client = None
+            return None
+        phase = JobPhase.DEACTIVATED if cluster.phase is ClusterPhase.DEACTIVATED else JobPhase.PREEMPTED
+        return RayJobStatus(
+            self.job_name,
+            self.namespace,
+            phase,
+            f"the RayCluster {self.cluster_name!r} is {cluster.phase}, the job was lost with its head: "
+            f"{cluster.explanation}",
+            reason=cluster.reason or str(cluster.phase),
+            message=cluster.message or cluster.explanation,
+            cluster_name=self.cluster_name,
+            job_id=self.job_id,
         )
 
     def _gone(self, why: str) -> RayJobStatus:

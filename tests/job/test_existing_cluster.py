@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -226,3 +227,47 @@ def test_submit_is_recorded_with_the_job_name(workspace: str, project: Path) -> 
     info = job._on_existing().job_client().get_job_info(job.job_id)
     assert info.metadata[JOB_NAME_METADATA] == "meta-test"
     job.wait(timeout=120)
+
+
+def test_job_lost_when_kueue_deactivates_its_cluster(ray_plane: Any, logged_in: Any) -> None:
+    """The cluster's Workload is deactivated under a running job: Kueue evicts the cluster, its head
+    goes, the job with it. Nothing reruns a job submitted to an existing cluster, so wait() raises
+    PreemptedError with Kueue's reason instead of a connection error."""
+    from kubernetes import client as k8s
+
+    from rayqueue_sdk import Cluster, ClusterConfiguration, PreemptedError
+    from rayqueue_sdk.kube.resources import find_workload, get_raycluster
+    from rayqueue_sdk.waiting import wait_for_cluster
+
+    config = ClusterConfiguration(
+        name="scratch", namespace=NS, num_workers=1, local_queue="ds-workspace-queue"
+    )
+    ray_plane.apply(Cluster(config).to_dict())
+    try:
+        wait_for_cluster("scratch", NS, timeout=300)
+        job = RayJob(
+            job_name="doomed",
+            entrypoint="python -c 'import time; print(\"up\", flush=True); time.sleep(300)'",
+            cluster_name="scratch",
+            namespace=NS,
+        )
+        job.submit()
+        for line in job.logs(follow=True):
+            if "up" in line:
+                break
+        uid = get_raycluster(logged_in, NS, "scratch")["metadata"]["uid"]
+        workload = find_workload(logged_in, NS, uid)
+        assert workload is not None
+        k8s.CustomObjectsApi(logged_in).patch_namespaced_custom_object(
+            "kueue.x-k8s.io", "v1beta2", NS, "workloads", workload["metadata"]["name"],
+            {"spec": {"active": False}}, _content_type="application/merge-patch+json",
+        )  # fmt: skip
+        with pytest.raises(PreemptedError) as info:
+            job.wait(timeout=120)
+        assert info.value.reason.startswith("Deactivated")
+        st = job.status()
+        assert st.phase is JobPhase.DEACTIVATED and "scratch" in st.explanation
+    finally:
+        k8s.CustomObjectsApi(logged_in).delete_namespaced_custom_object(
+            "ray.io", "v1", NS, "rayclusters", "scratch"
+        )
