@@ -139,8 +139,15 @@ def list_local_queues(
     """
     api = _api(client)
     ns = namespace or default_namespace(api)
-    queues = [_info(o) for o in list_local_queue_objects(api, ns)]
-    return sorted(queues, key=lambda q: (not q.default, q.name))
+    try:
+        objects = list_local_queue_objects(api, ns)
+    except NotFoundError as err:  # a LIST is 404 only when the resource type is not served
+        raise NotFoundError(
+            404,
+            "NotFound",
+            f"this cluster does not serve Kueue's LocalQueue API (is Kueue installed?): {err.message}",
+        ) from None
+    return sorted((_info(o) for o in objects), key=lambda q: (not q.default, q.name))
 
 
 def _usable_queue_names(api: ApiClient, namespace: str) -> tuple[list[str], str | None]:

@@ -8,7 +8,7 @@ import pytest
 from sdk_helpers import NS, OTHER_NS
 
 from rayqueue_sdk import list_local_queues
-from rayqueue_sdk.errors import PriorityClassNotFoundError, QueueNotFoundError
+from rayqueue_sdk.errors import NotFoundError, PriorityClassNotFoundError, QueueNotFoundError
 from rayqueue_sdk.local.controlplane import LocalControlPlane
 from rayqueue_sdk.queues import check_priority_class, check_queue, queue_position, resolve_default_queue
 
@@ -137,3 +137,21 @@ def test_queue_position_without_the_visibility_api(plane: LocalControlPlane) -> 
     api.call_api = counting
     assert queue_position(NS, "team-q", "raycluster-ws-12345", api) == (None, why)
     assert sent == []  # "not served" is remembered for this client: said once, not asked again
+
+
+def test_no_kueue_is_said_plainly(plane: LocalControlPlane) -> None:
+    path = rf"/apis/kueue\.x-k8s\.io/v1beta2/namespaces/{NS}/localqueues"
+    plane.faults.inject(
+        method="GET",
+        path=path,
+        status=404,
+        times=None,
+        message="the server could not find the requested resource",
+    )
+    try:
+        with pytest.raises(NotFoundError) as info:
+            list_local_queues(NS, client=plane.api_client())
+        assert "is Kueue installed?" in str(info.value)
+        assert resolve_default_queue(NS, plane.api_client()) is None  # no Kueue: no default queue, no error
+    finally:
+        plane.faults.clear()
