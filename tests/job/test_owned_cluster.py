@@ -255,3 +255,35 @@ def test_kueue_preemption_while_running(logged_in: Any) -> None:
     finally:
         preemptor.delete()
         victim.delete()
+
+
+def test_queued_job_status_has_kueue_reason_and_position_and_stop_leaves_the_queue(logged_in: Any) -> None:
+    too_big = ManagedClusterConfig(num_workers=4, worker_accelerators={"nvidia.com/gpu": 8})  # 32 GPUs
+    job = RayJob(
+        job_name="too-big",
+        entrypoint="python -c 'print(1)'",
+        cluster_config=too_big,
+        local_queue="batch-jobs-queue",
+        priority_class="prod-priority",
+        namespace=NS,
+    )
+    job.submit()
+    try:
+        st = poll(job.status, lambda s: s.phase is JobPhase.QUEUED and s.reason is not None, 60)
+        assert st.phase is JobPhase.QUEUED
+        assert st.position == 0
+        assert "insufficient quota for nvidia.com/gpu" in (st.message or "")  # as Kueue words it
+        assert "queued in LocalQueue 'batch-jobs-queue' at position 0" in st.explanation
+        assert st.cluster_name is None  # no cluster while queued
+        with pytest.raises(AdmissionTimeout) as info:
+            job.wait(timeout=1)
+        assert info.value.phase == "queued" and info.value.position == 0
+
+        again = RayJob.attach("too-big", namespace=NS)  # e.g. from another process
+        assert again.status().phase is JobPhase.QUEUED
+        assert again.stop() is True  # not running yet: its Workload is deactivated
+        stopped = poll(job.status, lambda s: s.phase is JobPhase.DEACTIVATED, 60)
+        assert stopped.phase is JobPhase.DEACTIVATED
+    finally:
+        assert job.delete() is True
+    assert job.status().phase is JobPhase.DELETED
