@@ -68,8 +68,13 @@ def ray_plane() -> Iterator[LocalControlPlane]:
 
 @pytest.fixture(autouse=True)
 def logged_in(ray_plane: LocalControlPlane) -> Iterator[Any]:
-    """The admin's client is the current login (the seed's ``auth.login()``)."""
-    api = ray_plane.api_client()
+    """The current login (the seed's ``auth.login()``), whose namespace is ``your-namespace`` (as a
+    kubeconfig context's namespace would be), so the seeds' snippets run without naming it."""
+    from rayqueue_sdk.kube.client import build_api_client
+
+    api = build_api_client(
+        ray_plane.server, token=ray_plane.token, ca_cert_path=str(ray_plane.ca_cert_path), namespace=NS
+    )
     set_current_client(api)
     yield api
     set_current_client(None)

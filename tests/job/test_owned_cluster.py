@@ -102,8 +102,6 @@ def test_seed001_workflow3_admitted_runs_succeeds_and_cleans_up(
             "env_vars": {"STAGE": "nightly", "RESULT_FILE": str(repo.parent / "result.json")},
         },
         labels={"kueue.x-k8s.io/priority-class": "prod-priority"},
-        namespace=NS,  # the seed relies on the current namespace; here it is explicit
-        ttl_seconds_after_finished=2,
     )
     # Submit and forget
     production_job.submit()
@@ -132,7 +130,7 @@ def test_seed001_workflow3_admitted_runs_succeeds_and_cleans_up(
     seen = json.loads((repo.parent / "result.json").read_text(encoding="utf-8"))
     assert seen == {"config": {"epochs": 1}, "stage": "nightly", "sum": 45}
 
-    # Its cluster is gone after the TTL (KubeRay deletes it; the quota goes back to the queue).
+    # Its cluster is gone after the TTL (default 0: KubeRay deletes it at once; the quota goes back).
     gone = poll(lambda: rayclusters(logged_in), lambda names: final.cluster_name not in names, 120)
     assert final.cluster_name not in gone
     assert production_job.delete() is True
