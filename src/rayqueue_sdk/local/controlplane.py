@@ -194,7 +194,7 @@ class LocalControlPlane:
         for name, (token, namespaces) in self._load_tokens(base).get("users", {}).items():
             self.auth.add_user(name, namespaces, token=token)
         self._save_tokens(base)
-        tls = make_tls_bundle(base / "tls")
+        tls = make_tls_bundle(base / "tls", hosts=tuple(dict.fromkeys(("127.0.0.1", "localhost", self.host))))
         self.ca_cert_path = tls.ca_cert_path
         rest = RestAPI(self.store, self.faults, bookmark_interval=self.bookmark_interval)
         self._api = APIServer(rest, self.auth, self.faults, tls.server_context(), self.host, self.port)
@@ -268,9 +268,12 @@ class LocalControlPlane:
         from rayqueue_sdk.local.kubeconfig import merge_context
 
         namespaces = list(namespaces)
+        with self._lock:  # one writer of tokens.json and the kubeconfig at a time
+            return self._add_user(name, namespaces, merge_context)
+
+    def _add_user(self, name: str, namespaces: list[str], merge_context: Any) -> str:
         token = self.auth.add_user(name, namespaces)
-        base = self.kubeconfig_path.parent
-        self._save_tokens(base)
+        self._save_tokens(self.kubeconfig_path.parent)
         merge_context(
             self.kubeconfig_path,
             f"{ADMIN_CONTEXT}-{name}",

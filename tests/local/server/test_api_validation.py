@@ -83,6 +83,7 @@ def test_workload_priority_fields_converted(custom: Any, namespace: str) -> None
                 }
             ],
             "priorityClassRef": {"group": KUEUE, "kind": "WorkloadPriorityClass", "name": "high"},
+            "priority": 1000,  # a CEL rule of the CRD: priority must be set with priorityClassRef
         },
     }
     custom.create_namespaced_custom_object(KUEUE, "v1beta2", namespace, "workloads", wl)
