@@ -127,7 +127,11 @@ def _up(args: argparse.Namespace) -> int:
         host=args.host,
         workload_scale=args.workload_scale,
     )
-    cp.start()
+    try:
+        cp.start()
+    except OSError as err:  # port in use, unreadable CRD directory, ...
+        print(f"Cannot start the local control plane: {err}")
+        return 1
     path = run_file()
     try:
         merge_context(

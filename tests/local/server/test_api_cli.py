@@ -134,3 +134,16 @@ def test_ctrl_c_stops_cleanly(env: dict[str, str]) -> None:
             up.wait()
     assert not (Path(env["RAYQUEUE_HOME"]) / "local.json").exists()
     assert "unvalidated" in (up.stderr.read() if up.stderr else "")  # no --crds and no RAYQUEUE_CRDS_DIR
+
+
+def test_up_on_a_busy_port_says_so(env: dict[str, str]) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        out = _rayqueue("local", "up", "--port", str(port), env=env)
+    assert out.returncode == 1
+    assert "Cannot start the local control plane" in out.stdout
+    assert not (Path(env["RAYQUEUE_HOME"]) / "local.json").exists()

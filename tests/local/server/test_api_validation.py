@@ -97,3 +97,31 @@ def test_deprecated_version_sends_a_warning_header(raw: Any) -> None:
     status, _, resp = raw.request("GET", "/apis/kueue.x-k8s.io/v1beta1/clusterqueues")
     assert status == 200
     assert (resp.getheader("Warning") or "").startswith("299 - ")
+
+
+def test_watch_at_the_old_version_converts_events(custom: Any) -> None:
+    from kubernetes import watch
+
+    rv = custom.list_cluster_custom_object(KUEUE, "v1beta2", "clusterqueues")["metadata"]["resourceVersion"]
+    cq = {
+        "apiVersion": f"{KUEUE}/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "watched-cq"},
+        "spec": {"cohortName": "team", "namespaceSelector": {}, "resourceGroups": []},
+    }
+    custom.create_cluster_custom_object(KUEUE, "v1beta2", "clusterqueues", cq)
+    events = list(
+        watch.Watch().stream(
+            custom.list_cluster_custom_object,
+            KUEUE,
+            "v1beta1",
+            "clusterqueues",
+            resource_version=rv,
+            timeout_seconds=1,
+        )
+    )
+    mine = [e for e in events if e["object"]["metadata"]["name"] == "watched-cq"]
+    assert [e["type"] for e in mine] == ["ADDED"]
+    assert mine[0]["object"]["apiVersion"] == f"{KUEUE}/v1beta1"
+    assert mine[0]["object"]["spec"]["cohort"] == "team" and "cohortName" not in mine[0]["object"]["spec"]
+    custom.delete_cluster_custom_object(KUEUE, "v1beta2", "clusterqueues", "watched-cq")
