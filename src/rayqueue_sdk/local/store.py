@@ -841,14 +841,14 @@ class Store:
             self._list_key_tables[rt.key] = resolver
         return self._list_key_tables[rt.key]
 
-    def _validate(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+    def _validate(self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None = None) -> None:
         """Prune undeclared fields, then check the object against its CRD schema (422 Invalid)."""
         if self._validator is None or not rt.schemas:
             return
         if self._prune_unknown:
             self._validator.prune(rt, obj)
         if self._check_schemas:
-            causes = self._validator.validate(rt, obj)
+            causes = self._validator.validate(rt, obj, old=old)
             if causes:
                 raise invalid(rt, obj["metadata"].get("name", ""), causes)
 
@@ -1136,7 +1136,7 @@ class Store:
             nmeta["namespace"] = ometa["namespace"]
         if subresource != "status":
             self._check_meta(rt, nmeta, with_name=False)
-        self._validate(rt, new)
+        self._validate(rt, new, old)
         if rt.has_generation:
             nmeta["generation"] = ometa.get("generation", 1) + (1 if self._spec_changed(rt, old, new) else 0)
         if managed_fields is not None:

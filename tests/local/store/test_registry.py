@@ -221,6 +221,7 @@ def test_converted_objects_are_valid_at_both_versions(crd_dir: Path) -> None:
         "spec": {
             "queueName": "q",
             "priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "high"},
+            "priority": 100,
             "podSets": [{"name": "head", "count": 1, "template": {"spec": {"containers": [{"name": "c"}]}}}],
         },
         "status": {"accumulatedPastExecutionTimeSeconds": 3},

@@ -284,3 +284,78 @@ def test_fast_check_agrees_with_jsonschema(rc_checks: tuple[Any, Any], path: tup
 def test_go_inline_flags_are_translated() -> None:
     assert go_pattern("^(?i)[a-z]$") == "(?i)^[a-z]$"
     assert SchemaValidator().validate_against({"type": "string", "pattern": "^(?i)[a-z]+$"}, "ABC") == []
+
+
+# -- the known x-kubernetes-validations rules -------------------------------------------------------------
+
+LQ, WL = "localqueues.kueue.x-k8s.io", "workloads.kueue.x-k8s.io"
+
+
+def test_localqueue_cluster_queue_is_immutable(store: Store) -> None:
+    store.create(LQ, {"metadata": {"name": "lq", "namespace": "default"}, "spec": {"clusterQueue": "cq"}})
+    with pytest.raises(StoreError) as err:
+        store.patch(LQ, "default", "lq", {"spec": {"clusterQueue": "other"}})
+    assert err.value.message == (
+        'LocalQueue.kueue.x-k8s.io "lq" is invalid: spec.clusterQueue: Invalid value: "string": '
+        "field is immutable"
+    )
+    assert (
+        store.patch(LQ, "default", "lq", {"metadata": {"labels": {"a": "b"}}})["spec"]["clusterQueue"] == "cq"
+    )
+
+
+def test_scaledobject_min_above_max_is_rejected(store: Store) -> None:
+    body = scaledobject("80")
+    body["spec"]["minReplicaCount"] = 2
+    with pytest.raises(StoreError) as err:
+        store.create(SO, body)
+    assert err.value.causes == [
+        {
+            "reason": "FieldValueInvalid",
+            "field": "spec",
+            "message": 'Invalid value: "object": '
+            "minReplicaCount must be less than or equal to maxReplicaCount",
+        }
+    ]
+
+
+def test_cluster_queue_borrowing_limit_needs_a_cohort(store: Store) -> None:
+    flavor = {"name": "f", "resources": [{"name": "cpu", "nominalQuota": 1, "borrowingLimit": 1}]}
+    cq = {
+        "metadata": {"name": "cq"},
+        "spec": {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": [flavor]}]},
+    }
+    with pytest.raises(StoreError) as err:
+        store.create(CQ, cq)
+    assert err.value.causes[0]["message"].endswith("borrowingLimit must be nil when cohort is empty")
+    cq["spec"]["cohortName"] = "team"
+    assert store.create(CQ, cq)["spec"]["cohortName"] == "team"
+
+
+def test_raycluster_managed_by_values_and_immutability(store: Store) -> None:
+    body = raycluster()
+    body["spec"]["managedBy"] = "someone-else"
+    with pytest.raises(StoreError) as err:
+        store.create(RC, body)
+    assert "the managedBy field value must be either" in err.value.message
+    body["spec"]["managedBy"] = "kueue.x-k8s.io/multikueue"
+    store.create(RC, body)
+    with pytest.raises(StoreError) as err:
+        store.patch(RC, "default", "x", {"spec": {"managedBy": "ray.io/kuberay-operator"}})
+    assert err.value.causes[0]["field"] == "spec.managedBy"
+
+
+def test_workload_priority_rule(store: Store) -> None:
+    wl = {
+        "metadata": {"name": "w", "namespace": "default"},
+        "spec": {
+            "queueName": "q",
+            "priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "high"},
+            "podSets": [{"name": "main", "count": 1, "template": {"spec": {"containers": [{"name": "c"}]}}}],
+        },
+    }
+    with pytest.raises(StoreError) as err:
+        store.create(WL, wl)
+    assert err.value.causes[0]["message"].endswith("priority should not be nil when priorityClassRef is set")
+    wl["spec"]["priority"] = 100
+    store.create(WL, wl)
