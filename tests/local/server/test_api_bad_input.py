@@ -208,3 +208,19 @@ def test_server_error_in_a_handler_is_500_and_the_server_keeps_serving(
     status, resp, _ = raw.request("GET", "/apis/broken.example.com/v1/boom")
     assert status == 500 and resp["reason"] == "InternalError"
     _ok(raw, namespace)
+
+
+def test_plain_http_and_garbage_on_the_tls_port(cp: Any, raw: Any, namespace: str) -> None:
+    import contextlib
+    import socket
+
+    host, port = cp.server.removeprefix("https://").split(":")
+    for payload in (b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n", b"\x00\xff" * 100, b""):
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            if payload:
+                sock.sendall(payload)
+            sock.shutdown(socket.SHUT_WR)
+            with contextlib.suppress(ConnectionResetError):
+                while sock.recv(4096):  # the server answers with a TLS alert or nothing, then closes
+                    pass
+    _ok(raw, namespace)
