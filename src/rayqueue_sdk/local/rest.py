@@ -19,7 +19,6 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Generator, Iterator
 from typing import Any
 
 from rayqueue_sdk.local.faults import FaultInjector
@@ -27,6 +26,7 @@ from rayqueue_sdk.local.http import RequestInfo, parse_body, query_bool, query_i
 from rayqueue_sdk.local.registry import ResourceType
 from rayqueue_sdk.local.status import HTTPError, status_body, success_status
 from rayqueue_sdk.local.store import Store, StoreError
+from rayqueue_sdk.local.watchstream import WatchStream, event_line
 
 __all__ = ["KUBERNETES_VERSION", "RestAPI"]
 
@@ -55,7 +55,6 @@ _PATCH_TYPES = {
 }
 
 _DEFAULT_WATCH_TIMEOUT = 1800.0  # the API server's --min-request-timeout
-_TICK = 1.0  # how often an idle watch checks that its client is still there
 
 
 def _from_store(err: StoreError) -> HTTPError:
@@ -260,14 +259,17 @@ class RestAPI:
                 raise
             # Upstream answers 200 and sends the 410 as an ERROR event in the stream.
             error = {"type": "ERROR", "object": status_body(410, err.reason, err.message)}
-            return Response(200, stream=iter([_line(error)]))
-        stream = _WatchStream(
-            self,
+            return Response(200, stream=iter([event_line(error)]))
+        version = info.version
+        stream = WatchStream(
             watch,
-            rt,
-            info.version,
+            convert=lambda obj: self._out(rt, obj, version),
+            current_version=lambda: self.store.resource_version,
+            faults=self.faults,
+            kind=rt.kind,
+            api_version=rt.api_version_for(version),
             timeout=float(timeout) if timeout and timeout > 0 else _DEFAULT_WATCH_TIMEOUT,
-            bookmarks=query_bool(query, "allowWatchBookmarks"),
+            bookmark_interval=self.bookmark_interval if query_bool(query, "allowWatchBookmarks") else None,
         )
         return Response(200, stream=stream)
 
@@ -493,96 +495,3 @@ def _dry_run(query: dict[str, list[str]]) -> bool:
         if v not in ("All", ""):
             raise HTTPError.bad_request(f'dryRun: Unsupported value: "{v}": supported values: "All"')
     return "All" in values
-
-
-def _line(event: dict[str, Any]) -> bytes:
-    return json.dumps(event, separators=(",", ":")).encode() + b"\n"
-
-
-class _WatchStream:
-    """An iterator of watch-event lines over a store watch; ends on timeout, close or end_watches()."""
-
-    def __init__(
-        self,
-        rest: RestAPI,
-        watch: Any,
-        rt: ResourceType,
-        version: str,
-        *,
-        timeout: float,
-        bookmarks: bool,
-    ) -> None:
-        import time
-
-        self._rest = rest
-        self._watch = watch
-        self._rt = rt
-        self._version = version
-        self._deadline = time.monotonic() + timeout
-        self._bookmarks = bookmarks
-        self._handle = rest.faults.register_watch(on_end=watch.close)
-        self._done = False
-        self._gen: Generator[bytes, None, None] = self._run()
-
-    def __iter__(self) -> Iterator[bytes]:
-        return self
-
-    def __next__(self) -> bytes:
-        return next(self._gen)
-
-    def _run(self) -> Generator[bytes, None, None]:
-        """Event lines; a ``BOOKMARK`` every ``bookmark_interval`` when asked for and one at the
-        timeout; an empty chunk (a tick, not written) at least every ``_TICK`` seconds so that the
-        writer can notice a client that went away."""
-        import time
-
-        rest, rt, watch = self._rest, self._rt, self._watch
-        interval = rest.bookmark_interval if self._bookmarks else float("inf")
-        next_bookmark = time.monotonic() + interval
-        try:
-            while True:
-                now = time.monotonic()
-                if now >= self._deadline:
-                    if self._bookmarks:
-                        yield self._bookmark(rest.store.resource_version)
-                    return
-                event = watch.get(timeout=max(0.0, min(self._deadline - now, next_bookmark - now, _TICK)))
-                if event is None:
-                    if watch.closed:
-                        return
-                    if time.monotonic() < next_bookmark or time.monotonic() >= self._deadline:
-                        yield b""
-                        continue
-                    rv = rest.store.resource_version
-                    event = watch.get(timeout=0)  # anything committed up to rv is queued already
-                    if event is None:
-                        if watch.closed:
-                            return
-                        yield self._bookmark(rv)
-                        next_bookmark = time.monotonic() + interval
-                        continue
-                yield _line({"type": event.type, "object": rest._out(rt, event.object, self._version)})
-        finally:
-            self._release()
-
-    def _bookmark(self, rv: str) -> bytes:
-        return _line(
-            {
-                "type": "BOOKMARK",
-                "object": {
-                    "kind": self._rt.kind,
-                    "apiVersion": self._rt.api_version_for(self._version),
-                    "metadata": {"resourceVersion": rv},
-                },
-            }
-        )
-
-    def close(self) -> None:
-        self._gen.close()
-        self._release()
-
-    def _release(self) -> None:
-        if not self._done:
-            self._done = True
-            self._watch.close()
-            self._rest.faults.unregister_watch(self._handle)
