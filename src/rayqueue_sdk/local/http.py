@@ -104,7 +104,7 @@ def parse_request(method: str, path: str, query: dict[str, list[str]]) -> Reques
 
     if watch_path or (method == "GET" and query_bool(query, "watch")):
         verb = "watch"
-    elif method == "GET":
+    elif method in ("GET", "HEAD"):
         verb = "get" if name else "list"
     elif method == "DELETE":
         verb = "delete" if name else "deletecollection"

@@ -54,6 +54,7 @@ _PATCH_TYPES = {
     "application/apply-patch+cbor": "unsupported",
 }
 
+_VERBS = frozenset({"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"})
 _DEFAULT_WATCH_TIMEOUT = 1800.0  # the API server's --min-request-timeout
 
 
@@ -110,8 +111,11 @@ class RestAPI:
         if rt is None:
             raise HTTPError.not_found_resource()
         self._check_scope(info, rt)
+        handler = getattr(self, "_" + info.verb, None) if info.verb in _VERBS else None
+        if handler is None:
+            raise HTTPError.method_not_allowed(info.verb.upper())
         try:
-            response: Response = getattr(self, "_" + info.verb)(info, rt, query, headers, body)
+            response: Response = handler(info, rt, query, headers, body)
         except StoreError as err:
             raise _from_store(err) from None
         warning = rt.deprecated.get(info.version)

@@ -180,6 +180,7 @@ def test_too_large_body_is_413(raw: Any, namespace: str) -> None:
         ("PUT", "/api/v1/namespaces/{ns}/configmaps"),
         ("DELETE", "/version"),
         ("POST", "/apis/ray.io/v1/rayclusters"),
+        ("OPTIONS", "/api/v1/namespaces/{ns}/configmaps"),
     ],
 )
 def test_method_not_allowed_is_405(raw: Any, namespace: str, method: str, path: str) -> None:
@@ -223,4 +224,10 @@ def test_plain_http_and_garbage_on_the_tls_port(cp: Any, raw: Any, namespace: st
             sock.shutdown(socket.SHUT_WR)
             while sock.recv(4096):
                 pass
+    _ok(raw, namespace)
+
+
+def test_head_is_a_get_without_a_body(raw: Any, namespace: str) -> None:
+    status, body, resp = raw.request("HEAD", f"/api/v1/namespaces/{namespace}/configmaps")
+    assert status == 200 and body is None and int(resp.getheader("Content-Length")) > 0
     _ok(raw, namespace)
