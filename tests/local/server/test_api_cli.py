@@ -85,6 +85,14 @@ def test_local_up_status_down(env: dict[str, str], tmp_path: Path, crd_dir: Path
     assert "No local control plane" in _rayqueue("local", "down", env=env).stdout
 
 
+def test_console_script_is_installed(env: dict[str, str]) -> None:
+    import shutil
+
+    script = shutil.which("rayqueue") or str(Path(sys.executable).with_name("rayqueue"))
+    out = subprocess.run([script, "local", "--help"], env=env, text=True, capture_output=True, timeout=60)
+    assert out.returncode == 0 and "up" in out.stdout and "down" in out.stdout
+
+
 def test_help_lists_the_subcommands(env: dict[str, str]) -> None:
     out = _rayqueue("--help", env=env)
     assert out.returncode == 0 and "local" in out.stdout
