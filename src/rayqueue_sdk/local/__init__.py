@@ -3,10 +3,28 @@
 A test double and a learning tool (DESIGN §5), not a production scheduler. Importing this package
 is cheap: :class:`LocalControlPlane` is loaded on first use.
 
+Three ways in:
+
+* Python: ``with LocalControlPlane(crd_dir=...) as cp:`` — ``cp.server`` (https URL), ``cp.token``
+  (admin), ``cp.ca_cert_path``, ``cp.kubeconfig_path``, ``cp.api_client(token=None)``,
+  ``cp.apply(yaml_or_dicts)``, ``cp.add_user(name, namespaces) -> token``, ``cp.faults``
+  (:mod:`~rayqueue_sdk.local.faults`), ``cp.store``/``cp.registry`` (the data layer).
+* Shell: ``rayqueue local up [--crds DIR] [--state-dir DIR] [--kubeconfig PATH] [--context NAME]``
+  then any Kubernetes client with that context; ``rayqueue local down`` stops it.
+* pytest: the ``local_control_plane``, ``api_client`` and ``namespace`` fixtures
+  (:mod:`~rayqueue_sdk.local.pytest_plugin`), installed with the package.
+
+What the API server does and how it differs from upstream: :mod:`~rayqueue_sdk.local.server`
+(HTTP, TLS, auth, faults), :mod:`~rayqueue_sdk.local.rest` (REST semantics over the store),
+:mod:`~rayqueue_sdk.local.store` (object semantics), :mod:`~rayqueue_sdk.local.auth` (users).
+
 Example:
     >>> from rayqueue_sdk.local import LocalControlPlane
     >>> with LocalControlPlane(crd_dir="../shared/crds") as cp:        # doctest: +SKIP
-    ...     print(cp.server, cp.kubeconfig_path)
+    ...     from kubernetes import client
+    ...     token = cp.add_user("alice", ["default"])
+    ...     client.CoreV1Api(cp.api_client(token)).list_namespaced_config_map("default").items
+    []
 """
 
 from __future__ import annotations
