@@ -381,7 +381,7 @@ class RestAPI:
             else:
                 new = patches.strategic_merge_patch(view, patch)
         except patches.PatchError as err:
-            raise HTTPError.make(err.code, err.reason, err.message, causes=err.causes) from None
+            raise _patch_error(err, info, rt) from None
         new.setdefault("metadata", {}).setdefault("resourceVersion", current["metadata"]["resourceVersion"])
         stored = self.registry.to_storage(rt.key, new, info.version)
         if info.subresource == "status":
@@ -422,7 +422,7 @@ class RestAPI:
             else:
                 new = patches.merge_patch(scale, patch)
         except patches.PatchError as err:
-            raise HTTPError.make(err.code, err.reason, err.message, causes=err.causes) from None
+            raise _patch_error(err, info, rt) from None
         return self._set_replicas(info, rt, (new.get("spec") or {}).get("replicas"), dry_run)
 
     def _delete(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
@@ -491,6 +491,11 @@ class RestAPI:
                 f'"{options["propagationPolicy"]}": supported values: "Foreground", "Background", "Orphan"',
             )
         return options
+
+
+def _patch_error(err: Any, info: RequestInfo, rt: ResourceType) -> HTTPError:
+    details = {"name": info.name, "group": rt.group, "kind": rt.kind if err.code == 422 else rt.plural}
+    return HTTPError.make(err.code, err.reason, err.message, details=details, causes=err.causes)
 
 
 def _dry_run(query: dict[str, list[str]]) -> bool:
