@@ -423,7 +423,7 @@ class Store:
             self._rv = rv
             for key, objs in loaded.items():
                 for obj in objs:
-                    self._index_put(key, _objkey(obj), interned_copy(obj), None)
+                    self._index_put(key, _objkey(obj), obj, None)
         self._compacted_rv = self._rv
         for ns in namespaces:
             if ("", ns) not in self._objects.get("namespaces", {}):
