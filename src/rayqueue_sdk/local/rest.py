@@ -23,6 +23,7 @@ from typing import Any
 
 from rayqueue_sdk.local.faults import FaultInjector
 from rayqueue_sdk.local.http import RequestInfo, parse_body, query_bool, query_int, query_str
+from rayqueue_sdk.local.jsoncache import JSONCache
 from rayqueue_sdk.local.registry import ResourceType
 from rayqueue_sdk.local.status import HTTPError, status_body, success_status
 from rayqueue_sdk.local.store import Store, StoreError
@@ -69,13 +70,13 @@ def _media(headers: Any) -> str:
 class RestAPI:
     """Serves resource and discovery requests from a :class:`~rayqueue_sdk.local.store.Store`.
 
-    ``bookmark_interval`` is how often an idle watch with ``allowWatchBookmarks`` gets a
-    ``BOOKMARK`` event (the API server sends one about every minute; we default to 5 s).
+        ``bookmark_interval`` is how often an idle watch with ``allowWatchBookmarks`` gets a
+        ``BOOKMARK`` event (the API server sends one about every minute; we default to 5 s).
 
-    Example:
-        >>> from rayqueue_sdk.local.http import parse_request
-        >>> RestAPI(Store()).handle(parse_request("GET", "/apis", {}), {}, {}, b"").body["kind"]
-        'APIGroupList'
+        Example:
+            >>> from rayqueue_sdk.local.http import parse_request
+            >>> RestAPI(Store()).handle(parse_request("GET", "/apis", {}), {}, {}, b"").body["kind"]
+            'APIGroupList'
     """
 
     def __init__(
@@ -85,6 +86,7 @@ class RestAPI:
         self.registry = store.registry
         self.faults = faults or FaultInjector()
         self.bookmark_interval = bookmark_interval
+        self.json_cache = JSONCache()
 
     # -- entry ---------------------------------------------------------------------------------
     def handle(
@@ -206,7 +208,8 @@ class RestAPI:
     def _get(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
         from rayqueue_sdk.local.server import Response
 
-        obj = self.store.get(rt.key, info.namespace, info.name)
+        # copy=False: the stored object itself (never changed in place); we only serialise it
+        obj = self.store.get(rt.key, info.namespace, info.name, copy=False)
         if info.subresource == "scale":
             return Response(200, self.registry.scale_of(rt.key, obj))
         return Response(200, self._out(rt, obj, info.version))
@@ -222,24 +225,28 @@ class RestAPI:
             field_selector=query_str(query, "fieldSelector"),
             limit=limit,
             continue_token=query_str(query, "continue") or None,
+            copy=False,
         )
         meta: dict[str, Any] = {"resourceVersion": page.resource_version}
         if page.continue_token:
             meta["continue"] = page.continue_token
         if page.remaining_item_count is not None:
             meta["remainingItemCount"] = page.remaining_item_count
-        items = page.items
-        if info.version != rt.storage_version:
-            items = [self.registry.from_storage(rt.key, o, info.version) for o in items]
-        return Response(
-            200,
+        version = info.version
+
+        def convert(obj: dict[str, Any]) -> dict[str, Any]:
+            return self._out(rt, obj, version)
+
+        head = json.dumps(
             {
-                "apiVersion": rt.api_version_for(info.version),
+                "apiVersion": rt.api_version_for(version),
                 "kind": rt.list_kind or rt.kind + "List",
                 "metadata": meta,
-                "items": items,
             },
-        )
+            separators=(",", ":"),
+        ).encode()
+        items = b",".join(self.json_cache.dumps(rt.key, version, o, convert) for o in page.items)
+        return Response(200, head[:-1] + b',"items":[' + items + b"]}")
 
     def _watch(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
         from rayqueue_sdk.local.server import Response

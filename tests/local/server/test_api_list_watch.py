@@ -220,3 +220,26 @@ def test_a_watch_whose_client_went_away_is_released(cp: Any, raw: Any, namespace
     while cp.faults.open_watches > before and time.monotonic() < deadline:
         time.sleep(0.05)
     assert cp.faults.open_watches == before  # the server noticed and freed the stream
+
+
+def test_lists_never_serve_a_stale_or_wrong_version_object(custom: Any) -> None:
+    group = "kueue.x-k8s.io"
+    cq = {
+        "apiVersion": f"{group}/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "cache-cq"},
+        "spec": {"cohortName": "one", "namespaceSelector": {}, "resourceGroups": []},
+    }
+    custom.create_cluster_custom_object(group, "v1beta2", "clusterqueues", cq)
+
+    def spec(version: str) -> dict[str, Any]:
+        items = custom.list_cluster_custom_object(group, version, "clusterqueues")["items"]
+        return next(i["spec"] for i in items if i["metadata"]["name"] == "cache-cq")
+
+    for _ in range(2):  # the second round is served from the serialisation cache
+        assert spec("v1beta2")["cohortName"] == "one" and spec("v1beta1")["cohort"] == "one"
+    custom.patch_cluster_custom_object(
+        group, "v1beta2", "clusterqueues", "cache-cq", {"spec": {"cohortName": "two"}}
+    )
+    assert spec("v1beta2")["cohortName"] == "two" and spec("v1beta1")["cohort"] == "two"
+    custom.delete_cluster_custom_object(group, "v1beta2", "clusterqueues", "cache-cq")
