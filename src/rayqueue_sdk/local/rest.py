@@ -70,13 +70,13 @@ def _media(headers: Any) -> str:
 class RestAPI:
     """Serves resource and discovery requests from a :class:`~rayqueue_sdk.local.store.Store`.
 
-        ``bookmark_interval`` is how often an idle watch with ``allowWatchBookmarks`` gets a
-        ``BOOKMARK`` event (the API server sends one about every minute; we default to 5 s).
+    ``bookmark_interval`` is how often an idle watch with ``allowWatchBookmarks`` gets a
+    ``BOOKMARK`` event (the API server sends one about every minute; we default to 5 s).
 
-        Example:
-            >>> from rayqueue_sdk.local.http import parse_request
-            >>> RestAPI(Store()).handle(parse_request("GET", "/apis", {}), {}, {}, b"").body["kind"]
-            'APIGroupList'
+    Example:
+        >>> from rayqueue_sdk.local.http import parse_request
+        >>> RestAPI(Store()).handle(parse_request("GET", "/apis", {}), {}, {}, b"").body["kind"]
+        'APIGroupList'
     """
 
     def __init__(
@@ -274,7 +274,9 @@ class RestAPI:
         version = info.version
         stream = WatchStream(
             watch,
-            convert=lambda obj: self._out(rt, obj, version),
+            encode=lambda obj: self.json_cache.dumps(
+                rt.key, version, obj, lambda o: self._out(rt, o, version)
+            ),
             current_version=lambda: self.store.resource_version,
             faults=self.faults,
             kind=rt.kind,

@@ -9,14 +9,15 @@ yields an empty chunk at least every second (not written to the client) so that 
 can notice a client that went away.
 
 Example:
+    >>> import json
     >>> from rayqueue_sdk.local.store import Store
     >>> from rayqueue_sdk.local.faults import FaultInjector
     >>> store = Store()
     >>> rv = store.resource_version
     >>> _ = store.create("configmaps", {"metadata": {"name": "c", "namespace": "default"}})
-    >>> stream = WatchStream(store.watch("configmaps", "default", rv), convert=lambda o: o,
-    ...     current_version=lambda: store.resource_version, faults=FaultInjector(), kind="ConfigMap",
-    ...     api_version="v1", timeout=0.2, bookmark_interval=None)
+    >>> stream = WatchStream(store.watch("configmaps", "default", rv),
+    ...     encode=lambda o: json.dumps(o).encode(), current_version=lambda: store.resource_version,
+    ...     faults=FaultInjector(), kind="ConfigMap", api_version="v1", timeout=0.2, bookmark_interval=None)
     >>> [line for line in stream if line][0][:30]
     b'{"type":"ADDED","object":{"met'
 """
@@ -49,7 +50,7 @@ def event_line(event: dict[str, Any]) -> bytes:
 class WatchStream:
     """An iterator of event lines over a store :class:`~rayqueue_sdk.local.store.Watch`.
 
-    ``convert(obj)`` turns a stored object into the requested version; ``current_version()`` is the
+    ``encode(obj)`` is the JSON of a stored object in the requested version; ``current_version()`` is the
     store's latest resourceVersion (for bookmarks); ``bookmark_interval=None`` sends no bookmarks.
     """
 
@@ -57,7 +58,7 @@ class WatchStream:
         self,
         watch: Any,
         *,
-        convert: Callable[[dict[str, Any]], dict[str, Any]],
+        encode: Callable[[dict[str, Any]], bytes],
         current_version: Callable[[], str],
         faults: FaultInjector,
         kind: str,
@@ -66,7 +67,7 @@ class WatchStream:
         bookmark_interval: float | None,
     ) -> None:
         self._watch = watch
-        self._convert = convert
+        self._encode = encode
         self._current_version = current_version
         self._faults = faults
         self._kind = kind
@@ -112,7 +113,7 @@ class WatchStream:
                         yield self._bookmark(rv)
                         next_bookmark = time.monotonic() + interval
                         continue
-                yield event_line({"type": event.type, "object": self._convert(event.object)})
+                yield b'{"type":"%s","object":%s}\n' % (event.type.encode(), self._encode(event.object))
         finally:
             self._release()
 
