@@ -59,7 +59,6 @@ class Response:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     stream: Iterator[bytes] | None = None
-    handling_seconds: float = 0.0
 
 
 @dataclass
@@ -164,7 +163,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._drop()
                 return
             if fault.status is not None:
-                self._read_body_or_none()
+                with contextlib.suppress(HTTPError):  # the body is not used; an oversized one is dropped
+                    self._read_body_or_none()
                 headers = {}
                 if fault.retry_after is not None:
                     headers["Retry-After"] = str(fault.retry_after)
