@@ -55,7 +55,7 @@ def test_memory_is_reported_for_the_tree():
         assert mem["processes"] == 2
         assert mem["rss"] > 1_000_000 and 0 < mem["pss"] <= mem["rss"]
     finally:
-        proc.stop()
+        proc.stop(grace=1.0)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
