@@ -35,6 +35,9 @@ from rayqueue_sdk.manifests.raycluster import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from rayqueue_sdk.manifests.rules import QUEUE_LABEL, check_raycluster
 from rayqueue_sdk.waiting import DEFAULT_TIMEOUT
 
+#: The server-side apply field manager of the SDK.
+FIELD_MANAGER = "rayqueue-sdk"
+
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
     from ray.job_submission import JobDetails, JobStatus, JobSubmissionClient
@@ -47,8 +50,6 @@ __all__ = ["FIELD_MANAGER", "Cluster", "get_cluster"]
 
 log = logging.getLogger(__name__)
 
-#: The server-side apply field manager of the SDK.
-FIELD_MANAGER = "rayqueue-sdk"
 #: Seconds to wait for the dashboard after the cluster is ready, when ``timeout=None``.
 DASHBOARD_TIMEOUT = 120.0
 
@@ -180,28 +181,10 @@ class Cluster:
         Example:
             >>> # cluster.apply()   # twice is fine: the second is a no-op
         """
-        from rayqueue_sdk.kube.resources import RAYCLUSTERS, _custom
-        from rayqueue_sdk.kube.retry import call
+        from rayqueue_sdk.kube.resources import RAYCLUSTERS, apply_object
 
         api = self._api()
-        manifest = self._manifest(api)
-        stored: dict[str, Any] = call(
-            _custom(api).patch_namespaced_custom_object,
-            "ray.io",
-            "v1",
-            self.namespace,
-            "rayclusters",
-            self.name,
-            manifest,
-            field_manager=FIELD_MANAGER,
-            force=force,
-            _content_type="application/apply-patch+yaml",
-            verb="patch",
-            resource=RAYCLUSTERS.key,
-            namespace=self.namespace,
-            name=self.name,
-            server=str(api.configuration.host),
-        )
+        stored = apply_object(api, RAYCLUSTERS, self._manifest(api), field_manager=FIELD_MANAGER, force=force)
         log.info("%s/%s: applied", self.namespace, self.name)
         return stored
 
@@ -211,27 +194,12 @@ class Cluster:
         Example:
             >>> # cluster.up(); cluster.wait_ready()
         """
-        from rayqueue_sdk.kube.resources import RAYCLUSTERS, _custom
-        from rayqueue_sdk.kube.retry import call
+        from rayqueue_sdk.kube.resources import RAYCLUSTERS, create_object
 
         api = self._api()
         manifest = self._manifest(api)
         try:
-            stored: dict[str, Any] = call(
-                _custom(api).create_namespaced_custom_object,
-                "ray.io",
-                "v1",
-                self.namespace,
-                "rayclusters",
-                manifest,
-                field_manager=FIELD_MANAGER,
-                verb="create",
-                resource=RAYCLUSTERS.key,
-                namespace=self.namespace,
-                name=self.name,
-                server=str(api.configuration.host),
-                idempotent=False,
-            )
+            stored = create_object(api, RAYCLUSTERS, manifest)
         except AlreadyExistsError as err:
             raise AlreadyExistsError(
                 409,
@@ -254,8 +222,7 @@ class Cluster:
         Example:
             >>> # cluster.down()   # resources immediately returned to the queue
         """
-        from rayqueue_sdk.kube.resources import RAYCLUSTERS, _custom, get_raycluster
-        from rayqueue_sdk.kube.retry import call
+        from rayqueue_sdk.kube.resources import RAYCLUSTERS, delete_object, get_raycluster
 
         api = self._api()
         self.__dict__.pop("job_client", None)
@@ -272,23 +239,7 @@ class Cluster:
                 f"RayCluster {self.namespace}/{self.name} was not made by rayqueue_sdk (no label "
                 f"{MANAGED_BY_LABEL}={MANAGED_BY_VALUE}); not deleting it (down(force=True) would)",
             )
-        body = {"preconditions": {"uid": meta.get("uid")}, "propagationPolicy": "Background"}
-        try:
-            call(
-                _custom(api).delete_namespaced_custom_object,
-                "ray.io",
-                "v1",
-                self.namespace,
-                "rayclusters",
-                self.name,
-                body=body,
-                verb="delete",
-                resource=RAYCLUSTERS.key,
-                namespace=self.namespace,
-                name=self.name,
-                server=str(api.configuration.host),
-            )
-        except NotFoundError:
+        if not delete_object(api, RAYCLUSTERS, self.name, self.namespace, propagation="Background"):
             return False
         log.info("%s/%s: deleted", self.namespace, self.name)
         return True
@@ -334,19 +285,11 @@ class Cluster:
         """
         from rayqueue_sdk.dashboard import auth_headers, dashboard_ready
         from rayqueue_sdk.display.console import progress_line
-        from rayqueue_sdk.waiting import wait_for_cluster
 
         api = self._api()
         started = time.monotonic()
         with progress_line(show) as progress:
-            wait_for_cluster(
-                self.name,
-                self.namespace,
-                timeout=timeout,
-                queue_timeout=queue_timeout,
-                client=api,
-                on_progress=progress,
-            )
+            self._wait_admitted_and_ready(api, timeout, queue_timeout, progress)
             status = self.status()
             if not dashboard_check:
                 return status
@@ -367,6 +310,53 @@ class Cluster:
                 time.sleep(pause)
                 pause = min(1.0, pause * 2)
             return replace(status, dashboard_url=uri)
+
+    def _wait_admitted_and_ready(
+        self, api: ApiClient, timeout: float | None, queue_timeout: float | None, progress: Any
+    ) -> None:
+        """``waiting.wait_for_cluster``, riding out the ``Deactivated`` eviction Kueue keeps for a moment
+        after :meth:`resume` (``spec.active`` is true again, but Kueue has not requeued it yet)."""
+        from rayqueue_sdk.errors import PreemptedError
+        from rayqueue_sdk.waiting import wait_for_cluster
+
+        started = time.monotonic()
+        while True:
+            left = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
+            try:
+                wait_for_cluster(
+                    self.name,
+                    self.namespace,
+                    timeout=left,
+                    queue_timeout=queue_timeout,
+                    client=api,
+                    on_progress=progress,
+                )
+                return
+            except PreemptedError:
+                if not self._resumed_not_requeued(api):
+                    raise
+            log.info("%s/%s: resumed; waiting for Kueue to requeue it", self.namespace, self.name)
+            since, pause = time.monotonic(), 0.1
+            while self._resumed_not_requeued(api):
+                limits = [
+                    t for t in (timeout and started + timeout, queue_timeout and since + queue_timeout) if t
+                ]
+                if limits and time.monotonic() + pause > min(limits):
+                    raise AdmissionTimeout(
+                        self.name,
+                        timeout if timeout is not None else float(queue_timeout or 0),
+                        phase="deactivated",
+                        reason="resumed, but Kueue has not requeued the workload yet",
+                    )
+                time.sleep(pause)
+                pause = min(1.0, pause * 2)
+
+    def _resumed_not_requeued(self, api: ApiClient) -> bool:
+        from rayqueue_sdk.kube.resources import find_workload
+        from rayqueue_sdk.observe import fetch_cluster, stale_deactivation
+
+        uid = str((fetch_cluster(api, self.name, self.namespace).get("metadata") or {}).get("uid") or "")
+        return stale_deactivation(find_workload(api, self.namespace, uid))
 
     def details(self, *, show: bool | None = None) -> ClusterDetails:
         """The status plus the cluster's shape (head, every worker group, GPUs): rendered with rich in a
@@ -468,33 +458,20 @@ class Cluster:
         return self._set_active(True)
 
     def _set_active(self, active: bool) -> str:
-        from rayqueue_sdk.kube.resources import _custom, find_workload, get_raycluster, kueue_kind
-        from rayqueue_sdk.kube.retry import call
+        from rayqueue_sdk.kube.resources import set_workload_active
+        from rayqueue_sdk.observe import fetch_cluster
 
         api = self._api()
-        obj = get_raycluster(api, self.namespace, self.name)
-        wl = find_workload(api, self.namespace, str((obj.get("metadata") or {}).get("uid") or ""))
-        if wl is None:
+        uid = str((fetch_cluster(api, self.name, self.namespace).get("metadata") or {}).get("uid") or "")
+        try:
+            wl = set_workload_active(api, self.namespace, uid, active)
+        except NotFoundError:
             raise UnsupportedError(
                 f"RayCluster {self.namespace}/{self.name} has no Kueue Workload (is it in a queue?): "
                 "deactivate()/resume() work through Kueue"
-            )
-        kind = kueue_kind(api, "workloads")
-        wl_name = str(wl["metadata"]["name"])
-        call(
-            _custom(api).patch_namespaced_custom_object,
-            kind.group,
-            kind.version,
-            self.namespace,
-            kind.plural,
-            wl_name,
-            {"spec": {"active": active}},
-            verb="patch",
-            resource=kind.key,
-            namespace=self.namespace,
-            name=wl_name,
-            server=str(api.configuration.host),
-        )
+            ) from None
+        self.__dict__.pop("job_client", None)  # the head restarts: a new address
+        wl_name = str((wl.get("metadata") or {}).get("name"))
         log.info(
             "%s/%s: Workload %s %s",
             self.namespace,

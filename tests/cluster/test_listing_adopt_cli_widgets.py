@@ -125,6 +125,8 @@ def test_cli_cluster_and_queue_commands_with_json_and_exit_codes(
     applied = json.loads(capsys.readouterr().out)
     assert (applied["name"], applied["namespace"], applied["queue"]) == ("ws", ns, "parked")
 
+    admin = plane.api_client()
+    eventually(lambda: [st.position for st in list_clusters(ns, admin)] == [0])  # Kueue has queued it
     assert main(["cluster", "list", "--json", *base]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert [(c["name"], c["phase"], c["position"]) for c in listed] == [("ws", "queued", 0)]
@@ -189,6 +191,7 @@ def test_view_clusters_widget_table_and_buttons(
     assert {w["metadata"]["ownerReferences"][0]["name"]: w["spec"]["active"] for w in workloads}[
         "alpha"
     ] is True
+    assert {s.name: s.phase for s in browser.statuses}["alpha"] is ClusterPhase.QUEUED  # no stale eviction
 
     browser.picker.value = "beta"
     browser.down_button.click()

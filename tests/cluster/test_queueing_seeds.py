@@ -71,10 +71,8 @@ def test_seed000_second_cluster_waits_with_kueues_words_then_runs(
 
     second = Cluster(seed000("second-raycluster", ns))
     second.up()
-    status = eventually(
-        lambda: (st := second.status()).phase is ClusterPhase.QUEUED and st.position == 0 and st
-    )
-    assert status.reason == "Pending" and not status.ready
+    status = eventually(lambda: (st := second.status()).position == 0 and st.reason == "Pending" and st)
+    assert status.phase is ClusterPhase.QUEUED and not status.ready
     assert status.message and status.message.startswith("couldn't assign flavors to pod set")
     assert "insufficient" in status.message and "nvidia.com/gpu" in status.message
     assert status.queue == "user-queue" and "position 0" in status.explanation
@@ -95,8 +93,9 @@ def test_seed000_second_cluster_waits_with_kueues_words_then_runs(
     first_now = cluster.status()
     assert first_now.phase is ClusterPhase.DEACTIVATED and not first_now.ready
 
-    # Taking the second down gives the quota back: the first, resumed, runs again.
+    # Resumed, the first queues again; taking the second down gives it the quota back.
     get_cluster("first-raycluster", ns, client=admin).resume()
+    assert cluster.status().phase is not ClusterPhase.DEACTIVATED
     assert second.down() is True
     assert cluster.wait_ready(timeout=300).ready
     assert cluster.down() is True and cluster.down() is False
