@@ -98,3 +98,26 @@ def test_suspension_under_kueue_deletes_the_cluster_and_resumes_with_a_new_one(c
         lambda: get_job(custom, ns, "pausable"), lambda j: j["status"]["jobDeploymentStatus"] == "Complete"
     )
     assert done["status"]["jobStatus"] == "SUCCEEDED"
+
+
+def test_the_cluster_outlives_the_job_by_the_ttl(custom, ns):
+    custom.create_namespaced_custom_object("ray.io", "v1", ns, "rayjobs", rayjob("ttl", "python x.py", ttl=6))
+    done = wait_for(
+        lambda: get_job(custom, ns, "ttl"),
+        lambda j: (j.get("status") or {}).get("jobDeploymentStatus") == "Complete",
+    )
+    name = done["status"]["rayClusterName"]
+    assert [c["metadata"]["name"] for c in clusters(custom, ns)] == [name]  # kept for the TTL (6 s)
+    assert wait_for(lambda: clusters(custom, ns), lambda items: not items) == []
+    assert get_job(custom, ns, "ttl")["status"]["jobDeploymentStatus"] == "Complete"  # the RayJob stays
+
+
+def test_failed_submission_is_reported(custom, ns):
+    job = rayjob("badenv", "python x.py", runtimeEnvYAML="- not\n- a mapping\n")
+    custom.create_namespaced_custom_object("ray.io", "v1", ns, "rayjobs", job)
+    done = wait_for(
+        lambda: get_job(custom, ns, "badenv"),
+        lambda j: (j.get("status") or {}).get("jobDeploymentStatus") == "Failed",
+    )
+    assert done["status"]["reason"] == "SubmissionFailed"
+    assert done["status"]["message"].startswith("Job submission has failed.")
