@@ -206,13 +206,16 @@ class RayJob:
       ``local_queue`` / ``priority_class`` (or the same Kueue labels in ``labels``) go on its metadata.
     * ``cluster_name="my-workspace-cluster"``: there is no RayJob object (Kueue cannot manage a RayJob on an
       existing cluster); :meth:`to_dict` renders the request sent to Ray's job-submission API instead
-      (``entrypoint``, ``runtime_env``, ``submission_id`` = ``job_name``). Queue, priority, TTL and deadline
-      do not apply there and are rejected.
+      (``entrypoint``, ``runtime_env``, ``submission_id``: the job name in a dry run; :meth:`submit` makes
+      it unique). Queue, priority, TTL and deadline do not apply there and are rejected.
 
     ``runtime_env``: ``pip`` lists, ``env_vars`` and remote ``working_dir`` URIs are rendered unchanged; a
     ``pip`` string is the path of a requirements file, read when the job is rendered (a missing file is a
     :class:`~rayqueue_sdk.errors.ConfigError`). A local ``working_dir`` directory is rendered as written here
-    and handled at submit time, when its contents are packaged for the cluster.
+    and handled at submit time: on an existing cluster Ray's job client uploads it (up to Ray's 512 MiB
+    package limit); for a job-owned cluster it is zipped into a Secret owned by the RayJob and unpacked in
+    KubeRay's submitter pod (up to :data:`~rayqueue_sdk.runtime_env.OWNED_WORKING_DIR_LIMIT`, just under
+    1 MiB; larger code belongs in a remote archive). See :mod:`rayqueue_sdk.runtime_env`.
 
     The constructor does no I/O and needs no credentials. ``client`` (an ``ApiClient`` or an
     authentication object; default: the current login) and ``dashboard_url`` (an explicit Ray dashboard
