@@ -118,8 +118,12 @@ def test_apply_and_down_repeated_after_failures_leave_one_cluster_or_none(
     assert names(ns, user_client) == []
     plane.faults.inject("PATCH", path, drop=True, times=1)  # connection dropped: retried
     plane.faults.inject("PATCH", path, status=503, retry_after=1, times=1)
-    cluster.apply()
-    cluster.apply()
+    first = cluster.apply()
+    again = cluster.apply()  # idempotent: the same object, spec unchanged
+    assert (again["metadata"]["uid"], again["metadata"]["generation"]) == (
+        first["metadata"]["uid"],
+        first["metadata"]["generation"],
+    )
     assert names(ns, user_client) == ["ws"]
 
     plane.faults.inject("DELETE", path, status=500, times=20)
