@@ -90,3 +90,34 @@ def test_bad_input_exits_2(ray_plane: Any) -> None:
     assert code == 2 and out["error"] == "ConfigError"
     code, _, err = rayqueue(ray_plane, "status", "x", "-n", NS, "--cluster", "ws")
     assert code == 2 and "job_id" in err
+
+
+def test_logs_follow_streams_until_the_job_ends(ray_plane: Any, workspace: str) -> None:
+    script = "import time\nfor i in range(3):\n    print('step', i, flush=True); time.sleep(0.5)"
+    code, out, err = rayqueue(
+        ray_plane,
+        "submit",
+        "ci-follow",
+        "-n",
+        NS,
+        "--cluster",
+        workspace,
+        "-e",
+        f'python -c "{script}"',
+        "--json",
+    )
+    assert code == 0, err
+    code, text, err = rayqueue(
+        ray_plane,
+        "logs",
+        "ci-follow",
+        "-n",
+        NS,
+        "--cluster",
+        workspace,
+        "--job-id",
+        out["job_id"],
+        "--follow",
+    )
+    assert code == 0, err
+    assert [line for line in text.splitlines() if line.startswith("step")] == ["step 0", "step 1", "step 2"]
