@@ -193,6 +193,7 @@ def test_follow_lines_inside_a_running_loop() -> None:
     "name",
     [
         "rayqueue_sdk.job",
+        "rayqueue_sdk.job_spec",
         "rayqueue_sdk.job_status",
         "rayqueue_sdk.job_existing",
         "rayqueue_sdk.job_owned",
