@@ -7,6 +7,8 @@ Each round runs, one after the other (never two heads at once, so they do not co
   its own session) -> the command returns -> the dashboard answers ``/api/version`` -> a job
   submitted with Ray's ``JobSubmissionClient`` SUCCEEDED. Stopped by killing its session (never a
   machine-wide ``ray stop``).
+- **head manager**: :class:`~rayqueue_sdk.local.raylocal.RayHead` alone: start -> ready (raylet
+  and GCS health, dashboard) -> the same job SUCCEEDED.
 - **local control plane**: a RayCluster (head + 1 worker, 1 GPU each) under a Kueue quota is
   created; from the moment Kueue unsuspends it (admission) -> ``status.state`` ready -> its
   dashboard (``status.endpoints``) answers -> the same job SUCCEEDED. Memory of the head's process
@@ -34,7 +36,7 @@ from kubernetes import client as k8s
 
 from rayqueue_sdk.local import LocalControlPlane
 from rayqueue_sdk.local.processes import _kill_session, free_ports, session_pids, tree_memory
-from rayqueue_sdk.local.raylocal import ray_executable
+from rayqueue_sdk.local.raylocal import RayHead, RayHeadSpec, ray_executable
 
 ROOT = Path(__file__).resolve().parents[1]
 NS = "bench"
@@ -125,6 +127,21 @@ def bare_round() -> dict[str, float]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def manager_round() -> dict[str, float]:
+    """The head manager alone (no control plane): start -> ready -> first job."""
+    head = RayHead(RayHeadSpec(num_cpus=2, num_gpus=2, label="bench"))
+    start = time.monotonic()
+    head.start()
+    try:
+        head.wait_ready()
+        dashboard = time.monotonic() - start
+        job = run_job(head.dashboard_url)
+        mem = head.memory()
+        return {"dashboard": dashboard, "job": dashboard + job, "rss": mem["rss"], "pss": mem["pss"]}
+    finally:
+        head.stop()
+
+
 def cluster(name: str) -> dict[str, Any]:
     def template(container: str) -> dict[str, Any]:
         limits = {"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": "1"}
@@ -195,12 +212,14 @@ def main() -> None:
     cp = LocalControlPlane(crd_dir=args.crd_dir)
     cp.ray_enabled = True
     bare: list[dict[str, float]] = []
+    alone: list[dict[str, float]] = []
     ours: list[dict[str, float]] = []
     with cp:
         cp.apply(QUEUE)
         custom = k8s.CustomObjectsApi(cp.api_client())
         for i in range(args.rounds):
             bare.append(bare_round())
+            alone.append(manager_round())
             ours.append(control_plane_round(cp, custom, i))
             b, o = bare[-1]["dashboard"], ours[-1]["dashboard"]
             print(
@@ -217,6 +236,8 @@ def main() -> None:
     print(f"  bare: `ray start --head` returned     {med(bare, 'returned'):6.1f} s")
     print(f"  bare: dashboard answers               {med(bare, 'dashboard'):6.1f} s")
     print(f"  bare: first job SUCCEEDED             {med(bare, 'job'):6.1f} s")
+    print(f"  head manager alone: start -> ready    {med(alone, 'dashboard'):6.1f} s")
+    print(f"  head manager alone: first job done    {med(alone, 'job'):6.1f} s")
     print(f"  ours: admission -> state ready        {med(ours, 'ready'):6.1f} s")
     print(f"  ours: admission -> dashboard answers  {med(ours, 'dashboard'):6.1f} s  "
           f"(overhead {med(ours, 'dashboard') - med(bare, 'dashboard'):+.1f} s)")  # fmt: skip
