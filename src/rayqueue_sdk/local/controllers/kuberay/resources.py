@@ -102,15 +102,36 @@ def desired_worker_replicas(rc: dict[str, Any]) -> int:
     return sum(worker_group_replicas(g) for g in rc.get("spec", {}).get("workerGroupSpecs") or [])
 
 
-def _container_amount(template: dict[str, Any], names: Iterable[str]) -> Decimal:
+def _container_amount(template: dict[str, Any], names: Iterable[str], *, first: str = "limits") -> Decimal:
+    """Sum of ``names`` over the containers, from ``first`` (limits or requests), else the other."""
+    other = "requests" if first == "limits" else "limits"
     total = Decimal(0)
     for container in (template.get("spec") or {}).get("containers") or []:
         res = container.get("resources") or {}
         for name in names:
-            value = (res.get("limits") or {}).get(name, (res.get("requests") or {}).get(name))
+            value = (res.get(first) or {}).get(name, (res.get(other) or {}).get(name))
             if value is not None:
                 total += parse_quantity(value)
     return total
+
+
+def format_quantity(value: Decimal) -> str:
+    """A quantity string: whole numbers as they are, binary/decimal suffixes when exact, else milli.
+
+    Example:
+        >>> [format_quantity(Decimal(v)) for v in (13 * 10**9, 2**31, "1.5", 3)]
+        ['13G', '2Gi', '1500m', '3']
+    """
+    if value == value.to_integral_value():
+        number = int(value)
+        for suffix, power in (("Ei", 60), ("Pi", 50), ("Ti", 40), ("Gi", 30), ("Mi", 20), ("Ki", 10)):
+            if number and number % (2**power) == 0 and number >= 2**power:
+                return f"{number // 2**power}{suffix}"
+        for suffix, exp in (("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3)):
+            if number and number % 10**exp == 0:
+                return f"{number // 10**exp}{suffix}"
+        return str(number)
+    return f"{int(value * 1000)}m"
 
 
 def _start_param(params: dict[str, Any] | None, key: str) -> str | None:
@@ -158,14 +179,24 @@ def sizes(rc: dict[str, Any]) -> dict[str, Any]:
 
 
 def desired_resources(rc: dict[str, Any]) -> dict[str, str]:
-    """``status.desiredCPU/Memory/GPU`` (Kubernetes quantities as strings)."""
-    s = sizes(rc)
-    cpu = s["cpus"]
+    """``status.desiredCPU/Memory/GPU/TPU``: container requests (limits where a request is missing)
+    of the head and every desired worker pod, as KubeRay's CalculateDesiredResources sums them."""
+    spec = rc.get("spec") or {}
+    groups = [((spec.get("headGroupSpec") or {}).get("template") or {}, 1)]
+    groups += [
+        (g.get("template") or {}, worker_group_replicas(g)) for g in spec.get("workerGroupSpecs") or []
+    ]
+    totals = {"cpu": Decimal(0), "memory": Decimal(0), "gpu": Decimal(0), "tpu": Decimal(0)}
+    for template, count in groups:
+        totals["cpu"] += _container_amount(template, ("cpu",), first="requests") * count
+        totals["memory"] += _container_amount(template, ("memory",), first="requests") * count
+        totals["gpu"] += _container_amount(template, GPU_KEYS, first="requests") * count
+        totals["tpu"] += _container_amount(template, ("google.com/tpu",), first="requests") * count
     return {
-        "desiredCPU": str(int(cpu)) if float(cpu).is_integer() else f"{int(cpu * 1000)}m",
-        "desiredMemory": str(s["memory"]),
-        "desiredGPU": str(s["gpus"]),
-        "desiredTPU": "0",
+        "desiredCPU": format_quantity(totals["cpu"]),
+        "desiredMemory": format_quantity(totals["memory"]),
+        "desiredGPU": format_quantity(totals["gpu"]),
+        "desiredTPU": format_quantity(totals["tpu"]),
     }
 
 
