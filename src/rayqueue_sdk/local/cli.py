@@ -55,6 +55,11 @@ def register(subparsers: Any) -> None:
         "--kubeconfig", help="kubeconfig to merge the context into (default: $KUBECONFIG or ~/.kube/config)"
     )
     up.add_argument("--context", default="rayqueue-local", help="kubeconfig context name")
+    up.add_argument(
+        "--fresh",
+        action="store_true",
+        help="start with no objects (forget those of earlier runs; keep CA and tokens)",
+    )
     up.add_argument("--workload-scale", action="store_true", help="serve Kueue workloads/scale (seed 000)")
     up.add_argument(
         "--set",
@@ -112,6 +117,12 @@ def _up(args: argparse.Namespace) -> int:
         return 1
     state_dir = Path(args.state_dir) if args.state_dir else rayqueue_home() / "local"
     kubeconfig = Path(args.kubeconfig).expanduser() if args.kubeconfig else default_kubeconfig_path()
+    if args.fresh:
+        import shutil
+
+        from rayqueue_sdk.local.controlplane import OBJECTS_DIR
+
+        shutil.rmtree(state_dir / OBJECTS_DIR, ignore_errors=True)
     stop = threading.Event()
 
     def on_signal(signum: int, frame: Any) -> None:

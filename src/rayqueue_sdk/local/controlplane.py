@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 __all__ = ["LocalControlPlane"]
 
 ADMIN_CONTEXT = "rayqueue-local"
+#: Where the objects live inside a state directory (next to ``tls/``, ``tokens.json``, ``kubeconfig``).
+OBJECTS_DIR = "objects"
 
 
 def _crd_types(crd_dir: Path) -> tuple[Any, ...]:
@@ -186,7 +188,7 @@ class LocalControlPlane:
             self.registry.enable_scale("workloads.kueue.x-k8s.io", _scale_get, _scale_set)
         self.store = Store(
             self.registry,
-            state_dir=(base / "objects") if self.state_dir is not None else None,
+            state_dir=(base / OBJECTS_DIR) if self.state_dir is not None else None,
             history=self.history,
         )
         self.faults = FaultInjector()

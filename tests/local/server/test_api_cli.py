@@ -155,3 +155,49 @@ def test_up_on_a_busy_port_says_so(env: dict[str, str]) -> None:
     assert out.returncode == 1
     assert "Cannot start the local control plane" in out.stdout
     assert not (Path(env["RAYQUEUE_HOME"]) / "local.json").exists()
+
+
+def _start(env: dict[str, str], *extra: str) -> Any:
+    up = subprocess.Popen(
+        [sys.executable, "-m", "rayqueue_sdk.cli", "local", "up", *extra],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert up.stdout is not None
+    line = up.stdout.readline()
+    assert line.startswith("Local control plane at https://"), line
+    return up
+
+
+def _stop(env: dict[str, str], up: Any) -> None:
+    try:
+        assert _rayqueue("local", "down", env=env).returncode == 0
+        assert up.wait(timeout=60) == 0
+    finally:
+        if up.poll() is None:
+            up.kill()
+            up.wait()
+
+
+def test_state_survives_down_and_up_unless_fresh(env: dict[str, str]) -> None:
+    kubeconfig = env["KUBECONFIG"]
+    up = _start(env)
+    try:
+        api = client.CoreV1Api(config.new_client_from_config(kubeconfig))
+        api.create_namespaced_config_map("default", {"metadata": {"name": "kept"}})
+    finally:
+        _stop(env, up)
+    up = _start(env)
+    try:
+        api = client.CoreV1Api(config.new_client_from_config(kubeconfig))
+        assert [c.metadata.name for c in api.list_namespaced_config_map("default").items] == ["kept"]
+    finally:
+        _stop(env, up)
+    up = _start(env, "--fresh")
+    try:
+        api = client.CoreV1Api(config.new_client_from_config(kubeconfig))
+        assert api.list_namespaced_config_map("default").items == []
+    finally:
+        _stop(env, up)
