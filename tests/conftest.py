@@ -6,6 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# The machine running the suite is shared and noisy (2 cores): a per-example deadline would make
+# property tests fail on load rather than on a bug, so the project's profile has none.
+settings.register_profile(
+    "rayqueue", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.load_profile("rayqueue")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CRDS_DIR = Path(os.environ.get("RAYQUEUE_CRDS_DIR", REPO_ROOT.parent / "shared" / "crds")).resolve()
