@@ -72,6 +72,14 @@ class _Route:
 
 
 _DRAIN_LIMIT = 64 * 1024 * 1024
+_PROTOCOL_REASONS = {
+    400: "BadRequest",
+    405: "MethodNotAllowed",
+    408: "Timeout",
+    414: "RequestURITooLong",
+    431: "RequestHeaderFieldsTooLarge",
+    505: "HTTPVersionNotSupported",
+}
 
 
 def _too_large() -> HTTPError:
@@ -124,6 +132,17 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.connections.discard(self.request)
         with contextlib.suppress(OSError):
             super().finish()
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Protocol-level errors (bad request line, unknown method, huge headers) as ``Status`` bodies too."""
+        if code == 501:  # an HTTP method the API does not have
+            code, message = (
+                405,
+                f"the server does not allow this method on the requested resource ({self.command})",
+            )
+        reason = _PROTOCOL_REASONS.get(code, "BadRequest")
+        self.close_connection = True
+        self._send_json(code, status_body(code, reason, message or self.responses.get(code, ("",))[0]), {})
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         log.debug("%s " + format, self.address_string(), *args)

@@ -231,3 +231,29 @@ def test_head_is_a_get_without_a_body(raw: Any, namespace: str) -> None:
     status, body, resp = raw.request("HEAD", f"/api/v1/namespaces/{namespace}/configmaps")
     assert status == 200 and body is None and int(resp.getheader("Content-Length")) > 0
     _ok(raw, namespace)
+
+
+def test_unknown_http_method_is_405_status(raw: Any, namespace: str) -> None:
+    status, body, _ = raw.request("BREW", f"/api/v1/namespaces/{namespace}/configmaps")
+    assert status == 405 and body["kind"] == "Status" and body["reason"] == "MethodNotAllowed"
+    _ok(raw, namespace)
+
+
+def test_malformed_request_line_is_400_status(cp: Any, raw: Any, namespace: str) -> None:
+    import socket
+    import ssl
+
+    host, port = cp.server.removeprefix("https://").split(":")
+    ctx = ssl.create_default_context(cafile=str(cp.ca_cert_path))
+    data = b""
+    with (
+        socket.create_connection((host, int(port)), timeout=30) as plain,
+        ctx.wrap_socket(plain, server_hostname=host) as tls,
+    ):
+        tls.sendall(b"NOT A REQUEST LINE AT ALL\r\n\r\n")
+        while chunk := tls.recv(65536):
+            data += chunk
+    head, _, payload = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400")
+    assert json.loads(payload)["reason"] == "BadRequest"
+    _ok(raw, namespace)
