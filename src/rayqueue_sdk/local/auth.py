@@ -237,9 +237,12 @@ class Authenticator:
 
     def authenticate(self, authorization: str | None) -> User | None:
         """The user for an ``Authorization`` header value, or None (-> 401)."""
-        if not authorization or not authorization.startswith("Bearer "):
+        # The scheme is case-insensitive (RFC 7235), as the real API server treats it: the
+        # kubernetes client's in-cluster loader sends "bearer <token>".
+        scheme, _, credentials = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not credentials.strip():
             return None
-        given = authorization[len("Bearer ") :].strip().encode()
+        given = credentials.strip().encode()
         found: User | None = None
         with self._lock:
             candidates = list(self._tokens)

@@ -34,6 +34,17 @@ def test_missing_or_wrong_token_is_401(raw: Any, token: str | None) -> None:
     assert status == 200
 
 
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [("bearer {t}", 200), ("BEARER {t}", 200), ("Basic {t}", 401), ("Bearer ", 401), ("{t}", 401)],
+)
+def test_the_bearer_scheme_is_case_insensitive(cp: Any, raw: Any, header: str, expected: int) -> None:
+    """As on a real API server; the kubernetes client's in-cluster loader sends ``bearer``."""
+    auth = {"Authorization": header.format(t=cp.token)}
+    status, _, _ = raw.request("GET", "/api/v1/namespaces", token=None, headers=auth)
+    assert status == expected
+
+
 def test_wrong_token_through_the_client(cp: Any) -> None:
     api = client.CoreV1Api(cp.api_client("not-the-token"))
     with pytest.raises(ApiException) as err:
