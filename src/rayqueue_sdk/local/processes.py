@@ -215,25 +215,34 @@ def _signal_session(sid: int, sig: int) -> None:
             os.kill(pid, sig)
 
 
+def _wait_gone(sid: int, seconds: float, *, leader_only: bool = False) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pids = session_pids(sid)
+        if not pids or (leader_only and sid not in pids):
+            return
+        time.sleep(0.05)
+
+
 def _kill_session(sid: int, grace: float) -> list[int]:
     """Stop a session; returns the pids that survived (normally none).
 
     SIGTERM goes to the session leader alone first: ``ray start --block`` then shuts its own
     children down in order (a SIGTERM to the whole group at once leaves raylet and GCS waiting on
-    each other). Whatever is left after ``grace`` seconds is SIGKILLed, group and stragglers.
+    each other). Once the leader has exited (or after ``grace`` seconds), whatever is left gets
+    SIGTERM, one more second, then SIGKILL.
     """
     if not session_pids(sid):
         return []
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(sid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and session_pids(sid):
-        time.sleep(0.1)
+    _wait_gone(sid, grace, leader_only=True)
+    if session_pids(sid):
+        _signal_session(sid, signal.SIGTERM)
+        _wait_gone(sid, min(1.0, grace))
     if session_pids(sid):
         _signal_session(sid, signal.SIGKILL)
-        deadline = time.monotonic() + 5.0
-        while time.monotonic() < deadline and session_pids(sid):
-            time.sleep(0.05)
+        _wait_gone(sid, 5.0)
     return session_pids(sid)
 
 
@@ -292,6 +301,11 @@ for sid in sessions:
     except OSError:
         pass
 end = time.time() + 5
+while time.time() < end and any(sid in members(sid) for sid in sessions):
+    time.sleep(0.1)
+for sid in sessions:
+    hit(sid, signal.SIGTERM)
+end = time.time() + 1
 while time.time() < end and any(members(s) for s in sessions):
     time.sleep(0.1)
 for sid in sessions:
