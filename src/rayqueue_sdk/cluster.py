@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import time
@@ -27,6 +28,7 @@ from rayqueue_sdk.errors import (
     AlreadyExistsError,
     ConfigError,
     ConflictError,
+    ForbiddenError,
     NotFoundError,
     UnsupportedError,
 )
@@ -176,7 +178,8 @@ class Cluster:
             PriorityClassNotFoundError: the priority class does not exist (lists those that do).
             ConfigError: e.g. autoscaling under a (default) queue without ``elastic=True``.
             ForbiddenError: the identity may not write RayClusters there (names verb and resource).
-            ConflictError: another field manager owns a field (use ``force=True``).
+            ConflictError: the cluster of that name was not made by rayqueue_sdk, or another field
+                manager owns a field (``force=True`` takes it over).
 
         Example:
             >>> # cluster.apply()   # twice is fine: the second is a no-op
@@ -184,7 +187,10 @@ class Cluster:
         from rayqueue_sdk.kube.resources import RAYCLUSTERS, apply_object
 
         api = self._api()
-        stored = apply_object(api, RAYCLUSTERS, self._manifest(api), field_manager=FIELD_MANAGER, force=force)
+        manifest = self._manifest(api)
+        if not force:
+            self._refuse_foreign(api, "apply(force=True) would take it over")
+        stored = apply_object(api, RAYCLUSTERS, manifest, field_manager=FIELD_MANAGER, force=force)
         log.info("%s/%s: applied", self.namespace, self.name)
         return stored
 
@@ -231,18 +237,18 @@ class Cluster:
         except NotFoundError:
             log.info("%s/%s: already gone", self.namespace, self.name)
             return False
-        meta = obj.get("metadata") or {}
-        if (meta.get("labels") or {}).get(MANAGED_BY_LABEL) != MANAGED_BY_VALUE and not force:
-            raise ConflictError(
-                409,
-                "Conflict",
-                f"RayCluster {self.namespace}/{self.name} was not made by rayqueue_sdk (no label "
-                f"{MANAGED_BY_LABEL}={MANAGED_BY_VALUE}); not deleting it (down(force=True) would)",
-            )
+        if not force:
+            _check_ours(obj, "down(force=True) would delete it")
         if not delete_object(api, RAYCLUSTERS, self.name, self.namespace, propagation="Background"):
             return False
         log.info("%s/%s: deleted", self.namespace, self.name)
         return True
+
+    def _refuse_foreign(self, api: ApiClient, how: str) -> None:
+        from rayqueue_sdk.kube.resources import get_raycluster
+
+        with contextlib.suppress(NotFoundError, ForbiddenError):  # a 403 is for the write to report
+            _check_ours(get_raycluster(api, self.namespace, self.name), how)
 
     # -- observing ---------------------------------------------------------------------------------
     def status(self) -> ClusterStatus:
@@ -480,6 +486,18 @@ class Cluster:
             "resumed" if active else "deactivated",
         )
         return wl_name
+
+
+def _check_ours(obj: dict[str, Any], how: str) -> None:
+    """Raise :class:`ConflictError` unless the SDK made ``obj`` (label ``app.kubernetes.io/managed-by``)."""
+    meta = obj.get("metadata") or {}
+    if (meta.get("labels") or {}).get(MANAGED_BY_LABEL) != MANAGED_BY_VALUE:
+        raise ConflictError(
+            409,
+            "Conflict",
+            f"RayCluster {meta.get('namespace')}/{meta.get('name')} was not made by rayqueue_sdk (no label "
+            f"{MANAGED_BY_LABEL}={MANAGED_BY_VALUE}); leaving it alone ({how})",
+        )
 
 
 def get_cluster(

@@ -149,7 +149,12 @@ def test_apply_and_down_repeated_after_failures_leave_one_cluster_or_none(
     plane.apply(foreign)
     with pytest.raises(ConflictError, match="not made by rayqueue_sdk"):
         Cluster(parked("foreign", ns), client=user_client).down()
+    with pytest.raises(ConflictError, match="apply.force=True. would take it over"):
+        Cluster(parked("foreign", ns), client=user_client).apply()
     assert names(ns, user_client) == ["foreign", "ws"]
+    adopted = Cluster(parked("foreign", ns), client=user_client)
+    adopted.apply(force=True)  # taken over on purpose: now the SDK's, so down() deletes it
+    assert adopted.down() is True and names(ns, user_client) == ["ws"]
 
 
 def test_expired_token_mid_wait_is_an_authentication_error(
