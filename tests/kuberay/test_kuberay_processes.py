@@ -58,7 +58,7 @@ def test_memory_is_reported_for_the_tree():
         proc.stop(grace=1.0)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
 def test_owner_crash_leaves_nothing(sig, tmp_path):
     owner_code = textwrap.dedent(
         f"""
