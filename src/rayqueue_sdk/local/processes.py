@@ -34,6 +34,7 @@ import contextlib
 import logging
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -363,11 +364,17 @@ class ProcessRegistry:
             self._tell_watchdog(f"-{sid}")
 
     def stop_all(self, grace: float = 5.0) -> None:
-        """Stop every recorded session (used at exit; controllers stop their own first)."""
+        """Stop every recorded session and remove its cleanup dir (used at exit; controllers stop
+        their own first)."""
         for sid, what in self.sessions().items():
             left = _kill_session(sid, grace)
             if left:
                 log.warning("processes of %s (session %d) survived SIGKILL: %s", what, sid, left)
+                continue
+            with self._lock:
+                directory = self._dirs.get(sid, "")
+            if directory:
+                shutil.rmtree(directory, ignore_errors=True)
             self.discard(sid)
 
     # -- internals --------------------------------------------------------------------------
