@@ -106,7 +106,7 @@ def main() -> None:
         )
         workspace_cluster.apply()
         workspace_cluster.wait_ready(timeout=600, show=True)
-        workspace_cluster.details(show=True)
+        details = workspace_cluster.details(show=True)
 
         step("5. Connect with ray.init(cluster.cluster_uri()) and run remote tasks")
         import ray
@@ -133,7 +133,7 @@ def main() -> None:
         console.print(workspace_cluster.job_logs(submission_id).strip())
 
         step("7. Every cluster of the namespace, with its queue state")
-        print_clusters(list_clusters(), console=console)
+        print_clusters(list_clusters(), {workspace_cluster.name: details.gpus}, console=console)
 
         step("8. Done for the day: take the cluster down (the quota goes back to the queue)")
         workspace_cluster.down()

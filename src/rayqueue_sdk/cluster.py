@@ -338,12 +338,13 @@ class Cluster:
                     on_progress=progress,
                 )
                 return
-            except PreemptedError:
-                if not self._resumed_not_requeued(api):
+            except PreemptedError as err:
+                # A deactivation read just after resume() is history: spec.active is true again.
+                if not str(err.reason).startswith("Deactivated") or not self._resumed(api)[0]:
                     raise
             log.info("%s/%s: resumed; waiting for Kueue to requeue it", self.namespace, self.name)
             since, pause = time.monotonic(), 0.1
-            while self._resumed_not_requeued(api):
+            while self._resumed(api)[1]:
                 limits = [
                     t for t in (timeout and started + timeout, queue_timeout and since + queue_timeout) if t
                 ]
@@ -357,12 +358,15 @@ class Cluster:
                 time.sleep(pause)
                 pause = min(1.0, pause * 2)
 
-    def _resumed_not_requeued(self, api: ApiClient) -> bool:
+    def _resumed(self, api: ApiClient) -> tuple[bool, bool]:
+        """(the Workload's ``spec.active`` is true, it still carries its stale ``Deactivated`` eviction)."""
         from rayqueue_sdk.kube.resources import find_workload
         from rayqueue_sdk.observe import fetch_cluster, stale_deactivation
 
         uid = str((fetch_cluster(api, self.name, self.namespace).get("metadata") or {}).get("uid") or "")
-        return stale_deactivation(find_workload(api, self.namespace, uid))
+        wl = find_workload(api, self.namespace, uid)
+        active = wl is not None and (wl.get("spec") or {}).get("active", True) is not False
+        return active, stale_deactivation(wl)
 
     def details(self, *, show: bool | None = None) -> ClusterDetails:
         """The status plus the cluster's shape (head, every worker group, GPUs): rendered with rich in a
