@@ -7,7 +7,6 @@ Clusters that must stay queued use a LocalQueue whose ClusterQueue has no quota:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -82,4 +81,4 @@ def _no_kubeconfig(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Auto-detection must never pick up the developer's own kubeconfig."""
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-kubeconfig"))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    os.environ.pop("RAYQUEUE_CA_CERT_PATH", None)
+    monkeypatch.delenv("RAYQUEUE_CA_CERT_PATH", raising=False)
