@@ -7,7 +7,18 @@ import importlib
 
 import pytest
 
-MODULES = ["store", "registry", "selectors", "patch", "schema", "persistence"]
+MODULES = [
+    "store",
+    "registry",
+    "selectors",
+    "patch",
+    "patchcore",
+    "rfcpatch",
+    "strategic",
+    "ssa",
+    "schema",
+    "persistence",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)
