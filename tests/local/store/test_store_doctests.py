@@ -17,6 +17,11 @@ MODULES = [
     "strategic",
     "ssa",
     "schema",
+    "fielderrors",
+    "fastcheck",
+    "pruning",
+    "celrules",
+    "objectmeta",
     "persistence",
 ]
 

@@ -1,0 +1,123 @@
+"""Field errors worded as the API server words them: field paths, value renderings, causes.
+
+:func:`field_path` writes a path as upstream does (``spec.workerGroupSpecs[0].replicas``); ``_cause``
+turns one :mod:`jsonschema` ``ValidationError`` into a ``details.causes`` entry with upstream's 422
+message.
+
+Example:
+    >>> field_path(["spec", "workerGroupSpecs", 0, "replicas"])
+    'spec.workerGroupSpecs[0].replicas'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["field_path"]
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _render(value: Any) -> str:
+    """A value as Go's ``%#v``-ish rendering in field errors (strings quoted)."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int | float):
+        return repr(value)
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)[:200]
+
+
+def field_path(parts: Iterable[Any]) -> str:
+    """``["spec", "a", 0, "b"]`` -> ``spec.a[0].b``.
+
+    Example:
+        >>> field_path(["spec", "workerGroupSpecs", 0, "replicas"])
+        'spec.workerGroupSpecs[0].replicas'
+    """
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out += f".{p}" if out else str(p)
+    return out
+
+
+def _cause(error: Any) -> dict[str, Any]:
+    """Turn one jsonschema ``ValidationError`` into an upstream-style cause."""
+    path = field_path(error.absolute_path)
+    v, value, expected = error.validator, error.instance, error.validator_value
+    body = path or "body"
+    if v == "required":
+        missing = [p for p in expected if not isinstance(value, dict) or p not in value]
+        field = f"{path}.{missing[0]}" if path else missing[0]
+        return {"reason": "FieldValueRequired", "message": "Required value", "field": field}
+    if v == "type":
+        types = expected if isinstance(expected, list) else [expected]
+        types = [t for t in types if t != "null"] or types
+        got = _type_name(value)
+        message = f'Invalid value: "{got}": {body} in body must be of type {",".join(types)}: "{got}"'
+        return {"reason": "FieldValueTypeInvalid", "message": message, "field": path}
+    if v == "enum":
+        allowed = ", ".join(_render(e) for e in expected if e is not None)
+        return {
+            "reason": "FieldValueNotSupported",
+            "field": path,
+            "message": f"Unsupported value: {_render(value)}: supported values: {allowed}",
+        }
+    if v == "maxLength":
+        return {
+            "reason": "FieldValueTooLong",
+            "field": path,
+            "message": f"Too long: may not be more than {expected} bytes",
+        }
+    if v == "maxItems":
+        return {
+            "reason": "FieldValueTooMany",
+            "field": path,
+            "message": f"Too many: {len(value)}: must have at most {expected} items",
+        }
+    texts = {
+        "pattern": f"should match '{expected}'",
+        "minimum": f"should be greater than or equal to {expected}",
+        "maximum": f"should be less than or equal to {expected}",
+        "exclusiveMinimum": f"should be greater than {expected}",
+        "exclusiveMaximum": f"should be less than {expected}",
+        "minLength": f"should be at least {expected} chars long",
+        "minItems": f"should have at least {expected} items",
+        "minProperties": f"should have at least {expected} properties",
+        "maxProperties": f"should have at most {expected} properties",
+        "uniqueItems": "shall not contain duplicates",
+        "multipleOf": f"should be a multiple of {expected}",
+    }
+    text = texts.get(v, error.message)
+    shown = str(len(value)) if isinstance(value, dict | list) else _render(value)
+    return {
+        "reason": "FieldValueInvalid",
+        "field": path,
+        "message": f"Invalid value: {shown}: {body} in body {text}",
+    }
+
+
+def _sort_key(error: Any) -> tuple[str, str]:
+    return field_path(error.absolute_path), error.validator
