@@ -10,6 +10,11 @@ import pytest
 MODULES = [
     "store",
     "registry",
+    "resourcetypes",
+    "builtintypes",
+    "crds",
+    "conversion",
+    "discoverydocs",
     "selectors",
     "patch",
     "patchcore",
