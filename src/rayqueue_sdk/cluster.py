@@ -35,7 +35,7 @@ from rayqueue_sdk.errors import (
 from rayqueue_sdk.manifests import dump_yaml
 from rayqueue_sdk.manifests.raycluster import MANAGED_BY_LABEL, MANAGED_BY_VALUE, build_raycluster
 from rayqueue_sdk.manifests.rules import QUEUE_LABEL, check_raycluster
-from rayqueue_sdk.waiting import DEFAULT_TIMEOUT
+from rayqueue_sdk.status import DEFAULT_TIMEOUT
 
 #: The server-side apply field manager of the SDK.
 FIELD_MANAGER = "rayqueue-sdk"

@@ -39,6 +39,10 @@ __all__ = [
     "status_from",
 ]
 
+#: Default limit of a whole wait, in seconds (queue wait plus start-up). Never infinite by default.
+#: Kept here (not in waiting.py) so that ``Cluster`` can name it without importing the kube layer.
+DEFAULT_TIMEOUT = 900.0
+
 DASHBOARD_PORT = 8265
 CLIENT_PORT = 10001
 

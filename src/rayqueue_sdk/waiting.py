@@ -45,7 +45,7 @@ from rayqueue_sdk.kube.resources import (
 )
 from rayqueue_sdk.kube.watch import Watcher, WatchEvent
 from rayqueue_sdk.queues import check_queue, queue_position, queue_positions
-from rayqueue_sdk.status import ClusterStatus, status_from
+from rayqueue_sdk.status import DEFAULT_TIMEOUT, ClusterStatus, status_from
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
@@ -54,8 +54,6 @@ __all__ = ["DEFAULT_TIMEOUT", "POSITION_REFRESH", "observe_cluster", "observe_cl
 
 log = logging.getLogger(__name__)
 
-#: Default limit of a whole wait, in seconds (queue wait plus start-up). Never infinite by default.
-DEFAULT_TIMEOUT = 900.0
 #: How often the queue position is re-read while queued (the visibility API has no watch).
 POSITION_REFRESH = 2.0
 #: How often a "LocalQueue doesn't exist" verdict is re-checked against the API.
