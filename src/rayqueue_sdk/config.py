@@ -13,6 +13,11 @@ Accelerators: extended resources map to Ray resources through :data:`DEFAULT_ACC
 summed into ``num-gpus``; the others go into ``resources``). ``extended_resource_mapping`` adds entries;
 changing a default entry needs ``overwrite_default_resource_mapping=True``.
 
+The parts live in their own modules, re-exported here: the accelerator mapping
+(:mod:`rayqueue_sdk.accelerators`), the default image (:mod:`rayqueue_sdk.ray_image`), the field types
+(:mod:`rayqueue_sdk.config_fields`), pydantic errors as ConfigError (:mod:`rayqueue_sdk.config_errors`)
+and :class:`WorkerGroup` (:mod:`rayqueue_sdk.worker_group`).
+
 Example:
     >>> cfg = ClusterConfiguration(name="my-workspace-cluster", num_workers=2, worker_cpu_requests=2,
     ...     worker_memory_requests=8, worker_extended_resource_requests={"nvidia.com/gpu": 1},
@@ -23,25 +28,27 @@ Example:
 
 from __future__ import annotations
 
-import difflib
-import functools
-import re
-import sys
-import types
-from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar, get_args
+from typing import Any, ClassVar
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PlainValidator,
-    PrivateAttr,
-    ValidationError,
-    model_validator,
+from pydantic import Field, PrivateAttr, model_validator
+
+from rayqueue_sdk.accelerators import DEFAULT_ACCELERATORS, _check_mapped, accelerator_mapping
+from rayqueue_sdk.config_errors import _Model
+from rayqueue_sdk.config_fields import (
+    _COUNT_ALLOWED,
+    Counts,
+    Cpu,
+    DictList,
+    Envs,
+    Memory,
+    Names,
+    OptCpu,
+    OptMemory,
+    OptName,
+    StrMap,
+    Tolerations,
+    _resolve_limits,
 )
-from pydantic_core import ErrorDetails
-
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.manifests.rules import (
     ELASTIC_JOB_ANNOTATION,
@@ -50,21 +57,14 @@ from rayqueue_sdk.manifests.rules import (
     QUEUE_LABEL,
     check_annotations,
     check_autoscaling,
-    check_dns_label,
     check_labels,
     check_raycluster_name,
-    check_replicas,
     check_worker_groups,
     resolve_queue_and_priority,
 )
-from rayqueue_sdk.quantities import (
-    CPU_ALLOWED,
-    MEMORY_ALLOWED,
-    compare_quantities,
-    count_quantity,
-    cpu_quantity,
-    memory_quantity,
-)
+from rayqueue_sdk.quantities import CPU_ALLOWED, MEMORY_ALLOWED
+from rayqueue_sdk.ray_image import default_image, ray_version  # noqa: F401  (ray_version: re-exported)
+from rayqueue_sdk.worker_group import WorkerGroup
 
 __all__ = [
     "DEFAULT_ACCELERATORS",
@@ -75,422 +75,9 @@ __all__ = [
     "default_image",
 ]
 
-DEFAULT_ACCELERATORS: Mapping[str, str] = types.MappingProxyType(
-    {
-        "nvidia.com/gpu": "GPU",
-        "intel.com/gpu": "GPU",
-        "amd.com/gpu": "GPU",
-        "aws.amazon.com/neuroncore": "neuron_cores",
-        "google.com/tpu": "TPU",
-        "habana.ai/gaudi": "HPU",
-        "huawei.com/Ascend910": "NPU",
-        "huawei.com/Ascend310": "NPU",
-    }
-)
-"""Extended resource -> Ray resource. ``GPU`` entries feed ``num-gpus``; the others feed ``resources``."""
-
-_RESERVED_RAY_RESOURCES = {"CPU", "memory", "object_store_memory"}
-_EXTENDED_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
-_TOLERATION_KEYS = {"key", "operator", "value", "effect", "tolerationSeconds"}
-_COUNT_ALLOWED = "a whole number >= 0 (int or an integral quantity string)"
-_HINTS = {
-    "write_to_file": "use Cluster(config).to_yaml() to write the manifest yourself",
-    "enable_gcs_ft": "GCS fault tolerance is not supported yet",
-    "accelerator_configs": "use extended_resource_mapping",
-}
-
-
-@functools.lru_cache(maxsize=1)
-def default_image() -> str:
-    """The upstream Ray image for the local Ray and Python versions, e.g. ``rayproject/ray:2.60.0-py311``.
-
-    Reads the installed ``ray`` distribution's version from its metadata (Ray is not imported). Without Ray
-    installed it falls back to ``rayproject/ray:latest-py3XX``.
-
-    Example:
-        >>> default_image().startswith("rayproject/ray:")
-        True
-    """
-    py = f"py{sys.version_info.major}{sys.version_info.minor}"
-    version = ray_version()
-    return f"rayproject/ray:{version or 'latest'}-{py}"
-
-
-@functools.lru_cache(maxsize=1)
-def ray_version() -> str | None:
-    """The installed Ray version (from package metadata, without importing Ray), or ``None``.
-
-    Example:
-        >>> isinstance(ray_version(), (str, type(None)))
-        True
-    """
-    import importlib.metadata  # only when a default image is first needed
-
-    try:
-        return importlib.metadata.version("ray")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-def accelerator_mapping(extra: Mapping[str, str] | None = None, *, overwrite: bool = False) -> dict[str, str]:
-    """The extended-resource -> Ray-resource mapping: the defaults plus ``extra``.
-
-    Changing a default entry needs ``overwrite=True``. Ray's own ``CPU`` and ``memory`` cannot be targets.
-
-    Example:
-        >>> accelerator_mapping({"example.com/fpga": "FPGA"})["example.com/fpga"]
-        'FPGA'
-        >>> accelerator_mapping({"nvidia.com/gpu": "A100"})
-        Traceback (most recent call last):
-        ...
-        rayqueue_sdk.errors.ConfigError: extended_resource_mapping['nvidia.com/gpu']: overrides a default ...
-    """
-    mapping = dict(DEFAULT_ACCELERATORS)
-    for key, target in (extra or {}).items():
-        where = f"extended_resource_mapping[{key!r}]"
-        if not isinstance(key, str) or not _EXTENDED_NAME.match(key):
-            raise ConfigError(
-                "extended_resource_mapping",
-                key,
-                "an extended resource name 'domain/name', e.g. 'example.com/fpga'",
-                problem="not an extended resource name",
-            )
-        if not isinstance(target, str) or not target or target in _RESERVED_RAY_RESOURCES:
-            raise ConfigError(
-                where, target, "a Ray resource name other than CPU, memory and object_store_memory"
-            )
-        if key in DEFAULT_ACCELERATORS and DEFAULT_ACCELERATORS[key] != target and not overwrite:
-            raise ConfigError(
-                where,
-                target,
-                f"{DEFAULT_ACCELERATORS[key]!r}, or set overwrite_default_resource_mapping=True",
-                problem=f"overrides a default mapping ({key} -> {DEFAULT_ACCELERATORS[key]})",
-            )
-        mapping[key] = target
-    return mapping
-
-
-# ---------------------------------------------------------------------------------------------------
-# field types
-
-
-def _check_cpu(value: Any, info: Any) -> Any:
-    cpu_quantity(value, info.field_name)
-    return value
-
-
-def _check_cpu_opt(value: Any, info: Any) -> Any:
-    return None if value is None else _check_cpu(value, info)
-
-
-def _check_memory(value: Any, info: Any) -> Any:
-    memory_quantity(value, info.field_name)
-    return value
-
-
-def _check_memory_opt(value: Any, info: Any) -> Any:
-    return None if value is None else _check_memory(value, info)
-
-
-def _check_counts(value: Any, info: Any) -> dict[str, int | str]:
-    value = _plain(value)
-    if not isinstance(value, Mapping):
-        raise ConfigError(
-            info.field_name, value, "a dict such as {'nvidia.com/gpu': 1}", problem="not a dict"
-        )
-    return {
-        key: count_quantity(count, f"{info.field_name}[{key!r}]", _COUNT_ALLOWED)
-        for key, count in value.items()
-    }
-
-
-def _check_tolerations(value: Any, info: Any) -> list[dict[str, Any]] | None:
-    if value is None:
-        return None
-    value = _plain(value)
-    allowed = (
-        "a list of toleration dicts with keys key, operator (Exists|Equal), value, effect, tolerationSeconds"
-    )
-    if not isinstance(value, list):
-        raise ConfigError(info.field_name, value, allowed, problem="not a list")
-    for i, tol in enumerate(value):
-        where = f"{info.field_name}[{i}]"
-        if not isinstance(tol, dict) or set(tol) - _TOLERATION_KEYS:
-            raise ConfigError(where, tol, allowed, problem="not a toleration")
-        if tol.get("operator", "Equal") not in ("Exists", "Equal"):
-            raise ConfigError(f"{where}.operator", tol["operator"], "'Exists' or 'Equal'")
-        if tol.get("effect", "") not in ("", "NoSchedule", "PreferNoSchedule", "NoExecute"):
-            raise ConfigError(
-                f"{where}.effect", tol["effect"], "'NoSchedule', 'PreferNoSchedule' or 'NoExecute'"
-            )
-    return list(value)
-
-
-def _check_str_map(value: Any, info: Any) -> dict[str, str]:
-    value = _plain(value)
-    allowed = "a dict of strings to strings"
-    if not isinstance(value, Mapping):
-        raise ConfigError(info.field_name, value, allowed, problem="not a dict")
-    for key, val in value.items():
-        if not isinstance(key, str):
-            raise ConfigError(info.field_name, key, allowed, problem="keys are strings")
-        if not isinstance(val, str):
-            raise ConfigError(f"{info.field_name}[{key!r}]", val, allowed, problem="values are strings")
-    return dict(value)
-
-
-def _check_envs(value: Any, info: Any) -> dict[str, str]:
-    value = _plain(value)
-    allowed = "a dict of variable names to string (or number) values"
-    if not isinstance(value, Mapping):
-        raise ConfigError(info.field_name, value, allowed, problem="not a dict")
-    out: dict[str, str] = {}
-    for key, val in value.items():
-        if not isinstance(key, str) or not _ENV_NAME.match(key):
-            raise ConfigError(
-                info.field_name, key, "names of letters, digits, '_', '-', '.'", problem="bad name"
-            )
-        if isinstance(val, bool) or not isinstance(val, (str, int, float)):
-            raise ConfigError(f"{info.field_name}[{key!r}]", val, allowed, problem="not a string")
-        out[key] = str(val)
-    return out
-
-
-def _check_dict_list(value: Any, info: Any) -> list[dict[str, Any]]:
-    value = _plain(value)
-    required = {"volumes": ("name",), "volume_mounts": ("name", "mountPath")}.get(info.field_name, ())
-    allowed = f"a list of dicts in Kubernetes form, each with {', '.join(required) or 'its fields'}"
-    if not isinstance(value, list):
-        raise ConfigError(info.field_name, value, allowed, problem="not a list")
-    for i, item in enumerate(value):
-        if not isinstance(item, dict) or any(not isinstance(item.get(k), str) for k in required):
-            raise ConfigError(f"{info.field_name}[{i}]", item, allowed, problem="missing or bad keys")
-    return list(value)
-
-
-def _check_names(value: Any, info: Any) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ConfigError(info.field_name, value, "a list of Secret names", problem="not a list of names")
-    for v in value:
-        check_dns_label(v, info.field_name, "Secret name")
-    return list(value)
-
-
-def _check_optional_name(value: Any, info: Any) -> str | None:
-    if value is not None:
-        check_dns_label(value, info.field_name)
-    return value
-
-
-Cpu = Annotated[int | float | str, PlainValidator(_check_cpu)]
-OptCpu = Annotated[int | float | str | None, PlainValidator(_check_cpu_opt)]
-Memory = Annotated[int | float | str, PlainValidator(_check_memory)]
-OptMemory = Annotated[int | float | str | None, PlainValidator(_check_memory_opt)]
-Counts = Annotated[dict[str, int | str], PlainValidator(_check_counts)]
-Tolerations = Annotated[list[Any] | None, PlainValidator(_check_tolerations)]  # dicts or V1Toleration
-StrMap = Annotated[dict[str, str], PlainValidator(_check_str_map)]
-Envs = Annotated[dict[str, Any], PlainValidator(_check_envs)]  # values: str (numbers are converted)
-DictList = Annotated[list[Any], PlainValidator(_check_dict_list)]  # dicts or kubernetes client objects
-Names = Annotated[list[str], PlainValidator(_check_names)]
-OptName = Annotated[str | None, PlainValidator(_check_optional_name)]
-
-
-# ---------------------------------------------------------------------------------------------------
-# the base model: pydantic errors become ConfigError
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=False, arbitrary_types_allowed=False)
-
-    def __init__(self, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as err:
-            raise _config_error(err, type(self)) from None
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        """Assigning a field re-validates the whole model (derived limits and groups follow the change).
-
-        On a :class:`ConfigError` the model is left as it was.
-        """
-        if name not in type(self).model_fields:
-            super().__setattr__(name, value)
-            return
-        data = {key: getattr(self, key) for key in self.model_fields_set}
-        data[name] = value
-        fresh = type(self)(**data)
-        object.__setattr__(self, "__dict__", fresh.__dict__)
-        object.__setattr__(self, "__pydantic_fields_set__", fresh.__pydantic_fields_set__)
-        object.__setattr__(self, "__pydantic_private__", fresh.__pydantic_private__)
-
-    @classmethod
-    def model_validate(cls, obj: Any, **kwargs: Any) -> Any:
-        """Validate ``obj`` (a dict) into the model; errors are :class:`ConfigError`."""
-        try:
-            return super().model_validate(obj, **kwargs)
-        except ValidationError as err:
-            raise _config_error(err, cls) from None
-
-    @classmethod
-    def model_validate_json(cls, json_data: str | bytes | bytearray, **kwargs: Any) -> Any:
-        """Validate a JSON document into the model; errors are :class:`ConfigError`."""
-        try:
-            return super().model_validate_json(json_data, **kwargs)
-        except ValidationError as err:
-            raise _config_error(err, cls) from None
-
-
-def _config_error(err: ValidationError, model: type[BaseModel]) -> ConfigError:
-    details = err.errors()
-    first = details[0]
-    result = _one_error(first, model)
-    if len(details) > 1:
-        others = "; ".join(str(_one_error(d, model)) for d in details[1:4])
-        result.add_note(f"{len(details) - 1} more problem(s): {others}")
-    return result
-
-
-def _one_error(detail: ErrorDetails, model: type[BaseModel]) -> ConfigError:
-    loc = detail["loc"]
-    path = _dotted(loc)
-    cause = (detail.get("ctx") or {}).get("error")
-    if isinstance(cause, ConfigError):
-        head = re.split(r"[.\[]", cause.field, maxsplit=1)[0]
-        prefix = _dotted(loc[:-1]) if loc and str(loc[-1]) == head else path
-        field = (
-            cause.field
-            if not prefix
-            else f"{prefix}{'' if cause.field.startswith('[') else '.'}{cause.field}"
-        )
-        return ConfigError(field, cause.value, cause.allowed, problem=cause.problem)
-    if detail["type"] == "extra_forbidden":
-        name = str(loc[-1]) if loc else "?"
-        owner = _model_at(model, loc[:-1])
-        known = sorted(owner.model_fields)
-        hint = _HINTS.get(name)
-        close = difflib.get_close_matches(name, known, n=1)
-        problem = (
-            "unknown field"
-            + (f" (did you mean {close[0]!r}?)" if close else "")
-            + (f"; {hint}" if hint else "")
-        )
-        return ConfigError(path or name, detail.get("input"), "one of: " + ", ".join(known), problem=problem)
-    if detail["type"] == "missing":
-        return ConfigError(path, None, _allowed(model, loc), problem="required field missing")
-    return ConfigError(
-        path or model.__name__, detail.get("input"), _allowed(model, loc), problem=detail["msg"]
-    )
-
-
-def _dotted(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel]:
-    current = model
-    for part in loc:
-        if isinstance(part, str) and part in current.model_fields:
-            inner = _inner_model(current.model_fields[part].annotation)
-            if inner is not None:
-                current = inner
-    return current
-
-
-def _inner_model(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in get_args(annotation):
-        found = _inner_model(arg)
-        if found is not None:
-            return found
-    return None
-
-
-def _allowed(model: type[BaseModel], loc: tuple[int | str, ...]) -> str:
-    names = [p for p in loc if isinstance(p, str)]
-    if not names:
-        return "see the class docstring"
-    owner = _model_at(model, tuple(loc[:-1]) if loc and isinstance(loc[-1], str) else tuple(loc))
-    field = owner.model_fields.get(names[-1])
-    return (field.description if field and field.description else None) or "see the class docstring"
-
-
-def _plain(value: Any) -> Any:
-    """Turn ``kubernetes`` client model objects (V1Toleration, V1Volume, ...) into plain API dicts."""
-    attribute_map = getattr(value, "attribute_map", None)
-    if isinstance(attribute_map, dict) and hasattr(value, "openapi_types"):
-        return {
-            attribute_map[attr]: _plain(getattr(value, attr))
-            for attr in value.openapi_types
-            if getattr(value, attr, None) is not None
-        }
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
-
 
 # ---------------------------------------------------------------------------------------------------
 # models
-
-
-class WorkerGroup(_Model):
-    """One group of identical Ray workers (a ``workerGroupSpecs`` entry).
-
-    Give ``ClusterConfiguration(worker_groups=[...])`` several groups for heterogeneous workers (e.g. GPU
-    and CPU-only). Unset limits default to ``max(default, request)``; memory numbers mean GB.
-
-    Example:
-        >>> gpu = WorkerGroup(name="gpu", replicas=2, cpu_requests=4, memory_requests=16,
-        ...                   extended_resource_requests={"nvidia.com/gpu": 1})
-        >>> gpu.cpu_limits, gpu.memory_limits, (gpu.min_replicas, gpu.max_replicas)
-        (4, 16, (2, 2))
-    """
-
-    _LIMIT_DEFAULTS: ClassVar[dict[str, Any]] = {"cpu_limits": 1, "memory_limits": 6}
-
-    name: str = Field(description="a DNS label (lower-case, <= 63 chars), not 'head', unique in the cluster")
-    replicas: int = Field(default=1, ge=0, description="an integer >= 0 within [min_replicas, max_replicas]")
-    min_replicas: int | None = Field(default=None, ge=0, description="an integer >= 0 (default: replicas)")
-    max_replicas: int | None = Field(
-        default=None, ge=0, description="an integer >= min_replicas (default: replicas)"
-    )
-    cpu_requests: Cpu = Field(default=1, description=CPU_ALLOWED)
-    cpu_limits: OptCpu = Field(default=None, description=CPU_ALLOWED + "; >= cpu_requests")
-    memory_requests: Memory = Field(default=3, description=MEMORY_ALLOWED)
-    memory_limits: OptMemory = Field(default=None, description=MEMORY_ALLOWED + "; >= memory_requests")
-    extended_resource_requests: Counts = Field(default_factory=dict, description=_COUNT_ALLOWED)
-    tolerations: Tolerations = Field(default=None, description="a list of Kubernetes toleration dicts")
-    node_selector: StrMap = Field(default_factory=dict, description="a dict of node label -> value")
-    labels: StrMap = Field(default_factory=dict, description="pod labels: a dict of str -> str")
-    annotations: StrMap = Field(default_factory=dict, description="pod annotations: a dict of str -> str")
-    envs: Envs = Field(default_factory=dict, description="extra environment variables for this group")
-    image: str | None = Field(default=None, description="a container image (default: the cluster's image)")
-    ray_start_params: StrMap = Field(
-        default_factory=dict, description="extra `ray start` parameters (str -> str)"
-    )
-
-    @model_validator(mode="after")
-    def _resolve(self) -> WorkerGroup:
-        check_dns_label(self.name, "name", "worker group name")
-        _resolve_limits(
-            self, "cpu_requests", "cpu_limits", self._LIMIT_DEFAULTS["cpu_limits"], compare_cpu=True
-        )
-        _resolve_limits(self, "memory_requests", "memory_limits", self._LIMIT_DEFAULTS["memory_limits"])
-        if self.min_replicas is None:
-            low = min(self.replicas, self.max_replicas if self.max_replicas is not None else self.replicas)
-            object.__setattr__(self, "min_replicas", low)
-        if self.max_replicas is None:
-            object.__setattr__(self, "max_replicas", max(self.replicas, self.min_replicas or 0))
-        check_replicas(self.replicas, self.min_replicas, self.max_replicas, "")
-        check_labels(self.labels, "labels")
-        check_annotations(self.annotations, "annotations")
-        return self
 
 
 class _ClusterShape(_Model):
@@ -864,39 +451,3 @@ class ManagedClusterConfig(_ClusterShape):
             [g.name for g in self._groups], field="worker_groups", limit=None, what="a RayJob"
         )
         return self
-
-
-# ---------------------------------------------------------------------------------------------------
-# helpers
-
-
-def _resolve_limits(
-    model: BaseModel, req_name: str, lim_name: str, default: Any, *, compare_cpu: bool = False
-) -> None:
-    request = getattr(model, req_name)
-    limit = getattr(model, lim_name)
-    norm = cpu_quantity if compare_cpu else memory_quantity
-    if limit is None:
-        bigger = compare_quantities(norm(request, req_name), norm(default, lim_name)) > 0
-        object.__setattr__(model, lim_name, request if bigger else default)
-        return
-    if compare_quantities(norm(limit, lim_name), norm(request, req_name)) < 0:
-        raise ConfigError(
-            lim_name,
-            limit,
-            f"a value >= {req_name}={request!r} (or leave it unset: it defaults to max(default, request))",
-            problem=f"limit below the request {request!r}",
-        )
-
-
-def _check_mapped(counts: Mapping[str, Any], mapping: Mapping[str, str], field: str) -> None:
-    for key in counts:
-        if key not in mapping:
-            raise ConfigError(
-                f"{field}[{key!r}]",
-                key,
-                "a mapped extended resource: "
-                + ", ".join(sorted(mapping))
-                + " (add others with extended_resource_mapping={'<resource>': '<Ray resource>'})",
-                problem="unmapped extended resource",
-            )

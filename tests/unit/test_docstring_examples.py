@@ -10,6 +10,11 @@ import pytest
 MODULES = [
     "rayqueue_sdk.quantities",
     "rayqueue_sdk.config",
+    "rayqueue_sdk.accelerators",
+    "rayqueue_sdk.ray_image",
+    "rayqueue_sdk.config_fields",
+    "rayqueue_sdk.config_errors",
+    "rayqueue_sdk.worker_group",
     "rayqueue_sdk.cluster",
     "rayqueue_sdk.job",
     "rayqueue_sdk.manifests",
