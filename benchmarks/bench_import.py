@@ -6,13 +6,19 @@ the machine's speed hits both alike, and prints the medians, their difference an
 it also times ``import ray`` and ``import kubernetes`` (what the package must *not* import eagerly) and the
 first use of the configuration classes (which loads pydantic).
 
+With ``CODEFLARE_PYTHON`` set to an interpreter that has ``codeflare_sdk`` installed (e.g. a throwaway
+venv: ``python3 -m venv /tmp/cf && /tmp/cf/bin/pip install codeflare-sdk``), it also runs the peer's
+import and ours alternately and prints the ratio (DESIGN §7 target: ours >= 15x faster).
+
 Usage:
     python3 benchmarks/bench_import.py [--runs 15] [--context-runs 5]
+    CODEFLARE_PYTHON=/tmp/cf/bin/python python3 benchmarks/bench_import.py
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -26,11 +32,34 @@ CANDIDATES = {
 CONTEXT = {"import kubernetes": "import kubernetes", "import ray": "import ray"}
 
 
-def wall(code: str) -> float:
+def wall(code: str, python: str = sys.executable) -> float:
     start = time.perf_counter()
     quiet = subprocess.DEVNULL
-    subprocess.run([sys.executable, "-c", code], check=True, stdout=quiet, stderr=quiet)
+    subprocess.run([python, "-c", code], check=True, stdout=quiet, stderr=quiet)
     return time.perf_counter() - start
+
+
+PEER = {
+    "import": ("import rayqueue_sdk", "import codeflare_sdk"),
+    "the classes": (
+        "from rayqueue_sdk import Cluster, ClusterConfiguration, RayJob",
+        "from codeflare_sdk import Cluster, ClusterConfiguration, RayJob",
+    ),
+}
+
+
+def against_peer(peer_python: str, runs: int) -> None:
+    """Ours and the peer's import alternately; prints medians and the median per-pair speed-up."""
+    print(f"\nagainst codeflare_sdk ({peer_python}), {runs} paired runs")
+    print(f"{'what':14} {'rayqueue_sdk':>13} {'codeflare_sdk':>14} {'speed-up':>9}")
+    for what, (ours, theirs) in PEER.items():
+        wall(ours), wall(theirs, peer_python)
+        a, b = [], []
+        for _ in range(runs):
+            a.append(wall(ours))
+            b.append(wall(theirs, peer_python))
+        speedup = statistics.median(y / x for x, y in zip(a, b, strict=True))
+        print(f"{what:14} {statistics.median(a):12.3f}s {statistics.median(b):13.3f}s {speedup:8.1f}x")
 
 
 def paired(code: str, runs: int) -> tuple[float, float, float]:
@@ -62,6 +91,11 @@ def main() -> int:
         if name == "import rayqueue_sdk":
             verdicts.append(f"import rayqueue_sdk adds {med - bare:.3f} s (target <= 0.300 s)")
     print("\n".join(verdicts))
+    peer = os.environ.get("CODEFLARE_PYTHON")
+    if peer:
+        against_peer(peer, max(args.context_runs, 5))
+    else:
+        print("(set CODEFLARE_PYTHON to compare with codeflare_sdk side by side)")
     return 0
 
 
