@@ -20,7 +20,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-__all__ = ["SUBCOMMANDS", "build_parser", "main"]
+__all__ = ["SUBCOMMANDS", "build_parser", "exit_codes_help", "main"]
 
 #: ``name -> "module:function"``; ``function(subparsers)`` registers the subcommand ``name``.
 SUBCOMMANDS: dict[str, str] = {
@@ -45,7 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
         pkg_version = "unknown"
     parser = argparse.ArgumentParser(
-        prog="rayqueue", description="Run Ray on Kubernetes through Kueue queues, without YAML."
+        prog="rayqueue",
+        description="Run Ray on Kubernetes through Kueue queues, without YAML.",
+        epilog=exit_codes_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"rayqueue {pkg_version}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
@@ -54,6 +57,26 @@ def build_parser() -> argparse.ArgumentParser:
         module_name, _, function = target.partition(":")
         getattr(importlib.import_module(module_name), function)(subparsers)
     return parser
+
+
+def exit_codes_help() -> str:
+    """The exit-code table shown by ``rayqueue --help`` (for CI pipelines), from the CLI's own tables.
+
+    Example:
+        >>> "8  a job failed or was stopped" in exit_codes_help()
+        True
+    """
+    from rayqueue_sdk.cluster_cli import EXIT_CODES
+    from rayqueue_sdk.job_cli import JOB_FAILED
+
+    by_code: dict[int, list[str]] = {}
+    for name, code in EXIT_CODES.items():
+        by_code.setdefault(code, []).append(name)
+    lines = ["exit codes:", "  0  success"]
+    lines += [f"  {code}  {', '.join(names)}" for code, names in sorted(by_code.items())]
+    lines.append(f"  {JOB_FAILED}  a job failed or was stopped")
+    lines.append("  130  interrupted (Ctrl-C)")
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
