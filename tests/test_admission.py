@@ -320,6 +320,182 @@ def test_reset_eviction_after_readmission_is_not_an_eviction() -> None:
     assert a.phase is ClusterPhase.READY and a.verdict is Verdict.DONE
 
 
+# --------------------------------------------------------------------------------------------------
+# Deactivation and resume: Workload.spec.active decides, not a Deactivated eviction Kueue has not reset
+
+DEACTIVATED = "The workload is deactivated"
+DEACTIVATED_BY_TIME = "The workload is deactivated due to exceeding the maximum execution time"
+REACTIVATED = cond("Requeued", "True", "Reactivated", "The workload was reactivated")
+PREVIOUSLY = cond("Evicted", "False", "QuotaReserved", "Previously: " + DEACTIVATED)
+
+# (Workload conditions, spec.active, expected phase, expected (reason, message), words in the explanation)
+ACTIVE_CASES = [
+    # resumed, Kueue has not caught up: stale Evicted and Requeued=False, both Deactivated
+    (
+        [
+            cond("Evicted", "True", "Deactivated", DEACTIVATED),
+            cond("Requeued", "False", "Deactivated", DEACTIVATED),
+        ],
+        True,
+        ClusterPhase.QUEUED,
+        (None, None),
+        "reactivated, waiting for quota",
+    ),
+    # ... an admitted one whose reservation is not released yet
+    (
+        [
+            *ADMITTED,
+            cond("Evicted", "True", "Deactivated", DEACTIVATED),
+            cond("Requeued", "False", "Deactivated", DEACTIVATED),
+        ],
+        True,
+        ClusterPhase.QUEUED,
+        (None, None),
+        "reactivated, waiting for quota",
+    ),
+    # Kueue requeued it (Requeued=True, Reactivated); no pending verdict yet
+    (
+        [cond("Evicted", "True", "Deactivated", DEACTIVATED), REACTIVATED],
+        True,
+        ClusterPhase.QUEUED,
+        ("Reactivated", "The workload was reactivated"),
+        "reactivated, waiting for quota",
+    ),
+    # ... and waiting for quota: Kueue's pending message
+    (
+        [
+            cond("Evicted", "True", "Deactivated", DEACTIVATED),
+            REACTIVATED,
+            cond("QuotaReserved", "False", "Pending", FLAVOR_MSG),
+        ],
+        True,
+        ClusterPhase.QUEUED,
+        ("Pending", FLAVOR_MSG),
+        "reactivated, waiting for quota: " + FLAVOR_MSG + " (Pending)",
+    ),
+    # a derived reason (DeactivationTarget) is a deactivation too
+    (
+        [
+            cond("Evicted", "True", "DeactivatedDueToMaximumExecutionTimeExceeded", DEACTIVATED_BY_TIME),
+            cond("Requeued", "False", "DeactivatedDueToMaximumExecutionTimeExceeded", DEACTIVATED_BY_TIME),
+        ],
+        True,
+        ClusterPhase.QUEUED,
+        (None, None),
+        "reactivated",
+    ),
+    # spec.active=false is deactivated: with Kueue's words ...
+    (
+        [
+            cond("Evicted", "True", "Deactivated", DEACTIVATED),
+            cond("Requeued", "False", "Deactivated", DEACTIVATED),
+        ],
+        False,
+        ClusterPhase.DEACTIVATED,
+        ("Deactivated", DEACTIVATED),
+        "deactivated (resume it to requeue)",
+    ),
+    # ... before Kueue has written anything (pending, never admitted) ...
+    (
+        [cond("QuotaReserved", "False", "Pending", FLAVOR_MSG)],
+        False,
+        ClusterPhase.DEACTIVATED,
+        ("Deactivated", "The workload is deactivated (Workload.spec.active is false)"),
+        "deactivated",
+    ),
+    # ... and even while another eviction is still shown (preempted, then deactivated)
+    (
+        [
+            cond("Evicted", "True", "Preempted", PREEMPT_MSG),
+            cond("Preempted", "True", "InClusterQueue", PREEMPT_MSG),
+            cond("Requeued", "True", "Preempted", PREEMPT_MSG),
+        ],
+        False,
+        ClusterPhase.DEACTIVATED,
+        ("Deactivated", "The workload is deactivated (Workload.spec.active is false)"),
+        "deactivated",
+    ),
+]
+
+
+@pytest.mark.parametrize(("conditions", "active", "phase", "why", "words"), ACTIVE_CASES)
+def test_spec_active_decides_deactivation(
+    conditions: list[dict[str, Any]],
+    active: bool,
+    phase: ClusterPhase,
+    why: tuple[str | None, str | None],
+    words: str,
+) -> None:
+    w = wl(*conditions, active=active)
+    a = assess_cluster(rc(suspend=True), w, position=4)
+    assert a.phase is phase and (a.reason, a.message) == why
+    assert words in a.explanation
+    if active:
+        assert (a.verdict, a.error_kind, a.error("ws")) == (Verdict.WAIT, ErrorKind.NONE, None)
+        assert a.in_queue and a.pending and a.position == 4 and "'team-q' at position 4" in a.explanation
+        # a waiter that started before the resume (knowing the eviction) waits as well
+        assert assess_cluster(rc(), w, known_eviction=eviction_key(w)).phase is ClusterPhase.QUEUED
+    else:
+        assert (a.verdict, a.error_kind) == (Verdict.FAIL, ErrorKind.EVICTED)
+        err = a.error("ws")
+        assert isinstance(err, PreemptedError) and err.reason == "Deactivated"
+        assert assess_cluster(rc(), w, known_eviction=eviction_key(w)).phase is ClusterPhase.DEACTIVATED
+
+
+# Readmitted after a resume: Evicted=False/QuotaReserved "Previously: ...", Requeued=True/Reactivated;
+# KubeRay's progress decides, as for any admitted cluster.
+READMITTED_CASES = [
+    (rc(suspend=True), ClusterPhase.ADMITTED, Verdict.WAIT),
+    (rc(suspend=False), ClusterPhase.STARTING, Verdict.WAIT),
+    (
+        rc(suspend=False, conditions=[cond("HeadPodReady", "False", "HeadPodNotFound")]),
+        ClusterPhase.STARTING,
+        Verdict.WAIT,
+    ),
+    (rc(suspend=False, conditions=READY_CONDS), ClusterPhase.READY, Verdict.DONE),
+]
+
+
+@pytest.mark.parametrize(("cluster", "phase", "verdict"), READMITTED_CASES)
+def test_readmitted_after_deactivation(
+    cluster: dict[str, Any], phase: ClusterPhase, verdict: Verdict
+) -> None:
+    w = wl(*ADMITTED, PREVIOUSLY, REACTIVATED, cq="cq-dev")
+    a = assess_cluster(cluster, w)
+    assert (a.phase, a.verdict, a.eviction) == (phase, verdict, None)
+    assert "reactivated" not in a.explanation and "deactivated" not in a.explanation
+
+
+JOB_ACTIVE_CASES = [
+    (
+        wl(
+            cond("Evicted", "True", "Deactivated", DEACTIVATED),
+            cond("Requeued", "False", "Deactivated", DEACTIVATED),
+        ),
+        JobPhase.QUEUED,
+        Verdict.WAIT,
+    ),
+    (wl(cond("Evicted", "True", "Deactivated", DEACTIVATED), REACTIVATED), JobPhase.QUEUED, Verdict.WAIT),
+    (
+        wl(cond("QuotaReserved", "False", "Pending", FLAVOR_MSG), active=False),
+        JobPhase.DEACTIVATED,
+        Verdict.FAIL,
+    ),
+    (wl(*ADMITTED, PREVIOUSLY, REACTIVATED, cq="cq-dev"), JobPhase.STARTING, Verdict.WAIT),
+]
+
+
+@pytest.mark.parametrize(("workload", "phase", "verdict"), JOB_ACTIVE_CASES)
+def test_job_spec_active_decides_deactivation(
+    workload: dict[str, Any], phase: JobPhase, verdict: Verdict
+) -> None:
+    suspend = phase is not JobPhase.STARTING
+    a = assess_job(rj("Suspended" if suspend else "Initializing", suspend=suspend), workload, position=1)
+    assert (a.phase, a.verdict) == (phase, verdict)
+    if phase is JobPhase.QUEUED:
+        assert a.position == 1 and "reactivated, waiting for quota" in a.explanation
+
+
 FINISHED_CASES = ["Succeeded", "Failed", "OutOfSync", "OwnerNotFound"]
 
 

@@ -11,7 +11,10 @@ Rules (``../shared/reference/k8s-semantics.md`` §1 and §3):
   ``QuotaReserved`` alone;
 - an ``Evicted=True`` Workload is preempted (reason ``Preempted``, detailed by the ``Preempted``
   condition: ``InClusterQueue``, ``InCohortReclamation``, ...), deactivated (``Deactivated``) or
-  otherwise evicted (``PodsReadyTimeout``, ``ClusterQueueStopped``, ...). Kueue requeues a
+  otherwise evicted (``PodsReadyTimeout``, ``ClusterQueueStopped``, ...). ``Workload.spec.active``
+  decides deactivation: ``false`` is ``DEACTIVATED``; ``true`` never is, so after a resume the
+  ``Deactivated`` eviction Kueue keeps until it admits the workload again reads ``QUEUED``
+  ("reactivated, waiting for quota", with Kueue's pending message). Kueue requeues a
   preempted workload at once (``Requeued=True``); that is still a preemption for a wait in
   progress, but a waiter that started after it (``known_eviction``) sees the cluster queued again;
 - a RayCluster is ready when its conditions ``HeadPodReady`` and ``RayClusterProvisioned`` are True;
@@ -56,6 +59,8 @@ from rayqueue_sdk.phases import (
 from rayqueue_sdk.workload_state import (
     _kueue_words,
     _queued_sentence,
+    _reactivated_tail,
+    _reactivated_why,
     _read_workload,
     _WorkloadReading,
     eviction_key,
@@ -242,6 +247,15 @@ def assess_cluster(
             f"Kueue finished the workload: {words}",
             kueue_why,
             kind=ErrorKind.FAILED,
+        )
+    if wl.state == "reactivated":
+        # spec.active is true again: queued, whatever eviction Kueue has not reset yet.
+        return out(
+            ClusterPhase.QUEUED,
+            Verdict.WAIT,
+            _queued_sentence(queue, position, _reactivated_tail(wl)),
+            _reactivated_why(wl),
+            position,
         )
     if wl.state == "requeued" and known_eviction is not None and wl.eviction == known_eviction:
         # Evicted before the wait began and queued again since: wait for the next admission.

@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from rayqueue_sdk.conditions import _labels
 from rayqueue_sdk.errors import ClusterDeletedError, JobFailedError, PreemptedError, RayQueueError
 from rayqueue_sdk.phases import QUEUE_LABEL, ErrorKind, JobPhase, Obj, Verdict
-from rayqueue_sdk.workload_state import _kueue_words, _queued_sentence, _read_workload
+from rayqueue_sdk.workload_state import (
+    _kueue_words,
+    _queued_sentence,
+    _reactivated_tail,
+    _reactivated_why,
+    _read_workload,
+)
 
 __all__ = ["JobAssessment", "assess_job"]
 
@@ -90,7 +96,9 @@ def assess_job(
     """Read one observation of a RayJob (``jobDeploymentStatus``/``jobStatus``) and its Workload.
 
     Eviction of a running job is ``PREEMPTED`` and the wait goes on (Kueue requeues it); once
-    Kueue has requeued it, ``REQUEUED``. Deactivation (``spec.active=false``) fails the wait.
+    Kueue has requeued it, ``REQUEUED``. Deactivation (``spec.active=false``) fails the wait; once
+    resumed (``spec.active=true``) the job is ``QUEUED`` again, even while Kueue still shows the
+    ``Deactivated`` eviction.
 
     Example:
         >>> job = {"metadata": {"labels": {"kueue.x-k8s.io/queue-name": "batch"}},
@@ -160,6 +168,9 @@ def assess_job(
             kueue_why,
             kind=ErrorKind.FAILED,
         )
+    if wl.state == "reactivated":
+        text = _queued_sentence(queue, position, _reactivated_tail(wl))
+        return out(JobPhase.QUEUED, Verdict.WAIT, text, _reactivated_why(wl), position)
     if wl.state == "evicted" and wl.kind == "deactivated":
         return out(
             JobPhase.DEACTIVATED, Verdict.FAIL, f"deactivated: {words}", kueue_why, kind=ErrorKind.EVICTED

@@ -2,7 +2,11 @@
 
 ``_read_workload`` condenses the conditions into a ``_WorkloadReading``: ``none``, ``pending``,
 ``reserved`` (quota reserved, admission checks not all ready), ``admitted``, ``evicted`` (preempted,
-deactivated or otherwise), ``requeued`` or ``finished``, with Kueue's reason and message.
+deactivated or otherwise), ``requeued``, ``reactivated`` or ``finished``, with Kueue's reason and
+message. ``spec.active`` decides deactivation: ``false`` is always deactivated, whatever the
+conditions say yet; ``true`` never is, so a ``Deactivated`` eviction still on a resumed Workload
+(Kueue has not caught up, or it has set ``Requeued=True``/``Reactivated`` and the Workload waits for
+quota) reads ``reactivated``: back in its queue until Kueue admits it again.
 :func:`eviction_key` names the current eviction; ``_kueue_words`` and ``_queued_sentence`` quote Kueue
 as Kueue wrote it. Pure: no I/O.
 
@@ -12,6 +16,12 @@ Example:
     >>> r = _read_workload(wl)
     >>> r.state, _queued_sentence(r.queue, 2, _kueue_words(r.reason, r.message))
     ('pending', "queued in LocalQueue 'q' at position 2: no quota (Pending)")
+    >>> stale = {"type": "Evicted", "status": "True", "reason": "Deactivated",
+    ...          "message": "The workload is deactivated"}
+    >>> _read_workload({"spec": {"active": True}, "status": {"conditions": [stale]}}).state
+    'reactivated'
+    >>> _read_workload({"spec": {"active": False}, "status": {"conditions": [stale]}}).state
+    'evicted'
 """
 
 from __future__ import annotations
@@ -30,7 +40,8 @@ __all__ = ["eviction_key"]
 class _WorkloadReading:
     """What the Workload's conditions say, independent of the owner's kind."""
 
-    state: str  # "none" | "pending" | "reserved" | "admitted" | "evicted" | "requeued" | "finished"
+    # "none" | "pending" | "reserved" | "admitted" | "evicted" | "requeued" | "reactivated" | "finished"
+    state: str
     kind: str = ""  # for evicted/requeued: "preempted" | "deactivated" | "evicted"
     reason: str | None = None
     message: str | None = None
@@ -38,7 +49,8 @@ class _WorkloadReading:
     queue: str | None = None
     queue_missing: bool = False
     eviction: str | None = None  # identity of the current eviction (see eviction_key)
-    pending: tuple[str | None, str | None] = (None, None)  # why a requeued workload still waits
+    pending: tuple[str | None, str | None] = (None, None)  # why a requeued/reactivated one still waits
+    requeue: tuple[str | None, str | None] = (None, None)  # Requeued=True's reason and message
 
 
 def eviction_key(workload: Obj | None) -> str | None:
@@ -93,16 +105,45 @@ def _read_workload(workload: Obj | None) -> _WorkloadReading:
 
     evicted = condition(workload, "Evicted")
     requeued = condition(workload, "Requeued")
+    key = eviction_key(workload)
+    if spec.get("active", True) is False:
+        # Deactivated, whatever else the conditions say (or before Kueue has written them).
+        kind, reason, message = (
+            _eviction_kind(evicted, workload)
+            if evicted is not None and _is_true(evicted)
+            else ("", None, None)
+        )
+        if kind != "deactivated":
+            reason, message = "Deactivated", "The workload is deactivated (Workload.spec.active is false)"
+        return _WorkloadReading(
+            "evicted", "deactivated", reason, message, cluster_queue=cq, queue=queue, eviction=key
+        )
     if evicted is not None and _is_true(evicted):
         kind, reason, message = _eviction_kind(evicted, workload)
-        key = eviction_key(workload)
-        if _is_true(requeued) and kind != "deactivated" and spec.get("active", True) is not False:
-            reserved = condition(workload, "QuotaReserved")
-            pending = (
-                (_text(reserved, "reason"), _text(reserved, "message"))
-                if _is_false(reserved)
+        reserved = condition(workload, "QuotaReserved")
+        pending = (
+            (_text(reserved, "reason"), _text(reserved, "message")) if _is_false(reserved) else (None, None)
+        )
+        if kind == "deactivated":
+            # spec.active is true again: the deactivation is history. Kueue sets Requeued=True
+            # (Reactivated) and resets Evicted when it admits the workload again.
+            requeue = (
+                (_text(requeued, "reason"), _text(requeued, "message"))
+                if _is_true(requeued)
                 else (None, None)
             )
+            return _WorkloadReading(
+                "reactivated",
+                kind,
+                reason,
+                message,
+                cluster_queue=cq,
+                queue=queue,
+                eviction=key,
+                pending=pending,
+                requeue=requeue,
+            )
+        if _is_true(requeued):
             return _WorkloadReading(
                 "requeued",
                 kind,
@@ -123,16 +164,6 @@ def _read_workload(workload: Obj | None) -> _WorkloadReading:
             "deactivated",
             _text(target, "reason"),
             _text(target, "message"),
-            cluster_queue=cq,
-            queue=queue,
-        )
-
-    if spec.get("active", True) is False:
-        return _WorkloadReading(
-            "evicted",
-            "deactivated",
-            "Deactivated",
-            "The workload is deactivated (Workload.spec.active is false)",
             cluster_queue=cq,
             queue=queue,
         )
@@ -183,3 +214,27 @@ def _queued_sentence(queue: str | None, position: int | None, tail: str) -> str:
         where += f" at position {position}"
     text = f"{where}: {tail}" if tail else where
     return text
+
+
+def _reactivated_tail(wl: _WorkloadReading) -> str:
+    """What a reactivated Workload waits for, with Kueue's pending message when it has written one.
+
+    Example:
+        >>> _reactivated_tail(_WorkloadReading("reactivated", pending=("Pending", "no quota")))
+        'reactivated, waiting for quota: no quota (Pending)'
+    """
+    now = _kueue_words(*wl.pending)
+    return "reactivated, waiting for quota" + (f": {now}" if now else "")
+
+
+def _reactivated_why(wl: _WorkloadReading) -> tuple[str | None, str | None]:
+    """The reason and message behind a reactivated Workload's wait: why it is pending, else Kueue's
+    ``Requeued=True`` (``Reactivated``), else nothing (Kueue has not caught up with the resume yet).
+
+    Example:
+        >>> _reactivated_why(_WorkloadReading("reactivated", requeue=("Reactivated", "m")))
+        ('Reactivated', 'm')
+    """
+    if wl.pending != (None, None):
+        return wl.pending
+    return wl.requeue

@@ -730,6 +730,12 @@ def test_seed_001_production_job_reclaims_and_rd_clusters_return(co: Any, core: 
     for name in preempted:
         eventually(lambda uid=rd[name]: admitted(co, "rd", uid), f"{name} to be admitted again")
         eventually(lambda n=name: not suspended(co, "rd", n), f"{name} to be unsuspended")
+        # Readmission resets the eviction as upstream does: Evicted=False, "Previously: <message>".
+        wl = workload_of(co, "rd", rd[name])
+        evicted, was = condition(wl, "Evicted"), condition(wl, "Preempted")
+        assert (evicted["status"], evicted["reason"]) == ("False", "QuotaReserved")
+        assert evicted["message"].startswith("Previously: Preempted to accommodate a workload (UID: ")
+        assert (was["status"], was["reason"]) == ("False", "QuotaReserved")
 
 
 def test_a_workload_is_garbage_collected_with_its_cluster(co: Any, core: Any) -> None:
@@ -965,3 +971,131 @@ def test_pods_ready_follows_the_cluster_state(co: Any, core: Any) -> None:
         "Started",
         "All pods reached readiness and the workload is running",
     )
+
+
+# -- deactivation and reactivation, admitted or not ------------------------------------------------
+def _one_gpu_queue(co: Any, core: Any, namespace: str) -> None:
+    """``namespace`` with LocalQueue ``lq`` on a ClusterQueue of its own with one GPU."""
+    for doc in [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "a100"}},
+        gpu_queue(f"cq-{namespace}", 1, cohort=namespace),
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "LocalQueue",
+            "metadata": {"name": "lq", "namespace": namespace},
+            "spec": {"clusterQueue": f"cq-{namespace}"},
+        },
+    ]:
+        create(co, core, doc)
+
+
+def _set_active(co: Any, namespace: str, uid: str, active: bool) -> None:
+    name = (workload_of(co, namespace, uid) or {})["metadata"]["name"]
+    co.patch_namespaced_custom_object(
+        KUEUE, "v1beta2", namespace, "workloads", name, {"spec": {"active": active}}
+    )
+
+
+def _words(obj: dict[str, Any] | None, ctype: str) -> tuple[str, str, str]:
+    found = condition(obj, ctype)
+    return found.get("status", ""), found.get("reason", ""), found.get("message", "")
+
+
+DEACTIVATED = ("Deactivated", "The workload is deactivated")
+REACTIVATED = ("True", "Reactivated", "The workload was reactivated")
+
+
+def test_a_pending_workload_deactivated_then_reactivated_is_requeued_and_admitted_later(
+    co: Any, core: Any
+) -> None:
+    """Deactivated before it was ever admitted: Evicted=True and Requeued=False (Deactivated); on
+    reactivation Requeued=True (Reactivated), and once quota frees it is admitted with
+    Evicted=False/QuotaReserved "Previously: The workload is deactivated"."""
+    _one_gpu_queue(co, core, "deact-pending")
+    node = gpu_node()
+    holder = create(co, core, raycluster("holder", "deact-pending", "lq", node, 0, node))
+    eventually(lambda: admitted(co, "deact-pending", holder["metadata"]["uid"]), "the holder's admission")
+    waiter = create(co, core, raycluster("waiter", "deact-pending", "lq", node, 0, node))
+    uid = waiter["metadata"]["uid"]
+    eventually(
+        lambda: _words(workload_of(co, "deact-pending", uid), "QuotaReserved")[1] == "Pending",
+        "the waiter to be pending for quota",
+    )
+
+    _set_active(co, "deact-pending", uid, False)
+    wl = eventually(
+        lambda: (
+            _words(workload_of(co, "deact-pending", uid), "Requeued")[0] == "False"
+            and workload_of(co, "deact-pending", uid)
+        ),
+        "Requeued=False on the never-admitted Workload",
+    )
+    assert _words(wl, "Evicted") == ("True", *DEACTIVATED)
+    assert _words(wl, "Requeued") == ("False", *DEACTIVATED)
+    assert not (wl.get("status") or {}).get("admission") and not admitted(co, "deact-pending", uid)
+    assert suspended(co, "deact-pending", "waiter")
+
+    _set_active(co, "deact-pending", uid, True)
+    wl = eventually(
+        lambda: (
+            _words(workload_of(co, "deact-pending", uid), "Requeued") == REACTIVATED
+            and workload_of(co, "deact-pending", uid)
+        ),
+        "Requeued=True (Reactivated)",
+    )
+    # Back in the queue behind the holder: still evicted (history) and not admitted.
+    assert _words(wl, "Evicted") == ("True", *DEACTIVATED)
+    eventually(
+        lambda: _words(workload_of(co, "deact-pending", uid), "QuotaReserved")[1] == "Pending",
+        "the reactivated Workload to wait for quota again",
+    )
+    assert not admitted(co, "deact-pending", uid)
+
+    # The holder goes away: the waiter is admitted and the eviction is reset.
+    co.delete_namespaced_custom_object(RAY, "v1", "deact-pending", "rayclusters", "holder")
+    eventually(lambda: admitted(co, "deact-pending", uid), "the waiter's admission")
+    eventually(lambda: not suspended(co, "deact-pending", "waiter"), "the waiter to be unsuspended")
+    wl = workload_of(co, "deact-pending", uid)
+    assert _words(wl, "Evicted") == ("False", "QuotaReserved", "Previously: The workload is deactivated")
+    assert _words(wl, "QuotaReserved")[:2] == ("True", "QuotaReserved")
+    assert _words(wl, "Admitted")[:2] == ("True", "Admitted")
+    assert _words(wl, "Requeued") == REACTIVATED
+
+
+def test_an_admitted_workload_deactivated_then_reactivated_is_requeued_and_admitted_again(
+    co: Any, core: Any
+) -> None:
+    """Deactivated while admitted: evicted, its job suspended and its quota released (QuotaReserved
+    and Admitted False, Requeued=False/Deactivated); reactivated: Requeued=True (Reactivated), admitted
+    again with Evicted=False/QuotaReserved "Previously: The workload is deactivated"."""
+    _one_gpu_queue(co, core, "deact-admitted")
+    node = gpu_node()
+    rc = create(co, core, raycluster("running", "deact-admitted", "lq", node, 0, node))
+    uid = rc["metadata"]["uid"]
+    eventually(lambda: admitted(co, "deact-admitted", uid), "admission")
+    eventually(lambda: not suspended(co, "deact-admitted", "running"), "the cluster to run")
+
+    _set_active(co, "deact-admitted", uid, False)
+    eventually(lambda: suspended(co, "deact-admitted", "running"), "the cluster to be suspended")
+    wl = eventually(
+        lambda: (
+            _words(workload_of(co, "deact-admitted", uid), "QuotaReserved")[0] == "False"
+            and workload_of(co, "deact-admitted", uid)
+        ),
+        "the reservation to be released",
+    )
+    assert _words(wl, "Evicted") == ("True", *DEACTIVATED)
+    assert _words(wl, "Requeued") == ("False", *DEACTIVATED)
+    assert _words(wl, "Admitted")[:2] == ("False", "NoReservation")
+    assert not (wl.get("status") or {}).get("admission")
+    events = [e.reason for e in core.list_namespaced_event("deact-admitted").items]
+    assert "EvictedDueToDeactivated" in events
+
+    _set_active(co, "deact-admitted", uid, True)
+    eventually(lambda: admitted(co, "deact-admitted", uid), "re-admission")
+    eventually(lambda: not suspended(co, "deact-admitted", "running"), "the cluster to run again")
+    wl = workload_of(co, "deact-admitted", uid)
+    assert _words(wl, "Evicted") == ("False", "QuotaReserved", "Previously: The workload is deactivated")
+    assert _words(wl, "Requeued") == REACTIVATED
+    assert _words(wl, "QuotaReserved")[:2] == ("True", "QuotaReserved")

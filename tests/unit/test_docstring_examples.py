@@ -1,4 +1,5 @@
-"""The examples in the docstrings of the configuration and manifest modules run and print what they say."""
+"""The examples in the docstrings of the configuration, manifest and admission modules (and the Kueue
+emulation's Workload lifecycle) run and print what they say."""
 
 from __future__ import annotations
 
@@ -22,6 +23,15 @@ MODULES = [
     "rayqueue_sdk.manifests.rayjob",
     "rayqueue_sdk.manifests.rules",
     "rayqueue_sdk.manifests.kueue",
+    "rayqueue_sdk.admission",
+    "rayqueue_sdk.phases",
+    "rayqueue_sdk.conditions",
+    "rayqueue_sdk.workload_state",
+    "rayqueue_sdk.job_admission",
+    "rayqueue_sdk.observe",
+    "rayqueue_sdk.local.controllers.kueue.conditions",
+    "rayqueue_sdk.local.controllers.kueue.lifecycle",
+    "rayqueue_sdk.local.controllers.kueue.jobs",
 ]
 
 

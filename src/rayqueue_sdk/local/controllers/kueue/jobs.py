@@ -182,7 +182,14 @@ class JobReconciler(StoreOps):
         wl = copy.deepcopy(wl)
         now = timestamp()
         reason, message = evicted.get("reason", ""), evicted.get("message", "")
-        cond.set_condition(wl, msg.REQUEUED, reason == msg.EVICTED_BY_PREEMPTION, reason, message, now)
+        requeued = cond.find(wl, msg.REQUEUED) or {}
+        reactivated = (
+            reason.startswith(msg.EVICTED_BY_DEACTIVATION)
+            and requeued.get("status") == "True"
+            and requeued.get("reason") == msg.REACTIVATED
+        )
+        if not reactivated:  # resumed before its job stopped: the workload controller requeued it
+            cond.set_condition(wl, msg.REQUEUED, reason == msg.EVICTED_BY_PREEMPTION, reason, message, now)
         cond.unset_quota_reservation(wl, msg.PENDING, message, now)
         if cond.find(wl, msg.PODS_READY) is not None:
             cond.set_condition(

@@ -1,9 +1,14 @@
 """Kueue's workload controller (core/workload_controller.go, v0.19.2): a Workload's own lifecycle.
 
-``spec.active=false`` evicts it (``Deactivated``, or ``DeactivatedDueTo<cause>`` when a
-``DeactivationTarget`` such as ``MaximumExecutionTimeExceeded`` asked for it); ``active=true``
-again sets ``Requeued=True`` (``Reactivated``), as a restarted queue does for Workloads it drained;
-the ``resource-in-use`` finalizer is released once the Workload is finished or its job is gone.
+``spec.active=false`` evicts it, admitted or not: ``Evicted=True`` and ``Requeued=False``, both
+``Deactivated`` (or ``DeactivatedDueTo<cause>`` when a ``DeactivationTarget`` such as
+``MaximumExecutionTimeExceeded`` asked for it) with "The workload is deactivated[ due to ...]"; an
+admitted one then loses its reservation once its job has stopped (:mod:`.jobs`). ``active=true``
+again turns ``Requeued=False/Deactivated*`` into ``Requeued=True`` (``Reactivated``, "The workload
+was reactivated"), as a restarted queue does for Workloads it drained, and the Workload is queued
+again; readmission resets ``Evicted`` to ``False``/``QuotaReserved`` with "Previously: <message>"
+(:func:`.conditions.set_quota_reserved`). The ``resource-in-use`` finalizer is released once the
+Workload is finished or its job is gone.
 
 Example:
     >>> WorkloadReconciler.__mro__[1].__name__
@@ -59,20 +64,38 @@ class WorkloadReconciler(StoreOps):
             self._check_active(wl)
 
     def _deactivate(self, wl: dict[str, Any]) -> None:
-        """``spec.active=false``: evict with ``Deactivated`` (and the cause a DeactivationTarget gave)."""
-        if cond.is_true(wl, msg.EVICTED):
+        """``spec.active=false``: ``Evicted=True`` and ``Requeued=False``, both ``Deactivated`` (and the
+        cause a DeactivationTarget gave), whether or not the Workload was admitted.
+
+        An eviction for another reason (a preemption, a stopped queue) is replaced by the
+        deactivation, as upstream does (it evicts unless already evicted *by deactivation*)."""
+        evicted = cond.find(wl, msg.EVICTED)
+        requeued = cond.find(wl, msg.REQUEUED)
+        if (
+            _deactivation(evicted, "True")
+            and _deactivation(requeued, "False")
+            and cond.find(wl, msg.DEACTIVATION_TARGET) is None
+        ):
             return
         had_admission = bool((wl.get("status") or {}).get("admission"))
         wl = copy.deepcopy(wl)
-        reason, message = msg.EVICTED_BY_DEACTIVATION, msg.DEACTIVATED_MESSAGE
-        target = cond.find(wl, msg.DEACTIVATION_TARGET)
-        if target is not None:
-            reason = f"{reason}DueTo{target.get('reason', '')}"
-            message = f"{message} due to {target.get('message', '')}"
-            cond.remove_condition(wl, msg.DEACTIVATION_TARGET)
-        cond.evict(wl, reason, message, timestamp())
+        now = timestamp()
+        if _deactivation(evicted, "True") and evicted is not None:
+            reason, message = evicted.get("reason", ""), evicted.get("message", "")
+            newly_evicted = False
+        else:
+            reason, message = msg.EVICTED_BY_DEACTIVATION, msg.DEACTIVATED_MESSAGE
+            target = cond.find(wl, msg.DEACTIVATION_TARGET)
+            if target is not None:
+                reason = f"{reason}DueTo{target.get('reason', '')}"
+                message = f"{message} due to {target.get('message', '')}"
+            cond.evict(wl, reason, message, now)
+            newly_evicted = True
+        cond.remove_condition(wl, msg.DEACTIVATION_TARGET)
+        cond.set_condition(wl, msg.REQUEUED, False, reason, message, now)
+        (wl.get("status") or {}).pop("requeueState", None)
         wl = self.store.update_status(WORKLOADS, wl)
-        if had_admission:
+        if had_admission and newly_evicted:
             self._event(wl, f"EvictedDueTo{reason}", message, source=WORKLOAD_CONTROLLER)
 
     def _check_active(self, wl: dict[str, Any]) -> None:
@@ -108,8 +131,14 @@ class WorkloadReconciler(StoreOps):
         requeued = cond.find(wl, msg.REQUEUED)
         if requeued is None or requeued.get("status") != "False":
             return
+        if _deactivation(requeued, "False"):
+            # Reactivated (also after a derived DeactivatedDueTo<cause>): back to the queue.
+            wl = copy.deepcopy(wl)
+            cond.set_condition(wl, msg.REQUEUED, True, msg.REACTIVATED, msg.REACTIVATED_MESSAGE, now)
+            (wl.get("status") or {}).pop("requeueState", None)
+            self.store.update_status(WORKLOADS, wl)
+            return
         restarted = {
-            msg.EVICTED_BY_DEACTIVATION: (msg.REACTIVATED, msg.REACTIVATED_MESSAGE),
             msg.EVICTED_BY_CLUSTER_QUEUE_STOPPED: (
                 msg.CLUSTER_QUEUE_RESTARTED,
                 "The ClusterQueue was restarted after being stopped",
@@ -139,3 +168,19 @@ class WorkloadReconciler(StoreOps):
             )
             return cq is not None and ((cq.get("spec") or {}).get("stopPolicy") or "None") != "None"
         return False
+
+
+def _deactivation(condition: dict[str, Any] | None, status: str) -> bool:
+    """Whether ``condition`` has ``status`` and a deactivation reason (``Deactivated[DueTo<cause>]``).
+
+    Example:
+        >>> _deactivation({"status": "False", "reason": "DeactivatedDueToRequeuingLimitExceeded"}, "False")
+        True
+        >>> _deactivation({"status": "True", "reason": "Preempted"}, "True"), _deactivation(None, "True")
+        (False, False)
+    """
+    return (
+        condition is not None
+        and condition.get("status") == status
+        and str(condition.get("reason") or "").startswith(msg.EVICTED_BY_DEACTIVATION)
+    )
