@@ -291,11 +291,19 @@ class Cluster:
         """
         from rayqueue_sdk.dashboard import auth_headers, dashboard_ready
         from rayqueue_sdk.display.console import progress_line
+        from rayqueue_sdk.waiting import wait_for_cluster
 
         api = self._api()
         started = time.monotonic()
         with progress_line(show) as progress:
-            self._wait_admitted_and_ready(api, timeout, queue_timeout, progress)
+            wait_for_cluster(
+                self.name,
+                self.namespace,
+                timeout=timeout,
+                queue_timeout=queue_timeout,
+                client=api,
+                on_progress=progress,
+            )
             status = self.status()
             if not dashboard_check:
                 return status
@@ -316,57 +324,6 @@ class Cluster:
                 time.sleep(pause)
                 pause = min(1.0, pause * 2)
             return replace(status, dashboard_url=uri)
-
-    def _wait_admitted_and_ready(
-        self, api: ApiClient, timeout: float | None, queue_timeout: float | None, progress: Any
-    ) -> None:
-        """``waiting.wait_for_cluster``, riding out the ``Deactivated`` eviction Kueue keeps for a moment
-        after :meth:`resume` (``spec.active`` is true again, but Kueue has not requeued it yet)."""
-        from rayqueue_sdk.errors import PreemptedError
-        from rayqueue_sdk.waiting import wait_for_cluster
-
-        started = time.monotonic()
-        while True:
-            left = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
-            try:
-                wait_for_cluster(
-                    self.name,
-                    self.namespace,
-                    timeout=left,
-                    queue_timeout=queue_timeout,
-                    client=api,
-                    on_progress=progress,
-                )
-                return
-            except PreemptedError as err:
-                # A deactivation read just after resume() is history: spec.active is true again.
-                if not str(err.reason).startswith("Deactivated") or not self._resumed(api)[0]:
-                    raise
-            log.info("%s/%s: resumed; waiting for Kueue to requeue it", self.namespace, self.name)
-            since, pause = time.monotonic(), 0.1
-            while self._resumed(api)[1]:
-                limits = [
-                    t for t in (timeout and started + timeout, queue_timeout and since + queue_timeout) if t
-                ]
-                if limits and time.monotonic() + pause > min(limits):
-                    raise AdmissionTimeout(
-                        self.name,
-                        timeout if timeout is not None else float(queue_timeout or 0),
-                        phase="deactivated",
-                        reason="resumed, but Kueue has not requeued the workload yet",
-                    )
-                time.sleep(pause)
-                pause = min(1.0, pause * 2)
-
-    def _resumed(self, api: ApiClient) -> tuple[bool, bool]:
-        """(the Workload's ``spec.active`` is true, it still carries its stale ``Deactivated`` eviction)."""
-        from rayqueue_sdk.kube.resources import find_workload
-        from rayqueue_sdk.observe import fetch_cluster, stale_deactivation
-
-        uid = str((fetch_cluster(api, self.name, self.namespace).get("metadata") or {}).get("uid") or "")
-        wl = find_workload(api, self.namespace, uid)
-        active = wl is not None and (wl.get("spec") or {}).get("active", True) is not False
-        return active, stale_deactivation(wl)
 
     def details(self, *, show: bool | None = None) -> ClusterDetails:
         """The status plus the cluster's shape (head, every worker group, GPUs): rendered with rich in a

@@ -52,8 +52,6 @@ __all__ = [
     "ClusterDetails",
     "GroupSummary",
     "fetch_cluster",
-    "reactivated_view",
-    "stale_deactivation",
     "list_clusters",
     "observe_many",
     "observe_one",
@@ -166,52 +164,6 @@ def summarize(cluster: Mapping[str, Any], status: ClusterStatus | None = None) -
     )
 
 
-def stale_deactivation(workload: Mapping[str, Any] | None) -> bool:
-    """Whether ``workload`` was resumed (``spec.active`` true) but still carries its ``Deactivated`` eviction.
-
-    Kueue answers a resume with ``Requeued=True`` (``Reactivated``) and clears the eviction when it admits
-    the workload again; until then the eviction is history, not the current state.
-
-    Example:
-        >>> wl = {"spec": {"active": True}, "status": {"conditions": [
-        ...     {"type": "Evicted", "status": "True", "reason": "Deactivated"}]}}
-        >>> stale_deactivation(wl), stale_deactivation({**wl, "spec": {"active": False}})
-        (True, False)
-    """
-    if not workload or (workload.get("spec") or {}).get("active", True) is False:
-        return False
-    for cond in (workload.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == "Evicted" and cond.get("status") == "True":
-            return str(cond.get("reason") or "").startswith("Deactivated")
-    return False
-
-
-def reactivated_view(workload: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
-    """``workload`` as it stands after a resume: a stale ``Deactivated`` eviction read as over (a copy).
-
-    Example:
-        >>> wl = {"spec": {"active": True}, "status": {"conditions": [
-        ...     {"type": "Evicted", "status": "True", "reason": "Deactivated"}]}}
-        >>> reactivated_view(wl)["status"]["conditions"][0]["status"]
-        'False'
-    """
-    if workload is None or not stale_deactivation(workload):
-        return workload
-    status = dict(workload.get("status") or {})
-    conditions = []
-    for cond in status.get("conditions") or []:
-        if cond.get("type") == "Evicted":
-            cond = {
-                **cond,
-                "status": "False",
-                "reason": "Reactivated",
-                "message": "The workload was reactivated",
-            }
-        conditions.append(cond)
-    status["conditions"] = conditions
-    return {**workload, "status": status}
-
-
 def _status(
     cluster: Mapping[str, Any],
     workload: Mapping[str, Any] | None,
@@ -219,7 +171,7 @@ def _status(
     why: str | None,
     exposed: str | None,
 ) -> ClusterStatus:
-    st = status_from(cluster, reactivated_view(workload), position=position, position_unavailable=why)
+    st = status_from(cluster, workload, position=position, position_unavailable=why)
     if in_kubernetes_pod():  # status_from's defaults are the in-cluster Service names
         return replace(st, dashboard_url=exposed or st.dashboard_url)
     # Outside the cluster: what is exposed, else what KubeRay reports (None while queued or starting).
@@ -265,7 +217,7 @@ def observe_one(
         log.debug("cannot read Kueue Workloads in %s: %s", namespace, err)
         wl = None
     position, why = None, None
-    reading = assess_cluster(cluster, reactivated_view(wl))
+    reading = assess_cluster(cluster, wl)
     queue_name = reading.queue or ((wl or {}).get("spec") or {}).get("queueName")
     if with_position and reading.in_queue and wl is not None and queue_name:
         position, why = queue_positions(namespace, queue_name, [_name(wl)], api)[_name(wl)]
@@ -295,7 +247,7 @@ def observe_many(
     if with_positions:
         pending: dict[str, list[str]] = {}
         for cluster, wl in pairs:
-            reading = assess_cluster(cluster, reactivated_view(wl))
+            reading = assess_cluster(cluster, wl)
             queue_name = reading.queue or ((wl or {}).get("spec") or {}).get("queueName")
             if reading.in_queue and wl is not None and queue_name:
                 pending.setdefault(str(queue_name), []).append(_name(wl))

@@ -5,7 +5,8 @@ taken down. KubeRay is played by the test (it writes the ready conditions once K
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 from kubernetes import client as k8s
 from sdk_helpers import NS, cond, raycluster
 
-from rayqueue_sdk import ClusterPhase, ClusterStatus, TokenAuthentication
+from rayqueue_sdk import ClusterPhase, ClusterStatus, TokenAuthentication, get_cluster
 from rayqueue_sdk.errors import AdmissionTimeout, PreemptedError
 from rayqueue_sdk.local.controllers.kueue.controller import KueueController
 from rayqueue_sdk.local.controlplane import LocalControlPlane
@@ -213,3 +214,116 @@ def test_preemption_by_a_higher_priority_cluster_is_seen_with_kueues_reason(
     )
     assert status.reason in ("InCohortReclamation", "InCohortReclaimWhileBorrowing")
     assert "Kueue has requeued it" in status.explanation
+
+
+RESUME_QUEUE = f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq-resume}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {{name: cpu, nominalQuota: 3}}
+      - {{name: memory, nominalQuota: 3Gi}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: resume-q, namespace: {NS}}}
+spec: {{clusterQueue: cq-resume}}
+"""
+
+
+def _poll(probe: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
+    """``probe()`` once it is truthy; fail with the last value after ``timeout`` seconds."""
+    deadline, last = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        last = probe()
+        if last:
+            return last
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}; last value: {last!r}")
+
+
+def test_deactivate_resume_wait_ready_reads_queued_not_deactivated(kueue_plane: LocalControlPlane) -> None:
+    """``deactivate(); resume(); wait_ready()``: after the resume the Deactivated eviction Kueue keeps
+    until it admits the workload again is history, for a running cluster and a queued one alike."""
+    kueue_plane.apply(RESUME_QUEUE)
+    api = kueue_plane.api_client()
+    admin = k8s.CustomObjectsApi(api)
+
+    def create(name: str) -> str:
+        body = _cluster(name)
+        body["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "resume-q"}
+        return str(
+            admin.create_namespaced_custom_object("ray.io", "v1", NS, "rayclusters", body)["metadata"]["uid"]
+        )
+
+    def kuberay_ready(status: ClusterStatus) -> None:
+        if status.phase is ClusterPhase.STARTING:
+            admin.patch_namespaced_custom_object_status(
+                "ray.io",
+                "v1",
+                NS,
+                "rayclusters",
+                status.name,
+                {
+                    "status": {
+                        "conditions": [
+                            cond("HeadPodReady", "True", "HeadPodRunningAndReady"),
+                            cond("RayClusterProvisioned", "True", "AllPodRunningAndReadyFirstTime"),
+                        ]
+                    }
+                },
+            )
+
+    def workload(uid: str) -> dict[str, Any]:
+        items = admin.list_namespaced_custom_object(
+            "kueue.x-k8s.io", "v1beta2", NS, "workloads", label_selector=f"kueue.x-k8s.io/job-uid={uid}"
+        )["items"]
+        return items[0] if items else {}
+
+    def requeued(uid: str) -> tuple[str, str]:
+        found = next(
+            (c for c in workload(uid).get("status", {}).get("conditions", []) if c["type"] == "Requeued"), {}
+        )
+        return found.get("status", ""), found.get("reason", "")
+
+    held_uid = create("held")
+    assert wait_for_cluster("held", NS, client=api, timeout=60, on_progress=kuberay_ready).ready
+
+    # A queued cluster (the quota is held), deactivated before it was ever admitted, then resumed.
+    waiting_uid = create("waiting")
+    _poll(lambda: observe_cluster("waiting", NS, api).reason == "Pending", "the second cluster to queue")
+    waiting = get_cluster("waiting", NS, client=api)
+    waiting.deactivate()
+    _poll(lambda: requeued(waiting_uid) == ("False", "Deactivated"), "Kueue's deactivation")
+    assert waiting.status().phase is ClusterPhase.DEACTIVATED
+    with pytest.raises(PreemptedError) as info:
+        waiting.wait_ready(timeout=30, dashboard_check=False, show=False)
+    assert info.value.reason == "Deactivated"
+    waiting.resume()
+    assert waiting.status().phase is ClusterPhase.QUEUED  # before and after Kueue's Reactivated
+    _poll(lambda: requeued(waiting_uid) == ("True", "Reactivated"), "Kueue's Reactivated")
+    status = waiting.status()
+    assert status.phase is ClusterPhase.QUEUED and status.position == 0
+    assert "reactivated, waiting for quota" in status.explanation
+    with pytest.raises(AdmissionTimeout) as timed_out:  # queued, not a PreemptedError
+        waiting.wait_ready(queue_timeout=1.0, timeout=30, dashboard_check=False, show=False)
+    assert timed_out.value.phase == "queued"
+
+    # The running cluster: deactivated (quota released, the waiting one gets it), then resumed.
+    held = get_cluster("held", NS, client=api)
+    held.deactivate()
+    _poll(lambda: requeued(held_uid) == ("False", "Deactivated"), "the running cluster's deactivation")
+    assert wait_for_cluster("waiting", NS, client=api, timeout=60, on_progress=kuberay_ready).ready
+    held.resume()
+    assert held.status().phase is ClusterPhase.QUEUED
+    admin.delete_namespaced_custom_object("ray.io", "v1", NS, "rayclusters", "waiting")
+    final = held.wait_ready(timeout=60, dashboard_check=False, show=False)
+    assert final.ready and final.phase is ClusterPhase.READY
+    evicted = next(c for c in workload(held_uid)["status"]["conditions"] if c["type"] == "Evicted")
+    assert (evicted["status"], evicted["message"]) == ("False", "Previously: The workload is deactivated")
