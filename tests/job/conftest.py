@@ -57,11 +57,6 @@ def ray_plane() -> Iterator[LocalControlPlane]:
     cp = LocalControlPlane(crd_dir=os.environ.get("RAYQUEUE_CRDS_DIR"))
     cp.ray_enabled = True  # type: ignore[attr-defined]
     with cp:
-        from submitter_pod import emulate_submitter_pod
-
-        for controller in cp.controllers:
-            if controller.name == "kuberay-rayjob":
-                emulate_submitter_pod(controller)
         cp.apply(seed001_admin())
         yield cp
 

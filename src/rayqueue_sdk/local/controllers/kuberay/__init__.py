@@ -11,6 +11,11 @@ control plane with defaults, so that pure API tests start no process:
 - ``cp.prometheus_enabled`` (default ``False``): start a real Prometheus scraping the GPU metrics.
 - ``cp.max_starting_heads`` (default 2), ``cp.simulated_job_seconds`` (default 1.0).
 
+Modules: :mod:`.raycluster` and :mod:`.rayjob` (the controllers), :mod:`.runtime` (the Ray heads),
+:mod:`.submitter` (the RayJob's K8sJobMode submitter pod from ``submitterPodTemplate``) over
+:mod:`.kubelet` (a pod's volumes and init containers, run locally), :mod:`.resources` (pure
+helpers), :mod:`.gpumetrics`.
+
 Example:
     >>> class CP: kuberay_enabled = True
     >>> [c.name for c in kuberay_controllers(CP())]

@@ -6,15 +6,19 @@ The deployment state machine follows KubeRay v1.7.0 [R controllers/ray/rayjob_co
   ``rayClusterName`` = ``<job>-<rand5>``, ``jobStatus: PENDING``, ``startTime``;
 - ``Initializing``: create the job-owned RayCluster from ``rayClusterSpec`` (labels copied from the
   RayJob plus ``ray.io/originated-from-*``, owned by the RayJob); once its ``state`` is ready, set
-  ``dashboardURL`` and submit the entrypoint with Ray's ``JobSubmissionClient`` (``runtimeEnvYAML``
-  parsed to a dict, ``submission_id`` = ``jobId``, ``entrypointNumCpus/Gpus/Resources``) ->
-  ``Running``. A submission error ends ``Failed`` with reason ``SubmissionFailed``;
+  ``dashboardURL``; in K8sJobMode (the default) make the submitter pod from
+  ``submitterPodTemplate`` (:mod:`.submitter`: its Secret/ConfigMap/emptyDir volumes, its init
+  containers run as local processes) and submit the entrypoint in-process with Ray's
+  ``JobSubmissionClient`` (``runtimeEnvYAML`` parsed to a dict, its ``working_dir`` mapped from the
+  submitter pod's mounts, ``submission_id`` = ``jobId``, ``entrypointNumCpus/Gpus/Resources``) ->
+  ``Running``. A submission error or a failed init container ends ``Failed`` with reason
+  ``SubmissionFailed``; a missing Secret/ConfigMap keeps it ``Initializing`` (pod Pending);
 - ``Running``: ``jobStatus``/``message``/``startTime``/``endTime`` from Ray's job info;
   terminal -> ``Complete`` (``Failed`` with reason ``AppFailed`` when the job FAILED);
 - ``activeDeadlineSeconds`` (from ``startTime``) -> ``Failed``, reason ``DeadlineExceeded``;
-- ``spec.suspend`` (Kueue) in ``Initializing``/``Running`` -> ``Suspending``: the cluster is deleted
-  (its Ray head stopped), status reset -> ``Suspended``; unsuspended -> New again, so a *new*
-  cluster name on resume;
+- ``spec.suspend`` (Kueue) in ``Initializing``/``Running`` -> ``Suspending``: the cluster and the
+  submitter pod are deleted (its Ray head stopped), status reset -> ``Suspended``; unsuspended ->
+  New again, so a *new* cluster name on resume;
 - ``Complete``/``Failed`` with ``shutdownAfterJobFinishes``: the cluster is deleted once
   ``ttlSecondsAfterFinished`` (default 0) has passed since ``endTime``.
 
@@ -41,6 +45,12 @@ from rayqueue_sdk.local.controllers.base import QueueController
 from rayqueue_sdk.local.controllers.kuberay import resources as R
 from rayqueue_sdk.local.controllers.kuberay.raycluster import RAYCLUSTERS
 from rayqueue_sdk.local.controllers.kuberay.runtime import RayRuntime
+from rayqueue_sdk.local.controllers.kuberay.submitter import (
+    InitContainerFailed,
+    PodPending,
+    SubmitterPods,
+    SubmitterRun,
+)
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +76,15 @@ def _stamp(epoch_ms: int | float | None) -> str | None:
     return datetime.fromtimestamp(float(epoch_ms) / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _submission_failed(status: dict[str, Any], reason: str, message: str) -> None:
+    """End the RayJob ``Failed`` with KubeRay's reason ``SubmissionFailed``."""
+    status["jobDeploymentStatus"] = "Failed"
+    status["reason"] = "SubmissionFailed"
+    status["message"] = f"Job submission has failed. Reason: {reason}. Message: {message}"
+    status["endTime"] = R.now()
+    status["failed"] = int(status.get("failed") or 0) + 1
+
+
 class RayJobController(QueueController):
     """Reconciles RayJobs: job-owned clusters, submission, status, deadlines, suspension, TTL."""
 
@@ -78,6 +97,12 @@ class RayJobController(QueueController):
         self.runtime = runtime
         self.simulated_job_seconds = simulated_job_seconds
         self._simulated: dict[tuple[str, str], float] = {}  # (ns, jobId) -> submitted at
+        self.submitters = SubmitterPods()
+
+    def stop(self) -> None:
+        """Stop the worker thread, then remove the submitter pods' local filesystems."""
+        super().stop()
+        self.submitters.stop()
 
     def keys_for(self, event: Any) -> list[Any]:
         meta = event.object.get("metadata", {})
@@ -93,7 +118,11 @@ class RayJobController(QueueController):
         clusters = {
             (c["metadata"].get("namespace"), c["metadata"]["name"]) for c in self.store.list(RAYCLUSTERS)
         }
-        for job in self.store.list(RAYJOBS):
+        jobs = self.store.list(RAYJOBS)
+        self.submitters.sweep(
+            clusters, {(j["metadata"].get("namespace"), j["metadata"]["name"]) for j in jobs}
+        )
+        for job in jobs:
             status = job.get("status") or {}
             namespace = job["metadata"].get("namespace")
             active = status.get("jobDeploymentStatus") not in TERMINAL_DEPLOYMENT + ("Suspended",)
@@ -138,6 +167,9 @@ class RayJobController(QueueController):
                 status["jobDeploymentStatus"] = ""
         elif phase in ("Complete", "Failed"):
             self._finished(job, status)
+        finished = status.get("jobDeploymentStatus") in ("Complete", "Failed")
+        if finished and phase not in ("Complete", "Failed"):
+            self.submitters.finish(self.store, job, status, succeeded=status.get("jobStatus") == "SUCCEEDED")
         if status != (job.get("status") or {}):
             fresh = dict(job)
             fresh["status"] = status
@@ -238,30 +270,49 @@ class RayJobController(QueueController):
         if handle is None or handle.state != "ready":
             return
         status["dashboardURL"] = f"127.0.0.1:{handle.endpoints()['dashboard']}"
+        run: SubmitterRun | None = None
+        if ((job.get("spec") or {}).get("submissionMode") or "K8sJobMode") == "K8sJobMode":
+            try:
+                run = self.submitters.ensure(self.store, job, status, status["dashboardURL"])
+            except PodPending as err:  # the kubelet waits for the volume's source (FailedMount)
+                log.info("RayJob %s/%s: submitter pod pending: %s", namespace, job["metadata"]["name"], err)
+                return
+            except InitContainerFailed as err:  # the Job's pod fails: BackoffLimitExceeded upstream
+                _submission_failed(
+                    status, "BackoffLimitExceeded", f"Job has reached the specified backoff limit; {err}"
+                )
+                return
+            except ValueError as err:  # a template the API server would have refused
+                _submission_failed(status, "Invalid", str(err))
+                return
         try:
-            self._submit(job, status, handle.dashboard_url, simulated=handle.head is None)
+            self._submit(job, status, handle.dashboard_url, simulated=handle.head is None, run=run)
         except Exception as err:  # the submission failed: KubeRay reports SubmissionFailed
-            status["jobDeploymentStatus"] = "Failed"
-            status["reason"] = "SubmissionFailed"
-            status["message"] = f"Job submission has failed. Reason: {type(err).__name__}. Message: {err}"
-            status["endTime"] = R.now()
-            status["failed"] = int(status.get("failed") or 0) + 1
+            _submission_failed(status, type(err).__name__, str(err))
             return
         status["jobDeploymentStatus"] = "Running"
 
     def _submit(
-        self, job: dict[str, Any], status: dict[str, Any], dashboard: str, *, simulated: bool
+        self,
+        job: dict[str, Any],
+        status: dict[str, Any],
+        dashboard: str,
+        *,
+        simulated: bool,
+        run: SubmitterRun | None = None,
     ) -> None:
         spec = job.get("spec") or {}
         runtime_env = yaml.safe_load(spec.get("runtimeEnvYAML") or "") or None
         if runtime_env is not None and not isinstance(runtime_env, dict):
             raise ValueError("runtimeEnvYAML must be a YAML mapping")
+        if run is not None and runtime_env and isinstance(runtime_env.get("working_dir"), str):
+            runtime_env["working_dir"] = run.localise(runtime_env["working_dir"])  # as the pod sees it
         if simulated:
             self._simulated[(job["metadata"].get("namespace", ""), status["jobId"])] = time.monotonic()
             return
         from ray.job_submission import JobSubmissionClient
 
-        client = JobSubmissionClient(dashboard)
+        client = JobSubmissionClient(dashboard, headers=run.headers() if run is not None else None)
         existing = {j.submission_id for j in client.list_jobs()}
         if status["jobId"] in existing:  # submitted before (e.g. a retried reconcile)
             return
@@ -344,6 +395,7 @@ class RayJobController(QueueController):
         return False
 
     def _suspend(self, job: dict[str, Any], status: dict[str, Any]) -> None:
+        self.submitters.delete(self.store, job, status)
         if not self._delete_cluster(job, status):
             return  # deleted now; the next pass sees it gone
         for key in ("rayClusterName", "dashboardURL", "jobId", "message", "reason", "startTime", "endTime"):
