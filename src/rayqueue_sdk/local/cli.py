@@ -7,6 +7,13 @@ kubeconfig context (``rayqueue-local`` by default) into the kubeconfig (``$KUBEC
 ``rayqueue local down``. On the way out it removes the context and the run file. State (objects, the
 CA, tokens) lives in ``--state-dir`` (default ``$RAYQUEUE_HOME/local``), so a restart keeps them.
 
+``up`` runs the whole emulation by default: Kueue, KubeRay with a real local Ray head per running
+RayCluster, KEDA, and a real Prometheus scraping the GPU metrics when the ``prometheus`` binary is
+installed (otherwise a warning names Debian's package and the rest starts). ``--no-ray`` (KubeRay
+without Ray processes: clusters ready at once, jobs simulated), ``--no-keda`` and
+``--no-prometheus`` opt out; ``--set KEY=VALUE`` sets any control-plane option and wins over
+these. ``status`` prints the running controllers.
+
 Example::
 
     $ rayqueue local up --crds ../shared/crds &
@@ -20,10 +27,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["register", "run_file", "rayqueue_home"]
+__all__ = ["emulation_options", "register", "run_file", "rayqueue_home"]
 
 
 def rayqueue_home() -> Path:
@@ -62,12 +70,22 @@ def register(subparsers: Any) -> None:
     )
     up.add_argument("--workload-scale", action="store_true", help="serve Kueue workloads/scale (seed 000)")
     up.add_argument(
+        "--no-ray",
+        action="store_true",
+        help="KubeRay without real Ray heads (clusters are ready at once, RayJobs simulated)",
+    )
+    up.add_argument("--no-keda", action="store_true", help="do not run the KEDA emulation")
+    up.add_argument(
+        "--no-prometheus", action="store_true", help="do not start Prometheus for the GPU metrics"
+    )
+    up.add_argument(
         "--set",
         dest="options",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a controller option, e.g. --set ray_enabled=true (value parsed as JSON when it can be)",
+        help="a control-plane option, e.g. --set max_starting_heads=1 (value parsed as JSON when it "
+        "can be; wins over --no-ray/--no-keda/--no-prometheus)",
     )
     up.set_defaults(func=_up)
     down = sub.add_parser("down", help="stop the running local control plane")
@@ -130,8 +148,9 @@ def _up(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    options = emulation_options(args)
     cp = LocalControlPlane(
-        **_options(args.options),
+        **options,
         crd_dir=args.crds,
         state_dir=state_dir,
         port=args.port,
@@ -164,11 +183,15 @@ def _up(args: argparse.Namespace) -> int:
                     "context": args.context,
                     "ca_cert": str(cp.ca_cert_path),
                     "state_dir": str(state_dir),
+                    "controllers": [getattr(c, "name", type(c).__name__) for c in cp.controllers],
+                    "options": {k: v for k, v in options.items() if isinstance(v, bool | int | float | str)},
+                    "prometheus": getattr(getattr(cp, "prometheus", None), "url", None),
                 }
             )
         )
         os.replace(tmp, path)
         print(f'Local control plane at {cp.server} (context "{args.context}" in {kubeconfig})', flush=True)
+        print(_describe(json.loads(path.read_text())), flush=True)
         print("Stop it with Ctrl-C or `rayqueue local down`.", flush=True)
         while not stop.wait(0.5):
             pass
@@ -179,6 +202,55 @@ def _up(args: argparse.Namespace) -> int:
         path.unlink(missing_ok=True)
         print("Stopped.", flush=True)
     return 0
+
+
+def emulation_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The :class:`~rayqueue_sdk.local.LocalControlPlane` options of ``local up``: everything on
+    unless opted out, Prometheus only when installed, then ``--set`` on top.
+
+    Example:
+        >>> ns = argparse.Namespace(no_ray=True, no_keda=False, no_prometheus=True, options=["x=1"])
+        >>> options = emulation_options(ns)
+        >>> sorted(k for k, v in options.items() if v is True), options["x"]
+        (['keda_enabled', 'kuberay_enabled'], 1)
+    """
+    options: dict[str, Any] = {
+        "kuberay_enabled": True,
+        "ray_enabled": not args.no_ray,
+        "keda_enabled": not args.no_keda,
+        "prometheus_enabled": not args.no_prometheus,
+    }
+    explicit = _options(args.options)
+    if options["prometheus_enabled"] and "prometheus_enabled" not in explicit:
+        from rayqueue_sdk.local.prometheus import PrometheusNotInstalledError, find_prometheus
+
+        try:
+            find_prometheus()
+        except PrometheusNotInstalledError:
+            options["prometheus_enabled"] = False
+            print(
+                "warning: Prometheus is not installed, so the GPU metrics are not scraped and KEDA's "
+                "Prometheus triggers have nothing to query; install Debian's package `prometheus` "
+                "(apt-get install prometheus), or pass --no-prometheus to silence this.",
+                file=sys.stderr,
+                flush=True,
+            )
+    options.update(explicit)
+    return options
+
+
+def _describe(running: dict[str, Any]) -> str:
+    """One line naming the running controllers (and Prometheus' URL)."""
+    names = running.get("controllers")
+    if names is None:
+        return "Controllers: unknown"
+    line = "Controllers: " + (", ".join(names) if names else "none")
+    if "kuberay-raycluster" in names:
+        ray = (running.get("options") or {}).get("ray_enabled")
+        line += "; Ray heads: " + ("real, one per running RayCluster" if ray else "simulated")
+    if running.get("prometheus"):
+        line += f"; Prometheus at {running['prometheus']}"
+    return line
 
 
 def _options(pairs: list[str]) -> dict[str, Any]:
@@ -222,4 +294,5 @@ def _status(args: argparse.Namespace) -> int:
         return 1
     where = f'context "{running["context"]}" in {running["kubeconfig"]}'
     print(f"{running['server']} (pid {running['pid']}, {where})")
+    print(_describe(running))
     return 0

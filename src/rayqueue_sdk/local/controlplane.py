@@ -76,8 +76,17 @@ class LocalControlPlane:
     (replicas 1 ⇔ ``spec.active``, DESIGN §6). ``controllers``: the controllers to run (default:
     :func:`rayqueue_sdk.local.controllers.default_controllers`; ``[]`` for none; or a callable
     ``cp -> [controllers]``, called after the server is up). Any other keyword
-    becomes an attribute the controllers read (e.g. ``kuberay_enabled=True``, ``ray_enabled=True``;
-    see :mod:`rayqueue_sdk.local.controllers.kuberay`).
+    becomes an attribute the controllers read; all emulations but Kueue are off by default so that
+    pure API tests stay cheap (``rayqueue local up`` turns them all on):
+
+    - ``kuberay_enabled=True``: KubeRay's RayCluster/RayJob controllers (clusters ready at once,
+      jobs simulated, the submitter pod's init containers run) and the GPU-metrics exporter;
+    - ``ray_enabled=True``: implies KubeRay, with a real local Ray head per running RayCluster;
+    - ``keda_enabled=True``: KEDA's webhook and ScaledObject controller;
+    - ``prometheus_enabled=True``: a real Prometheus (Debian's ``prometheus``) scraping the GPU
+      metrics, published as ``cp.prometheus`` (needs KubeRay);
+    - ``max_starting_heads`` (2), ``simulated_job_seconds`` (1.0): see
+      :mod:`rayqueue_sdk.local.controllers.kuberay`.
 
     Attributes once started: ``server`` (the https URL), ``token`` (admin), ``ca_cert_path``,
     ``kubeconfig_path`` (admin context ``rayqueue-local`` plus one per :meth:`add_user`), ``store``,

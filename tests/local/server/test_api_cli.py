@@ -201,3 +201,68 @@ def test_state_survives_down_and_up_unless_fresh(env: dict[str, str]) -> None:
         assert api.list_namespaced_config_map("default").items == []
     finally:
         _stop(env, up)
+
+
+def _run_info(env: dict[str, str]) -> dict[str, Any]:
+    info: dict[str, Any] = json.loads((Path(env["RAYQUEUE_HOME"]) / "local.json").read_text())
+    return info
+
+
+def test_up_runs_the_whole_emulation_by_default(env: dict[str, str]) -> None:
+    from rayqueue_sdk.local.prometheus import PrometheusNotInstalledError, find_prometheus
+
+    try:
+        installed = bool(find_prometheus())
+    except PrometheusNotInstalledError:
+        installed = False
+    up = _start(env)
+    try:
+        assert up.stdout is not None
+        described = up.stdout.readline()
+        run = _run_info(env)
+        status = _rayqueue("local", "status", env=env)
+    finally:
+        _stop(env, up)
+    for name in ("kueue", "kuberay-raycluster", "kuberay-rayjob", "gpu-metrics", "keda-scaledobject"):
+        assert name in run["controllers"], run["controllers"]
+    assert run["options"]["ray_enabled"] is True and run["options"]["keda_enabled"] is True
+    assert run["options"]["prometheus_enabled"] is installed
+    assert (run["prometheus"] or "").startswith("http://127.0.0.1:") is installed
+    assert "kuberay-rayjob" in described and "Ray heads: real" in described
+    assert status.returncode == 0
+    assert "keda-scaledobject" in status.stdout and "Ray heads: real" in status.stdout
+
+
+def test_up_opt_outs_and_set_wins(env: dict[str, str]) -> None:
+    up = _start(env, "--no-ray", "--no-keda", "--no-prometheus", "--set", "keda_enabled=true")
+    try:
+        run = _run_info(env)
+        status = _rayqueue("local", "status", env=env)
+    finally:
+        _stop(env, up)
+    assert "kuberay-rayjob" in run["controllers"] and "keda-scaledobject" in run["controllers"]
+    assert run["options"]["ray_enabled"] is False and run["options"]["prometheus_enabled"] is False
+    assert run["prometheus"] is None
+    assert "Ray heads: simulated" in status.stdout and "Prometheus" not in status.stdout
+
+
+def test_missing_prometheus_warns_with_the_debian_package(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rayqueue_sdk.cli import build_parser
+    from rayqueue_sdk.local import prometheus
+    from rayqueue_sdk.local.cli import emulation_options
+
+    def missing() -> str:
+        raise prometheus.PrometheusNotInstalledError()
+
+    monkeypatch.setattr(prometheus, "find_prometheus", missing)
+    options = emulation_options(build_parser().parse_args(["local", "up"]))
+    assert options["prometheus_enabled"] is False
+    assert options["ray_enabled"] is True and options["keda_enabled"] is True
+    assert "apt-get install prometheus" in capsys.readouterr().err
+    explicit = emulation_options(
+        build_parser().parse_args(["local", "up", "--set", "prometheus_enabled=true"])
+    )
+    assert explicit["prometheus_enabled"] is True  # asked for explicitly: no fallback
+    assert capsys.readouterr().err == ""
