@@ -31,7 +31,8 @@ OWNER = textwrap.dedent(
     head.wait_ready()
     client = JobSubmissionClient(head.dashboard_url)
     script = ("import ray; ray.init(); r = ray.cluster_resources(); print('CPU', r['CPU'], 'GPU', r['GPU']); "
-              "print('answer', ray.get(ray.remote(num_gpus=1)(lambda: 42).remote()))")
+              "print('answer', ray.get(ray.remote(num_gpus=1)(lambda: 42).remote())); "
+              "print('node', ray.nodes()[0]['NodeManagerAddress'])")
     job_id = client.submit_job(entrypoint=f'python -c "{script}"')
     while not client.get_job_status(job_id).is_terminal():
         time.sleep(0.2)
@@ -58,6 +59,7 @@ def test_head_runs_a_gpu_job_and_dies_with_its_owner():
         cpus = float(min(64, os.cpu_count() or 1))
         assert f"CPU {cpus} GPU 2.0" in report["logs"]  # CPUs capped to this machine, GPUs advertised
         assert "answer 42" in report["logs"]
+        assert "node 127.0.0.1" in report["logs"]  # loopback only, never the machine's network address
         assert set(report["endpoints"]) == {"client", "dashboard", "gcs-server", "metrics"}
         assert "8265" not in report["endpoints"].values()  # private ports, not Ray's defaults
         assert report["memory"]["processes"] >= 5 and report["memory"]["pss"] > 50 * 2**20

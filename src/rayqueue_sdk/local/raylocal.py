@@ -194,6 +194,10 @@ class RayHead:
             "--head",
             "--block",
             "--disable-usage-stats",
+            # Everything on loopback: without this Ray advertises (and its client server binds) the
+            # machine's network address, and the local control plane must stay on 127.0.0.1.
+            "--node-ip-address",
+            self.host,
             "--port",
             str(p["gcs-server"]),
             "--include-dashboard=true",
@@ -243,6 +247,10 @@ class RayHead:
         for var in ("RAY_ADDRESS", "RAY_JOB_CONFIG_JSON_ENV_VAR"):
             env.pop(var, None)
         env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        # Ray rewrites a loopback --node-ip-address to the machine's network address unless it runs
+        # in its single-machine mode (ray_constants.ENABLE_RAY_CLUSTER; it only otherwise refuses
+        # extra worker nodes, which a local head never has). Keep every Ray server on loopback.
+        env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
         self.started_at = time.monotonic()
         self.process = spawn(
             self.command(),
