@@ -19,7 +19,8 @@ What it does, as KubeRay v1.7.0 does [R controllers/ray/raycluster_controller.go
   (ready/suspended), worker replica counts, ``desiredCPU/Memory/GPU/TPU``, ``head`` (127.0.0.1),
   ``endpoints`` with the real local ports, ``observedGeneration``.
 
-A head that fails to start is reported as ``RayClusterReplicaFailure`` (reason ``FailedCreateHeadPod``).
+A head that fails to start (after the runtime's retries) is reported as condition ``ReplicaFailure``
+(KubeRay's ``RayClusterReplicaFailure`` constant; reason ``FailedCreateHeadPod``).
 
 Example:
     >>> RayClusterController(RayRuntime(enabled=False)).watches
@@ -252,12 +253,12 @@ class RayClusterController(QueueController):
         else:
             R.set_condition(conditions, "HeadPodReady", False, "Unknown", "")
 
-        # RayClusterReplicaFailure (a head that could not start)
-        conditions = [c for c in conditions if c.get("type") != "RayClusterReplicaFailure"]
+        # ReplicaFailure (KubeRay's RayClusterReplicaFailure constant): a head that could not start
+        conditions = [c for c in conditions if c.get("type") != "ReplicaFailure"]
         if handle is not None and handle.state == "failed":
             R.set_condition(
                 conditions,
-                "RayClusterReplicaFailure",
+                "ReplicaFailure",
                 True,
                 "FailedCreateHeadPod",
                 f"local Ray head: {handle.error}",

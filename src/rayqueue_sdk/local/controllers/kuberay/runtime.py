@@ -30,6 +30,27 @@ from typing import Any
 from rayqueue_sdk.local.controllers.kuberay.resources import DEFAULT_PORTS
 from rayqueue_sdk.local.raylocal import RayHead, RayHeadSpec
 
+#: How often a head that fails to start is tried (with fresh ports) before the cluster is failed.
+HEAD_START_ATTEMPTS = 3
+#: Seconds before the next attempt, times the attempt number.
+HEAD_RETRY_DELAY = 1.0
+
+
+def _failure_summary(text: str, limit: int = 600) -> str:
+    r"""The first line of a start failure plus the last non-empty lines of its log, within ``limit``.
+
+    Example:
+        >>> _failure_summary("`ray start` exited with 1:\nINFO x\n\nValueError: port 6379 is in use")
+        '`ray start` exited with 1: ... INFO x | ValueError: port 6379 is in use'
+    """
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "unknown error"
+    head, tail = lines[0], " | ".join(lines[1:][-3:])
+    summary = f"{head} ... {tail}" if tail else head
+    return summary if len(summary) <= limit else summary[: limit - 3] + "..."
+
+
 log = logging.getLogger(__name__)
 
 __all__ = ["HeadHandle", "HeadKey", "RayRuntime"]
@@ -148,23 +169,46 @@ class RayRuntime:
         with self._starting:
             if self._current(handle) is not handle:
                 return  # released before it could start
-            try:
-                handle.head.start()
-                handle.head.wait_ready()
-            except Exception as err:  # a failed head is reported on the cluster, not raised
-                if self._current(handle) is not handle:
-                    log.debug("Ray head %s/%s released while starting", handle.key[0], handle.key[1])
-                    handle.head.stop(grace=0)
-                    return
-                log.warning("Ray head %s/%s failed to start: %s", handle.key[0], handle.key[1], err)
-                handle.state, handle.error = "failed", str(err).splitlines()[0][:300]
-                handle.head.stop(grace=0)
-            else:
+            error = self._start_with_retries(handle)
+            if error is None:
                 handle.state, handle.ready_since = "ready", time.monotonic()
+            elif error:  # "" means released while starting: nothing to report
+                handle.state, handle.error = "failed", error
             if self._current(handle) is not handle:  # released while starting
                 handle.head.stop(grace=0)
                 return
         self._notify(handle.key)
+
+    def _start_with_retries(self, handle: HeadHandle) -> str | None:
+        """Start the head, retrying with fresh ports as KubeRay recreates a failed head pod.
+
+        Returns ``None`` once ready, ``""`` if the cluster was released meanwhile, or the last
+        failure (its first line and the log's last lines) after :data:`HEAD_START_ATTEMPTS`.
+        """
+        assert handle.head is not None
+        error = ""
+        for attempt in range(1, HEAD_START_ATTEMPTS + 1):
+            try:
+                handle.head.start()  # each start allocates new ports and a new temp dir
+                handle.head.wait_ready()
+                return None
+            except Exception as err:  # a failed head is reported on the cluster, not raised
+                handle.head.stop(grace=0)
+                if self._current(handle) is not handle:
+                    log.debug("Ray head %s/%s released while starting", handle.key[0], handle.key[1])
+                    return ""
+                error = _failure_summary(str(err))
+                log.warning(
+                    "Ray head %s/%s failed to start (attempt %d of %d): %s",
+                    handle.key[0],
+                    handle.key[1],
+                    attempt,
+                    HEAD_START_ATTEMPTS,
+                    err,
+                )
+                if attempt < HEAD_START_ATTEMPTS and self._stop.wait(HEAD_RETRY_DELAY * attempt):
+                    return ""
+        return error
 
     def _current(self, handle: HeadHandle) -> HeadHandle | None:
         with self._lock:
