@@ -24,7 +24,7 @@ from rich.rule import Rule
 from rayqueue_sdk import Cluster, ClusterConfiguration, TokenAuthentication, list_clusters, list_local_queues
 from rayqueue_sdk.display.console import print_clusters
 from rayqueue_sdk.local import LocalControlPlane
-from rayqueue_sdk.manifests import kueue as k
+from rayqueue_sdk.local.scenarios import team_queue
 
 console = Console()
 NAMESPACE = "default"  # a token login implies no namespace: the SDK uses "default", as kubectl does
@@ -40,23 +40,6 @@ def crd_dir() -> str | None:
         Path(__file__).resolve().parents[2] / "shared" / "crds"
     )
     return found if Path(found).is_dir() else None
-
-
-def team_queue() -> list[dict]:
-    """What a platform admin sets up once: quota for the team and the R&D priority."""
-    return [
-        k.resource_flavor("default-flavor"),
-        k.cluster_queue(
-            "cq-development",
-            resource_groups=[
-                k.resource_group(
-                    k.flavor_quotas("default-flavor", {"cpu": 16, "memory": "64Gi", "nvidia.com/gpu": 4})
-                )
-            ],
-        ),
-        k.local_queue("ds-workspace-queue", NAMESPACE, "cq-development"),
-        k.workload_priority_class("rd-priority", 100, "R&D workspace clusters"),
-    ]
 
 
 def connect_with_retries(address: str, attempts: int = 3) -> None:
@@ -83,7 +66,7 @@ def main() -> None:
         console.print(f"API server at {cp.server} (kubeconfig {cp.kubeconfig_path})")
 
         step("2. Platform admin: a team queue, a priority class and a limited user")
-        cp.apply(team_queue())
+        cp.apply(team_queue(NAMESPACE, gpus=4))  # quota for the team and the R&D priority
         token = cp.add_user("data-scientist", [NAMESPACE])
         console.print("user 'data-scientist' may manage Ray clusters in namespace 'default' only")
 

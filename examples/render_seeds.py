@@ -3,8 +3,8 @@
 
 The seeds are the workflows rayqueue_sdk serves (a workspace cluster, quick jobs on it, a job-owned
 cluster, two teams sharing quota with priorities). Each configuration below is written exactly as the seed
-writes it, with ``codeflare_sdk`` replaced by ``rayqueue_sdk``, and rendered with ``to_yaml()``: the
-manifests ``apply()`` would send.
+writes it, with ``codeflare_sdk`` replaced by ``rayqueue_sdk`` (the Kueue admin setups come from
+``rayqueue_sdk.local.scenarios``), and rendered with ``to_yaml()``: the manifests ``apply()`` would send.
 
 Usage:
     python3 examples/render_seeds.py            # one YAML stream on stdout, narrated in comments
@@ -23,28 +23,13 @@ from typing import Any
 
 from rayqueue_sdk import Cluster, ClusterConfiguration, ManagedClusterConfig, RayJob
 from rayqueue_sdk.job import render_rayjob
+from rayqueue_sdk.local.scenarios import GPU_TOLERATION, seed000_queues, seed001_queues, seed004_queues
 from rayqueue_sdk.manifests import dump_yaml
-from rayqueue_sdk.manifests import kueue as k
-
-GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 
 def seed000() -> list[tuple[str, Any]]:
     """Seed 000: Kueue + KEDA scale-to-zero proof of concept, two 2-GPU clusters for a 2-GPU quota."""
-    admin = [
-        k.cluster_queue(
-            "cluster-queue",
-            resource_groups=[
-                k.resource_group(
-                    k.flavor_quotas(
-                        "default-flavor", {"cpu": 9, "memory": "36Gi", "pods": 5, "nvidia.com/gpu": 2}
-                    )
-                )
-            ],
-        ),
-        k.resource_flavor("default-flavor"),
-        k.local_queue("user-queue", "demo", "cluster-queue"),
-    ]
+    admin = seed000_queues()
     out: list[tuple[str, Any]] = [
         (
             "Kueue admin: ClusterQueue with a quota of 2 NVIDIA GPUs, its flavor, LocalQueue demo/user-queue",
@@ -79,29 +64,7 @@ def seed000() -> list[tuple[str, Any]]:
 
 def seed001(scratch: Path) -> list[tuple[str, Any]]:
     """Seed 001: three workflows (workspace cluster, quick jobs on it, job-owned cluster) with priorities."""
-    admin: list[dict[str, Any]] = [k.resource_flavor("default-flavor"), k.cohort("all-gpus")]
-    for name, gpus in (("cq-production", 12), ("cq-development", 8)):
-        admin.append(
-            k.cluster_queue(
-                name,
-                cohort="all-gpus",
-                preemption=k.preemption(reclaim_within_cohort="Any", within_cluster_queue="LowerPriority"),
-                resource_groups=[
-                    k.resource_group(
-                        k.flavor_quotas(
-                            "default-flavor", {"cpu": 96, "memory": "768Gi", "nvidia.com/gpu": gpus}
-                        )
-                    )
-                ],
-            )
-        )
-    admin += [
-        k.local_queue("batch-jobs-queue", "your-namespace", "cq-production"),
-        k.local_queue("ds-workspace-queue", "your-namespace", "cq-development"),
-        k.workload_priority_class("prod-priority", 1000, "Production jobs"),
-        k.workload_priority_class("dev-priority", 100, "Development jobs"),
-        k.workload_priority_class("rd-priority", 100, "R&D workspace clusters"),
-    ]
+    admin = seed001_queues()
     workspace_cluster = Cluster(
         ClusterConfiguration(
             name="my-workspace-cluster",
@@ -171,59 +134,7 @@ def seed001(scratch: Path) -> list[tuple[str, Any]]:
 
 def seed004() -> list[tuple[str, Any]]:
     """Seed 004: team-a (high priority, GPU) and team-b (low priority, CPU) share cohort team-ab."""
-
-    def only(ns: str) -> dict[str, Any]:
-        return {"matchLabels": {"kubernetes.io/metadata.name": ns}}
-
-    def preempt(within: str) -> dict[str, Any]:
-        return k.preemption(
-            reclaim_within_cohort="Any",
-            borrow_within_cohort="LowerPriority",
-            max_priority_threshold=100,
-            within_cluster_queue=within,
-        )
-
-    admin = [
-        k.resource_flavor("default-flavor"),
-        k.resource_flavor(
-            "gpu-flavor", node_labels={"nvidia.com/gpu.present": "true"}, tolerations=[GPU_TOLERATION]
-        ),
-        k.cluster_queue(
-            "shared-cq",
-            cohort="team-ab",
-            preemption=preempt("Never"),
-            resource_groups=[
-                k.resource_group(k.flavor_quotas("default-flavor", {"cpu": 6, "memory": "16Gi"}))
-            ],
-        ),
-        k.cluster_queue(
-            "team-a-cq",
-            cohort="team-ab",
-            preemption=preempt("LowerPriority"),
-            namespace_selector=only("team-a"),
-            resource_groups=[
-                k.resource_group(k.flavor_quotas("default-flavor", {"cpu": 0, "memory": 0})),
-                k.resource_group(k.flavor_quotas("gpu-flavor", {"nvidia.com/gpu": "1"})),
-            ],
-        ),
-        k.cluster_queue(
-            "team-b-cq",
-            cohort="team-ab",
-            namespace_selector=only("team-b"),
-            resource_groups=[
-                k.resource_group(
-                    k.flavor_quotas(
-                        "gpu-flavor", {"nvidia.com/gpu": "0"}, borrowing_limits={"nvidia.com/gpu": "0"}
-                    )
-                ),
-                k.resource_group(k.flavor_quotas("default-flavor", {"cpu": 0, "memory": 0})),
-            ],
-        ),
-        k.local_queue("local-queue", "team-a", "team-a-cq"),
-        k.local_queue("local-queue", "team-b", "team-b-cq"),
-        k.workload_priority_class("prod-priority", 1000, "Priority class for prod jobs"),
-        k.workload_priority_class("dev-priority", 100, "Priority class for development jobs"),
-    ]
+    admin = seed004_queues()
 
     def team_cluster(prod: bool) -> dict[str, Any]:
         return Cluster(

@@ -14,7 +14,6 @@ PRIORITIES = [
     k.workload_priority_class("dev-priority", 100, "Priority class for development jobs"),
     k.workload_priority_class("rd-priority", 100, "R&D workspace clusters"),
 ]
-GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 
 def zero_quota_queue(ns: str) -> list[dict[str, Any]]:
@@ -49,67 +48,6 @@ def team_queue(
             resource_groups=[k.resource_group(k.flavor_quotas("default-flavor", quotas))],
         ),
         k.local_queue(queue, ns, f"cq-{ns}"),
-    ]
-
-
-def seed004_admin(team_a: str, team_b: str, cohort: str) -> list[dict[str, Any]]:
-    """Seed 004's queues (cohort with a shared CPU pool, team-a's GPU, priorities) for two namespaces."""
-    shared = k.preemption(
-        reclaim_within_cohort="Any",
-        borrow_within_cohort="LowerPriority",
-        max_priority_threshold=100,
-        within_cluster_queue="Never",
-    )
-    team_a_preemption = k.preemption(
-        reclaim_within_cohort="Any",
-        borrow_within_cohort="LowerPriority",
-        max_priority_threshold=100,
-        within_cluster_queue="LowerPriority",
-    )
-
-    def only(ns: str) -> dict[str, Any]:
-        return {"matchLabels": {"kubernetes.io/metadata.name": ns}}
-
-    return [
-        k.resource_flavor("default-flavor"),
-        k.resource_flavor(
-            "gpu-flavor", node_labels={"nvidia.com/gpu.present": "true"}, tolerations=[GPU_TOLERATION]
-        ),
-        k.cluster_queue(
-            f"shared-{cohort}",
-            cohort=cohort,
-            preemption=shared,
-            resource_groups=[
-                k.resource_group(k.flavor_quotas("default-flavor", {"cpu": 6, "memory": "16Gi"}))
-            ],
-        ),
-        k.cluster_queue(
-            f"a-{cohort}",
-            cohort=cohort,
-            preemption=team_a_preemption,
-            namespace_selector=only(team_a),
-            queueing_strategy="BestEffortFIFO",
-            resource_groups=[
-                k.resource_group(k.flavor_quotas("default-flavor", {"cpu": 0, "memory": 0})),
-                k.resource_group(k.flavor_quotas("gpu-flavor", {"nvidia.com/gpu": "1"})),
-            ],
-        ),
-        k.cluster_queue(
-            f"b-{cohort}",
-            cohort=cohort,
-            namespace_selector=only(team_b),
-            queueing_strategy="BestEffortFIFO",
-            resource_groups=[
-                k.resource_group(
-                    k.flavor_quotas(
-                        "gpu-flavor", {"nvidia.com/gpu": "0"}, borrowing_limits={"nvidia.com/gpu": "0"}
-                    )
-                ),
-                k.resource_group(k.flavor_quotas("default-flavor", {"cpu": 0, "memory": 0})),
-            ],
-        ),
-        k.local_queue("local-queue", team_a, f"a-{cohort}"),
-        k.local_queue("local-queue", team_b, f"b-{cohort}"),
     ]
 
 

@@ -13,7 +13,7 @@ import uuid
 from typing import Any
 
 import pytest
-from cluster_helpers import GPU_TOLERATION, eventually, later, seed004_admin, team_queue
+from cluster_helpers import eventually, later
 
 from rayqueue_sdk import (
     AdmissionTimeout,
@@ -27,6 +27,7 @@ from rayqueue_sdk import (
     get_cluster,
 )
 from rayqueue_sdk.local.controlplane import LocalControlPlane
+from rayqueue_sdk.local.scenarios import GPU_TOLERATION, seed000_queues, seed004_queues
 
 pytestmark = pytest.mark.ray
 
@@ -54,7 +55,7 @@ def seed000(name: str, namespace: str) -> ClusterConfiguration:
 def test_seed000_second_cluster_waits_with_kueues_words_then_runs(
     plane: LocalControlPlane, ns: str, user: str, admin: Any
 ) -> None:
-    plane.apply(team_queue(ns, "user-queue", cpu=9, memory="36Gi", gpus=2, pods=5))
+    plane.apply(seed000_queues(ns, cluster_queue=f"cq-{ns}"))
     auth = TokenAuthentication(
         token=user, server=plane.server, skip_tls=False, ca_cert_path=str(plane.ca_cert_path)
     )
@@ -130,7 +131,8 @@ def test_seed004_preemption_is_seen_as_preempted_with_kueues_reason(
     team_a, team_b = ns, f"team-b-{uuid.uuid4().hex[:5]}"
     plane.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": team_b}})
     try:
-        plane.apply(seed004_admin(team_a, team_b, cohort=f"ab-{uuid.uuid4().hex[:5]}"))
+        cohort = f"ab-{uuid.uuid4().hex[:5]}"
+        plane.apply(seed004_queues(team_a, team_b, cohort=cohort, shared_queue=f"shared-{cohort}"))
         dev = Cluster(seed004("team-b", team_b), client=admin)
         prod = Cluster(seed004("team-a", team_a), client=admin)
         dev.apply()

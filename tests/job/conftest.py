@@ -14,41 +14,15 @@ import pytest
 from rayqueue_sdk import Cluster, ClusterConfiguration
 from rayqueue_sdk.kube.client import set_current_client
 from rayqueue_sdk.local import LocalControlPlane
-from rayqueue_sdk.manifests import kueue as k
+from rayqueue_sdk.local.scenarios import seed001_queues
 
 NS = "your-namespace"
 
 
 def seed001_admin(namespace: str = NS) -> list[dict[str, Any]]:
-    """Seed 001's admin setup: production (12 GPUs) and development (8 GPUs) in cohort all-gpus."""
-    objects: list[dict[str, Any]] = [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
-        k.resource_flavor("default-flavor"),
-        k.cohort("all-gpus"),
-    ]
-    for name, gpus in (("cq-production", 12), ("cq-development", 8)):
-        objects.append(
-            k.cluster_queue(
-                name,
-                cohort="all-gpus",
-                preemption=k.preemption(reclaim_within_cohort="Any", within_cluster_queue="LowerPriority"),
-                resource_groups=[
-                    k.resource_group(
-                        k.flavor_quotas(
-                            "default-flavor",
-                            {"cpu": 96, "memory": "768Gi", "pods": 40, "nvidia.com/gpu": gpus},
-                        )
-                    )
-                ],
-            )
-        )
-    objects += [
-        k.local_queue("batch-jobs-queue", namespace, "cq-production"),
-        k.local_queue("ds-workspace-queue", namespace, "cq-development"),
-        k.workload_priority_class("prod-priority", 1000, "Production jobs"),
-        k.workload_priority_class("rd-priority", 100, "R&D workspace clusters"),
-    ]
-    return objects
+    """Seed 001's admin setup (12 + 8 GPUs in cohort all-gpus, 40 pods each) and its namespace."""
+    namespace_object = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+    return [namespace_object, *seed001_queues(namespace, pods=40)]
 
 
 @pytest.fixture(scope="session")

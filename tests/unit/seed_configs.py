@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from rayqueue_sdk import Cluster, ClusterConfiguration, ManagedClusterConfig, RayJob
-from rayqueue_sdk.manifests import kueue as k
+from rayqueue_sdk.local.scenarios import GPU_TOLERATION, seed000_queues, seed001_queues, seed004_queues
 
-GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 SEED_004_IMAGE = "quay.io/project-codeflare/ray:2.20.0-py39-cu118"
 
 
@@ -119,109 +118,14 @@ def seed004_cluster(team: str) -> Cluster:
 
 def seed000_admin() -> list[dict[str, Any]]:
     """Seed 000's ClusterQueue, ResourceFlavor and LocalQueue (2 GPUs of quota)."""
-    return [
-        k.resource_flavor("default-flavor"),
-        k.cluster_queue(
-            "cluster-queue",
-            resource_groups=[
-                k.resource_group(
-                    k.flavor_quotas(
-                        "default-flavor", {"cpu": 9, "memory": "36Gi", "pods": 5, "nvidia.com/gpu": 2}
-                    )
-                )
-            ],
-        ),
-        k.local_queue("user-queue", "demo", "cluster-queue"),
-    ]
+    return seed000_queues()
 
 
 def seed001_admin() -> list[dict[str, Any]]:
     """Seed 001's admin setup: production (12 GPUs) and development (8 GPUs) sharing the all-gpus cohort."""
-    objects: list[dict[str, Any]] = [k.resource_flavor("default-flavor"), k.cohort("all-gpus")]
-    for name, gpus in (("cq-production", 12), ("cq-development", 8)):
-        objects.append(
-            k.cluster_queue(
-                name,
-                cohort="all-gpus",
-                preemption=k.preemption(reclaim_within_cohort="Any", within_cluster_queue="LowerPriority"),
-                resource_groups=[
-                    k.resource_group(
-                        k.flavor_quotas(
-                            "default-flavor", {"cpu": 96, "memory": "768Gi", "nvidia.com/gpu": gpus}
-                        )
-                    )
-                ],
-            )
-        )
-    objects += [
-        k.local_queue("batch-jobs-queue", "your-namespace", "cq-production"),
-        k.local_queue("ds-workspace-queue", "your-namespace", "cq-development"),
-        k.local_queue("lq-rd-workspace", "your-namespace", "cq-development"),
-        k.workload_priority_class("prod-priority", 1000, "Production jobs"),
-        k.workload_priority_class("dev-priority", 100, "Development jobs"),
-        k.workload_priority_class("rd-priority", 100, "R&D workspace clusters"),
-    ]
-    return objects
+    return seed001_queues(rd_workspace=True)
 
 
 def seed004_admin() -> list[dict[str, Any]]:
     """Seed 004's flavors, three ClusterQueues in cohort team-ab, two LocalQueues and two priorities."""
-    shared_preemption = k.preemption(
-        reclaim_within_cohort="Any",
-        borrow_within_cohort="LowerPriority",
-        max_priority_threshold=100,
-        within_cluster_queue="Never",
-    )
-    team_a_preemption = k.preemption(
-        reclaim_within_cohort="Any",
-        borrow_within_cohort="LowerPriority",
-        max_priority_threshold=100,
-        within_cluster_queue="LowerPriority",
-    )
-
-    def only(ns: str) -> dict[str, Any]:
-        return {"matchLabels": {"kubernetes.io/metadata.name": ns}}
-
-    return [
-        k.resource_flavor("default-flavor"),
-        k.resource_flavor(
-            "gpu-flavor", node_labels={"nvidia.com/gpu.present": "true"}, tolerations=[GPU_TOLERATION]
-        ),
-        k.cluster_queue(
-            "shared-cq",
-            cohort="team-ab",
-            preemption=shared_preemption,
-            resource_groups=[
-                k.resource_group(k.flavor_quotas("default-flavor", {"cpu": 6, "memory": "16Gi"}))
-            ],
-        ),
-        k.cluster_queue(
-            "team-a-cq",
-            cohort="team-ab",
-            preemption=team_a_preemption,
-            namespace_selector=only("team-a"),
-            queueing_strategy="BestEffortFIFO",
-            resource_groups=[
-                k.resource_group(k.flavor_quotas("default-flavor", {"cpu": 0, "memory": 0})),
-                k.resource_group(k.flavor_quotas("gpu-flavor", {"nvidia.com/gpu": "1"})),
-            ],
-        ),
-        k.cluster_queue(
-            "team-b-cq",
-            cohort="team-ab",
-            namespace_selector=only("team-b"),
-            queueing_strategy="BestEffortFIFO",
-            resource_groups=[
-                k.resource_group(
-                    k.flavor_quotas(
-                        "gpu-flavor", {"nvidia.com/gpu": "0"}, borrowing_limits={"nvidia.com/gpu": "0"}
-                    )
-                ),
-                k.resource_group(k.flavor_quotas("default-flavor", {"cpu": 0, "memory": 0})),
-            ],
-        ),
-        k.local_queue("local-queue", "team-a", "team-a-cq"),
-        k.local_queue("local-queue", "team-b", "team-b-cq"),
-        k.workload_priority_class("prod-priority", 1000, "Priority class for prod jobs"),
-        k.workload_priority_class("dev-priority", 100, "Priority class for development jobs"),
-    ]
+    return seed004_queues()

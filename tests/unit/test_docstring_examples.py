@@ -32,6 +32,7 @@ MODULES = [
     "rayqueue_sdk.local.controllers.kueue.conditions",
     "rayqueue_sdk.local.controllers.kueue.lifecycle",
     "rayqueue_sdk.local.controllers.kueue.jobs",
+    "rayqueue_sdk.local.scenarios",
 ]
 
 

@@ -12,7 +12,8 @@ RayCluster, KEDA, and a real Prometheus scraping the GPU metrics when the ``prom
 installed (otherwise a warning names Debian's package and the rest starts). ``--no-ray`` (KubeRay
 without Ray processes: clusters ready at once, jobs simulated), ``--no-keda`` and
 ``--no-prometheus`` opt out; ``--set KEY=VALUE`` sets any control-plane option and wins over
-these. ``status`` prints the running controllers.
+these. ``--scenario NAME`` applies a seed's Kueue admin setup (:mod:`rayqueue_sdk.local.scenarios`)
+once started. ``status`` prints the running controllers.
 
 Example::
 
@@ -31,7 +32,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["emulation_options", "register", "run_file", "rayqueue_home"]
+__all__ = ["emulation_options", "register", "run_file", "rayqueue_home", "scenario_objects"]
 
 
 def rayqueue_home() -> Path:
@@ -77,6 +78,13 @@ def register(subparsers: Any) -> None:
     up.add_argument("--no-keda", action="store_true", help="do not run the KEDA emulation")
     up.add_argument(
         "--no-prometheus", action="store_true", help="do not start Prometheus for the GPU metrics"
+    )
+    from rayqueue_sdk.local.scenarios import SCENARIOS
+
+    up.add_argument(
+        "--scenario",
+        choices=sorted(SCENARIOS),
+        help="apply a seed's Kueue admin setup after start-up (namespaces created as needed)",
     )
     up.add_argument(
         "--set",
@@ -164,6 +172,8 @@ def _up(args: argparse.Namespace) -> int:
         return 1
     path = run_file()
     try:
+        if args.scenario:
+            cp.apply(scenario_objects(args.scenario))
         merge_context(
             kubeconfig,
             args.context,
@@ -202,6 +212,23 @@ def _up(args: argparse.Namespace) -> int:
         path.unlink(missing_ok=True)
         print("Stopped.", flush=True)
     return 0
+
+
+def scenario_objects(name: str) -> list[dict[str, Any]]:
+    """The objects ``local up --scenario NAME`` applies: the namespaces the scenario uses, then its objects.
+
+    Example:
+        >>> [(o["kind"], o["metadata"]["name"]) for o in scenario_objects("team")][:2]
+        [('Namespace', 'default'), ('ResourceFlavor', 'default-flavor')]
+    """
+    from rayqueue_sdk.local.scenarios import SCENARIOS
+
+    objects = SCENARIOS[name]()
+    namespaces = dict.fromkeys(o["metadata"]["namespace"] for o in objects if "namespace" in o["metadata"])
+    return [
+        *({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}} for ns in namespaces),
+        *objects,
+    ]
 
 
 def emulation_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -266,3 +266,20 @@ def test_missing_prometheus_warns_with_the_debian_package(
     )
     assert explicit["prometheus_enabled"] is True  # asked for explicitly: no fallback
     assert capsys.readouterr().err == ""
+
+
+def test_up_applies_a_scenario_and_rejects_unknown_names(env: dict[str, str]) -> None:
+    up = _start(env, "--no-ray", "--no-keda", "--no-prometheus", "--scenario", "seed-004")
+    try:
+        api = client.CustomObjectsApi(config.new_client_from_config(env["KUBECONFIG"]))
+        queues = api.list_cluster_custom_object("kueue.x-k8s.io", "v1beta2", "clusterqueues")["items"]
+        core = client.CoreV1Api(config.new_client_from_config(env["KUBECONFIG"]))
+        namespaces = {n.metadata.name for n in core.list_namespace().items}
+    finally:
+        _stop(env, up)
+    assert sorted(q["metadata"]["name"] for q in queues) == ["shared-cq", "team-a-cq", "team-b-cq"]
+    assert {"team-a", "team-b"} <= namespaces
+    out = _rayqueue("local", "up", "--scenario", "nope", env=env)
+    assert out.returncode == 2
+    assert "invalid choice: 'nope'" in out.stderr
+    assert all(name in out.stderr for name in ("seed-000", "seed-001", "seed-004", "team"))
