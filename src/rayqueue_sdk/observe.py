@@ -219,7 +219,7 @@ def observe_one(
     position, why = None, None
     reading = assess_cluster(cluster, wl)
     queue_name = reading.queue or ((wl or {}).get("spec") or {}).get("queueName")
-    if with_position and reading.in_queue and wl is not None and queue_name:
+    if with_position and reading.pending and wl is not None and queue_name:
         position, why = queue_positions(namespace, queue_name, [_name(wl)], api)[_name(wl)]
     exposed = dashboard_from_exposure(name, namespace, **exposures(api, namespace))
     return _status(cluster, wl, position, why, exposed), cluster
@@ -249,7 +249,7 @@ def observe_many(
         for cluster, wl in pairs:
             reading = assess_cluster(cluster, wl)
             queue_name = reading.queue or ((wl or {}).get("spec") or {}).get("queueName")
-            if reading.in_queue and wl is not None and queue_name:
+            if reading.pending and wl is not None and queue_name:
                 pending.setdefault(str(queue_name), []).append(_name(wl))
         for queue_name, names in sorted(pending.items()):
             positions.update(queue_positions(namespace, queue_name, names, api))

@@ -149,6 +149,11 @@ def test_seed004_preemption_is_seen_as_preempted_with_kueues_reason(
 
         seen = dev.status()
         assert seen.phase in (ClusterPhase.PREEMPTED, ClusterPhase.QUEUED) and not seen.ready
+        # Requeued by Kueue: once the requeue settles, status() reports it first in its LocalQueue.
+        requeued = eventually(
+            lambda: (st := dev.status()).position == 0 and st, timeout=60, what="dev's queue position"
+        )
+        assert requeued.phase in (ClusterPhase.PREEMPTED, ClusterPhase.QUEUED), requeued
         assert seen.priority_class == "dev-priority"
         assert prod.wait_ready(timeout=300).ready
         assert prod.status().priority_class == "prod-priority"
