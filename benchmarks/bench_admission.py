@@ -16,7 +16,7 @@ import time
 import tracemalloc
 from typing import Any
 
-from rayqueue_sdk.local.controllers.kueue.engine import admission_pass
+from rayqueue_local.controllers.kueue.engine import admission_pass
 
 QUEUES = 10
 PENDING = 1000

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rayqueue_sdk.local import LocalControlPlane
+from rayqueue_local import LocalControlPlane
 
 NS = "bench"
 GETS = 2000

@@ -7,7 +7,7 @@ Each round runs, one after the other (never two heads at once, so they do not co
   its own session) -> the command returns -> the dashboard answers ``/api/version`` -> a job
   submitted with Ray's ``JobSubmissionClient`` SUCCEEDED. Stopped by killing its session (never a
   machine-wide ``ray stop``).
-- **head manager**: :class:`~rayqueue_sdk.local.raylocal.RayHead` alone: start -> ready (raylet
+- **head manager**: :class:`~rayqueue_local.runtime.raylocal.RayHead` alone: start -> ready (raylet
   and GCS health, dashboard) -> the same job SUCCEEDED.
 - **local control plane**: a RayCluster (head + 1 worker, 1 GPU each) under a Kueue quota is
   created; from the moment Kueue unsuspends it (admission) -> ``status.state`` ready -> its
@@ -34,9 +34,9 @@ from typing import Any
 
 from kubernetes import client as k8s
 
-from rayqueue_sdk.local import LocalControlPlane
-from rayqueue_sdk.local.processes import _kill_session, free_ports, session_pids, tree_memory
-from rayqueue_sdk.local.raylocal import RayHead, RayHeadSpec, ray_executable
+from rayqueue_local import LocalControlPlane
+from rayqueue_local.runtime.processes import _kill_session, free_ports, session_pids, tree_memory
+from rayqueue_local.runtime.raylocal import RayHead, RayHeadSpec, ray_executable
 
 ROOT = Path(__file__).resolve().parents[1]
 NS = "bench"

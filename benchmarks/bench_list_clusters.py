@@ -27,7 +27,7 @@ TARGET = 2.0
 SERVER = r"""
 import json, sys, time
 from rayqueue_sdk import Cluster, ClusterConfiguration
-from rayqueue_sdk.local.controlplane import LocalControlPlane
+from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk.manifests import kueue as k
 
 crd_dir, sizes = sys.argv[1] or None, {"small": 10, "large": int(sys.argv[2])}

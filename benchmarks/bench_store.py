@@ -21,8 +21,8 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from rayqueue_sdk.local.registry import Registry
-from rayqueue_sdk.local.store import Store
+from rayqueue_local.registry.registry import Registry
+from rayqueue_local.storage.store import Store
 
 RC = "rayclusters.ray.io"
 DEFAULT_CRDS = Path(__file__).resolve().parents[2] / "shared" / "crds"

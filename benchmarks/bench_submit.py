@@ -29,11 +29,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from rayqueue_local import LocalControlPlane
 from rayqueue_sdk import Cluster, ClusterConfiguration, RayJob
+from rayqueue_sdk.cluster.wait import wait_for_cluster
 from rayqueue_sdk.kube.client import set_current_client
-from rayqueue_sdk.local import LocalControlPlane
 from rayqueue_sdk.manifests import kueue as k
-from rayqueue_sdk.waiting import wait_for_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 NS = "bench"
@@ -81,7 +81,7 @@ def main() -> None:
 
         from ray.job_submission import JobSubmissionClient
 
-        from rayqueue_sdk.dashboard import cluster_dashboard_uri
+        from rayqueue_sdk.cluster.dashboard import cluster_dashboard_uri
 
         ray_client = JobSubmissionClient(cluster_dashboard_uri("ws", NS, client=api))
         code = Path(tempfile.mkdtemp(prefix="bench-submit-"))

@@ -22,9 +22,9 @@ from typing import Any
 
 from kubernetes import client as k8s
 
+from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk import ClusterPhase, ClusterStatus
-from rayqueue_sdk.local.controlplane import LocalControlPlane
-from rayqueue_sdk.waiting import wait_for_cluster
+from rayqueue_sdk.cluster.wait import wait_for_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "sdk"))

@@ -21,10 +21,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.rule import Rule
 
+from rayqueue_local import LocalControlPlane
+from rayqueue_local.scenarios import team_queue
 from rayqueue_sdk import Cluster, ClusterConfiguration, TokenAuthentication, list_clusters, list_local_queues
 from rayqueue_sdk.display.console import print_clusters
-from rayqueue_sdk.local import LocalControlPlane
-from rayqueue_sdk.local.scenarios import team_queue
 
 console = Console()
 NAMESPACE = "default"  # a token login implies no namespace: the SDK uses "default", as kubectl does
@@ -57,7 +57,7 @@ def connect_with_retries(address: str, attempts: int = 3) -> None:
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("rayqueue_sdk.local").setLevel(logging.WARNING)
+    logging.getLogger("rayqueue_local").setLevel(logging.WARNING)
 
     step("1. Start the local control plane (Kueue + KubeRay with real Ray heads)")
     cp = LocalControlPlane(crd_dir=crd_dir())

@@ -4,7 +4,7 @@
 The seeds are the workflows rayqueue_sdk serves (a workspace cluster, quick jobs on it, a job-owned
 cluster, two teams sharing quota with priorities). Each configuration below is written exactly as the seed
 writes it, with ``codeflare_sdk`` replaced by ``rayqueue_sdk`` (the Kueue admin setups come from
-``rayqueue_sdk.local.scenarios``), and rendered with ``to_yaml()``: the manifests ``apply()`` would send.
+``rayqueue_local.scenarios``), and rendered with ``to_yaml()``: the manifests ``apply()`` would send.
 
 Usage:
     python3 examples/render_seeds.py            # one YAML stream on stdout, narrated in comments
@@ -21,9 +21,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rayqueue_local.scenarios import GPU_TOLERATION, seed000_queues, seed001_queues, seed004_queues
 from rayqueue_sdk import Cluster, ClusterConfiguration, ManagedClusterConfig, RayJob
-from rayqueue_sdk.job import render_rayjob
-from rayqueue_sdk.local.scenarios import GPU_TOLERATION, seed000_queues, seed001_queues, seed004_queues
+from rayqueue_sdk.job.rayjob import render_rayjob
 from rayqueue_sdk.manifests import dump_yaml
 
 

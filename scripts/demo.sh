@@ -4,5 +4,5 @@
 # a job through the job client, down). This is the README first command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install -q -e .
+python3 -m pip install -q -e ./local -e .
 exec python3 examples/quickstart.py "$@"

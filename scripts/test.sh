@@ -15,5 +15,6 @@ fi
 # Debian starts the packaged service; the tests run their own Prometheus on free ports.
 if command -v systemctl >/dev/null 2>&1; then systemctl stop prometheus >/dev/null 2>&1 || true; fi
 
-python3 -m pip install -q -e '.[test]'
+# Both distributions from this checkout: the SDK (with its test tools) and the local control plane.
+python3 -m pip install -q -e ./local -e '.[test]'
 exec python3 -m pytest "$@"

@@ -17,7 +17,7 @@ settings.load_profile("rayqueue")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CRDS_DIR = Path(os.environ.get("RAYQUEUE_CRDS_DIR", REPO_ROOT.parent / "shared" / "crds")).resolve()
-# Fixtures in rayqueue_sdk.local.pytest_plugin read the same variable.
+# Fixtures in rayqueue_local.pytest_plugin read the same variable.
 os.environ.setdefault("RAYQUEUE_CRDS_DIR", str(CRDS_DIR))
 
 

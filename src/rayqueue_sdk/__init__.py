@@ -39,24 +39,24 @@ _EXPORTS: dict[str, str] = {
     "TLSVerificationError": "rayqueue_sdk.errors",
     "UnsupportedError": "rayqueue_sdk.errors",
     # configuration, clusters, jobs
-    "Cluster": "rayqueue_sdk.cluster",
-    "ClusterConfiguration": "rayqueue_sdk.config",
-    "ManagedClusterConfig": "rayqueue_sdk.config",
-    "RayJob": "rayqueue_sdk.job",
-    "RayJobStatus": "rayqueue_sdk.job_status",
-    "WorkerGroup": "rayqueue_sdk.config",
+    "Cluster": "rayqueue_sdk.cluster.cluster",
+    "ClusterConfiguration": "rayqueue_sdk.config.models",
+    "ManagedClusterConfig": "rayqueue_sdk.config.models",
+    "RayJob": "rayqueue_sdk.job.rayjob",
+    "RayJobStatus": "rayqueue_sdk.job.status",
+    "WorkerGroup": "rayqueue_sdk.config.models",
     # authentication, queues, status
     "TokenAuthentication": "rayqueue_sdk.kube.auth",
     "KubeConfigFileAuthentication": "rayqueue_sdk.kube.auth",
-    "list_local_queues": "rayqueue_sdk.queues",
-    "get_cluster": "rayqueue_sdk.cluster",
-    "list_clusters": "rayqueue_sdk.observe",
+    "list_local_queues": "rayqueue_sdk.cluster.queues",
+    "get_cluster": "rayqueue_sdk.cluster.cluster",
+    "list_clusters": "rayqueue_sdk.cluster.observe",
     "view_clusters": "rayqueue_sdk.display.widgets",
-    "ClusterDetails": "rayqueue_sdk.observe",
-    "DashboardNotFoundError": "rayqueue_sdk.dashboard",
-    "ClusterPhase": "rayqueue_sdk.admission",
-    "ClusterStatus": "rayqueue_sdk.status",
-    "JobPhase": "rayqueue_sdk.admission",
+    "ClusterDetails": "rayqueue_sdk.cluster.observe",
+    "DashboardNotFoundError": "rayqueue_sdk.cluster.dashboard",
+    "ClusterPhase": "rayqueue_sdk.admission.cluster",
+    "ClusterStatus": "rayqueue_sdk.cluster.status",
+    "JobPhase": "rayqueue_sdk.admission.cluster",
 }
 
 __all__ = [
@@ -98,10 +98,13 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from rayqueue_sdk.admission import ClusterPhase, JobPhase  # noqa: F401
-    from rayqueue_sdk.cluster import Cluster, get_cluster  # noqa: F401
-    from rayqueue_sdk.config import ClusterConfiguration, ManagedClusterConfig, WorkerGroup  # noqa: F401
-    from rayqueue_sdk.dashboard import DashboardNotFoundError  # noqa: F401
+    from rayqueue_sdk.admission.cluster import ClusterPhase, JobPhase  # noqa: F401
+    from rayqueue_sdk.cluster.cluster import Cluster, get_cluster  # noqa: F401
+    from rayqueue_sdk.cluster.dashboard import DashboardNotFoundError  # noqa: F401
+    from rayqueue_sdk.cluster.observe import ClusterDetails, list_clusters  # noqa: F401
+    from rayqueue_sdk.cluster.queues import list_local_queues  # noqa: F401
+    from rayqueue_sdk.cluster.status import ClusterStatus  # noqa: F401
+    from rayqueue_sdk.config.models import ClusterConfiguration, ManagedClusterConfig, WorkerGroup  # noqa: F401
     from rayqueue_sdk.display.widgets import view_clusters  # noqa: F401
     from rayqueue_sdk.errors import (  # noqa: F401
         AdmissionTimeout,
@@ -123,12 +126,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         TLSVerificationError,
         UnsupportedError,
     )
-    from rayqueue_sdk.job import RayJob  # noqa: F401
-    from rayqueue_sdk.job_status import RayJobStatus  # noqa: F401
+    from rayqueue_sdk.job.rayjob import RayJob  # noqa: F401
+    from rayqueue_sdk.job.status import RayJobStatus  # noqa: F401
     from rayqueue_sdk.kube.auth import KubeConfigFileAuthentication, TokenAuthentication  # noqa: F401
-    from rayqueue_sdk.observe import ClusterDetails, list_clusters  # noqa: F401
-    from rayqueue_sdk.queues import list_local_queues  # noqa: F401
-    from rayqueue_sdk.status import ClusterStatus  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

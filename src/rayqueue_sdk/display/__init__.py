@@ -17,7 +17,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from rayqueue_sdk.observe import ClusterDetails
+    from rayqueue_sdk.cluster.observe import ClusterDetails
 
 __all__ = ["is_notebook", "is_terminal", "show_details"]
 

@@ -4,7 +4,7 @@
 print them to any ``rich.console.Console`` (tests record one to a string).
 
 Example:
-    >>> from rayqueue_sdk.status import ClusterStatus, ClusterPhase
+    >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
     >>> st = ClusterStatus("ws", "ds", ClusterPhase.QUEUED, False, "queued in LocalQueue 'q' at position 0",
     ...                    queue="q", position=0, reason="Pending", message="couldn't assign flavors")
     >>> text = render_text(clusters_table([st]), width=120)
@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from rayqueue_sdk.observe import ClusterDetails
-    from rayqueue_sdk.status import ClusterStatus
+    from rayqueue_sdk.cluster.observe import ClusterDetails
+    from rayqueue_sdk.cluster.status import ClusterStatus
 
 __all__ = [
     "PHASE_STYLES",
@@ -52,7 +52,7 @@ def phase_text(status: ClusterStatus) -> str:
     """The phase with Kueue's reason, e.g. ``"queued (Pending)"``.
 
     Example:
-        >>> from rayqueue_sdk.status import ClusterStatus, ClusterPhase
+        >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
         >>> st = ClusterStatus("a", "b", ClusterPhase.PREEMPTED, False, "x", reason="InCohortReclamation")
         >>> phase_text(st)
         'preempted (InCohortReclamation)'
@@ -101,7 +101,7 @@ def status_panel(status: ClusterStatus) -> Any:
     """A ``rich.panel.Panel`` with everything :class:`ClusterStatus` says.
 
     Example:
-        >>> from rayqueue_sdk.status import ClusterStatus, ClusterPhase
+        >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
         >>> "ready" in render_text(status_panel(ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready")))
         True
     """
@@ -137,7 +137,7 @@ def details_panel(details: ClusterDetails) -> Any:
     """The status panel followed by a table of the head and every worker group.
 
     Example:
-        >>> from rayqueue_sdk.observe import summarize
+        >>> from rayqueue_sdk.cluster.observe import summarize
         >>> d = summarize({"metadata": {"name": "ws", "namespace": "ds"}, "spec": {"workerGroupSpecs": [
         ...     {"groupName": "gpu", "replicas": 2, "rayStartParams": {"num-gpus": "1"}}]}})
         >>> "gpu" in render_text(details_panel(d))

@@ -3,11 +3,11 @@
 The browser shows a table of the namespace's clusters (name, queue, phase with Kueue's reason, position,
 workers, GPUs, dashboard link), a cluster picker and buttons: refresh, down, deactivate and resume.
 Everything it needs comes from one listing (a constant number of API calls); the buttons act through
-:class:`~rayqueue_sdk.cluster.Cluster`. ``ipywidgets`` is imported when a widget is built. Tokens are
+:class:`~rayqueue_sdk.cluster.cluster.Cluster`. ``ipywidgets`` is imported when a widget is built. Tokens are
 never put in a widget: only names, Kueue's words and addresses.
 
 Example:
-    >>> from rayqueue_sdk.status import ClusterStatus, ClusterPhase
+    >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
     >>> html = clusters_html([ClusterStatus("ws", "ds", ClusterPhase.QUEUED, False, "queued", queue="q",
     ...                                     position=0, reason="Pending")], {"ws": 2})
     >>> ">queued (Pending)</td>" in html and "<td>0</td>" in html
@@ -26,9 +26,9 @@ from rayqueue_sdk.display.console import phase_text
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
 
+    from rayqueue_sdk.cluster.observe import ClusterDetails
+    from rayqueue_sdk.cluster.status import ClusterStatus
     from rayqueue_sdk.kube.client import ClientSource
-    from rayqueue_sdk.observe import ClusterDetails
-    from rayqueue_sdk.status import ClusterStatus
 
 __all__ = ["ClusterBrowser", "cluster_widget", "clusters_html", "status_html", "view_clusters"]
 
@@ -86,7 +86,7 @@ def status_html(status: ClusterStatus, gpus: int | None = None) -> str:
     """An HTML card for one cluster's status (escaped).
 
     Example:
-        >>> from rayqueue_sdk.status import ClusterStatus, ClusterPhase
+        >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
         >>> "ready" in status_html(ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready"))
         True
     """
@@ -162,9 +162,9 @@ class ClusterBrowser:
 
     def refresh(self) -> list[ClusterStatus]:
         """Re-read the clusters (one listing) and redraw; returns the statuses."""
+        from rayqueue_sdk.cluster.observe import observe_many, summarize
         from rayqueue_sdk.errors import RayQueueError
         from rayqueue_sdk.kube.client import get_client
-        from rayqueue_sdk.observe import observe_many, summarize
 
         try:
             found = observe_many(get_client(self._client), self.namespace)
@@ -184,7 +184,7 @@ class ClusterBrowser:
         return self.statuses
 
     def _act(self, action: str) -> None:
-        from rayqueue_sdk.cluster import get_cluster
+        from rayqueue_sdk.cluster.cluster import get_cluster
         from rayqueue_sdk.errors import RayQueueError
 
         name = self.picker.value

@@ -18,9 +18,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rayqueue_sdk.config.quantities import parse_quantity
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.manifests.rules import check_dns_label, check_labels
-from rayqueue_sdk.quantities import parse_quantity
 
 __all__ = [
     "API_VERSION",

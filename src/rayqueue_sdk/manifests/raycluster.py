@@ -1,11 +1,12 @@
-"""Build a ``ray.io/v1`` RayCluster from a :class:`~rayqueue_sdk.config.ClusterConfiguration` (pure, no I/O).
+"""Build a ``ray.io/v1`` RayCluster from a :class:`~rayqueue_sdk.config.models.ClusterConfiguration`
+(pure, no I/O).
 
 The Kueue keys go on the RayCluster's own ``metadata.labels`` (``kueue.x-k8s.io/queue-name``,
 ``kueue.x-k8s.io/priority-class``), never on the pod templates. Every object carries
 ``app.kubernetes.io/managed-by: rayqueue-sdk`` so the SDK can tell what it made.
 
 Example:
-    >>> from rayqueue_sdk.config import ClusterConfiguration
+    >>> from rayqueue_sdk.config.models import ClusterConfiguration
     >>> m = build_raycluster(ClusterConfiguration(name="demo", local_queue="team-q",
     ...     worker_extended_resource_requests={"nvidia.com/gpu": 1}))
     >>> m["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]
@@ -20,11 +21,11 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from rayqueue_sdk.config.quantities import cpu_quantity, cpu_to_ray_count, memory_quantity, parse_quantity
 from rayqueue_sdk.manifests.rules import ELASTIC_JOB_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL, check_raycluster
-from rayqueue_sdk.quantities import cpu_quantity, cpu_to_ray_count, memory_quantity, parse_quantity
 
 if TYPE_CHECKING:  # pragma: no cover
-    from rayqueue_sdk.config import ClusterConfiguration, WorkerGroup, _ClusterShape
+    from rayqueue_sdk.config.models import ClusterConfiguration, WorkerGroup, _ClusterShape
 
 __all__ = [
     "HEAD_PORTS",
@@ -48,7 +49,7 @@ def build_raycluster(config: ClusterConfiguration) -> dict[str, Any]:
     """Render the RayCluster for ``config`` as a plain dict (``apiVersion: ray.io/v1``).
 
     Example:
-        >>> from rayqueue_sdk.config import ClusterConfiguration
+        >>> from rayqueue_sdk.config.models import ClusterConfiguration
         >>> m = build_raycluster(ClusterConfiguration(name="ws", namespace="ds", priority_class="rd-prio"))
         >>> m["kind"], m["metadata"]["namespace"], m["metadata"]["labels"]["kueue.x-k8s.io/priority-class"]
         ('RayCluster', 'ds', 'rd-prio')
@@ -82,12 +83,12 @@ def build_cluster_spec(config: _ClusterShape, *, autoscaling: bool = False) -> d
     """Render a RayCluster ``spec`` (also a RayJob's ``rayClusterSpec``) from a configuration.
 
     Example:
-        >>> from rayqueue_sdk.config import ManagedClusterConfig
+        >>> from rayqueue_sdk.config.models import ManagedClusterConfig
         >>> spec = build_cluster_spec(ManagedClusterConfig(num_workers=2))
         >>> spec["workerGroupSpecs"][0]["replicas"], spec["headGroupSpec"]["rayStartParams"]["num-cpus"]
         (2, '2')
     """
-    from rayqueue_sdk.config import ray_version
+    from rayqueue_sdk.config.models import ray_version
 
     mapping = config.resource_mapping
     pod_annotations = config.pod_annotations()
@@ -136,7 +137,7 @@ def ray_resources(extended: Mapping[str, Any], mapping: Mapping[str, str]) -> tu
     """Split extended resources into Ray's GPU count and its custom ``resources`` (TPU, HPU, NPU, ...).
 
     Example:
-        >>> from rayqueue_sdk.config import DEFAULT_ACCELERATORS
+        >>> from rayqueue_sdk.config.models import DEFAULT_ACCELERATORS
         >>> ray_resources({"nvidia.com/gpu": 2, "google.com/tpu": 4}, DEFAULT_ACCELERATORS)
         (2, {'TPU': 4})
     """

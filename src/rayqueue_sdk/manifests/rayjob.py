@@ -7,7 +7,7 @@ manage a ``clusterSelector`` RayJob): it is a request to Ray's job-submission AP
 :func:`build_job_submission`.
 
 Example:
-    >>> from rayqueue_sdk.config import ManagedClusterConfig
+    >>> from rayqueue_sdk.config.models import ManagedClusterConfig
     >>> from rayqueue_sdk.manifests.raycluster import build_cluster_spec
     >>> job = build_rayjob(name="train", namespace=None, entrypoint="python train.py",
     ...     cluster_spec=build_cluster_spec(ManagedClusterConfig()), runtime_env={"pip": ["torch"]},

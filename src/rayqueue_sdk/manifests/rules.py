@@ -24,8 +24,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from rayqueue_sdk.config.quantities import compare_quantities
 from rayqueue_sdk.errors import ConfigError
-from rayqueue_sdk.quantities import compare_quantities
 
 __all__ = [
     "ELASTIC_JOB_ANNOTATION",

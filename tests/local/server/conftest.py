@@ -23,7 +23,7 @@ def cp(crd_dir: Any) -> Iterator[Any]:
     Controllers write status and labels on their own schedule; conformance tests need a server
     whose objects change only when the test changes them.
     """
-    from rayqueue_sdk.local import LocalControlPlane
+    from rayqueue_local import LocalControlPlane
 
     with LocalControlPlane(crd_dir=crd_dir, controllers=[]) as plane:
         yield plane

@@ -131,7 +131,7 @@ def test_named_object_in_the_message(alice: Any) -> None:
 
 
 def test_policy_is_data_driven(cp: Any, alice: Any, raw: Any) -> None:
-    from rayqueue_sdk.local.auth import READ, Rule
+    from rayqueue_local.apiserver.auth import READ, Rule
 
     cp.add_route(
         "GET",
@@ -176,7 +176,7 @@ def test_tokens_never_logged(cp: Any, raw: Any, caplog: pytest.LogCaptureFixture
     import logging
 
     token = cp.add_user("carol", ["team-a"])
-    with caplog.at_level(logging.DEBUG, logger="rayqueue_sdk"):
+    with caplog.at_level(logging.DEBUG, logger="rayqueue_local"):
         raw.request("GET", "/api/v1/namespaces/team-a/configmaps", token=token)
         raw.request("GET", "/api/v1/namespaces", token=token)  # 403
         raw.request("GET", "/api/v1/namespaces", token=token + "x")  # 401

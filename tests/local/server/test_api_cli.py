@@ -16,7 +16,7 @@ from kubernetes import client, config
 
 def _rayqueue(*args: str, env: dict[str, str], **kw: Any) -> Any:
     return subprocess.run(
-        [sys.executable, "-m", "rayqueue_sdk.cli", *args],
+        [sys.executable, "-m", "rayqueue_sdk.cli.main", *args],
         env=env,
         text=True,
         capture_output=True,
@@ -44,7 +44,7 @@ def test_local_up_status_down(env: dict[str, str], tmp_path: Path, crd_dir: Path
         )
     )
     up = subprocess.Popen(
-        [sys.executable, "-m", "rayqueue_sdk.cli", "local", "up", "--crds", str(crd_dir)],
+        [sys.executable, "-m", "rayqueue_sdk.cli.main", "local", "up", "--crds", str(crd_dir)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -100,7 +100,7 @@ def test_help_lists_the_subcommands(env: dict[str, str]) -> None:
     assert "--state-dir" in out.stdout and "--kubeconfig" in out.stdout
 
 
-@pytest.mark.parametrize("module", ["rayqueue_sdk.cli", "rayqueue_sdk.local"])
+@pytest.mark.parametrize("module", ["rayqueue_sdk.cli.main", "rayqueue_local"])
 def test_import_is_light(env: dict[str, str], module: str) -> None:
     code = (
         f"import sys, {module} as c; getattr(c, 'build_parser', list)(); "
@@ -119,7 +119,7 @@ def test_ctrl_c_stops_cleanly(env: dict[str, str]) -> None:
         [
             sys.executable,
             "-m",
-            "rayqueue_sdk.cli",
+            "rayqueue_sdk.cli.main",
             "local",
             "up",
             "--state-dir",
@@ -159,7 +159,7 @@ def test_up_on_a_busy_port_says_so(env: dict[str, str]) -> None:
 
 def _start(env: dict[str, str], *extra: str) -> Any:
     up = subprocess.Popen(
-        [sys.executable, "-m", "rayqueue_sdk.cli", "local", "up", *extra],
+        [sys.executable, "-m", "rayqueue_sdk.cli.main", "local", "up", *extra],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -209,7 +209,7 @@ def _run_info(env: dict[str, str]) -> dict[str, Any]:
 
 
 def test_up_runs_the_whole_emulation_by_default(env: dict[str, str]) -> None:
-    from rayqueue_sdk.local.prometheus import PrometheusNotInstalledError, find_prometheus
+    from rayqueue_local.runtime.prometheus import PrometheusNotInstalledError, find_prometheus
 
     try:
         installed = bool(find_prometheus())
@@ -249,9 +249,9 @@ def test_up_opt_outs_and_set_wins(env: dict[str, str]) -> None:
 def test_missing_prometheus_warns_with_the_debian_package(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from rayqueue_sdk.cli import build_parser
-    from rayqueue_sdk.local import prometheus
-    from rayqueue_sdk.local.cli import emulation_options
+    from rayqueue_local.cli import emulation_options
+    from rayqueue_local.runtime import prometheus
+    from rayqueue_sdk.cli.main import build_parser
 
     def missing() -> str:
         raise prometheus.PrometheusNotInstalledError()

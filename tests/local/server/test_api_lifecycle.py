@@ -10,7 +10,7 @@ import yaml
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from rayqueue_sdk.local import LocalControlPlane
+from rayqueue_local import LocalControlPlane
 
 KUEUE = "kueue.x-k8s.io"
 

@@ -134,7 +134,7 @@ def test_watch_sees_a_write_made_while_it_is_open(custom: Any, namespace: str, r
 
 
 def test_too_old_resource_version_is_410(core: Any, namespace: str, cp: Any) -> None:
-    from rayqueue_sdk.local import LocalControlPlane
+    from rayqueue_local import LocalControlPlane
 
     with LocalControlPlane(controllers=[], history=3) as small:
         from kubernetes import client

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from rayqueue_sdk.local.auth import Attributes, Authenticator, Policy, User, forbidden_message
-from rayqueue_sdk.local.faults import FaultInjector
-from rayqueue_sdk.local.http import parse_request
-from rayqueue_sdk.local.status import HTTPError
-from rayqueue_sdk.local.tls import make_tls_bundle
+from rayqueue_local.apimachinery.status import HTTPError
+from rayqueue_local.apiserver.auth import Attributes, Authenticator, Policy, User, forbidden_message
+from rayqueue_local.apiserver.faults import FaultInjector
+from rayqueue_local.apiserver.http import parse_request
+from rayqueue_local.apiserver.tls import make_tls_bundle
 
 
 @pytest.mark.parametrize(

@@ -6,14 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rayqueue_sdk.local.patch import (
+from rayqueue_local.apimachinery.patch import (
     PatchError,
     json_patch,
     merge_patch,
     server_side_apply,
     strategic_merge_patch,
 )
-from rayqueue_sdk.local.store import Store, StoreError
+from rayqueue_local.storage.store import Store, StoreError
 
 # -- RFC 7386 examples (appendix A) -----------------------------------------------------------------------
 
@@ -429,7 +429,7 @@ def test_strategic_ports_and_finalizers() -> None:
 
 
 def test_ssa_list_types_come_from_the_crd(crd_dir: object) -> None:
-    from rayqueue_sdk.local.registry import Registry
+    from rayqueue_local.registry.registry import Registry
 
     store = Store(Registry(crd_dir), validate=False)  # type: ignore[arg-type]
     wl = "workloads.kueue.x-k8s.io"

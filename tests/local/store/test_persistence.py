@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rayqueue_sdk.local.persistence import SNAPSHOT, WAL, Persistence
-from rayqueue_sdk.local.store import Store, StoreError
+from rayqueue_local.storage.persistence import SNAPSHOT, WAL, Persistence
+from rayqueue_local.storage.store import Store, StoreError
 
 RC = "rayclusters.ray.io"
 

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft7Validator
 
-from rayqueue_sdk.local.registry import Registry
-from rayqueue_sdk.local.schema import SchemaValidator, compile_fast, go_pattern, to_json_schema
-from rayqueue_sdk.local.store import Store, StoreError
+from rayqueue_local.registry.registry import Registry
+from rayqueue_local.registry.schema import SchemaValidator, compile_fast, go_pattern, to_json_schema
+from rayqueue_local.storage.store import Store, StoreError
 
 RC, SO, CQ = "rayclusters.ray.io", "scaledobjects.keda.sh", "clusterqueues.kueue.x-k8s.io"
 

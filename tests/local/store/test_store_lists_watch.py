@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from rayqueue_sdk.local.selectors import (
+from rayqueue_local.apimachinery.selectors import (
     SelectorError,
     match_selector_object,
     parse_field_selector,
     parse_label_selector,
 )
-from rayqueue_sdk.local.store import Store, StoreError
+from rayqueue_local.storage.store import Store, StoreError
 
 
 @pytest.mark.parametrize(

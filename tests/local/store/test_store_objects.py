@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from rayqueue_sdk.local.store import Event, Store, StoreError
+from rayqueue_local.storage.store import Event, Store, StoreError
 
 RC = "rayclusters.ray.io"
 

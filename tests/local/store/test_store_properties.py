@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rayqueue_sdk.local.store import Store, StoreError
+from rayqueue_local.storage.store import Store, StoreError
 
 KEY = "configmaps"
 NAMES = ["a", "b", "c", "d", "e"]

@@ -1,0 +1,1 @@
+"""Kubernetes API machinery, pure: object metadata, selectors, patches, Status bodies, field errors."""

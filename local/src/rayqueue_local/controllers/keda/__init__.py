@@ -1,0 +1,54 @@
+"""KEDA's behaviour for the local control plane: ScaledObjects polling Prometheus and scaling
+targets through their ``/scale`` subresource, TriggerAuthentications, service-account tokens.
+
+:func:`keda_controllers` builds the controllers and installs KEDA's validating webhook. They run
+when the control plane says so (``cp.keda_enabled``, default ``False``), so that pure API tests
+that write ScaledObject status themselves have no controller owning it.
+
+Example:
+    >>> class CP: keda_enabled = True; registry = None
+    >>> [c.name for c in keda_controllers(CP())]
+    ['keda-webhook', 'serviceaccount-token', 'keda-scaledobject']
+    >>> keda_controllers(object())
+    []
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rayqueue_local.controllers.keda.scaledobject import ScaledObjectController
+from rayqueue_local.controllers.keda.secrets import ServiceAccountTokenController
+from rayqueue_local.controllers.keda.webhook import install, validate
+
+__all__ = [
+    "KedaWebhook",
+    "ScaledObjectController",
+    "ServiceAccountTokenController",
+    "keda_controllers",
+    "validate",
+]
+
+
+class KedaWebhook:
+    """Installs KEDA's ScaledObject validation as a store admission hook (nothing to stop)."""
+
+    name = "keda-webhook"
+
+    def start(self, store: Any) -> None:
+        """Register the hook."""
+        install(store)
+
+    def stop(self) -> None:
+        """Nothing runs."""
+
+
+def keda_controllers(cp: Any) -> list[Any]:
+    """The KEDA webhook and controllers for ``cp`` (none unless ``cp.keda_enabled``)."""
+    if not getattr(cp, "keda_enabled", False):
+        return []
+    return [
+        KedaWebhook(),
+        ServiceAccountTokenController(cp),
+        ScaledObjectController(getattr(cp, "registry", None)),
+    ]

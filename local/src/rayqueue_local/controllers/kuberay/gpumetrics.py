@@ -1,0 +1,74 @@
+"""GPU metrics for the local control plane: the DCGM-style exporter and, optionally, a real Prometheus.
+
+:class:`GpuMetricsController` serves :class:`~rayqueue_local.runtime.metrics.GpuMetricsExporter` over
+the store's pods, with the utilisation following the Ray jobs of each cluster (from the
+:class:`~.runtime.RayRuntime`), and starts a :class:`~rayqueue_local.runtime.prometheus.PrometheusServer`
+scraping it every second when the control plane asks for one (``cp.prometheus_enabled``).
+It publishes both on the control plane as ``cp.gpu_metrics`` and ``cp.prometheus`` (``None``
+without Prometheus), so a test or a KEDA trigger can use ``cp.prometheus.url``.
+
+Example:
+    >>> class CP: pass
+    >>> ctrl = GpuMetricsController(CP(), runtime=None, prometheus=False)
+    >>> ctrl.start(None); ctrl.exporter.url.startswith("http://127.0.0.1:")
+    True
+    >>> ctrl.stop()
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from rayqueue_local.controllers.kuberay.runtime import RayRuntime
+from rayqueue_local.runtime.metrics import GpuMetricsExporter
+from rayqueue_local.runtime.prometheus import PrometheusServer
+
+log = logging.getLogger(__name__)
+
+__all__ = ["GpuMetricsController"]
+
+
+class GpuMetricsController:
+    """Runs the exporter (always; it is a thread) and Prometheus (when ``prometheus``)."""
+
+    name = "gpu-metrics"
+
+    def __init__(
+        self, cp: Any, *, runtime: RayRuntime | None, prometheus: bool, scrape_interval: float = 1.0
+    ) -> None:
+        self.cp = cp
+        self.runtime = runtime
+        self.want_prometheus = prometheus
+        self.scrape_interval = scrape_interval
+        self.exporter = GpuMetricsExporter()
+        self.prometheus: PrometheusServer | None = None
+
+    def start(self, store: Any) -> None:
+        """Serve the exporter, start Prometheus (waits until it has scraped once), publish both."""
+        if store is not None:
+            self.exporter.set_pod_source(lambda: store.list("pods"))
+        if self.runtime is not None:
+            self.exporter.set_activity_source(self.runtime.busy)
+        self.exporter.start()
+        self.cp.gpu_metrics = self.exporter
+        self.cp.prometheus = None
+        if self.want_prometheus:
+            prom = PrometheusServer([self.exporter.target], scrape_interval=self.scrape_interval)
+            prom.start()
+            try:
+                prom.wait_ready()
+            except Exception:
+                prom.stop()
+                self.exporter.stop()
+                raise
+            self.prometheus = prom
+            self.cp.prometheus = prom
+            log.info("Prometheus at %s scraping the GPU metrics at %s", prom.url, self.exporter.url)
+
+    def stop(self) -> None:
+        """Stop Prometheus and the exporter."""
+        if self.prometheus is not None:
+            self.prometheus.stop()
+            self.prometheus = None
+        self.exporter.stop()

@@ -1,0 +1,345 @@
+"""KubeRay's RayCluster controller, emulated over the store with a real local Ray head.
+
+What it does, as KubeRay v1.7.0 does [R controllers/ray/raycluster_controller.go]:
+
+- the ``<name>-head-svc`` Service always (it stays while suspended);
+- not suspended: a head Pod ``<name>-head-<rand>`` and ``clamp(replicas, min, max) × numOfHosts``
+  worker Pods ``<name>-<group>-worker-<rand>`` (labels ``ray.io/cluster``, ``ray.io/node-type``,
+  ``ray.io/group``), Pending until the Ray head is up, then Running and Ready;
+- **one real local Ray head per cluster** (:class:`~.runtime.RayRuntime`): worker Pods are objects
+  only, and their CPUs/GPUs/custom resources are added to what the head advertises, so work sized
+  for the whole cluster schedules on the one head (CPUs capped to this machine's cores; GPUs
+  advertised as asked even without a GPU here);
+- ``spec.suspend: true`` (Kueue sets it on create and on eviction): every Pod deleted, the head
+  stopped, ``RayClusterSuspending`` then ``RayClusterSuspended``, ``state: suspended``; a suspended
+  cluster never starts Ray;
+- deletion: dependents go with the owner (store GC) and the head is stopped;
+- ``status``: conditions ``HeadPodReady``, ``RayClusterProvisioned``, ``RayClusterSuspending`` /
+  ``RayClusterSuspended`` (reasons and messages as upstream), the deprecated ``state``
+  (ready/suspended), worker replica counts, ``desiredCPU/Memory/GPU/TPU``, ``head`` (127.0.0.1),
+  ``endpoints`` with the real local ports, ``observedGeneration``.
+
+A head that fails to start (after the runtime's retries) is reported as condition ``ReplicaFailure``
+(KubeRay's ``RayClusterReplicaFailure`` constant; reason ``FailedCreateHeadPod``).
+
+Example:
+    >>> RayClusterController(RayRuntime(enabled=False)).watches
+    ('rayclusters.ray.io', 'pods')
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from rayqueue_local.controllers.base import QueueController
+from rayqueue_local.controllers.kuberay import resources as R
+from rayqueue_local.controllers.kuberay.runtime import HeadHandle, HeadKey, RayRuntime
+
+log = logging.getLogger(__name__)
+
+__all__ = ["RAYCLUSTERS", "RayClusterController"]
+
+RAYCLUSTERS = "rayclusters.ray.io"
+Item = tuple[str, str]  # (namespace, name)
+
+
+def _store_error() -> type[Exception]:
+    from rayqueue_local.storage.store import StoreError
+
+    return StoreError
+
+
+class RayClusterController(QueueController):
+    """Reconciles RayClusters into Pods, a head Service, a local Ray head and a status."""
+
+    name = "kuberay-raycluster"
+    watches = (RAYCLUSTERS, "pods")
+    resync_seconds = 2.0
+
+    def __init__(self, runtime: RayRuntime) -> None:
+        super().__init__()
+        self.runtime = runtime
+
+    # -- events -----------------------------------------------------------------------------------
+    def start(self, store: Any) -> None:
+        """Subscribe and start; heads report readiness back through the work queue."""
+        self.runtime.set_on_change(self._head_changed)
+        super().start(store)
+
+    def stop(self) -> None:
+        """Stop the worker thread, then every Ray head."""
+        super().stop()
+        self.runtime.stop()
+
+    def _head_changed(self, key: HeadKey) -> None:
+        self.enqueue((key[0], key[1]))
+
+    def keys_for(self, event: Any) -> list[Any]:
+        obj = event.object
+        meta = obj.get("metadata", {})
+        if event.key == RAYCLUSTERS:
+            return [(meta.get("namespace"), meta.get("name"))]
+        cluster = (meta.get("labels") or {}).get("ray.io/cluster")
+        return [(meta.get("namespace"), cluster)] if cluster else []
+
+    def resync(self) -> list[Any]:
+        items = {(h.key[0], h.key[1]) for h in self.runtime.handles()}
+        if self.store is not None:
+            for rc in self.store.list(RAYCLUSTERS):
+                status = rc.get("status") or {}
+                if status.get("state") != "ready" and status.get("state") != "suspended":
+                    items.add((rc["metadata"].get("namespace"), rc["metadata"]["name"]))
+        return sorted(items)
+
+    # -- reconcile --------------------------------------------------------------------------------
+    def reconcile(self, item: Item) -> None:
+        namespace, name = item
+        store_error = _store_error()
+        try:
+            rc = self.store.get(RAYCLUSTERS, namespace, name)
+        except store_error as err:
+            if getattr(err, "code", None) != 404:
+                raise
+            self._forget(namespace, name, uid=None)
+            return
+        uid = rc["metadata"]["uid"]
+        self._forget(namespace, name, uid=uid)  # a head of an older cluster of the same name
+        key: HeadKey = (namespace, name, uid)
+        if rc["metadata"].get("deletionTimestamp"):
+            self.runtime.release(key)
+            return
+        suspended = bool((rc.get("spec") or {}).get("suspend"))
+        pods = self._pods(rc)
+        if suspended:
+            self.runtime.release(key)
+            for pod in pods:
+                self._delete_pod(pod)
+            pods = []
+            handle = None
+        else:
+            handle = self.runtime.ensure(key, R.sizes(rc))
+            pods = self._ensure_pods(rc, pods, handle)
+        self._ensure_service(rc, handle)
+        self._write_status(rc, pods, handle, suspended)
+
+    def _forget(self, namespace: str, name: str, uid: str | None) -> None:
+        for handle in self.runtime.handles():
+            if handle.key[0] == namespace and handle.key[1] == name and handle.key[2] != uid:
+                self.runtime.release(handle.key)
+
+    # -- pods -------------------------------------------------------------------------------------
+    def _pods(self, rc: dict[str, Any]) -> list[dict[str, Any]]:
+        meta = rc["metadata"]
+        pods = self.store.list("pods", meta.get("namespace"), label_selector=f"ray.io/cluster={meta['name']}")
+        uid = meta["uid"]
+        return [
+            p
+            for p in pods
+            if any(o.get("uid") == uid for o in p["metadata"].get("ownerReferences") or [])
+            and not p["metadata"].get("deletionTimestamp")
+        ]
+
+    def _delete_pod(self, pod: dict[str, Any]) -> None:
+        store_error = _store_error()
+        try:
+            self.store.delete("pods", pod["metadata"]["namespace"], pod["metadata"]["name"])
+        except store_error as err:
+            if getattr(err, "code", None) != 404:
+                raise
+
+    def _ensure_pods(
+        self, rc: dict[str, Any], pods: list[dict[str, Any]], handle: HeadHandle
+    ) -> list[dict[str, Any]]:
+        """Create missing pods, delete surplus ones, and move them to Running once the head is."""
+        wanted = R.desired_pods(rc)
+        by_group: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for pod in pods:
+            labels = pod["metadata"].get("labels") or {}
+            by_group.setdefault(
+                (labels.get("ray.io/node-type", ""), labels.get("ray.io/group", "")), []
+            ).append(pod)
+        keep: list[dict[str, Any]] = []
+        wanted_groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for pod in wanted:
+            labels = pod["metadata"]["labels"]
+            wanted_groups.setdefault((labels["ray.io/node-type"], labels["ray.io/group"]), []).append(pod)
+        for group, fresh in wanted_groups.items():
+            have = sorted(by_group.pop(group, []), key=lambda p: p["metadata"]["name"])
+            for pod in have[len(fresh) :]:
+                self._delete_pod(pod)
+            keep.extend(have[: len(fresh)])
+            for pod in fresh[len(have) :]:
+                created = self.store.create("pods", pod)
+                where = f"{created['metadata']['namespace']}/{created['metadata']['name']}"
+                self.store.record_event(
+                    rc,
+                    type="Normal",
+                    reason="CreatedHeadPod" if group[0] == "head" else "CreatedWorkerPod",
+                    message=f"Created {group[0]} Pod {where}",
+                    source="kuberay-operator",
+                )
+                keep.append(created)
+        for leftovers in by_group.values():
+            for pod in leftovers:
+                self._delete_pod(pod)
+        running = handle.state == "ready"
+        out = []
+        for pod in keep:
+            phase = (pod.get("status") or {}).get("phase")
+            target = "Running" if running else "Pending"
+            if phase != target:
+                pod = dict(pod)
+                pod["status"] = R.pod_status(target, ready=running)
+                pod = self.store.update_status("pods", pod)
+            out.append(pod)
+        return out
+
+    # -- service ----------------------------------------------------------------------------------
+    def _ensure_service(self, rc: dict[str, Any], handle: HeadHandle | None) -> None:
+        ports = handle.ports() if handle is not None and handle.state == "ready" else None
+        desired = R.head_service(rc, ports)
+        meta = desired["metadata"]
+        store_error = _store_error()
+        try:
+            current = self.store.get("services", meta["namespace"], meta["name"])
+        except store_error as err:
+            if getattr(err, "code", None) != 404:
+                raise
+            self.store.create("services", desired)
+            return
+        if ports is not None and current.get("spec", {}).get("ports") != desired["spec"]["ports"]:
+            current["spec"]["ports"] = desired["spec"]["ports"]
+            self.store.update("services", current)
+
+    # -- status -----------------------------------------------------------------------------------
+    def _write_status(
+        self, rc: dict[str, Any], pods: list[dict[str, Any]], handle: HeadHandle | None, suspended: bool
+    ) -> None:
+        old = rc.get("status") or {}
+        status: dict[str, Any] = {k: v for k, v in old.items()}
+        conditions: list[dict[str, Any]] = [dict(c) for c in old.get("conditions") or []]
+        generation = rc["metadata"].get("generation")
+        head_pods = [p for p in pods if (p["metadata"].get("labels") or {}).get("ray.io/node-type") == "head"]
+        workers = [p for p in pods if (p["metadata"].get("labels") or {}).get("ray.io/node-type") == "worker"]
+        running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
+        all_running = bool(pods) and len(running) == len(pods)
+        desired_workers = R.desired_worker_replicas(rc)
+        groups = (rc.get("spec") or {}).get("workerGroupSpecs") or []
+
+        status["observedGeneration"] = generation
+        ready_workers = sum(1 for p in workers if (p.get("status") or {}).get("phase") == "Running")
+        status["readyWorkerReplicas"] = ready_workers
+        status["availableWorkerReplicas"] = ready_workers
+        status["desiredWorkerReplicas"] = desired_workers
+        status["minWorkerReplicas"] = sum(
+            int(g.get("minReplicas") or 0) * int(g.get("numOfHosts") or 1) for g in groups
+        )
+        status["maxWorkerReplicas"] = sum(
+            int(g.get("maxReplicas") if g.get("maxReplicas") is not None else 2147483647)
+            * int(g.get("numOfHosts") or 1)
+            for g in groups
+        )
+        status.update(R.desired_resources(rc))
+        if all_running and len(pods) == desired_workers + 1 and not suspended:
+            status["state"] = "ready"
+            status.pop("reason", None)
+
+        # HeadPodReady
+        if not head_pods:
+            R.set_condition(conditions, "HeadPodReady", False, "HeadPodNotFound", "Head Pod not found")
+        elif (head_pods[0].get("status") or {}).get("phase") == "Running":
+            R.set_condition(conditions, "HeadPodReady", True, "HeadPodRunningAndReady", "")
+        else:
+            R.set_condition(conditions, "HeadPodReady", False, "Unknown", "")
+
+        # ReplicaFailure (KubeRay's RayClusterReplicaFailure constant): a head that could not start
+        conditions = [c for c in conditions if c.get("type") != "ReplicaFailure"]
+        if handle is not None and handle.state == "failed":
+            R.set_condition(
+                conditions,
+                "ReplicaFailure",
+                True,
+                "FailedCreateHeadPod",
+                f"local Ray head: {handle.error}",
+            )
+
+        suspend_state = (
+            "RayClusterSuspending"
+            if R.condition_true(conditions, "RayClusterSuspending")
+            else "RayClusterSuspended"
+            if R.condition_true(conditions, "RayClusterSuspended")
+            else ""
+        )
+        if (
+            not R.condition_true(conditions, "RayClusterProvisioned")
+            and suspend_state != "RayClusterSuspended"
+        ):
+            if all_running:
+                R.set_condition(
+                    conditions,
+                    "RayClusterProvisioned",
+                    True,
+                    "AllPodRunningAndReadyFirstTime",
+                    "All Ray Pods are ready for the first time",
+                )
+            else:
+                R.set_condition(
+                    conditions,
+                    "RayClusterProvisioned",
+                    False,
+                    "RayClusterPodsProvisioning",
+                    "RayCluster Pods are being provisioned for first time",
+                )
+        if suspend_state == "RayClusterSuspending":
+            if not pods:
+                R.set_condition(
+                    conditions,
+                    "RayClusterProvisioned",
+                    False,
+                    "RayClusterPodsProvisioning",
+                    "RayCluster has been suspended",
+                )
+                R.set_condition(conditions, "RayClusterSuspending", False, "RayClusterSuspending")
+                R.set_condition(conditions, "RayClusterSuspended", True, "RayClusterSuspended")
+        elif suspend_state == "RayClusterSuspended":
+            if not suspended:
+                R.set_condition(conditions, "RayClusterSuspended", False, "RayClusterSuspended")
+        else:
+            R.set_condition(conditions, "RayClusterSuspended", False, "RayClusterSuspended")
+            R.set_condition(conditions, "RayClusterSuspending", suspended, "RayClusterSuspending")
+            if suspended and not pods:  # the pods are already gone: Suspending is over at once
+                if R.condition_true(conditions, "RayClusterProvisioned"):
+                    R.set_condition(
+                        conditions,
+                        "RayClusterProvisioned",
+                        False,
+                        "RayClusterPodsProvisioning",
+                        "RayCluster has been suspended",
+                    )
+                R.set_condition(conditions, "RayClusterSuspending", False, "RayClusterSuspending")
+                R.set_condition(conditions, "RayClusterSuspended", True, "RayClusterSuspended")
+        if suspended and not pods:
+            status["state"] = "suspended"
+        status["conditions"] = conditions
+
+        ready = handle is not None and handle.state == "ready"
+        status["endpoints"] = handle.endpoints() if ready and handle is not None else {}
+        if not status["endpoints"]:
+            status.pop("endpoints")
+        svc = R.head_service(rc)["metadata"]["name"]
+        head: dict[str, Any] = {"serviceName": svc}
+        if head_pods:
+            head["podName"] = head_pods[0]["metadata"]["name"]
+            if (head_pods[0].get("status") or {}).get("phase") == "Running":
+                head.update({"podIP": R.LOCAL_IP, "serviceIP": R.LOCAL_IP})
+        status["head"] = head
+        if status != old:
+            status["lastUpdateTime"] = R.now()
+            if old.get("state") != status.get("state") and status.get("state"):
+                times = dict(old.get("stateTransitionTimes") or {})
+                times[status["state"]] = status["lastUpdateTime"]
+                status["stateTransitionTimes"] = times
+            fresh = dict(rc)
+            fresh["status"] = status
+            self.store.update_status(RAYCLUSTERS, fresh)

@@ -1,0 +1,137 @@
+"""``metav1.Condition`` lists with apimachinery's ``SetStatusCondition`` semantics, and Kueue's
+Workload status transitions built on them (pure functions over dicts).
+
+``lastTransitionTime`` changes only when the status changes; reason, message and
+observedGeneration are updated in place. Messages are cut to 32 KiB as upstream.
+
+Example:
+    >>> wl = {"metadata": {"generation": 1}, "status": {}}
+    >>> set_quota_reserved(wl, {"clusterQueue": "cq", "podSetAssignments": []}, "2026-01-01T00:00:00Z")
+    True
+    >>> [(c["type"], c["status"], c["reason"]) for c in wl["status"]["conditions"]]
+    [('QuotaReserved', 'True', 'QuotaReserved'), ('Admitted', 'True', 'Admitted')]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rayqueue_local.controllers.kueue import messages as msg
+
+__all__ = [
+    "evict",
+    "find",
+    "is_true",
+    "remove_condition",
+    "set_condition",
+    "set_quota_reserved",
+    "unset_quota_reservation",
+]
+
+_MAX_MESSAGE = 32 * 1024
+
+
+def find(obj: dict[str, Any], ctype: str) -> dict[str, Any] | None:
+    """The condition of type ``ctype`` in ``obj["status"]["conditions"]``, if any."""
+    for cond in (obj.get("status") or {}).get("conditions") or ():
+        if cond.get("type") == ctype:
+            return dict(cond)
+    return None
+
+
+def is_true(obj: dict[str, Any], ctype: str) -> bool:
+    """Whether ``obj`` has condition ``ctype`` with status ``"True"``."""
+    cond = find(obj, ctype)
+    return cond is not None and cond.get("status") == "True"
+
+
+def set_condition(
+    obj: dict[str, Any],
+    ctype: str,
+    status: bool,
+    reason: str,
+    message: str,
+    now: str,
+    *,
+    observed_generation: bool = True,
+) -> bool:
+    """Add or update a condition on ``obj`` (mutated in place); return whether anything changed."""
+    conditions = obj.setdefault("status", {}).setdefault("conditions", [])
+    new: dict[str, Any] = {
+        "type": ctype,
+        "status": "True" if status else "False",
+        "reason": reason,
+        "message": message[:_MAX_MESSAGE],
+        "lastTransitionTime": now,
+    }
+    if observed_generation and "generation" in (obj.get("metadata") or {}):
+        new["observedGeneration"] = obj["metadata"]["generation"]
+    for i, cond in enumerate(conditions):
+        if cond.get("type") != ctype:
+            continue
+        if cond.get("status") == new["status"]:
+            new["lastTransitionTime"] = cond.get("lastTransitionTime", now)
+        if cond == new:
+            return False
+        conditions[i] = new
+        return True
+    conditions.append(new)
+    return True
+
+
+def remove_condition(obj: dict[str, Any], ctype: str) -> bool:
+    """Drop condition ``ctype``; return whether it was there."""
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    kept = [c for c in conditions if c.get("type") != ctype]
+    if len(kept) == len(conditions):
+        return False
+    obj["status"]["conditions"] = kept
+    return True
+
+
+def _reset_active(obj: dict[str, Any], ctype: str, reason: str, now: str) -> bool:
+    cond = find(obj, ctype)
+    if cond is None or cond.get("status") != "True":
+        return False
+    return set_condition(obj, ctype, False, reason, "Previously: " + cond.get("message", ""), now)
+
+
+def set_quota_reserved(wl: dict[str, Any], admission: dict[str, Any], now: str) -> bool:
+    """Record a reservation (Kueue's SetQuotaReservation + SyncAdmittedCondition without checks):
+    ``status.admission``, ``QuotaReserved=True``, ``Admitted=True``, ``Evicted``/``Preempted`` reset."""
+    status = wl.setdefault("status", {})
+    changed = status.get("admission") != admission
+    status["admission"] = admission
+    reason = msg.QUOTA_RESERVED
+    changed |= set_condition(
+        wl, msg.QUOTA_RESERVED, True, reason, msg.quota_reserved(admission["clusterQueue"]), now
+    )
+    changed |= _reset_active(wl, msg.EVICTED, reason, now)
+    changed |= _reset_active(wl, msg.PREEMPTED, reason, now)
+    changed |= set_condition(wl, msg.ADMITTED, True, "Admitted", msg.ADMITTED_MESSAGE, now)
+    return changed
+
+
+def unset_quota_reservation(wl: dict[str, Any], reason: str, message: str, now: str) -> bool:
+    """Kueue's UnsetQuotaReservationWithCondition: ``QuotaReserved=False``, admission cleared, and
+    ``Admitted=False`` (``NoReservation``) when it was admitted."""
+    changed = set_condition(wl, msg.QUOTA_RESERVED, False, reason, message, now)
+    status = wl.setdefault("status", {})
+    if status.get("admission") is not None:
+        status.pop("admission")
+        changed = True
+    if is_true(wl, msg.ADMITTED):
+        changed |= set_condition(wl, msg.ADMITTED, False, "NoReservation", msg.NO_RESERVATION_MESSAGE, now)
+    return changed
+
+
+def evict(
+    wl: dict[str, Any], reason: str, message: str, now: str, preemption_reason: str | None = None
+) -> bool:
+    """``Evicted=True`` with ``reason``/``message`` (and ``Preempted=True`` for preemptions)."""
+    changed = set_condition(wl, msg.EVICTED, True, reason, message, now)
+    if preemption_reason is not None:
+        changed |= set_condition(
+            wl, msg.PREEMPTED, True, preemption_reason, message, now, observed_generation=False
+        )
+    return changed

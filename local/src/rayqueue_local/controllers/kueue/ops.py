@@ -1,0 +1,93 @@
+"""Shared pieces of the Kueue controller: resource keys, event sources and store helpers.
+
+Example:
+    >>> WORKLOADS, JOB_KINDS["rayjobs.ray.io"]
+    ('workloads.kueue.x-k8s.io', 'RayJob')
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any
+
+from rayqueue_local.controllers.kueue.workloads import JOB_UID_LABEL, RESOURCE_IN_USE_FINALIZER
+
+__all__ = [
+    "ADMISSION",
+    "CLUSTER_QUEUES",
+    "COHORTS",
+    "FLAVORS",
+    "JOB_CONTROLLER",
+    "JOB_KINDS",
+    "LOCAL_QUEUES",
+    "PRIORITY_CLASSES",
+    "SCHEDULE",
+    "WORKLOADS",
+    "WORKLOAD_CONTROLLER",
+    "StoreOps",
+    "metadata_of",
+    "timestamp",
+]
+
+WORKLOADS = "workloads.kueue.x-k8s.io"
+CLUSTER_QUEUES = "clusterqueues.kueue.x-k8s.io"
+LOCAL_QUEUES = "localqueues.kueue.x-k8s.io"
+COHORTS = "cohorts.kueue.x-k8s.io"
+FLAVORS = "resourceflavors.kueue.x-k8s.io"
+PRIORITY_CLASSES = "workloadpriorityclasses.kueue.x-k8s.io"
+JOB_KINDS = {"rayclusters.ray.io": "RayCluster", "rayjobs.ray.io": "RayJob"}
+SCHEDULE = ("schedule",)
+ADMISSION = "kueue-admission"
+JOB_CONTROLLER = "kueue-job-controller"
+WORKLOAD_CONTROLLER = "kueue-workload-controller"
+
+
+def timestamp() -> str:
+    """The current time as Kubernetes writes condition timestamps (seconds, UTC)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def metadata_of(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj["metadata"]`` (empty when missing)."""
+    return obj.get("metadata") or {}
+
+
+class StoreOps:
+    """Store helpers shared by the reconcilers (``self.store`` is the control plane's store)."""
+
+    store: Any
+
+    def _event(
+        self, obj: dict[str, Any], reason: str, message: str, *, warning: bool = False, source: str
+    ) -> None:
+        self.store.record_event(
+            obj, type="Warning" if warning else "Normal", reason=reason, message=message[:1024], source=source
+        )
+
+    def _get(self, key: str, namespace: str | None, name: str) -> dict[str, Any] | None:
+        from rayqueue_local.storage.store import StoreError
+
+        try:
+            return dict(self.store.get(key, namespace, name))
+        except StoreError as exc:
+            if exc.code == 404:
+                return None
+            raise
+
+    def _workloads_of(self, job: dict[str, Any]) -> list[dict[str, Any]]:
+        uid = metadata_of(job)["uid"]
+        return [
+            wl
+            for wl in self.store.list(
+                WORKLOADS, metadata_of(job).get("namespace"), label_selector=f"{JOB_UID_LABEL}={uid}"
+            )
+            if any(ref.get("uid") == uid for ref in metadata_of(wl).get("ownerReferences") or ())
+        ]
+
+    def _drop_finalizer(self, wl: dict[str, Any]) -> None:
+        finalizers = metadata_of(wl).get("finalizers") or []
+        if RESOURCE_IN_USE_FINALIZER in finalizers:
+            wl = copy.deepcopy(wl)
+            wl["metadata"]["finalizers"] = [f for f in finalizers if f != RESOURCE_IN_USE_FINALIZER]
+            self.store.update(WORKLOADS, wl)

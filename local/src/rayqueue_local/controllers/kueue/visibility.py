@@ -1,0 +1,199 @@
+"""Kueue's pending-workloads visibility API (``visibility.kueue.x-k8s.io/v1beta2``).
+
+``GET /apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/{cq}/pendingworkloads`` and
+``.../namespaces/{ns}/localqueues/{lq}/pendingworkloads`` return a ``PendingWorkloadsSummary``
+whose items carry ``metadata{name, namespace, ownerReferences}``, ``priority``, ``localQueueName``,
+``positionInClusterQueue`` and ``positionInLocalQueue`` (0-based), honouring ``limit`` (default
+1000) and ``offset`` (default 0). Positions follow the ClusterQueue's queue order (priority, then
+creation time). Users may read ``localqueues/pendingworkloads`` in their namespaces; the
+ClusterQueue view is for admins, as with Kueue's default roles.
+Sources: Kueue v0.19.2 apis/visibility/v1beta2/types.go, pkg/visibility/api/v1beta2/*.
+
+Example:
+    >>> summary([], limit=10, offset=0)
+    {'kind': 'PendingWorkloadsSummary', 'apiVersion': 'visibility.kueue.x-k8s.io/v1beta2', \
+'metadata': {'creationTimestamp': None}, 'items': []}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rayqueue_local.controllers.kueue.engine import queue_order_key
+from rayqueue_local.controllers.kueue.snapshot import WorkloadInfo
+
+__all__ = ["GROUP", "pending_items", "register", "summary"]
+
+GROUP = "visibility.kueue.x-k8s.io"
+VERSION = "v1beta2"
+_PREFIX = f"/apis/{GROUP}/{VERSION}"
+_NAME = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
+
+
+def pending_items(
+    workloads: list[dict[str, Any]], local_queues: list[dict[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
+    """Pending Workloads per ClusterQueue, in queue order, as visibility items (with both positions)."""
+    cq_of = {
+        (lq["metadata"].get("namespace", ""), lq["metadata"]["name"]): (lq.get("spec") or {}).get(
+            "clusterQueue", ""
+        )
+        for lq in local_queues
+    }
+    queues: dict[str, list[WorkloadInfo]] = {}
+    for obj in workloads:
+        if (obj.get("metadata") or {}).get("deletionTimestamp"):
+            continue
+        wl = WorkloadInfo.from_object(obj)
+        if wl.reserved or wl.finished or not wl.active:
+            continue
+        cq = cq_of.get((wl.namespace, wl.queue_name))
+        if cq:
+            queues.setdefault(cq, []).append(wl)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for cq, wls in queues.items():
+        wls.sort(key=queue_order_key)
+        per_lq: dict[tuple[str, str], int] = {}
+        items = []
+        for position, wl in enumerate(wls):
+            lq_key = (wl.namespace, wl.queue_name)
+            meta = wl.obj.get("metadata") or {}
+            items.append(
+                {
+                    "metadata": {
+                        "name": wl.name,
+                        "namespace": wl.namespace,
+                        "creationTimestamp": meta.get("creationTimestamp"),
+                        "ownerReferences": meta.get("ownerReferences") or [],
+                    },
+                    "priority": wl.priority,
+                    "localQueueName": wl.queue_name,
+                    "positionInClusterQueue": position,
+                    "positionInLocalQueue": per_lq.get(lq_key, 0),
+                }
+            )
+            per_lq[lq_key] = per_lq.get(lq_key, 0) + 1
+        out[cq] = items
+    return out
+
+
+def summary(items: list[dict[str, Any]], *, limit: int, offset: int) -> dict[str, Any]:
+    """A ``PendingWorkloadsSummary`` of ``items[offset:offset+limit]``."""
+    return {
+        "kind": "PendingWorkloadsSummary",
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "metadata": {"creationTimestamp": None},
+        "items": items[offset : offset + limit],
+    }
+
+
+def _paging(query: dict[str, list[str]]) -> tuple[int, int] | dict[str, Any]:
+    try:
+        limit = int((query.get("limit") or ["1000"])[0])
+        offset = int((query.get("offset") or ["0"])[0])
+    except ValueError as exc:
+        return _status(400, "BadRequest", f"invalid paging parameter: {exc}")
+    if limit < 0 or offset < 0:
+        return _status(400, "BadRequest", "limit and offset must not be negative")
+    return limit, offset
+
+
+def _status(code: int, reason: str, message: str) -> dict[str, Any]:
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+
+
+def _discovery_types() -> list[Any]:
+    from rayqueue_local.registry.registry import ResourceType
+
+    def rt(plural: str, kind: str, namespaced: bool) -> ResourceType:
+        return ResourceType(
+            group=GROUP,
+            versions=(VERSION,),
+            storage_version=VERSION,
+            plural=plural,
+            singular="",
+            kind=kind,
+            namespaced=namespaced,
+            verbs=("get",),
+            has_generation=False,
+        )
+
+    return [
+        rt("clusterqueues", "ClusterQueue", False),
+        rt("clusterqueues/pendingworkloads", "PendingWorkloadsSummary", False),
+        rt("localqueues", "LocalQueue", True),
+        rt("localqueues/pendingworkloads", "PendingWorkloadsSummary", True),
+    ]
+
+
+def register(cp: Any, store: Any) -> None:
+    """Serve the two routes on the control plane ``cp``, list the group in discovery and let users
+    read ``localqueues/pendingworkloads`` in their namespaces."""
+    from rayqueue_local.apiserver.auth import READ, Rule
+
+    def cluster_queue_handler(
+        match: Any, query: dict[str, list[str]], user: Any
+    ) -> tuple[int, dict[str, Any]]:
+        paging = _paging(query)
+        if isinstance(paging, dict):
+            return 400, paging
+        name = match.group("name")
+        try:
+            store.get("clusterqueues.kueue.x-k8s.io", None, name)
+        except Exception:
+            return 404, _status(404, "NotFound", f'clusterqueues.kueue.x-k8s.io "{name}" not found')
+        items = pending_items(
+            store.list("workloads.kueue.x-k8s.io"), store.list("localqueues.kueue.x-k8s.io")
+        )
+        return 200, summary(items.get(name, []), limit=paging[0], offset=paging[1])
+
+    def local_queue_handler(match: Any, query: dict[str, list[str]], user: Any) -> tuple[int, dict[str, Any]]:
+        paging = _paging(query)
+        if isinstance(paging, dict):
+            return 400, paging
+        namespace, name = match.group("namespace"), match.group("name")
+        try:
+            lq = store.get("localqueues.kueue.x-k8s.io", namespace, name)
+        except Exception:
+            return 404, _status(404, "NotFound", f'localqueues.kueue.x-k8s.io "{name}" not found')
+        items = pending_items(
+            store.list("workloads.kueue.x-k8s.io"), store.list("localqueues.kueue.x-k8s.io")
+        )
+        cq = (lq.get("spec") or {}).get("clusterQueue", "")
+        mine = [
+            i
+            for i in items.get(cq, [])
+            if i["metadata"]["namespace"] == namespace and i["localQueueName"] == name
+        ]
+        return 200, summary(mine, limit=paging[0], offset=paging[1])
+
+    cp.add_route(
+        "GET",
+        rf"{_PREFIX}/clusterqueues/(?P<name>{_NAME})/pendingworkloads",
+        cluster_queue_handler,
+        resource=f"clusterqueues/pendingworkloads.{GROUP}",
+        verb="get",
+    )
+    cp.add_route(
+        "GET",
+        rf"{_PREFIX}/namespaces/(?P<namespace>{_NAME})/localqueues/(?P<name>{_NAME})/pendingworkloads",
+        local_queue_handler,
+        resource=f"localqueues/pendingworkloads.{GROUP}",
+        verb="get",
+    )
+    registry = getattr(store, "registry", None)
+    if registry is not None:
+        for rtype in _discovery_types():
+            if rtype.key not in registry:
+                registry.add(rtype)
+    auth = getattr(cp, "auth", None)
+    if auth is not None:
+        auth.policy.add_rule(Rule(GROUP, ("localqueues/pendingworkloads",), READ))

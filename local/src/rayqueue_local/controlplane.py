@@ -1,0 +1,399 @@
+"""``LocalControlPlane``: the store, the HTTPS API server, auth, faults and controllers, wired together.
+
+Example:
+    >>> from rayqueue_local import LocalControlPlane
+    >>> with LocalControlPlane() as cp:                                    # doctest: +SKIP
+    ...     cp.apply('''
+    ... apiVersion: v1
+    ... kind: Namespace
+    ... metadata: {name: team-a}
+    ... ''')
+    ...     token = cp.add_user("alice", ["team-a"])
+    ...     from kubernetes import client
+    ...     client.CoreV1Api(cp.api_client(token)).list_namespaced_secret("team-a").items
+    []
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rayqueue_local.apiserver.auth import Authenticator
+    from rayqueue_local.apiserver.faults import FaultInjector
+    from rayqueue_local.apiserver.server import APIServer
+    from rayqueue_local.registry.registry import Registry
+    from rayqueue_local.storage.store import Store
+
+log = logging.getLogger(__name__)
+
+__all__ = ["LocalControlPlane"]
+
+ADMIN_CONTEXT = "rayqueue-local"
+#: Where the objects live inside a state directory (next to ``tls/``, ``tokens.json``, ``kubeconfig``).
+OBJECTS_DIR = "objects"
+
+
+def _crd_types(crd_dir: Path) -> tuple[Any, ...]:
+    """The resource types of the CRDs in ``crd_dir``, parsed once per process (YAML parsing is slow)."""
+    files = sorted(p for p in crd_dir.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+    signature = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+    return _load_crd_types(str(crd_dir.resolve()), signature)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_crd_types(crd_dir: str, signature: tuple[Any, ...]) -> tuple[Any, ...]:
+    from rayqueue_local.registry.registry import load_crd_dir
+
+    return tuple(load_crd_dir(crd_dir))
+
+
+def _scale_get(workload: dict[str, Any]) -> int:
+    return 1 if (workload.get("spec") or {}).get("active", True) else 0
+
+
+def _scale_set(workload: dict[str, Any], replicas: int) -> dict[str, Any]:
+    workload.setdefault("spec", {})["active"] = replicas > 0
+    return workload
+
+
+class LocalControlPlane:
+    """A loopback Kubernetes API server with Kueue/KubeRay/KEDA behaviour, for laptops, CI and tests.
+
+    ``crd_dir``: directory of upstream CRD YAML files; custom resources are validated against them
+    (``None``: stored unvalidated, with a warning). ``state_dir``: objects, TLS material and tokens
+    survive a restart there (``None``: a temporary directory, removed by :meth:`stop`).
+    ``port=0`` picks a free port. ``workload_scale=True`` serves Kueue ``workloads/scale``
+    (replicas 1 ⇔ ``spec.active``, DESIGN §6). ``controllers``: the controllers to run (default:
+    :func:`rayqueue_local.controllers.default_controllers`; ``[]`` for none; or a callable
+    ``cp -> [controllers]``, called after the server is up). Any other keyword
+    becomes an attribute the controllers read; all emulations but Kueue are off by default so that
+    pure API tests stay cheap (``rayqueue local up`` turns them all on):
+
+    - ``kuberay_enabled=True``: KubeRay's RayCluster/RayJob controllers (clusters ready at once,
+      jobs simulated, the submitter pod's init containers run) and the GPU-metrics exporter;
+    - ``ray_enabled=True``: implies KubeRay, with a real local Ray head per running RayCluster;
+    - ``keda_enabled=True``: KEDA's webhook and ScaledObject controller;
+    - ``prometheus_enabled=True``: a real Prometheus (Debian's ``prometheus``) scraping the GPU
+      metrics, published as ``cp.prometheus`` (needs KubeRay);
+    - ``max_starting_heads`` (2), ``simulated_job_seconds`` (1.0): see
+      :mod:`rayqueue_local.controllers.kuberay`.
+
+    Attributes once started: ``server`` (the https URL), ``token`` (admin), ``ca_cert_path``,
+    ``kubeconfig_path`` (admin context ``rayqueue-local`` plus one per :meth:`add_user`), ``store``,
+    ``registry``, ``faults``, ``auth``.
+
+    Example:
+        >>> cp = LocalControlPlane(controllers=[])
+        >>> cp.start().server.startswith("https://127.0.0.1:")             # doctest: +SKIP
+        True
+        >>> cp.stop()                                                      # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        crd_dir: str | os.PathLike[str] | None = None,
+        state_dir: str | os.PathLike[str] | None = None,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        workload_scale: bool = False,
+        controllers: list[Any] | Callable[[LocalControlPlane], list[Any]] | None = None,
+        *,
+        admin_token: str | None = None,
+        bookmark_interval: float = 5.0,
+        history: int = 10_000,
+        **controller_options: Any,
+    ) -> None:
+        self.crd_dir = Path(crd_dir) if crd_dir is not None else None
+        self.state_dir = Path(state_dir) if state_dir is not None else None
+        self.port = port
+        self.host = host
+        self.workload_scale = workload_scale
+        self.bookmark_interval = bookmark_interval
+        self.history = history
+        self._controllers_arg = controllers
+        self._admin_token = admin_token
+        self.controllers: list[Any] = []
+        for option, value in controller_options.items():
+            if option.startswith("_") or hasattr(self, option) or hasattr(type(self), option):
+                raise TypeError(f"LocalControlPlane got an unexpected or reserved option {option!r}")
+            setattr(self, option, value)
+        self._tmp: str | None = None
+        self._api: APIServer | None = None
+        self._lock = threading.Lock()
+        self.store: Store
+        self.registry: Registry
+        self.faults: FaultInjector
+        self.auth: Authenticator
+        self.server = ""
+        self.ca_cert_path: Path = Path()
+        self.kubeconfig_path: Path = Path()
+
+    def __repr__(self) -> str:
+        return (
+            f"LocalControlPlane(server={self.server!r}, crd_dir={self.crd_dir!s}, "
+            f"state_dir={self.state_dir!s})"
+        )
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> LocalControlPlane:
+        """Start the store, the HTTPS server and then the controllers; returns ``self``.
+
+        A failure part-way (port in use, bad CRD directory, a controller that cannot start) undoes
+        what was started and re-raises.
+        """
+        if self._api is not None:
+            return self
+        try:
+            self._start()
+        except BaseException:
+            self._abort()
+            raise
+        return self
+
+    def _abort(self) -> None:
+        if self._api is not None:
+            self.stop()
+            return
+        if getattr(self, "store", None) is not None:
+            self.store.close()
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def _start(self) -> None:
+        from rayqueue_local.apiserver.auth import Authenticator
+        from rayqueue_local.apiserver.faults import FaultInjector
+        from rayqueue_local.apiserver.rest import RestAPI
+        from rayqueue_local.apiserver.server import APIServer
+        from rayqueue_local.apiserver.tls import make_tls_bundle
+        from rayqueue_local.registry.registry import Registry
+        from rayqueue_local.storage.store import Store
+
+        if self.state_dir is not None:
+            base = self.state_dir
+            base.mkdir(parents=True, exist_ok=True)
+        else:
+            self._tmp = tempfile.mkdtemp(prefix="rayqueue-local-")
+            base = Path(self._tmp)
+        if self.crd_dir is None:
+            log.warning(
+                "local control plane: no CRD directory given; custom resources are stored unvalidated"
+            )
+        elif not self.crd_dir.is_dir():
+            raise FileNotFoundError(f"CRD directory not found: {self.crd_dir}")
+        self.registry = Registry(extra=_crd_types(self.crd_dir) if self.crd_dir is not None else ())
+        self.registry.crd_dir = self.crd_dir
+        if self.workload_scale:
+            self.registry.enable_scale("workloads.kueue.x-k8s.io", _scale_get, _scale_set)
+        self.store = Store(
+            self.registry,
+            state_dir=(base / OBJECTS_DIR) if self.state_dir is not None else None,
+            history=self.history,
+        )
+        self.faults = FaultInjector()
+        self.auth = Authenticator(admin_token=self._admin_token or self._load_tokens(base).get("admin"))
+        for name, (token, namespaces) in self._load_tokens(base).get("users", {}).items():
+            self.auth.add_user(name, namespaces, token=token)
+        self._save_tokens(base)
+        tls = make_tls_bundle(base / "tls", hosts=tuple(dict.fromkeys(("127.0.0.1", "localhost", self.host))))
+        self.ca_cert_path = tls.ca_cert_path
+        rest = RestAPI(self.store, self.faults, bookmark_interval=self.bookmark_interval)
+        self._api = APIServer(rest, self.auth, self.faults, tls.server_context(), self.host, self.port)
+        self._api.start()
+        self.server = self._api.url
+        self.kubeconfig_path = base / "kubeconfig"
+        self._write_kubeconfig()
+        log.info("local control plane serving at %s", self.server)
+        self._start_controllers()
+
+    def _start_controllers(self) -> None:
+        if self._controllers_arg is None:
+            from rayqueue_local.controllers import default_controllers
+
+            self.controllers = list(default_controllers(self))
+        elif callable(self._controllers_arg):
+            self.controllers = list(self._controllers_arg(self))
+        else:
+            self.controllers = list(self._controllers_arg)
+        started = self.controllers
+        self.controllers = []
+        for controller in started:
+            controller.start(self.store)
+            self.controllers.append(controller)  # stop() stops only what started
+
+    def stop(self) -> None:
+        """Stop the controllers (in reverse order), then the server and the store."""
+        if self._api is None:
+            return
+        for controller in reversed(self.controllers):
+            try:
+                controller.stop()
+            except Exception:
+                log.exception("stopping controller %s failed", getattr(controller, "name", controller))
+        self.controllers = []
+        self._api.stop()
+        self._api = None
+        self.store.close()
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def __enter__(self) -> LocalControlPlane:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def api_server(self) -> APIServer:
+        """The running :class:`~rayqueue_local.apiserver.server.APIServer` (e.g. for ``add_route``)."""
+        if self._api is None:
+            raise RuntimeError("the control plane is not running; call start()")
+        return self._api
+
+    def add_route(self, method: str, path_regex: str, handler: Any, *, resource: str, verb: str) -> None:
+        """Serve an extra route (see :meth:`rayqueue_local.apiserver.server.APIServer.add_route`)."""
+        self.api_server.add_route(method, path_regex, handler, resource=resource, verb=verb)
+
+    # -- credentials -------------------------------------------------------------------------------
+    @property
+    def token(self) -> str:
+        """The admin bearer token."""
+        return self.auth.admin_token
+
+    def add_user(self, name: str, namespaces: Iterable[str]) -> str:
+        """A user limited to ``namespaces`` (:mod:`rayqueue_local.apiserver.auth`); returns their token.
+
+        A kubeconfig context ``rayqueue-local-<name>`` is added to :attr:`kubeconfig_path`.
+        """
+        from rayqueue_local.apiserver.kubeconfig import merge_context
+
+        namespaces = list(namespaces)
+        with self._lock:  # one writer of tokens.json and the kubeconfig at a time
+            return self._add_user(name, namespaces, merge_context)
+
+    def _add_user(self, name: str, namespaces: list[str], merge_context: Any) -> str:
+        token = self.auth.add_user(name, namespaces)
+        self._save_tokens(self.kubeconfig_path.parent)
+        merge_context(
+            self.kubeconfig_path,
+            f"{ADMIN_CONTEXT}-{name}",
+            cluster=ADMIN_CONTEXT,
+            server=self.server,
+            ca_path=self.ca_cert_path,
+            user=f"{ADMIN_CONTEXT}-{name}",
+            token=token,
+            namespace=namespaces[0] if namespaces else "default",
+            make_current=False,
+        )
+        return token
+
+    def _write_kubeconfig(self) -> None:
+        from rayqueue_local.apiserver.kubeconfig import merge_context
+
+        merge_context(
+            self.kubeconfig_path,
+            ADMIN_CONTEXT,
+            server=self.server,
+            ca_path=self.ca_cert_path,
+            user=f"{ADMIN_CONTEXT}-admin",
+            token=self.token,
+        )
+        for name, (token, namespaces) in self.auth.tokens().items():
+            merge_context(
+                self.kubeconfig_path,
+                f"{ADMIN_CONTEXT}-{name}",
+                cluster=ADMIN_CONTEXT,
+                server=self.server,
+                ca_path=self.ca_cert_path,
+                user=f"{ADMIN_CONTEXT}-{name}",
+                token=token,
+                namespace=namespaces[0] if namespaces else "default",
+                make_current=False,
+            )
+
+    def _load_tokens(self, base: Path) -> dict[str, Any]:
+        path = base / "tokens.json"
+        if self.state_dir is None or not path.is_file():
+            return {}
+        data: dict[str, Any] = json.loads(path.read_text())
+        return data
+
+    def _save_tokens(self, base: Path) -> None:
+        if self.state_dir is None:
+            return
+        data = {"admin": self.auth.admin_token, "users": self.auth.tokens()}
+        path = base / "tokens.json"
+        tmp = base / "tokens.json.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, path)
+
+    # -- convenience -------------------------------------------------------------------------------
+    def api_client(self, token: str | None = None) -> Any:
+        """A ``kubernetes.client.ApiClient`` for this server (admin unless ``token`` is given), TLS verified.
+
+        Example:
+            >>> # from kubernetes import client; client.CoreV1Api(cp.api_client()).list_namespace()
+        """
+        from kubernetes import client
+
+        config = client.Configuration()
+        config.host = self.server
+        config.ssl_ca_cert = str(self.ca_cert_path)
+        config.verify_ssl = True
+        config.api_key = {"authorization": token or self.token}
+        config.api_key_prefix = {"authorization": "Bearer"}
+        return client.ApiClient(config)
+
+    def apply(self, objects: str | dict[str, Any] | Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Create or update objects as the admin (server-side apply, forced); multi-document YAML accepted.
+
+        A ``status`` in a document is written through the status subresource. Returns the stored
+        objects in their storage versions.
+
+        Example:
+            >>> # cp.apply("apiVersion: v1\\nkind: Namespace\\nmetadata: {name: team-a}\\n")
+        """
+        from rayqueue_local.storage.store import StoreError
+
+        if isinstance(objects, str):
+            import yaml
+
+            docs = [d for d in yaml.safe_load_all(objects) if d]
+        elif isinstance(objects, dict):
+            docs = [objects]
+        else:
+            docs = list(objects)
+        out = []
+        for doc in docs:
+            api_version, kind = doc.get("apiVersion", ""), doc.get("kind", "")
+            key = self.registry.key_for_kind(api_version, kind)
+            if key is None:
+                raise ValueError(f"unknown apiVersion/kind: {api_version}/{kind}")
+            rt = self.registry.get(key)
+            obj = self.registry.to_storage(key, doc, api_version.rpartition("/")[2])
+            meta = obj.setdefault("metadata", {})
+            if rt.namespaced:
+                meta.setdefault("namespace", "default")
+            status = obj.pop("status", None) if rt.has_status else None
+            stored = self.store.apply(key, obj, field_manager="rayqueue-local-apply", force=True)
+            if status is not None:
+                try:
+                    stored["status"] = status
+                    stored = self.store.update_status(key, stored)
+                except StoreError:
+                    raise
+            out.append(stored)
+        return out

@@ -1,0 +1,1 @@
+"""What the API server serves: resource types, built-ins, CRDs, schema validation, conversion, discovery."""

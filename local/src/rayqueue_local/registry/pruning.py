@@ -1,0 +1,52 @@
+"""Pruning: drop, in place, the fields a structural CRD schema does not declare.
+
+A real API server silently drops them unless ``x-kubernetes-preserve-unknown-fields``;
+``apiVersion``, ``kind`` and ``metadata`` of the root (and of embedded resources) are never pruned.
+:meth:`~rayqueue_local.registry.schema.SchemaValidator.prune` runs this on a resource type's schema.
+
+Example:
+    >>> schema = {"type": "object", "properties": {"spec": {"type": "object",
+    ...     "properties": {"a": {"type": "string"}}}}}
+    >>> obj, dropped = {"kind": "Foo", "spec": {"a": "x", "typo": 1}}, []
+    >>> _prune(schema, obj, [], dropped, root=True); dropped, obj
+    (['spec.typo'], {'kind': 'Foo', 'spec': {'a': 'x'}})
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rayqueue_local.apimachinery.fielderrors import field_path
+
+__all__: list[str] = []
+
+
+def _prune(
+    schema: dict[str, Any], value: Any, path: list[Any], dropped: list[str], *, root: bool = False
+) -> None:
+    if not isinstance(schema, dict):
+        return
+    if isinstance(value, dict):
+        preserve = schema.get("x-kubernetes-preserve-unknown-fields")
+        props = schema.get("properties")
+        additional = schema.get("additionalProperties")
+        keep = (
+            {"apiVersion", "kind", "metadata"}
+            if root or schema.get("x-kubernetes-embedded-resource")
+            else set()
+        )
+        for key in list(value):
+            if key in keep:
+                continue
+            if props is not None and key in props:
+                _prune(props[key], value[key], [*path, key], dropped)
+            elif isinstance(additional, dict):
+                _prune(additional, value[key], [*path, key], dropped)
+            elif preserve or additional is True or (props is None and not schema.get("type")):
+                continue  # preserved, or an untyped schema: nothing to prune by
+            else:
+                del value[key]
+                dropped.append(field_path([*path, key]))
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            _prune(schema["items"], item, [*path, i], dropped)

@@ -1,0 +1,270 @@
+"""CRD schema validation (and pruning) for the local control plane, with the API server's messages.
+
+Each served version's ``openAPIV3Schema`` is turned into a JSON Schema once and compiled with
+:mod:`jsonschema` (cached per resource and version). The Kubernetes extensions are handled so:
+
+* ``nullable: true`` allows ``null``;
+* ``x-kubernetes-int-or-string: true`` accepts an integer or a string;
+* ``x-kubernetes-preserve-unknown-fields`` and ``x-kubernetes-embedded-resource`` keep unknown fields
+  (they matter for pruning only; JSON Schema ignores unknown fields anyway);
+* ``x-kubernetes-validations`` (CEL rules): there is no CEL interpreter here (out of scope for a
+  test double). The rules the SDK's workflows can meet are evaluated by their exact text
+  (:data:`KNOWN_RULES`: immutability ``self == oldSelf``, ``self in [...]``, ClusterQueue
+  borrowingLimit without a cohort, ScaledObject min <= max replicas, Workload priority with
+  priorityClassRef, Workload clusterName); every other rule is skipped. ``format`` is not checked
+  (upstream checks a few formats such as ``int-or-string``).
+
+:meth:`SchemaValidator.validate` returns ``details.causes`` entries in the API server's shape, with
+field paths in dotted/indexed form (``spec.workerGroupSpecs[0].replicas``) and messages such as
+``Invalid value: "string": spec.workerGroupSpecs[0].replicas in body must be of type integer: "string"``.
+
+Pruning: a real API server silently drops fields a structural schema does not declare (unless
+``x-kubernetes-preserve-unknown-fields``). :meth:`SchemaValidator.prune` does the same and returns
+the dropped paths (the store prunes every write of a resource with a schema, before validation;
+``apiVersion``, ``kind`` and ``metadata`` are never pruned).
+
+Example:
+    >>> from rayqueue_local.registry.registry import ResourceType
+    >>> rt = ResourceType(group="x.io", versions=("v1",), storage_version="v1", plural="foos",
+    ...     singular="foo", kind="Foo", schemas={"v1": {"type": "object", "properties": {
+    ...         "spec": {"type": "object", "properties": {"replicas": {"type": "integer"}}}}}})
+    >>> SchemaValidator().validate(rt, {"spec": {"replicas": "two"}})[0]["message"]
+    'Invalid value: "string": spec.replicas in body must be of type integer: "string"'
+
+The parts live in their own modules: :mod:`~rayqueue_local.apimachinery.fielderrors` (the messages),
+:mod:`~rayqueue_local.registry.fastcheck`, :mod:`~rayqueue_local.registry.pruning`,
+:mod:`~rayqueue_local.registry.celrules` and :mod:`~rayqueue_local.apimachinery.objectmeta`; this module
+compiles and runs them and re-exports their public names.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import TYPE_CHECKING, Any
+
+from rayqueue_local.apimachinery.fielderrors import _cause, _sort_key
+from rayqueue_local.apimachinery.fielderrors import field_path as field_path
+from rayqueue_local.apimachinery.objectmeta import MAX_ANNOTATIONS_BYTES as MAX_ANNOTATIONS_BYTES
+from rayqueue_local.apimachinery.objectmeta import NAME_RULES as NAME_RULES
+from rayqueue_local.apimachinery.objectmeta import metadata_causes as metadata_causes
+from rayqueue_local.apimachinery.objectmeta import name_causes as name_causes
+from rayqueue_local.registry.celrules import KNOWN_RULES as KNOWN_RULES
+from rayqueue_local.registry.celrules import KNOWN_TRANSITION_RULES as KNOWN_TRANSITION_RULES
+from rayqueue_local.registry.celrules import Pred as Pred
+from rayqueue_local.registry.celrules import Rule, _check_rules, known_rules
+from rayqueue_local.registry.celrules import TransitionPred as TransitionPred
+from rayqueue_local.registry.fastcheck import Check, compile_fast
+from rayqueue_local.registry.pruning import _prune
+
+if TYPE_CHECKING:
+    from rayqueue_local.registry.registry import ResourceType
+
+__all__ = ["SchemaValidator", "to_json_schema"]
+
+_DROP = {
+    "description",
+    "x-kubernetes-validations",
+    "x-kubernetes-list-type",
+    "x-kubernetes-list-map-keys",
+    "x-kubernetes-map-type",
+    "example",
+    "externalDocs",
+    "format",
+}
+
+
+def to_json_schema(schema: Any) -> Any:
+    """A JSON Schema equivalent of a structural OpenAPI v3 schema (extensions mapped, docs dropped).
+
+    Example:
+        >>> to_json_schema({"type": "string", "nullable": True, "description": "x"})
+        {'type': ['string', 'null']}
+        >>> to_json_schema({"x-kubernetes-int-or-string": True,
+        ...                 "anyOf": [{"type": "integer"}, {"type": "string"}]})
+        {'type': ['integer', 'string']}
+    """
+    if isinstance(schema, list):
+        return [to_json_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _DROP or key.startswith("x-kubernetes-"):
+            continue
+        if key in ("properties", "patternProperties", "definitions"):
+            out[key] = {k: to_json_schema(v) for k, v in value.items()}
+        elif key in ("items", "additionalProperties", "not", "allOf", "anyOf", "oneOf"):
+            out[key] = to_json_schema(value)
+        elif key == "nullable":
+            continue
+        elif key == "pattern" and isinstance(value, str):
+            out[key] = go_pattern(value)
+        else:
+            out[key] = value
+    if schema.get("x-kubernetes-int-or-string"):
+        out.pop("anyOf", None)
+        out["type"] = ["integer", "string"]
+    if schema.get("nullable") and "type" in out:
+        types = out["type"] if isinstance(out["type"], list) else [out["type"]]
+        out["type"] = [*types, "null"]
+        if "enum" in out:
+            out["enum"] = [*out["enum"], None]
+    return out
+
+
+_INLINE_FLAGS = re.compile(r"\(\?([imsU]+)\)")
+
+
+def go_pattern(pattern: str) -> str:
+    """A Go (RE2) pattern in Python's syntax: inline flag groups such as ``^(?i)`` move to the front.
+
+    Example:
+        >>> go_pattern("^(?i)[a-z]+$")
+        '(?i)^[a-z]+$'
+    """
+    flags = "".join(m.group(1) for m in _INLINE_FLAGS.finditer(pattern)).replace("U", "")
+    if not flags:
+        return pattern
+    return f"(?{''.join(sorted(set(flags)))})" + _INLINE_FLAGS.sub("", pattern)
+
+
+class SchemaValidator:
+    """Validates and prunes objects against the CRD schemas of their resource types.
+
+    Compiled validators are cached per ``(key, version)``; thread-safe.
+
+    Example:
+        >>> SchemaValidator().validate_against({"type": "object", "required": ["spec"]}, {})
+        [{'reason': 'FieldValueRequired', 'message': 'Required value', 'field': 'spec'}]
+    """
+
+    def __init__(self) -> None:
+        self._compiled: dict[tuple[str, str], tuple[Any, Check | None, list[Rule]] | None] = {}
+
+    def _for(self, rt: ResourceType, version: str) -> tuple[Any, Check | None, list[Rule]] | None:
+        """(jsonschema validator, fast check) for ``rt`` at ``version``; shared by every instance."""
+        ident = (rt.key, version)
+        if ident not in self._compiled:
+            schema = rt.schemas.get(version)
+            self._compiled[ident] = _compiled_schema(schema) if schema is not None else None
+        return self._compiled[ident]
+
+    @staticmethod
+    def _compile(schema: dict[str, Any]) -> Any:
+        from jsonschema import Draft7Validator
+
+        js = to_json_schema(schema)
+        # The root's apiVersion/kind/metadata are the API server's business, not the schema's.
+        if isinstance(js.get("properties"), dict):
+            js["properties"].pop("metadata", None)
+        return Draft7Validator(js)
+
+    def validate_against(self, schema: dict[str, Any], obj: Any) -> list[dict[str, Any]]:
+        """Causes for ``obj`` against one OpenAPI schema (compiled each call; for tests and tools)."""
+        return self._causes(self._compile(schema), obj)
+
+    def validate(
+        self,
+        rt: ResourceType,
+        obj: dict[str, Any],
+        version: str | None = None,
+        old: dict[str, Any] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Causes (empty when valid) for ``obj`` against ``rt``'s schema at ``version`` (default: storage).
+
+        ``old`` is the stored object on an update (for the transition rules of :data:`KNOWN_RULES`).
+        """
+        compiled = self._for(rt, version or rt.storage_version)
+        if compiled is None:
+            return []
+        slow, fast, rules = compiled
+        if fast is None or not fast(obj):
+            causes = self._causes(slow, obj)
+            if causes:
+                return causes
+        return _check_rules(rules, obj, old)
+
+    @staticmethod
+    def _causes(compiled: Any, obj: Any) -> list[dict[str, Any]]:
+        errors = sorted(compiled.iter_errors(obj), key=_sort_key)
+        causes: list[dict[str, Any]] = []
+        for error in errors:
+            if error.validator in ("anyOf", "oneOf", "allOf") and error.context:
+                # Report the most specific alternative's failure, as upstream reports the first branch.
+                best = min(error.context, key=lambda e: (-len(e.absolute_path), e.validator != "type"))
+                causes.append(_cause(best))
+            else:
+                causes.append(_cause(error))
+        seen: set[tuple[str, str]] = set()
+        unique = []
+        for c in causes:
+            ident = (c["field"], c["message"])
+            if ident not in seen:
+                seen.add(ident)
+                unique.append(c)
+        return unique
+
+    # -- pruning -------------------------------------------------------------------------------
+    def prune(self, rt: ResourceType, obj: dict[str, Any], version: str | None = None) -> list[str]:
+        """Drop, in place, fields ``rt``'s schema does not declare; return their paths.
+
+        Example:
+            >>> from rayqueue_local.registry.registry import ResourceType
+            >>> rt = ResourceType(group="x.io", versions=("v1",), storage_version="v1", plural="foos",
+            ...     singular="foo", kind="Foo", schemas={"v1": {"type": "object", "properties": {
+            ...         "spec": {"type": "object", "properties": {"a": {"type": "string"}}}}}})
+            >>> obj = {"kind": "Foo", "metadata": {"name": "f"}, "spec": {"a": "x", "typo": 1}}
+            >>> SchemaValidator().prune(rt, obj), obj["spec"]
+            (['spec.typo'], {'a': 'x'})
+        """
+        schema = rt.schemas.get(version or rt.storage_version)
+        if schema is None:
+            return []
+        dropped: list[str] = []
+        _prune(schema, obj, [], dropped, root=True)
+        return dropped
+
+
+# Compiled schemas, shared by every validator (a registry built from the same CRD directory hands out
+# the same schema objects; see rayqueue_local.registry.registry.load_crd_dir). Keyed by identity; the
+# schema is kept alive by the entry so that its id cannot be reused.
+_COMPILED: dict[int, tuple[dict[str, Any], Any, Check | None, list[Rule]]] = {}
+_COMPILED_LOCK = threading.Lock()
+
+
+def _compiled_schema(schema: dict[str, Any]) -> tuple[Any, Check | None, list[Rule]]:
+    with _COMPILED_LOCK:
+        entry = _COMPILED.get(id(schema))
+        if entry is None or entry[0] is not schema:
+            slow = SchemaValidator._compile(schema)
+            entry = (schema, slow, compile_fast(slow.schema), known_rules(schema))
+            _COMPILED[id(schema)] = entry
+    return entry[1], entry[2], entry[3]
+
+
+def list_map_keys(schema: Any) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """``{structural path: key fields}`` of the ``x-kubernetes-list-type: map`` lists of a schema.
+
+    The path is made of field names only (list items add nothing), as server-side apply resolves
+    it; lists under a map (``additionalProperties``) are not listed (they stay atomic).
+
+    Example:
+        >>> list_map_keys({"properties": {"spec": {"properties": {"podSets": {"type": "array",
+        ...     "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}}}}})
+        {('spec', 'podSets'): ('name',)}
+    """
+    table: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def walk(node: Any, path: tuple[str, ...]) -> None:
+        if not isinstance(node, dict):
+            return
+        if node.get("x-kubernetes-list-type") == "map" and node.get("x-kubernetes-list-map-keys"):
+            table[path] = tuple(node["x-kubernetes-list-map-keys"])
+        for name, sub in (node.get("properties") or {}).items():
+            walk(sub, (*path, name))
+        if isinstance(node.get("items"), dict):
+            walk(node["items"], path)
+
+    walk(schema, ())
+    return table

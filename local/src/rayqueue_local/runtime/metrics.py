@@ -1,0 +1,346 @@
+"""A DCGM-style GPU metrics exporter for the emulated pods of the local control plane.
+
+NVIDIA's dcgm-exporter (run with ``--kubernetes``, as its Helm chart and the GPU Operator do) serves
+one series per GPU and field, labelled with the device (``gpu``, ``UUID``, ``pci_bus_id``,
+``device``, ``modelName``, ``Hostname``) and with the pod the GPU is allocated to (``pod``,
+``namespace``, ``container``) [k8s-semantics.md §5]. Scraped through a ServiceMonitor without
+``honorLabels`` those three collide with the exporter's own target labels and Prometheus renames
+them ``exported_pod``, ``exported_namespace``, ``exported_container``.
+
+:class:`GpuMetricsExporter` does the same for every Running pod that requests ``nvidia.com/gpu``;
+:mod:`rayqueue_local.runtime.prometheus` scrapes it with the exporter's target labels, so the renaming
+really happens in Prometheus. ``label_style="scraped"`` emits the ``exported_*`` names directly,
+for a reader that does not go through that Prometheus.
+
+The utilisation follows the work on the pod's RayCluster: busy (80-100 %) while a Ray job runs on
+it, 0 otherwise, as told by an *activity source* ``(namespace, cluster) -> bool`` (the KubeRay
+controller provides one). Tests pin a value with :meth:`GpuMetricsExporter.set_utilisation`.
+
+Example:
+    >>> pods = [{"metadata": {"name": "rc-head-x", "namespace": "demo", "uid": "u1",
+    ...                       "labels": {"ray.io/cluster": "rc"}},
+    ...          "spec": {"containers": [{"name": "ray-head",
+    ...                   "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
+    ...          "status": {"phase": "Running"}}]
+    >>> exp = GpuMetricsExporter(pods=lambda: pods)
+    >>> exp.set_utilisation("demo", "rc", 90)
+    >>> [l for l in exp.render().splitlines() if l.startswith("DCGM_FI_DEV_GPU_UTIL{")][0][-3:]
+    ' 90'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+__all__ = ["GpuDevice", "GpuMetricsExporter", "gpu_request", "pods_with_gpus"]
+
+GPU_RESOURCE = "nvidia.com/gpu"
+MODEL_NAME = "NVIDIA A100-SXM4-40GB"
+FB_TOTAL_MIB = 40960
+IDLE_POWER_W = 55.0
+BUSY_POWER_W = 320.0
+
+#: (metric, type, help) in the order dcgm-exporter's default counters list them.
+FIELDS: tuple[tuple[str, str, str], ...] = (
+    ("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."),
+    ("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."),
+    ("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)."),
+    ("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)."),
+    ("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."),
+    ("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."),
+    ("DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."),
+    ("DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."),
+    ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics engine is active."),
+    ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor (HMMA) pipe is active."),
+    ("DCGM_FI_PROF_DRAM_ACTIVE", "gauge", "Ratio of cycles the device memory interface is active."),
+)
+
+
+def gpu_request(pod: dict[str, Any]) -> list[tuple[str, int]]:
+    """``[(container, gpus)]`` for the containers of ``pod`` that ask for ``nvidia.com/gpu``
+    (limits, else requests, as the device plugin allocates).
+
+    Example:
+        >>> c = {"name": "c", "resources": {"requests": {"nvidia.com/gpu": 2}}}
+        >>> gpu_request({"spec": {"containers": [c]}})
+        [('c', 2)]
+    """
+    out: list[tuple[str, int]] = []
+    for container in pod.get("spec", {}).get("containers", []) or []:
+        res = container.get("resources", {}) or {}
+        value = (res.get("limits") or {}).get(GPU_RESOURCE, (res.get("requests") or {}).get(GPU_RESOURCE))
+        if value is None:
+            continue
+        with contextlib.suppress(TypeError, ValueError):
+            count = int(str(value))
+            if count > 0:
+                out.append((container.get("name", ""), count))
+    return out
+
+
+def pods_with_gpus(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The Running, not-deleting pods that have GPUs allocated, sorted by namespace and name.
+
+    Example:
+        >>> pods_with_gpus([{"metadata": {"name": "p"}, "status": {"phase": "Pending"}}])
+        []
+    """
+    keep = [
+        p
+        for p in pods
+        if p.get("status", {}).get("phase") == "Running"
+        and not p.get("metadata", {}).get("deletionTimestamp")
+        and gpu_request(p)
+    ]
+    return sorted(keep, key=lambda p: (p["metadata"].get("namespace", ""), p["metadata"]["name"]))
+
+
+@dataclass(frozen=True)
+class GpuDevice:
+    """One emulated GPU and the pod/container it is allocated to."""
+
+    index: int
+    namespace: str
+    pod: str
+    container: str
+    cluster: str | None
+
+    @property
+    def uuid(self) -> str:
+        """A stable device UUID in NVIDIA's ``GPU-<uuid>`` form, derived from the index."""
+        return "GPU-" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"rayqueue-local-gpu/{self.index}"))
+
+    @property
+    def pci_bus_id(self) -> str:
+        """A PCI bus id in the form DCGM prints."""
+        return f"00000000:{0x10 + self.index:02X}:00.0"
+
+
+class GpuMetricsExporter:
+    """A loopback ``/metrics`` endpoint with DCGM series for every GPU of every Running pod.
+
+    ``pods`` returns the pods to look at (the control plane passes ``store.list("pods")``);
+    ``activity`` says whether a Ray job runs on a cluster. ``start()`` serves on
+    ``127.0.0.1:<port>`` (a free one unless given); ``render()`` works without serving.
+
+    Example:
+        >>> exp = GpuMetricsExporter(pods=lambda: [])
+        >>> exp.start(); exp.url.startswith("http://127.0.0.1:")
+        True
+        >>> exp.stop()
+    """
+
+    def __init__(
+        self,
+        pods: Callable[[], list[dict[str, Any]]] | None = None,
+        *,
+        activity: Callable[[str, str], bool] | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        hostname: str = "rayqueue-local-node",
+        model_name: str = MODEL_NAME,
+        label_style: str = "kubernetes",
+    ) -> None:
+        if label_style not in ("kubernetes", "scraped"):
+            raise ValueError(f"label_style: got {label_style!r}; allowed: 'kubernetes', 'scraped'")
+        self._pods: Callable[[], list[dict[str, Any]]] = pods or list
+        self._activity = activity
+        self.host, self.port = host, port
+        self.hostname, self.model_name, self.label_style = hostname, model_name, label_style
+        self._lock = threading.Lock()
+        self._overrides: dict[tuple[str, str], float] = {}
+        self._allocation: dict[tuple[str, str], list[int]] = {}  # (ns, pod uid/name) -> gpu indices
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- configuration ----------------------------------------------------------------------
+    def set_pod_source(self, pods: Callable[[], list[dict[str, Any]]]) -> None:
+        """Where the pods come from (e.g. ``lambda: store.list("pods")``)."""
+        self._pods = pods
+
+    def set_activity_source(self, activity: Callable[[str, str], bool] | None) -> None:
+        """``(namespace, cluster) -> bool``: whether a Ray job is running on that RayCluster."""
+        self._activity = activity
+
+    def set_utilisation(self, namespace: str, cluster: str, value: float) -> None:
+        """Pin the GPU utilisation (0-100) of every GPU of ``cluster``'s pods (tests, demos)."""
+        if not 0 <= value <= 100:
+            raise ValueError(f"utilisation: got {value}; allowed: 0..100")
+        with self._lock:
+            self._overrides[(namespace, cluster)] = float(value)
+
+    def clear_utilisation(self, namespace: str | None = None, cluster: str | None = None) -> None:
+        """Drop pinned values (all, one namespace's, or one cluster's): the activity rules again."""
+        with self._lock:
+            for key in list(self._overrides):
+                if (namespace is None or key[0] == namespace) and (cluster is None or key[1] == cluster):
+                    del self._overrides[key]
+
+    # -- the model ---------------------------------------------------------------------------
+    def devices(self) -> list[GpuDevice]:
+        """The emulated GPUs now allocated, with stable indices (a device keeps its index while
+        its pod lives; freed indices are reused, lowest first, as a node's devices would be)."""
+        pods = pods_with_gpus(self._pods())
+        out: list[GpuDevice] = []
+        with self._lock:
+            live = set()
+            wanted: list[tuple[tuple[str, str], dict[str, Any], list[tuple[str, int]]]] = []
+            for pod in pods:
+                meta = pod["metadata"]
+                key = (meta.get("namespace", ""), meta.get("uid") or meta["name"])
+                live.add(key)
+                wanted.append((key, pod, gpu_request(pod)))
+            for key in list(self._allocation):
+                if key not in live:
+                    del self._allocation[key]
+            used = {i for indices in self._allocation.values() for i in indices}
+            for key, pod, containers in wanted:
+                total = sum(n for _, n in containers)
+                indices = self._allocation.get(key, [])
+                while len(indices) < total:
+                    free = next(i for i in range(len(used) + total + 1) if i not in used)
+                    used.add(free)
+                    indices.append(free)
+                self._allocation[key] = indices
+                meta = pod["metadata"]
+                cluster = (meta.get("labels") or {}).get("ray.io/cluster")
+                it = iter(indices)
+                for container, count in containers:
+                    for _ in range(count):
+                        out.append(GpuDevice(next(it), key[0], meta["name"], container, cluster))
+        return sorted(out, key=lambda d: d.index)
+
+    def utilisation(self, device: GpuDevice, now: float | None = None) -> float:
+        """GPU_UTIL of one device: the pinned value, else busy (80-100) or idle (0)."""
+        cluster = device.cluster or device.pod
+        with self._lock:
+            pinned = self._overrides.get((device.namespace, cluster))
+        if pinned is not None:
+            return pinned
+        busy = False
+        if self._activity is not None and device.cluster:
+            try:
+                busy = bool(self._activity(device.namespace, device.cluster))
+            except Exception:  # an activity source must never break a scrape
+                log.exception("GPU activity source failed")
+        if not busy:
+            return 0.0
+        tick = int((now if now is not None else time.time()) / 5)
+        return float(80 + (device.index * 7 + tick) % 21)
+
+    def values(self, device: GpuDevice) -> dict[str, float]:
+        """Every field's value for ``device``, consistent with its utilisation."""
+        util = self.utilisation(device)
+        ratio = util / 100.0
+        used = round(FB_TOTAL_MIB * 0.8 * ratio) if util else 0
+        return {
+            "DCGM_FI_DEV_SM_CLOCK": 1410.0 if util else 210.0,
+            "DCGM_FI_DEV_MEM_CLOCK": 1215.0,
+            "DCGM_FI_DEV_GPU_TEMP": round(32 + 40 * ratio),
+            "DCGM_FI_DEV_POWER_USAGE": round(IDLE_POWER_W + (BUSY_POWER_W - IDLE_POWER_W) * ratio, 3),
+            "DCGM_FI_DEV_GPU_UTIL": util,
+            "DCGM_FI_DEV_MEM_COPY_UTIL": round(util * 0.4),
+            "DCGM_FI_DEV_FB_FREE": float(FB_TOTAL_MIB - used),
+            "DCGM_FI_DEV_FB_USED": float(used),
+            "DCGM_FI_PROF_GR_ENGINE_ACTIVE": round(ratio * 0.95, 6),
+            "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": round(ratio * 0.6, 6),
+            "DCGM_FI_PROF_DRAM_ACTIVE": round(ratio * 0.5, 6),
+        }
+
+    def labels(self, device: GpuDevice) -> dict[str, str]:
+        """The series labels of ``device``, in dcgm-exporter's order."""
+        prefix = "exported_" if self.label_style == "scraped" else ""
+        return {
+            "gpu": str(device.index),
+            "UUID": device.uuid,
+            "pci_bus_id": device.pci_bus_id,
+            "device": f"nvidia{device.index}",
+            "modelName": self.model_name,
+            "Hostname": self.hostname,
+            f"{prefix}container": device.container,
+            f"{prefix}namespace": device.namespace,
+            f"{prefix}pod": device.pod,
+        }
+
+    def render(self) -> str:
+        """The Prometheus text exposition (format 0.0.4) of every series."""
+        devices = self.devices()
+        rows = [(self.labels(d), self.values(d)) for d in devices]
+        lines: list[str] = []
+        for metric, kind, text in FIELDS:
+            lines.append(f"# HELP {metric} {text}")
+            lines.append(f"# TYPE {metric} {kind}")
+            for labels, values in rows:
+                body = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
+                lines.append(f"{metric}{{{body}}} {_number(values[metric])}")
+        return "\n".join(lines) + "\n"
+
+    # -- serving -----------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:<port>`` once started."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def target(self) -> str:
+        """``127.0.0.1:<port>``: the scrape target."""
+        return f"{self.host}:{self.port}"
+
+    def start(self) -> None:
+        """Serve ``/metrics`` (and ``/health``) from a daemon thread. Idempotent."""
+        if self._server is not None:
+            return
+        exporter = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                if self.path.split("?")[0] == "/metrics":
+                    body = exporter.render().encode()
+                    ctype = "text/plain; version=0.0.4; charset=utf-8"
+                elif self.path == "/health":
+                    body, ctype = b"OK", "text/plain"
+                else:
+                    self.send_error(404)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                log.debug("metrics exporter: " + format, *args)
+
+        self._server = ThreadingHTTPServer((self.host, self.port), Handler)
+        self._server.daemon_threads = True
+        self.port = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, name="dcgm-exporter", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop serving. Idempotent."""
+        if self._server is None:
+            return
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._server = self._thread = None
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))

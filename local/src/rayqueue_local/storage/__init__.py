@@ -1,0 +1,1 @@
+"""The object store: reads, writes, patches, garbage collection, the watch log and persistence."""

@@ -1,0 +1,171 @@
+"""The store's state and its write path: indexes, resourceVersions, commits, transactions, hooks.
+
+:class:`StoreCore` is the base every part of :class:`~rayqueue_local.storage.store.Store` builds on. It
+declares the state (``Store.__init__`` initialises it) and owns the primitives the reads, watches,
+writes and deletions share: resolving a resource key (404 for an unknown one), finding a stored
+object, the object/uid/owner/namespace indexes, the one global resourceVersion counter,
+:meth:`StoreCore._commit` (index, persist, append to the bounded event history, offer to the
+watches, queue for subscribers) and :meth:`StoreCore._txn`, which holds the lock and delivers the
+committed events to subscribers once the outermost transaction releases it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from rayqueue_local.apimachinery import patch as patches
+from rayqueue_local.apimachinery.patch import deep_copy
+from rayqueue_local.registry.registry import Registry, ResourceType
+from rayqueue_local.storage.storetypes import AdmissionHook, Event, ObjKey, StoreError, _objkey, _owner_uids
+
+if TYPE_CHECKING:
+    from rayqueue_local.registry.schema import SchemaValidator
+    from rayqueue_local.storage.persistence import Persistence
+    from rayqueue_local.storage.watchlog import Watch
+
+# The store's logger keeps the name it always had.
+log = logging.getLogger("rayqueue_local.storage.store")
+
+
+class StoreCore:
+    """State and primitives shared by the parts of :class:`~rayqueue_local.storage.store.Store`.
+
+    Not used on its own: ``Store.__init__`` sets every attribute declared here.
+    """
+
+    registry: Registry
+    _lock: threading.RLock
+    _objects: dict[str, dict[ObjKey, dict[str, Any]]]
+    _uids: dict[str, tuple[str, str, str]]
+    _dependents: dict[str, set[tuple[str, str, str]]]
+    _ns_counts: dict[str, int]
+    _rv: int
+    _history: deque[Event]
+    _history_size: int
+    _compacted_rv: int
+    _watches: list[Watch]
+    _subscribers: list[Callable[[Event], None]]
+    _hooks: dict[str, list[AdmissionHook]]
+    _pending: list[Event]
+    _depth: int
+    _event_index: dict[tuple[str, str, str, str, str], tuple[str, str]]
+    _list_key_tables: dict[str, patches.ListKeys | None]
+    _validator: SchemaValidator | None
+    _check_schemas: bool
+    _prune_unknown: bool
+    _persistence: Persistence | None
+
+    # -- lookups -----------------------------------------------------------------------------------
+    def _type(self, key: str) -> ResourceType:
+        try:
+            return self.registry.get(key)
+        except KeyError:
+            raise StoreError(
+                404, "NotFound", "the server could not find the requested resource", details={"kind": key}
+            ) from None
+
+    def _ns(self, rt: ResourceType, namespace: str | None) -> str:
+        return (namespace or "") if rt.namespaced else ""
+
+    def _not_found(self, key: str, name: str) -> StoreError:
+        rt = self._type(key)
+        return StoreError(
+            404,
+            "NotFound",
+            f'{key} "{name}" not found',
+            details={"name": name, "group": rt.group, "kind": rt.plural},
+        )
+
+    def _stored(self, key: str, namespace: str | None, name: str) -> dict[str, Any]:
+        rt = self._type(key)
+        obj = self._objects.get(key, {}).get((self._ns(rt, namespace), name))
+        if obj is None:
+            raise self._not_found(key, name)
+        return obj
+
+    # -- the write path ----------------------------------------------------------------------------
+    @contextmanager
+    def _txn(self) -> Iterator[None]:
+        """Hold the lock; deliver the events committed inside to subscribers after releasing it."""
+        with self._lock:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                pending: list[Event] = []
+                if self._depth == 0:
+                    pending, self._pending = self._pending, []
+                subscribers = self._subscribers
+        for event in pending:
+            for callback in subscribers:
+                try:
+                    callback(event)
+                except Exception:  # the write is committed; a subscriber's bug must not undo its success
+                    log.exception("store subscriber %r failed on %s %s", callback, event.type, event.key)
+
+    def _index_put(self, key: str, k: ObjKey, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        bucket = self._objects.setdefault(key, {})
+        bucket[k] = obj
+        ident = (key, k[0], k[1])
+        uid = obj["metadata"].get("uid")
+        if old is None:
+            if uid:
+                self._uids[uid] = ident
+            if k[0]:
+                self._ns_counts[k[0]] = self._ns_counts.get(k[0], 0) + 1
+        old_owners = _owner_uids(old) if old is not None else set()
+        new_owners = _owner_uids(obj)
+        for o in old_owners - new_owners:
+            self._dependents.get(o, set()).discard(ident)
+        for o in new_owners - old_owners:
+            self._dependents.setdefault(o, set()).add(ident)
+
+    def _index_remove(self, key: str, k: ObjKey, obj: dict[str, Any]) -> None:
+        del self._objects[key][k]
+        ident = (key, k[0], k[1])
+        self._uids.pop(obj["metadata"].get("uid", ""), None)
+        for o in _owner_uids(obj):
+            self._dependents.get(o, set()).discard(ident)
+        if k[0]:
+            self._ns_counts[k[0]] -= 1
+
+    def _commit(self, etype: str, key: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        """Record a write whose object already carries its new resourceVersion (lock held)."""
+        k = _objkey(obj)
+        if etype == "DELETED":
+            self._index_remove(key, k, obj)
+        else:
+            self._index_put(key, k, obj, old)
+        if self._persistence is not None:
+            if etype == "DELETED":
+                self._persistence.delete(key, k, self._rv)
+            else:
+                self._persistence.put(key, obj, self._rv)
+            if self._persistence.should_compact():
+                self._persistence.compact(self._rv, {k2: list(b.values()) for k2, b in self._objects.items()})
+        event = Event(etype, key, deep_copy(obj), old)
+        if len(self._history) >= self._history_size:
+            self._compacted_rv = self._history.popleft().resource_version
+        self._history.append(event)
+        for w in self._watches:
+            w._offer(event)
+        self._pending.append(event)
+
+    def _next_rv(self) -> str:
+        self._rv += 1
+        return str(self._rv)
+
+    def _run_hooks(
+        self, key: str, op: str, new: dict[str, Any], old: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        for hook in (*self._hooks.get(key, ()), *self._hooks.get("*", ())):
+            result = hook(op, new, deep_copy(old) if old is not None else None)
+            if result is not None:
+                new = result
+        return new

@@ -1,0 +1,150 @@
+"""The store's value types and errors: ``StoreError``, ``Event``, ``ListResult`` and small helpers.
+
+Everything here is re-exported by :mod:`rayqueue_local.storage.store`, the public home of these names
+(``StoreError``, ``Event`` and ``ListResult`` say so in their ``__module__``, so reprs, tracebacks and
+pickles name ``rayqueue_local.storage.store`` as before). ``invalid`` builds the upstream-shaped
+422 Invalid error; ``now_rfc3339`` is the timestamp format of every ``metadata`` time.
+The examples run with :mod:`rayqueue_local.storage.store`'s doctests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
+
+from rayqueue_local.registry.registry import ResourceType
+
+AdmissionHook = Callable[[str, dict[str, Any], "dict[str, Any] | None"], dict[str, Any]]
+ObjKey = tuple[str, str]  # (namespace or "", name)
+Objects = list[dict[str, Any]]
+PatchBody = dict[str, Any] | list[Any]
+
+
+class StoreError(Exception):
+    """An API error carrying what a Kubernetes ``Status`` needs (``to_status()`` renders it).
+
+    Example:
+        >>> err = StoreError(409, "Conflict", "boom", details={"name": "x"})
+        >>> err.to_status()["code"], err.to_status()["details"]
+        (409, {'name': 'x'})
+    """
+
+    __module__ = "rayqueue_local.storage.store"  # its public home: reprs, tracebacks, pickles
+
+    def __init__(
+        self,
+        code: int,
+        reason: str,
+        message: str,
+        causes: list[dict[str, Any]] | None = None,
+        *,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.causes: list[dict[str, Any]] = list(causes or [])
+        self.details: dict[str, Any] = dict(details or {})
+
+    def to_status(self) -> dict[str, Any]:
+        """The ``meta/v1 Status`` body for this error."""
+        details = dict(self.details)
+        if self.causes:
+            details["causes"] = self.causes
+        status: dict[str, Any] = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        }
+        if details:
+            status["details"] = details
+        return status
+
+    def __repr__(self) -> str:
+        return f"StoreError({self.code}, {self.reason!r}, {self.message!r})"
+
+
+@dataclass(frozen=True)
+class Event:
+    """A committed write: ``type`` is ``ADDED``, ``MODIFIED`` or ``DELETED``.
+
+    ``object`` is the object after the write (as last stored for ``DELETED``), ``old`` the object
+    before it. Both are shared: treat them as read-only.
+
+    Example:
+        >>> Event("ADDED", "pods", {"metadata": {"name": "p"}}, None).type
+        'ADDED'
+    """
+
+    __module__ = "rayqueue_local.storage.store"  # its public home: reprs, tracebacks, pickles
+
+    type: str
+    key: str
+    object: dict[str, Any]
+    old: dict[str, Any] | None = None
+
+    @property
+    def resource_version(self) -> int:
+        """The resourceVersion of the write, as an int."""
+        return int(self.object["metadata"]["resourceVersion"])
+
+
+class ListResult(NamedTuple):
+    """One page of a list: items, the list's resourceVersion, the continue token and what remains."""
+
+    items: list[dict[str, Any]]
+    resource_version: str
+    continue_token: str | None
+    remaining_item_count: int | None
+
+
+ListResult.__module__ = "rayqueue_local.storage.store"  # its public home (a NamedTuple body cannot say so)
+
+
+# -- helpers ----------------------------------------------------------------------------------------------
+
+
+def now_rfc3339() -> str:
+    """The current time as the API server writes timestamps (``2026-01-02T03:04:05Z``)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def qualified_kind(rt: ResourceType) -> str:
+    """``Kind.group`` (or ``Kind`` for core), as 422 messages name a resource."""
+    return f"{rt.kind}.{rt.group}" if rt.group else rt.kind
+
+
+def invalid(rt: ResourceType, name: str, causes: list[dict[str, Any]]) -> StoreError:
+    """A 422 Invalid error in the upstream shape: ``Kind.group "name" is invalid: field: msg, ...``.
+
+    Example:
+        >>> from rayqueue_local.registry.registry import Registry
+        >>> invalid(Registry().get("pods"), "p", [{"reason": "FieldValueRequired",
+        ...     "message": "Required value", "field": "spec.containers"}]).message
+        'Pod "p" is invalid: spec.containers: Required value'
+    """
+    parts = [f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes]
+    joined = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+    return StoreError(
+        422,
+        "Invalid",
+        f'{qualified_kind(rt)} "{name}" is invalid: {joined}',
+        causes,
+        details={"name": name, "group": rt.group, "kind": rt.kind},
+    )
+
+
+def _objkey(obj: dict[str, Any]) -> ObjKey:
+    meta = obj["metadata"]
+    return meta.get("namespace") or "", meta["name"]
+
+
+def _owner_uids(obj: dict[str, Any]) -> set[str]:
+    return {r["uid"] for r in (obj.get("metadata") or {}).get("ownerReferences") or () if r.get("uid")}

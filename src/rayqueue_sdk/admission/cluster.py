@@ -1,0 +1,342 @@
+"""The admission state machine: what Kueue and KubeRay say about a cluster or job, as a phase.
+
+Pure: no I/O, no heavy imports. A thin driver (:mod:`rayqueue_sdk.cluster.wait`) observes the RayCluster,
+its Kueue Workload and the queue position, and feeds them here; this module decides the phase, an
+explanation that quotes Kueue's own reason and message, and whether waiting should go on, succeed or
+fail (and with which error).
+
+Rules (``../shared/reference/k8s-semantics.md`` §1 and §3):
+
+- wait on the Workload condition ``Admitted`` (quota reserved *and* admission checks ready), never on
+  ``QuotaReserved`` alone;
+- an ``Evicted=True`` Workload is preempted (reason ``Preempted``, detailed by the ``Preempted``
+  condition: ``InClusterQueue``, ``InCohortReclamation``, ...), deactivated (``Deactivated``) or
+  otherwise evicted (``PodsReadyTimeout``, ``ClusterQueueStopped``, ...). ``Workload.spec.active``
+  decides deactivation: ``false`` is ``DEACTIVATED``; ``true`` never is, so after a resume the
+  ``Deactivated`` eviction Kueue keeps until it admits the workload again reads ``QUEUED``
+  ("reactivated, waiting for quota", with Kueue's pending message). Kueue requeues a
+  preempted workload at once (``Requeued=True``); that is still a preemption for a wait in
+  progress, but a waiter that started after it (``known_eviction``) sees the cluster queued again;
+- a RayCluster is ready when its conditions ``HeadPodReady`` and ``RayClusterProvisioned`` are True;
+  the deprecated ``status.state`` is read only when KubeRay publishes no conditions.
+
+The machine is split by what it reads, all re-exported here: :mod:`rayqueue_sdk.admission.phases` (phases,
+verdicts, labels), :mod:`rayqueue_sdk.admission.conditions` (conditions, RayCluster readiness),
+:mod:`rayqueue_sdk.admission.workload` (the Workload) and :mod:`rayqueue_sdk.admission.job` (RayJobs);
+this module holds the RayCluster machine.
+
+Example:
+    >>> cluster = {"metadata": {"name": "ws", "labels": {"kueue.x-k8s.io/queue-name": "team-q"}},
+    ...            "spec": {"suspend": True}}
+    >>> workload = {"status": {"conditions": [{"type": "QuotaReserved", "status": "False",
+    ...     "reason": "Pending", "message": "couldn't assign flavors to pod set head: "
+    ...     "insufficient unused quota for cpu in flavor default-flavor, 1 more needed"}]}}
+    >>> a = assess_cluster(cluster, workload, position=0)
+    >>> a.phase, a.verdict
+    (<ClusterPhase.QUEUED: 'queued'>, <Verdict.WAIT: 'wait'>)
+    >>> print(a.explanation)
+    queued in LocalQueue 'team-q' at position 0: couldn't assign flavors to pod set head: \
+insufficient unused quota for cpu in flavor default-flavor, 1 more needed (Pending)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rayqueue_sdk.admission.conditions import (
+    _is_true,
+    _labels,
+    _suspended,
+    _text,
+    _workers,
+    cluster_ready,
+    condition,
+)
+from rayqueue_sdk.admission.job import JobAssessment, assess_job
+from rayqueue_sdk.admission.phases import (
+    JOB_UID_LABEL,
+    PRIORITY_LABEL,
+    QUEUE_LABEL,
+    ClusterPhase,
+    ErrorKind,
+    JobPhase,
+    Obj,
+    Verdict,
+)
+from rayqueue_sdk.admission.workload import (
+    _kueue_words,
+    _queued_sentence,
+    _reactivated_tail,
+    _reactivated_why,
+    _read_workload,
+    _WorkloadReading,
+    eviction_key,
+)
+from rayqueue_sdk.errors import ClusterDeletedError, PreemptedError, RayQueueError
+
+__all__ = [
+    "QUEUE_LABEL",
+    "PRIORITY_LABEL",
+    "JOB_UID_LABEL",
+    "Assessment",
+    "ClusterPhase",
+    "ErrorKind",
+    "JobAssessment",
+    "JobPhase",
+    "Verdict",
+    "assess_cluster",
+    "assess_job",
+    "cluster_ready",
+    "condition",
+    "eviction_key",
+]
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """The machine's reading of one observation of a RayCluster.
+
+    Attributes:
+        phase: the :class:`ClusterPhase`.
+        verdict: :class:`Verdict` for a waiter that wants the cluster ready.
+        explanation: one human sentence, quoting Kueue's message as Kueue wrote it.
+        reason: the Kueue or KubeRay condition reason behind the phase (e.g. ``"Pending"``,
+            ``"InCohortReclamation"``, ``"Deactivated"``), or ``None``.
+        message: the condition message as written by Kueue/KubeRay, or ``None``.
+        position: the queue position (0-based) when queued and known.
+        queue: the LocalQueue name from the cluster's label (or the Workload's ``spec.queueName``).
+        cluster_queue: the ClusterQueue admitting or reserving quota, when known.
+        managed: whether Kueue manages the cluster (a Workload or a queue label exists).
+        error_kind: which error a ``FAIL`` verdict means.
+        workers_ready / workers_desired: from the RayCluster status, when published.
+        position_unavailable: why no position is known, as given by the caller.
+        eviction: the identity of the Workload's current eviction (:func:`eviction_key`), if any.
+        requeued: evicted, and Kueue has put the workload back in its queue.
+
+    Example:
+        >>> a = assess_cluster(None, None)
+        >>> a.phase, a.verdict, a.error_kind
+        (<ClusterPhase.DELETED: 'deleted'>, <Verdict.FAIL: 'fail'>, <ErrorKind.DELETED: 'deleted'>)
+    """
+
+    phase: ClusterPhase
+    verdict: Verdict
+    explanation: str
+    reason: str | None = None
+    message: str | None = None
+    position: int | None = None
+    queue: str | None = None
+    cluster_queue: str | None = None
+    managed: bool = False
+    error_kind: ErrorKind = ErrorKind.NONE
+    workers_ready: int | None = None
+    workers_desired: int | None = None
+    position_unavailable: str | None = None
+    eviction: str | None = None
+    requeued: bool = False
+
+    @property
+    def in_queue(self) -> bool:
+        """True while the wait is a *queue* wait (before admission), as opposed to start-up."""
+        return self.phase is ClusterPhase.QUEUED
+
+    @property
+    def pending(self) -> bool:
+        """True when the Workload sits in its LocalQueue (queued, or evicted and requeued), so a
+        queue position means something."""
+        return self.in_queue or self.requeued
+
+    def error(self, name: str) -> RayQueueError | None:
+        """The error a waiter should raise for a ``FAIL`` verdict, or ``None``.
+
+        ``QUEUE_NOT_FOUND`` returns ``None``: the driver checks the queue (I/O) and raises
+        :class:`~rayqueue_sdk.errors.QueueNotFoundError` listing the queues that exist.
+
+        Example:
+            >>> str(assess_cluster(None, None).error("ws"))
+            'RayCluster ws was deleted while waiting'
+        """
+        if self.verdict is not Verdict.FAIL:
+            return None
+        if self.error_kind is ErrorKind.DELETED:
+            return ClusterDeletedError(f"RayCluster {name} was deleted while waiting")
+        if self.error_kind is ErrorKind.EVICTED:
+            return PreemptedError(name, self.reason or str(self.phase), self.message or self.explanation)
+        if self.error_kind is ErrorKind.FAILED:
+            return RayQueueError(f"RayCluster {name} failed: {self.explanation}")
+        return None
+
+
+# --------------------------------------------------------------------------------------------------
+# clusters
+
+
+def assess_cluster(
+    cluster: Obj | None,
+    workload: Obj | None,
+    *,
+    position: int | None = None,
+    position_unavailable: str | None = None,
+    known_eviction: str | None = None,
+) -> Assessment:
+    """Read one observation of a RayCluster and its Kueue Workload.
+
+    Args:
+        cluster: the RayCluster as a dict, or ``None`` if it no longer exists.
+        workload: its Workload (found by label ``kueue.x-k8s.io/job-uid=<uid>``), or ``None``.
+        position: the Workload's 0-based position in its LocalQueue, when known.
+        position_unavailable: why the position is not known (visibility API absent or forbidden),
+            or ``None``. Never a failure: the wait goes on without a position.
+        known_eviction: an eviction the caller already knew of when it started waiting
+            (:func:`eviction_key`). If Kueue has requeued the workload after *that* eviction, the
+            cluster is queued again and the wait goes on; any other eviction fails the wait.
+
+    Example:
+        >>> wl = {"status": {"conditions": [
+        ...     {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"},
+        ...     {"type": "Admitted", "status": "True", "reason": "Admitted",
+        ...      "message": "The workload is admitted"}]}}
+        >>> assess_cluster({"metadata": {"name": "ws"}, "spec": {}}, wl).phase
+        <ClusterPhase.STARTING: 'starting'>
+    """
+    if cluster is None:
+        return Assessment(
+            ClusterPhase.DELETED, Verdict.FAIL, "the RayCluster does not exist", error_kind=ErrorKind.DELETED
+        )
+    wl = _read_workload(workload)
+    queue = _labels(cluster).get(QUEUE_LABEL) or wl.queue
+    ready_w, desired_w = _workers(cluster)
+
+    def out(
+        phase: ClusterPhase,
+        verdict: Verdict,
+        text: str,
+        why: tuple[str | None, str | None] = (None, None),
+        pos: int | None = None,
+        kind: ErrorKind = ErrorKind.NONE,
+    ) -> Assessment:
+        return Assessment(
+            phase,
+            verdict,
+            text,
+            reason=why[0],
+            message=why[1],
+            position=pos,
+            queue=queue,
+            cluster_queue=wl.cluster_queue,
+            managed=workload is not None or bool(queue),
+            error_kind=kind,
+            workers_ready=ready_w,
+            workers_desired=desired_w,
+            position_unavailable=position_unavailable,
+            eviction=wl.eviction,
+            requeued=wl.state == "requeued",
+        )
+
+    # The RayCluster going away, or KubeRay's deprecated "failed" state (only without conditions).
+    if (cluster.get("metadata") or {}).get("deletionTimestamp"):
+        return out(
+            ClusterPhase.DELETED, Verdict.FAIL, "the RayCluster is being deleted", kind=ErrorKind.DELETED
+        )
+    rc_status = cluster.get("status") or {}
+    if str(rc_status.get("state") or "").lower() == "failed" and not rc_status.get("conditions"):
+        text = f"KubeRay reports the cluster failed: {rc_status.get('reason') or 'no reason'}"
+        return out(
+            ClusterPhase.FAILED, Verdict.FAIL, text, (rc_status.get("reason"), None), kind=ErrorKind.FAILED
+        )
+
+    # Kueue's verdict on the Workload.
+    kueue_why = (wl.reason, wl.message)
+    words = _kueue_words(*kueue_why)
+    if wl.state == "finished":
+        return out(
+            ClusterPhase.FAILED,
+            Verdict.FAIL,
+            f"Kueue finished the workload: {words}",
+            kueue_why,
+            kind=ErrorKind.FAILED,
+        )
+    if wl.state == "reactivated":
+        # spec.active is true again: queued, whatever eviction Kueue has not reset yet.
+        return out(
+            ClusterPhase.QUEUED,
+            Verdict.WAIT,
+            _queued_sentence(queue, position, _reactivated_tail(wl)),
+            _reactivated_why(wl),
+            position,
+        )
+    if wl.state == "requeued" and known_eviction is not None and wl.eviction == known_eviction:
+        # Evicted before the wait began and queued again since: wait for the next admission.
+        now = _kueue_words(*wl.pending)
+        tail = f"requeued after being {wl.kind} ({words})" + (f"; {now}" if now else "")
+        why = wl.pending if wl.pending[1] else kueue_why
+        return out(ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, position, tail), why, position)
+    if wl.state in ("evicted", "requeued"):
+        phase, lead = {
+            "preempted": (ClusterPhase.PREEMPTED, "preempted by Kueue"),
+            "deactivated": (ClusterPhase.DEACTIVATED, "deactivated (resume it to requeue)"),
+        }.get(wl.kind, (ClusterPhase.EVICTED, "evicted by Kueue"))
+        text = f"{lead}: {words}" if words else lead
+        if wl.state == "requeued":
+            text += " (Kueue has requeued it)"
+            return out(phase, Verdict.FAIL, text, kueue_why, position, kind=ErrorKind.EVICTED)
+        return out(phase, Verdict.FAIL, text, kueue_why, kind=ErrorKind.EVICTED)
+    if wl.state == "reserved":
+        tail = "quota reserved" + (f" in ClusterQueue {wl.cluster_queue!r}" if wl.cluster_queue else "")
+        tail += f", waiting for admission checks: {words}" if words else ", waiting for admission checks"
+        return out(ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, None, tail), kueue_why)
+    if wl.state == "pending":
+        tail = words or "waiting for Kueue to consider the workload"
+        if wl.queue_missing:
+            return out(
+                ClusterPhase.QUEUED,
+                Verdict.FAIL,
+                _queued_sentence(queue, None, tail),
+                kueue_why,
+                kind=ErrorKind.QUEUE_NOT_FOUND,
+            )
+        return out(
+            ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, position, tail), kueue_why, position
+        )
+    suspended = _suspended(cluster)
+    if wl.state == "none" and queue and suspended:
+        text = _queued_sentence(queue, position, "waiting for Kueue to create the Workload")
+        return out(ClusterPhase.QUEUED, Verdict.WAIT, text, pos=position)
+
+    # Admitted (or not managed by Kueue): KubeRay's progress, conditions before status.state.
+    admitted = wl.state == "admitted"
+    ready, why_reason, why_message = cluster_ready(cluster)
+    if ready and not suspended:
+        counts = (
+            f" ({ready_w}/{desired_w} workers ready)" if desired_w is not None and ready_w is not None else ""
+        )
+        return out(ClusterPhase.READY, Verdict.DONE, f"ready{counts}")
+    if suspended and admitted:
+        text = _admitted_sentence(wl) + "; waiting for Kueue to unsuspend the RayCluster"
+        return out(ClusterPhase.ADMITTED, Verdict.WAIT, text, kueue_why)
+    if suspended:
+        return out(
+            ClusterPhase.SUSPENDED, Verdict.WAIT, "suspended (spec.suspend is true) and not managed by Kueue"
+        )
+    parts = [_admitted_sentence(wl)] if admitted else []
+    starting = "starting" + (
+        f", {ready_w}/{desired_w} workers ready" if None not in (ready_w, desired_w) else ""
+    )
+    failure = condition(cluster, "ReplicaFailure")
+    if failure is not None and _is_true(failure):
+        why_reason, why_message = _text(failure, "reason"), _text(failure, "message")
+        parts.append(f"KubeRay cannot create pods: {_kueue_words(why_reason, why_message)}")
+    elif why_reason:
+        starting += f" ({_kueue_words(why_reason, why_message)})"
+    parts.append(starting)
+    # Unsuspended and not ready: starting (Kueue only unsuspends what it admitted).
+    return out(
+        ClusterPhase.STARTING,
+        Verdict.WAIT,
+        "; ".join(parts),
+        (why_reason or wl.reason, why_message or wl.message),
+    )
+
+
+def _admitted_sentence(wl: _WorkloadReading) -> str:
+    return f"admitted by ClusterQueue {wl.cluster_queue!r}" if wl.cluster_queue else "admitted"

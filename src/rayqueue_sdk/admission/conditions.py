@@ -1,0 +1,118 @@
+"""Readers of Kubernetes objects for the admission machine: status conditions, labels, RayCluster readiness.
+
+:func:`condition` finds a condition by type in ``status.conditions`` (a Kueue Workload's or a KubeRay
+RayCluster's); :func:`cluster_ready` says whether a RayCluster is ready from ``HeadPodReady`` and
+``RayClusterProvisioned`` (the deprecated ``status.state`` only when KubeRay publishes no conditions);
+the private helpers read condition status and text, labels, suspension and worker counts. Pure: no I/O.
+
+Example:
+    >>> rc = {"spec": {"suspend": True, "workerGroupSpecs": [{"replicas": 2}]}}
+    >>> _suspended(rc), _workers(rc)
+    (True, (None, 2))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rayqueue_sdk.admission.phases import Obj
+
+__all__ = ["cluster_ready", "condition"]
+
+
+def condition(obj: Obj | None, type_: str) -> Mapping[str, Any] | None:
+    """The condition of ``type_`` in ``obj.status.conditions``, or ``None``.
+
+    Example:
+        >>> condition({"status": {"conditions": [{"type": "Admitted", "status": "True"}]}}, "Admitted")
+        {'type': 'Admitted', 'status': 'True'}
+    """
+    if not obj:
+        return None
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        if isinstance(cond, Mapping) and cond.get("type") == type_:
+            return cond
+    return None
+
+
+def _is_true(cond: Mapping[str, Any] | None) -> bool:
+    return bool(cond) and str(cond.get("status")) == "True"  # type: ignore[union-attr]
+
+
+def _is_false(cond: Mapping[str, Any] | None) -> bool:
+    return bool(cond) and str(cond.get("status")) == "False"  # type: ignore[union-attr]
+
+
+def _text(cond: Mapping[str, Any] | None, key: str) -> str | None:
+    if not cond:
+        return None
+    value = cond.get(key)
+    return str(value) if value else None
+
+
+def _labels(obj: Obj | None) -> Mapping[str, str]:
+    return ((obj or {}).get("metadata") or {}).get("labels") or {}
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def cluster_ready(cluster: Obj) -> tuple[bool, str | None, str | None]:
+    """Whether a RayCluster is ready, from its conditions first and ``status.state`` second.
+
+    Returns ``(ready, reason, message)`` where reason/message explain a not-ready cluster.
+
+    Example:
+        >>> rc = {"status": {"conditions": [
+        ...     {"type": "HeadPodReady", "status": "True", "reason": "HeadPodRunningAndReady"},
+        ...     {"type": "RayClusterProvisioned", "status": "True",
+        ...      "reason": "AllPodRunningAndReadyFirstTime"}], "state": "suspended"}}
+        >>> cluster_ready(rc)[0]
+        True
+    """
+    head = condition(cluster, "HeadPodReady")
+    provisioned = condition(cluster, "RayClusterProvisioned")
+    if head is not None or provisioned is not None:
+        if _is_true(head) and (provisioned is None or _is_true(provisioned)):
+            return True, None, None
+        # Say what is missing, the head first.
+        missing = head if not _is_true(head) else provisioned
+        return False, _text(missing, "reason"), _text(missing, "message")
+    state = str((cluster.get("status") or {}).get("state") or "").lower()
+    if state == "ready":
+        return True, None, None
+    return False, None, None
+
+
+def _suspended(cluster: Obj) -> bool:
+    if _is_true(condition(cluster, "RayClusterSuspended")):
+        return True
+    if _is_true(condition(cluster, "RayClusterSuspending")):
+        return True
+    spec_suspend = bool((cluster.get("spec") or {}).get("suspend"))
+    has_conditions = bool((cluster.get("status") or {}).get("conditions"))
+    if not has_conditions and str((cluster.get("status") or {}).get("state") or "").lower() == "suspended":
+        return True
+    return spec_suspend
+
+
+def _workers(cluster: Obj | None) -> tuple[int | None, int | None]:
+    status = (cluster or {}).get("status") or {}
+    ready = _int(status.get("readyWorkerReplicas"))
+    if ready is None:
+        ready = _int(status.get("availableWorkerReplicas"))
+    desired = _int(status.get("desiredWorkerReplicas"))
+    if desired is None and cluster:
+        groups = (cluster.get("spec") or {}).get("workerGroupSpecs") or []
+        total = 0
+        for group in groups:
+            replicas = _int(group.get("replicas"))
+            hosts = _int(group.get("numOfHosts")) or 1
+            total += (1 if replicas is None else replicas) * hosts
+        desired = total if groups else None
+    return ready, desired

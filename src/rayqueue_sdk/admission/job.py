@@ -1,0 +1,215 @@
+"""The RayJob half of the admission machine: :func:`assess_job` reads a RayJob and its Kueue Workload.
+
+KubeRay's terminal answers (``jobStatus``, ``jobDeploymentStatus``) come first, then Kueue's (the
+Workload read by :mod:`rayqueue_sdk.admission.workload`), then KubeRay's progress. The result is a
+:class:`JobAssessment`: the :class:`~rayqueue_sdk.admission.cluster.JobPhase`, a verdict, Kueue's or KubeRay's
+words, and the error a failed wait raises. Pure: no I/O. :mod:`rayqueue_sdk.admission.cluster` re-exports both
+names.
+
+Example:
+    >>> assess_job({"status": {"jobDeploymentStatus": "Running", "jobStatus": "RUNNING"}}, None).phase
+    <JobPhase.RUNNING: 'running'>
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rayqueue_sdk.admission.conditions import _labels
+from rayqueue_sdk.admission.phases import QUEUE_LABEL, ErrorKind, JobPhase, Obj, Verdict
+from rayqueue_sdk.admission.workload import (
+    _kueue_words,
+    _queued_sentence,
+    _reactivated_tail,
+    _reactivated_why,
+    _read_workload,
+)
+from rayqueue_sdk.errors import ClusterDeletedError, JobFailedError, PreemptedError, RayQueueError
+
+__all__ = ["JobAssessment", "assess_job"]
+
+
+@dataclass(frozen=True)
+class JobAssessment:
+    """The machine's reading of one observation of a RayJob.
+
+    Attributes:
+        phase: the :class:`JobPhase`.
+        verdict: ``DONE`` when the job succeeded, ``FAIL`` when it ended otherwise or was
+            deactivated or deleted, ``WAIT`` while it may still progress.
+        explanation: a human sentence quoting Kueue's or KubeRay's message.
+        reason / message: the reason and message behind the phase.
+        position: the queue position, when queued and known.
+        cluster_name: ``status.rayClusterName`` (the real name of a job-owned cluster).
+        job_id: ``status.jobId`` (the Ray submission id).
+
+    Example:
+        >>> assess_job({"status": {"jobDeploymentStatus": "Complete", "jobStatus": "SUCCEEDED"}}, None).phase
+        <JobPhase.SUCCEEDED: 'succeeded'>
+    """
+
+    phase: JobPhase
+    verdict: Verdict
+    explanation: str
+    reason: str | None = None
+    message: str | None = None
+    position: int | None = None
+    cluster_name: str | None = None
+    job_id: str | None = None
+    error_kind: ErrorKind = ErrorKind.NONE
+
+    def error(self, name: str, log_tail: str = "") -> RayQueueError | None:
+        """The error for a ``FAIL`` verdict (``JobFailedError``, ``PreemptedError`` or
+        ``ClusterDeletedError``), or ``None``.
+
+        Example:
+            >>> a = assess_job({"status": {"jobDeploymentStatus": "Failed", "jobStatus": "FAILED",
+            ...                 "reason": "AppFailed", "jobId": "j-1"}}, None)
+            >>> type(a.error("train")).__name__
+            'JobFailedError'
+        """
+        if self.verdict is not Verdict.FAIL:
+            return None
+        if self.error_kind is ErrorKind.DELETED:
+            return ClusterDeletedError(f"RayJob {name} was deleted while waiting")
+        if self.error_kind is ErrorKind.EVICTED:
+            return PreemptedError(name, self.reason or str(self.phase), self.message or self.explanation)
+        status = "STOPPED" if self.phase is JobPhase.STOPPED else "FAILED"
+        return JobFailedError(self.job_id or name, status, self.reason, log_tail)
+
+
+_DEPLOYMENT_STARTING = {
+    "": "",
+    "Initializing": "initializing",
+    "Retrying": "retrying after a failure",
+    "Waiting": "waiting for a submission (InteractiveMode)",
+}
+
+
+def assess_job(
+    rayjob: Obj | None,
+    workload: Obj | None,
+    *,
+    position: int | None = None,
+    position_unavailable: str | None = None,
+) -> JobAssessment:
+    """Read one observation of a RayJob (``jobDeploymentStatus``/``jobStatus``) and its Workload.
+
+    Eviction of a running job is ``PREEMPTED`` and the wait goes on (Kueue requeues it); once
+    Kueue has requeued it, ``REQUEUED``. Deactivation (``spec.active=false``) fails the wait; once
+    resumed (``spec.active=true``) the job is ``QUEUED`` again, even while Kueue still shows the
+    ``Deactivated`` eviction.
+
+    Example:
+        >>> job = {"metadata": {"labels": {"kueue.x-k8s.io/queue-name": "batch"}},
+        ...        "spec": {"suspend": True}, "status": {"jobDeploymentStatus": "Suspended"}}
+        >>> wl = {"status": {"conditions": [{"type": "QuotaReserved", "status": "False",
+        ...       "reason": "Inadmissible", "message": "ClusterQueue prod is inactive"}]}}
+        >>> a = assess_job(job, wl, position=3)
+        >>> a.phase, a.position
+        (<JobPhase.QUEUED: 'queued'>, 3)
+    """
+    if rayjob is None:
+        return JobAssessment(
+            JobPhase.DELETED, Verdict.FAIL, "the RayJob does not exist", error_kind=ErrorKind.DELETED
+        )
+    status = rayjob.get("status") or {}
+    spec = rayjob.get("spec") or {}
+    deployment = str(status.get("jobDeploymentStatus") or "")
+    job_status = str(status.get("jobStatus") or "").upper()
+    ray_why = (status.get("reason") or None, status.get("message") or None)
+    queue = _labels(rayjob).get(QUEUE_LABEL) or ((workload or {}).get("spec") or {}).get("queueName")
+
+    def out(
+        phase: JobPhase,
+        verdict: Verdict,
+        text: str,
+        why: tuple[str | None, str | None] = ray_why,
+        pos: int | None = None,
+        kind: ErrorKind = ErrorKind.NONE,
+    ) -> JobAssessment:
+        return JobAssessment(
+            phase,
+            verdict,
+            text,
+            why[0],
+            why[1],
+            pos,
+            cluster_name=status.get("rayClusterName") or None,
+            job_id=status.get("jobId") or None,
+            error_kind=kind,
+        )
+
+    # KubeRay's terminal answers first.
+    if job_status == "SUCCEEDED":
+        return out(JobPhase.SUCCEEDED, Verdict.DONE, "the job succeeded")
+    if job_status == "STOPPED":
+        return out(
+            JobPhase.STOPPED, Verdict.FAIL, _job_words("the job was stopped", *ray_why), kind=ErrorKind.FAILED
+        )
+    if job_status == "FAILED" or deployment in ("Failed", "ValidationFailed"):
+        why = (ray_why[0] or deployment, ray_why[1])
+        return out(
+            JobPhase.FAILED, Verdict.FAIL, _job_words("the job failed", *why), why, kind=ErrorKind.FAILED
+        )
+    if deployment == "Complete":  # Complete without a SUCCEEDED job status: KubeRay gave up on it.
+        text = _job_words("the job completed without succeeding", *ray_why)
+        return out(JobPhase.FAILED, Verdict.FAIL, text, kind=ErrorKind.FAILED)
+
+    # Then Kueue's.
+    wl = _read_workload(workload)
+    kueue_why = (wl.reason, wl.message)
+    words = _kueue_words(*kueue_why)
+    if wl.state == "finished":
+        return out(
+            JobPhase.FAILED,
+            Verdict.FAIL,
+            f"Kueue finished the workload: {words}",
+            kueue_why,
+            kind=ErrorKind.FAILED,
+        )
+    if wl.state == "reactivated":
+        text = _queued_sentence(queue, position, _reactivated_tail(wl))
+        return out(JobPhase.QUEUED, Verdict.WAIT, text, _reactivated_why(wl), position)
+    if wl.state == "evicted" and wl.kind == "deactivated":
+        return out(
+            JobPhase.DEACTIVATED, Verdict.FAIL, f"deactivated: {words}", kueue_why, kind=ErrorKind.EVICTED
+        )
+    if wl.state == "evicted":
+        lead = "preempted by Kueue" if wl.kind == "preempted" else "evicted by Kueue"
+        return out(JobPhase.PREEMPTED, Verdict.WAIT, f"{lead}, Kueue will requeue it: {words}", kueue_why)
+    if wl.state == "requeued":
+        text = _queued_sentence(queue, position, f"requeued after {wl.kind}: {words}")
+        return out(JobPhase.REQUEUED, Verdict.WAIT, text, kueue_why, position)
+    if wl.state in ("pending", "reserved"):
+        pos = position if wl.state == "pending" else None
+        text = _queued_sentence(queue, pos, words or "waiting for Kueue to consider the workload")
+        return out(JobPhase.QUEUED, Verdict.WAIT, text, kueue_why, pos)
+    suspended = deployment in ("Suspended", "Suspending")
+    if wl.state == "none" and queue and (spec.get("suspend") or suspended):
+        text = _queued_sentence(queue, position, "waiting for Kueue to create the Workload")
+        return out(JobPhase.QUEUED, Verdict.WAIT, text, (None, None), position)
+
+    # Admitted (or not managed): KubeRay's progress.
+    if suspended:
+        return out(
+            JobPhase.STARTING if wl.state == "admitted" else JobPhase.QUEUED, Verdict.WAIT, deployment.lower()
+        )
+    if deployment == "Running" and job_status == "RUNNING":
+        return out(JobPhase.RUNNING, Verdict.WAIT, "running")
+    if deployment == "Running":
+        text = f"the Ray job is {job_status.lower()}" if job_status else "submitting the Ray job"
+        return out(JobPhase.STARTING, Verdict.WAIT, text)
+    if deployment in _DEPLOYMENT_STARTING:
+        lead = "admitted; " if wl.state == "admitted" else ""
+        return out(
+            JobPhase.STARTING,
+            Verdict.WAIT,
+            lead + (_DEPLOYMENT_STARTING[deployment] or "waiting for KubeRay"),
+        )
+    return out(JobPhase.UNKNOWN, Verdict.WAIT, f"unknown jobDeploymentStatus {deployment!r}")
+
+
+def _job_words(lead: str, reason: str | None, message: str | None) -> str:
+    words = _kueue_words(reason, message)
+    return f"{lead}: {words}" if words else lead

@@ -1,0 +1,4 @@
+"""The ``rayqueue`` command, one module per command group.
+
+:mod:`~rayqueue_sdk.cli.main` is the entry point.
+"""

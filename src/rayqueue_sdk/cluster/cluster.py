@@ -1,0 +1,486 @@
+"""``Cluster``: a long-running RayCluster described by a
+:class:`~rayqueue_sdk.config.models.ClusterConfiguration`.
+
+The constructor keeps the configuration (no I/O, no credentials): :meth:`Cluster.to_dict` /
+:meth:`Cluster.to_yaml` render the ``ray.io/v1`` RayCluster offline. With a connection (``login()``,
+a kubeconfig, or ``client=``), :meth:`Cluster.apply` checks the LocalQueue and the priority class and
+sends it (server-side apply), :meth:`Cluster.wait_ready` waits explaining Kueue's decisions,
+:meth:`Cluster.status` reads a typed :class:`~rayqueue_sdk.cluster.status.ClusterStatus`, and
+:meth:`Cluster.down` gives the resources back to the queue.
+
+Example:
+    >>> from rayqueue_sdk.config.models import ClusterConfiguration
+    >>> Cluster(ClusterConfiguration(name="ws", local_queue="team-q")).to_dict()["kind"]
+    'RayCluster'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT
+from rayqueue_sdk.config.models import ClusterConfiguration
+from rayqueue_sdk.errors import (
+    AdmissionTimeout,
+    AlreadyExistsError,
+    ConfigError,
+    ConflictError,
+    ForbiddenError,
+    NotFoundError,
+    UnsupportedError,
+)
+from rayqueue_sdk.manifests import dump_yaml
+from rayqueue_sdk.manifests.raycluster import MANAGED_BY_LABEL, MANAGED_BY_VALUE, build_raycluster
+from rayqueue_sdk.manifests.rules import QUEUE_LABEL, check_raycluster
+
+#: The server-side apply field manager of the SDK.
+FIELD_MANAGER = "rayqueue-sdk"
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubernetes.client import ApiClient
+    from ray.job_submission import JobDetails, JobStatus, JobSubmissionClient
+
+    from rayqueue_sdk.cluster.observe import ClusterDetails
+    from rayqueue_sdk.cluster.status import ClusterStatus
+    from rayqueue_sdk.kube.client import ClientSource
+
+__all__ = ["FIELD_MANAGER", "Cluster", "get_cluster"]
+
+log = logging.getLogger(__name__)
+
+#: Seconds to wait for the dashboard after the cluster is ready, when ``timeout=None``.
+DASHBOARD_TIMEOUT = 120.0
+
+
+class Cluster:
+    """A RayCluster you can render offline, apply, wait on, use and give back.
+
+    The constructor only checks its argument: it does no I/O and needs no credentials, so a configuration
+    can be reviewed as YAML (a dry run) anywhere. ``client`` (an ``ApiClient`` or an authentication
+    object) overrides the process-wide login for this cluster only.
+
+    Example:
+        >>> from rayqueue_sdk.config.models import ClusterConfiguration
+        >>> cluster = Cluster(ClusterConfiguration(name="my-workspace-cluster", num_workers=2,
+        ...     worker_cpu_requests=2, worker_memory_requests=8,
+        ...     worker_extended_resource_requests={"nvidia.com/gpu": 1}, local_queue="ds-workspace-queue",
+        ...     labels={"kueue.x-k8s.io/priority-class": "rd-priority"}))
+        >>> cluster.to_dict()["spec"]["workerGroupSpecs"][0]["rayStartParams"]["num-gpus"]
+        '1'
+        >>> "kueue.x-k8s.io/queue-name: ds-workspace-queue" in cluster.to_yaml()
+        True
+        >>> # cluster.apply(); cluster.wait_ready(); ray.init(cluster.cluster_uri()); cluster.down()
+    """
+
+    def __init__(
+        self, config: ClusterConfiguration, *, client: ApiClient | ClientSource | None = None
+    ) -> None:
+        if not isinstance(config, ClusterConfiguration):
+            raise ConfigError(
+                "config",
+                config,
+                "a ClusterConfiguration (a ManagedClusterConfig belongs to RayJob(cluster_config=...))",
+                problem=f"not a ClusterConfiguration but {type(config).__name__}",
+            )
+        self.config = config
+        self._client = client
+        self._namespace: str | None = config.namespace
+
+    # -- offline -----------------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """The RayCluster's name (``config.name``).
+
+        Example:
+            >>> from rayqueue_sdk.config.models import ClusterConfiguration
+            >>> Cluster(ClusterConfiguration(name="ws")).name
+            'ws'
+        """
+        return self.config.name
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``ray.io/v1`` RayCluster manifest as a plain dict (a fresh copy on every call).
+
+        Example:
+            >>> from rayqueue_sdk.config.models import ClusterConfiguration
+            >>> Cluster(ClusterConfiguration(name="ws", namespace="ds")).to_dict()["metadata"]["namespace"]
+            'ds'
+        """
+        return build_raycluster(self.config)
+
+    def to_yaml(self) -> str:
+        """The RayCluster manifest as YAML (what ``kubectl apply -f`` would take).
+
+        Example:
+            >>> from rayqueue_sdk.config.models import ClusterConfiguration
+            >>> Cluster(ClusterConfiguration(name="ws")).to_yaml().splitlines()[0]
+            'apiVersion: ray.io/v1'
+        """
+        return dump_yaml(self.to_dict())
+
+    def __repr__(self) -> str:
+        return f"Cluster(name={self.config.name!r}, namespace={self._namespace or self.config.namespace!r})"
+
+    # -- connection --------------------------------------------------------------------------------
+    def _api(self) -> ApiClient:
+        from rayqueue_sdk.kube.client import get_client
+
+        return get_client(self._client)
+
+    @property
+    def namespace(self) -> str:
+        """``config.namespace``, else the namespace of the credentials (kubeconfig context, service account).
+
+        Example:
+            >>> from rayqueue_sdk.config.models import ClusterConfiguration
+            >>> Cluster(ClusterConfiguration(name="ws", namespace="ds")).namespace
+            'ds'
+        """
+        if self._namespace is None:
+            from rayqueue_sdk.kube.client import default_namespace
+
+            self._namespace = default_namespace(self._api())
+        return self._namespace
+
+    def _manifest(self, api: ApiClient) -> dict[str, Any]:
+        """The manifest to send, once the queue and priority class are checked (default queue found)."""
+        from rayqueue_sdk.cluster.queues import check_priority_class, check_queue, resolve_default_queue
+
+        manifest = self.to_dict()
+        manifest["metadata"]["namespace"] = self.namespace
+        if self.config.local_queue is not None:
+            check_queue(self.namespace, self.config.local_queue, api)
+        else:
+            default = resolve_default_queue(self.namespace, api)
+            if default is not None:
+                log.info("%s/%s: using the default LocalQueue %r", self.namespace, self.name, default)
+                manifest["metadata"]["labels"][QUEUE_LABEL] = default
+                check_raycluster(manifest)  # e.g. autoscaling under a queue needs elastic=True
+        if self.config.priority_class is not None:
+            check_priority_class(self.config.priority_class, api)
+        return manifest
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def apply(self, force: bool = False) -> dict[str, Any]:
+        """Create or update the RayCluster (server-side apply, field manager ``rayqueue-sdk``); idempotent.
+
+        The LocalQueue and the WorkloadPriorityClass are checked first. Without ``local_queue`` the
+        namespace's default LocalQueue is used (Kueue's rule: one named ``default``; the peer's
+        annotation ``kueue.x-k8s.io/default-queue: "true"`` too). ``force=True`` takes over fields
+        another manager owns. Returns the RayCluster as stored.
+
+        Raises:
+            QueueNotFoundError: the LocalQueue does not exist (lists those that do).
+            PriorityClassNotFoundError: the priority class does not exist (lists those that do).
+            ConfigError: e.g. autoscaling under a (default) queue without ``elastic=True``.
+            ForbiddenError: the identity may not write RayClusters there (names verb and resource).
+            ConflictError: the cluster of that name was not made by rayqueue_sdk, or another field
+                manager owns a field (``force=True`` takes it over).
+
+        Example:
+            >>> # cluster.apply()   # twice is fine: the second is a no-op
+        """
+        from rayqueue_sdk.kube.resources import RAYCLUSTERS, apply_object
+
+        api = self._api()
+        manifest = self._manifest(api)
+        if not force:
+            self._refuse_foreign(api, "apply(force=True) would take it over")
+        stored = apply_object(api, RAYCLUSTERS, manifest, field_manager=FIELD_MANAGER, force=force)
+        log.info("%s/%s: applied", self.namespace, self.name)
+        return stored
+
+    def up(self) -> dict[str, Any]:
+        """Create the RayCluster (the seed-000 form); an existing one is an :class:`AlreadyExistsError`.
+
+        Example:
+            >>> # cluster.up(); cluster.wait_ready()
+        """
+        from rayqueue_sdk.kube.resources import RAYCLUSTERS, create_object
+
+        api = self._api()
+        manifest = self._manifest(api)
+        try:
+            stored = create_object(api, RAYCLUSTERS, manifest)
+        except AlreadyExistsError as err:
+            raise AlreadyExistsError(
+                409,
+                "AlreadyExists",
+                f"RayCluster {self.namespace}/{self.name} already exists: use apply() to update it, "
+                f"get_cluster({self.name!r}, {self.namespace!r}) to adopt it, or down() first",
+            ) from err
+        log.info("%s/%s: created", self.namespace, self.name)
+        return stored
+
+    def down(self, force: bool = False) -> bool:
+        """Delete the RayCluster (its pods and Kueue Workload go with it); idempotent.
+
+        Only a cluster the SDK made (label ``app.kubernetes.io/managed-by: rayqueue-sdk``) is deleted
+        unless ``force=True``. Returns whether something was deleted.
+
+        Raises:
+            ConflictError: the cluster of that name was not made by rayqueue_sdk.
+
+        Example:
+            >>> # cluster.down()   # resources immediately returned to the queue
+        """
+        from rayqueue_sdk.kube.resources import RAYCLUSTERS, delete_object, get_raycluster
+
+        api = self._api()
+        self.__dict__.pop("job_client", None)
+        try:
+            obj = get_raycluster(api, self.namespace, self.name)
+        except NotFoundError:
+            log.info("%s/%s: already gone", self.namespace, self.name)
+            return False
+        if not force:
+            _check_ours(obj, "down(force=True) would delete it")
+        if not delete_object(api, RAYCLUSTERS, self.name, self.namespace, propagation="Background"):
+            return False
+        log.info("%s/%s: deleted", self.namespace, self.name)
+        return True
+
+    def _refuse_foreign(self, api: ApiClient, how: str) -> None:
+        from rayqueue_sdk.kube.resources import get_raycluster
+
+        with contextlib.suppress(NotFoundError, ForbiddenError):  # a 403 is for the write to report
+            _check_ours(get_raycluster(api, self.namespace, self.name), how)
+
+    # -- observing ---------------------------------------------------------------------------------
+    def status(self) -> ClusterStatus:
+        """The typed status now: phase, ready, queue, Kueue's reason and message, position, workers, URLs.
+
+        Raises:
+            ClusterNotFoundError: the cluster does not exist (lists those that do).
+
+        Example:
+            >>> # st = cluster.status(); print(st.phase.value, st.position, st.explanation)
+        """
+        from rayqueue_sdk.cluster.observe import observe_one
+
+        return observe_one(self._api(), self.name, self.namespace)[0]
+
+    def wait_ready(
+        self,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        queue_timeout: float | None = None,
+        dashboard_check: bool = True,
+        *,
+        show: bool | None = None,
+    ) -> ClusterStatus:
+        """Wait until the cluster is ready, saying why it waits (logging, and a live line in a console).
+
+        Args:
+            timeout: the most seconds for the whole wait (``None``: no limit, only when asked).
+            queue_timeout: the most seconds queued before Kueue admits the cluster.
+            dashboard_check: also wait until the Ray dashboard answers.
+            show: a live rich line (``None``: only when stderr is a terminal).
+
+        Raises:
+            AdmissionTimeout: gave up (carries the phase, Kueue's last reason, the position).
+            PreemptedError: Kueue evicted the cluster (with the reason).
+            ClusterDeletedError: someone deleted the cluster meanwhile.
+            AuthenticationError: the credentials expired.
+
+        Example:
+            >>> # cluster.wait_ready(timeout=600, queue_timeout=120)
+        """
+        from rayqueue_sdk.cluster.dashboard import auth_headers, dashboard_ready
+        from rayqueue_sdk.cluster.wait import wait_for_cluster
+        from rayqueue_sdk.display.console import progress_line
+
+        api = self._api()
+        started = time.monotonic()
+        with progress_line(show) as progress:
+            wait_for_cluster(
+                self.name,
+                self.namespace,
+                timeout=timeout,
+                queue_timeout=queue_timeout,
+                client=api,
+                on_progress=progress,
+            )
+            status = self.status()
+            if not dashboard_check:
+                return status
+            uri = self.cluster_dashboard_uri()
+            headers = auth_headers(api) if uri.startswith("https://") else {}
+            limit = DASHBOARD_TIMEOUT if timeout is None else max(0.0, timeout - (time.monotonic() - started))
+            deadline = time.monotonic() + limit
+            pause = 0.1
+            while not dashboard_ready(uri, timeout=5.0, headers=headers, verify=self.config.verify_tls):
+                if time.monotonic() + pause > deadline:
+                    raise AdmissionTimeout(
+                        self.name,
+                        timeout if timeout is not None else DASHBOARD_TIMEOUT,
+                        phase=status.phase.value,
+                        reason=f"the Ray dashboard at {uri} does not answer",
+                        what="the Ray dashboard",
+                    )
+                time.sleep(pause)
+                pause = min(1.0, pause * 2)
+            return replace(status, dashboard_url=uri)
+
+    def details(self, *, show: bool | None = None) -> ClusterDetails:
+        """The status plus the cluster's shape (head, every worker group, GPUs): rendered with rich in a
+        console, as a widget in a notebook, and returned.
+
+        Example:
+            >>> # d = cluster.details(); d.gpus, [g.name for g in d.groups]
+        """
+        from rayqueue_sdk.cluster.observe import observe_one, summarize
+        from rayqueue_sdk.display import show_details
+
+        status, obj = observe_one(self._api(), self.name, self.namespace)
+        found = summarize(obj, status)
+        show_details(found, show=show)
+        return found
+
+    def cluster_uri(self) -> str:
+        """The ``ray://host:port`` address for ``ray.init()``.
+
+        Raises:
+            DashboardNotFoundError: the head has no address yet (queued or starting).
+
+        Example:
+            >>> # import ray; ray.init(cluster.cluster_uri())
+        """
+        from rayqueue_sdk.cluster.dashboard import cluster_uri
+
+        return cluster_uri(self.name, self.namespace, client=self._api())
+
+    def cluster_dashboard_uri(self, override: str | None = None) -> str:
+        """The Ray dashboard URL (override, Route/HTTPRoute/Ingress, in-cluster Service, status address).
+
+        Example:
+            >>> # cluster.cluster_dashboard_uri()   # 'http://127.0.0.1:41234' on the local control plane
+        """
+        from rayqueue_sdk.cluster.dashboard import cluster_dashboard_uri
+
+        return cluster_dashboard_uri(self.name, self.namespace, client=self._api(), override=override)
+
+    # -- jobs --------------------------------------------------------------------------------------
+    @functools.cached_property
+    def job_client(self) -> JobSubmissionClient:
+        """Ray's ``JobSubmissionClient`` for this cluster (auth header and TLS verification handled).
+
+        Example:
+            >>> # sid = cluster.job_client.submit_job(entrypoint="python -c 'print(42)'")
+            >>> # cluster.job_client.get_job_logs(sid)
+        """
+        from rayqueue_sdk.cluster.dashboard import ray_job_client
+
+        return ray_job_client(self.cluster_dashboard_uri(), client=self._api(), verify=self.config.verify_tls)
+
+    def list_jobs(self) -> list[JobDetails]:
+        """The Ray jobs of this cluster.
+
+        Example:
+            >>> # [j.submission_id for j in cluster.list_jobs()]
+        """
+        return list(self.job_client.list_jobs())
+
+    def job_status(self, job_id: str) -> JobStatus:
+        """The status of Ray job ``job_id``.
+
+        Example:
+            >>> # cluster.job_status(sid)   # <JobStatus.SUCCEEDED: 'SUCCEEDED'>
+        """
+        return self.job_client.get_job_status(job_id)
+
+    def job_logs(self, job_id: str) -> str:
+        """The logs of Ray job ``job_id``.
+
+        Example:
+            >>> # print(cluster.job_logs(sid))
+        """
+        return str(self.job_client.get_job_logs(job_id))
+
+    # -- Kueue -------------------------------------------------------------------------------------
+    def deactivate(self) -> str:
+        """Give the quota back without deleting the cluster: ``Workload.spec.active=false``.
+
+        Kueue evicts the cluster (pods stopped, phase ``deactivated``); :meth:`resume` requeues it.
+        Returns the Workload's name.
+
+        Raises:
+            UnsupportedError: the cluster has no Kueue Workload (not queued through Kueue).
+            ForbiddenError: the identity may not patch Workloads (names verb and resource).
+
+        Example:
+            >>> # cluster.deactivate(); ...; cluster.resume(); cluster.wait_ready()
+        """
+        return self._set_active(False)
+
+    def resume(self) -> str:
+        """Requeue a deactivated cluster: ``Workload.spec.active=true``. Returns the Workload's name.
+
+        Example:
+            >>> # cluster.resume(); cluster.wait_ready()
+        """
+        return self._set_active(True)
+
+    def _set_active(self, active: bool) -> str:
+        from rayqueue_sdk.cluster.observe import fetch_cluster
+        from rayqueue_sdk.kube.resources import set_workload_active
+
+        api = self._api()
+        uid = str((fetch_cluster(api, self.name, self.namespace).get("metadata") or {}).get("uid") or "")
+        try:
+            wl = set_workload_active(api, self.namespace, uid, active)
+        except NotFoundError:
+            raise UnsupportedError(
+                f"RayCluster {self.namespace}/{self.name} has no Kueue Workload (is it in a queue?): "
+                "deactivate()/resume() work through Kueue"
+            ) from None
+        self.__dict__.pop("job_client", None)  # the head restarts: a new address
+        wl_name = str((wl.get("metadata") or {}).get("name"))
+        log.info(
+            "%s/%s: Workload %s %s",
+            self.namespace,
+            self.name,
+            wl_name,
+            "resumed" if active else "deactivated",
+        )
+        return wl_name
+
+
+def _check_ours(obj: dict[str, Any], how: str) -> None:
+    """Raise :class:`ConflictError` unless the SDK made ``obj`` (label ``app.kubernetes.io/managed-by``)."""
+    meta = obj.get("metadata") or {}
+    if (meta.get("labels") or {}).get(MANAGED_BY_LABEL) != MANAGED_BY_VALUE:
+        raise ConflictError(
+            409,
+            "Conflict",
+            f"RayCluster {meta.get('namespace')}/{meta.get('name')} was not made by rayqueue_sdk (no label "
+            f"{MANAGED_BY_LABEL}={MANAGED_BY_VALUE}); leaving it alone ({how})",
+        )
+
+
+def get_cluster(
+    name: str, namespace: str | None = None, client: ApiClient | ClientSource | None = None
+) -> Cluster:
+    """Adopt a live RayCluster: a :class:`Cluster` whose configuration is rebuilt from it, every worker
+    group included.
+
+    Raises:
+        ClusterNotFoundError: no such RayCluster (lists those that exist).
+
+    Example:
+        >>> from rayqueue_sdk import get_cluster
+        >>> # cluster = get_cluster("my-workspace-cluster", "ds-team")
+        >>> # [g.name for g in cluster.config.resolved_worker_groups()], cluster.status().phase
+    """
+    from rayqueue_sdk.cluster.adopt import config_from_raycluster
+    from rayqueue_sdk.cluster.observe import fetch_cluster
+    from rayqueue_sdk.kube.client import default_namespace, get_client
+
+    api = get_client(client)
+    ns = namespace or default_namespace(api)
+    obj = fetch_cluster(api, name, ns)
+    return Cluster(config_from_raycluster(obj), client=client)

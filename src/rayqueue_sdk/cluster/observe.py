@@ -1,0 +1,285 @@
+"""What the SDK reports about clusters: status with reachable addresses, details, and listings.
+
+The statuses come from the same pure pieces as :mod:`rayqueue_sdk.cluster.wait` (the admission machine,
+``status_from``, the Workload join on ``kueue.x-k8s.io/job-uid``, one visibility read per LocalQueue),
+with the dashboard and ``ray://`` addresses found by :mod:`rayqueue_sdk.cluster.dashboard` instead of the
+in-cluster Service names. A listing costs a constant number of API calls: one LIST of RayClusters,
+one LIST of Workloads, one read of pending workloads per LocalQueue with queued clusters, and the
+LISTs of Routes/HTTPRoutes/Ingresses where those APIs are served.
+
+Example:
+    >>> rc = {"metadata": {"name": "ws", "namespace": "ds"},
+    ...       "spec": {"headGroupSpec": {"rayStartParams": {"num-gpus": "0"}},
+    ...                "workerGroupSpecs": [{"groupName": "gpu", "replicas": 2,
+    ...                                      "rayStartParams": {"num-gpus": "1"}}]}}
+    >>> summarize(rc).gpus
+    2
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from rayqueue_sdk.admission.cluster import JOB_UID_LABEL, assess_cluster
+from rayqueue_sdk.cluster.dashboard import (
+    client_from_status,
+    dashboard_from_exposure,
+    dashboard_from_status,
+    exposures,
+    in_kubernetes_pod,
+)
+from rayqueue_sdk.cluster.queues import queue_positions
+from rayqueue_sdk.cluster.status import ClusterStatus, status_from
+from rayqueue_sdk.errors import ClusterNotFoundError, ForbiddenError, NotFoundError, RayQueueError
+from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
+from rayqueue_sdk.kube.resources import (
+    RAYCLUSTERS,
+    find_workload,
+    get_raycluster,
+    kueue_kind,
+    list_objects,
+    list_rayclusters,
+    pick_workload,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubernetes.client import ApiClient
+
+__all__ = [
+    "ClusterDetails",
+    "GroupSummary",
+    "fetch_cluster",
+    "list_clusters",
+    "observe_many",
+    "observe_one",
+    "summarize",
+]
+
+log = logging.getLogger(__name__)
+
+#: Page size of a listing's LISTs: one request each up to this many clusters (the API server's default
+#: chunking, 500, would make the number of calls grow with the number of clusters).
+LIST_PAGE = 10_000
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    """One worker group (or the head) as it is asked for.
+
+    Example:
+        >>> GroupSummary("gpu", 2, 0, 4, "2", "8G", 1).gpus
+        1
+    """
+
+    name: str
+    replicas: int
+    min_replicas: int | None
+    max_replicas: int | None
+    cpu: str | None
+    memory: str | None
+    gpus: int
+    accelerators: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ClusterDetails:
+    """A cluster's status plus its shape: the head, every worker group and the GPUs asked for.
+
+    Example:
+        >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
+        >>> st = ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready")
+        >>> ClusterDetails(st, head=None, groups=(), gpus=0).to_dict()["status"]["phase"]
+        'ready'
+    """
+
+    status: ClusterStatus
+    head: GroupSummary | None
+    groups: tuple[GroupSummary, ...]
+    gpus: int
+    image: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict."""
+        out = asdict(self)
+        out["status"] = self.status.to_dict()
+        return out
+
+
+def _int(value: Any, default: int = 0) -> int:
+    try:
+        return int(float(str(value)))
+    except (TypeError, ValueError):
+        return default
+
+
+def _group_summary(name: str, spec: Mapping[str, Any], replicas: int) -> GroupSummary:
+    pod = (spec.get("template") or {}).get("spec") or {}
+    containers = pod.get("containers") or [{}]
+    resources = containers[0].get("resources") or {}
+    requests = resources.get("requests") or {}
+    limits = resources.get("limits") or {}
+    merged = {**limits, **requests}
+    accelerators = {k: v for k, v in merged.items() if k not in ("cpu", "memory", "ephemeral-storage")}
+    params = spec.get("rayStartParams") or {}
+    if "num-gpus" in params:
+        gpus = _int(params["num-gpus"])
+    else:
+        gpus = sum(_int(v) for k, v in accelerators.items() if k.endswith("/gpu"))
+    return GroupSummary(
+        name=name,
+        replicas=replicas,
+        min_replicas=spec.get("minReplicas"),
+        max_replicas=spec.get("maxReplicas"),
+        cpu=str(merged["cpu"]) if "cpu" in merged else None,
+        memory=str(merged["memory"]) if "memory" in merged else None,
+        gpus=gpus,
+        accelerators=accelerators,
+    )
+
+
+def summarize(cluster: Mapping[str, Any], status: ClusterStatus | None = None) -> ClusterDetails:
+    """The :class:`ClusterDetails` of a RayCluster dict (pure; ``status`` computed when not given).
+
+    Example:
+        >>> summarize({"metadata": {"name": "ws", "namespace": "ds"}, "spec": {}}).status.phase.value
+        'starting'
+    """
+    spec = cluster.get("spec") or {}
+    head_spec = spec.get("headGroupSpec")
+    head = _group_summary("head", head_spec, 1) if head_spec else None
+    groups = tuple(
+        _group_summary(str(g.get("groupName") or f"group-{i}"), g, _int(g.get("replicas"), 1))
+        for i, g in enumerate(spec.get("workerGroupSpecs") or [])
+    )
+    gpus = (head.gpus if head else 0) + sum(g.gpus * g.replicas for g in groups)
+    image = None
+    if head_spec:
+        containers = ((head_spec.get("template") or {}).get("spec") or {}).get("containers") or [{}]
+        image = containers[0].get("image")
+    return ClusterDetails(
+        status=status or status_from(cluster, None), head=head, groups=groups, gpus=gpus, image=image
+    )
+
+
+def _status(
+    cluster: Mapping[str, Any],
+    workload: Mapping[str, Any] | None,
+    position: int | None,
+    why: str | None,
+    exposed: str | None,
+) -> ClusterStatus:
+    st = status_from(cluster, workload, position=position, position_unavailable=why)
+    if in_kubernetes_pod():  # status_from's defaults are the in-cluster Service names
+        return replace(st, dashboard_url=exposed or st.dashboard_url)
+    # Outside the cluster: what is exposed, else what KubeRay reports (None while queued or starting).
+    return replace(
+        st,
+        dashboard_url=exposed or dashboard_from_status(cluster),
+        cluster_uri=client_from_status(cluster),
+    )
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("name") or "")
+
+
+def _uid(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("uid") or "")
+
+
+def fetch_cluster(api: ApiClient, name: str, namespace: str) -> dict[str, Any]:
+    """GET a RayCluster; a missing one is a :class:`ClusterNotFoundError` listing those that exist."""
+    try:
+        return get_raycluster(api, namespace, name)
+    except NotFoundError:
+        try:
+            available = [_name(o) for o in list_rayclusters(api, namespace)]
+        except RayQueueError:
+            available = []
+        raise ClusterNotFoundError(name, available, namespace=namespace) from None
+
+
+def observe_one(
+    api: ApiClient, name: str, namespace: str, *, with_position: bool = True
+) -> tuple[ClusterStatus, dict[str, Any]]:
+    """The status of one RayCluster with reachable addresses, and the RayCluster itself.
+
+    Raises:
+        ClusterNotFoundError: no such RayCluster (lists those that exist).
+    """
+    cluster = fetch_cluster(api, name, namespace)
+    try:
+        wl = find_workload(api, namespace, _uid(cluster))
+    except (ForbiddenError, NotFoundError) as err:
+        log.debug("cannot read Kueue Workloads in %s: %s", namespace, err)
+        wl = None
+    position, why = None, None
+    reading = assess_cluster(cluster, wl)
+    queue_name = reading.queue or ((wl or {}).get("spec") or {}).get("queueName")
+    if with_position and reading.pending and wl is not None and queue_name:
+        position, why = queue_positions(namespace, queue_name, [_name(wl)], api)[_name(wl)]
+    exposed = dashboard_from_exposure(name, namespace, **exposures(api, namespace))
+    return _status(cluster, wl, position, why, exposed), cluster
+
+
+def observe_many(
+    api: ApiClient, namespace: str, *, label_selector: str | None = None, with_positions: bool = True
+) -> list[tuple[ClusterStatus, dict[str, Any]]]:
+    """``(status, RayCluster)`` for every RayCluster in ``namespace``, in a constant number of API calls."""
+    clusters, _ = list_objects(
+        api, RAYCLUSTERS, namespace, label_selector=label_selector, page_size=LIST_PAGE
+    )
+    by_uid: dict[str, list[dict[str, Any]]] = {}
+    if clusters:
+        try:
+            workloads, _ = list_objects(api, kueue_kind(api, "workloads"), namespace, page_size=LIST_PAGE)
+            for item in workloads:
+                uid = ((item.get("metadata") or {}).get("labels") or {}).get(JOB_UID_LABEL)
+                if uid:
+                    by_uid.setdefault(uid, []).append(item)
+        except (ForbiddenError, NotFoundError) as err:
+            log.debug("cannot read Kueue Workloads in %s: %s", namespace, err)
+    pairs = [(c, pick_workload(by_uid.get(_uid(c), []))) for c in clusters]
+    positions: dict[str, tuple[int | None, str | None]] = {}
+    if with_positions:
+        pending: dict[str, list[str]] = {}
+        for cluster, wl in pairs:
+            reading = assess_cluster(cluster, wl)
+            queue_name = reading.queue or ((wl or {}).get("spec") or {}).get("queueName")
+            if reading.pending and wl is not None and queue_name:
+                pending.setdefault(str(queue_name), []).append(_name(wl))
+        for queue_name, names in sorted(pending.items()):
+            positions.update(queue_positions(namespace, queue_name, names, api))
+    found = exposures(api, namespace) if clusters else {}
+    out = []
+    for cluster, wl in pairs:
+        position, why = positions.get(_name(wl), (None, None)) if wl else (None, None)
+        exposed = dashboard_from_exposure(_name(cluster), namespace, **found) if found else None
+        out.append((_status(cluster, wl, position, why, exposed), cluster))
+    return out
+
+
+def list_clusters(
+    namespace: str | None = None,
+    client: ApiClient | ClientSource | None = None,
+    *,
+    label_selector: str | None = None,
+) -> list[ClusterStatus]:
+    """Every RayCluster of a namespace with its queue state, in a constant number of API calls.
+
+    ``namespace`` defaults to the one of the current credentials. Each :class:`ClusterStatus` has the
+    phase, Kueue's reason and message, the queue position while queued, workers ready/desired and the
+    dashboard address.
+
+    Example:
+        >>> from rayqueue_sdk import list_clusters
+        >>> # for st in list_clusters("ds-team"):
+        >>> #     print(st.name, st.phase.value, st.queue, st.position, st.explanation)
+    """
+    api = get_client(client)
+    ns = namespace or default_namespace(api)
+    statuses = [st for st, _ in observe_many(api, ns, label_selector=label_selector)]
+    return sorted(statuses, key=lambda s: s.name)

@@ -1,0 +1,186 @@
+"""Typed status of a RayCluster as the SDK reports it: phase, Kueue's words, queue position, workers.
+
+Pure: :func:`status_from` builds a :class:`ClusterStatus` from the observed objects (through the
+admission machine, :mod:`rayqueue_sdk.admission.cluster`), with no I/O.
+
+Example:
+    >>> rc = {"metadata": {"name": "ws", "namespace": "ds",
+    ...                    "labels": {"kueue.x-k8s.io/queue-name": "team-q",
+    ...                               "kueue.x-k8s.io/priority-class": "rd-priority"}},
+    ...       "spec": {"suspend": True}}
+    >>> st = status_from(rc, None)
+    >>> st.phase, st.ready, st.queue, st.priority_class
+    (<ClusterPhase.QUEUED: 'queued'>, False, 'team-q', 'rd-priority')
+    >>> st.cluster_uri
+    'ray://ws-head-svc.ds.svc:10001'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from rayqueue_sdk.admission.cluster import (
+    PRIORITY_LABEL,
+    Assessment,
+    ClusterPhase,
+    JobPhase,
+    assess_cluster,
+)
+
+__all__ = [
+    "DASHBOARD_PORT",
+    "CLIENT_PORT",
+    "ClusterPhase",
+    "ClusterStatus",
+    "JobPhase",
+    "head_service_name",
+    "status_from",
+]
+
+#: Default limit of a whole wait, in seconds (queue wait plus start-up). Never infinite by default.
+#: Kept here (not in waiting.py) so that ``Cluster`` can name it without importing the kube layer.
+DEFAULT_TIMEOUT = 900.0
+
+DASHBOARD_PORT = 8265
+CLIENT_PORT = 10001
+
+
+@dataclass(frozen=True)
+class ClusterStatus:
+    """What the SDK knows about a RayCluster at one moment.
+
+    Attributes:
+        name, namespace: the RayCluster.
+        phase: the :class:`ClusterPhase` (queued, admitted, starting, ready, preempted, ...).
+        ready: ``phase is READY``.
+        explanation: one sentence for a human, quoting Kueue's message as Kueue wrote it.
+        queue: the LocalQueue (``kueue.x-k8s.io/queue-name``), if any.
+        priority_class: the WorkloadPriorityClass (label, or the Workload's ``priorityClassRef``).
+        reason, message: the Kueue/KubeRay condition reason and message behind the phase.
+        position: the 0-based position in the LocalQueue while queued, when known.
+        position_unavailable: why no position is known (visibility API absent or forbidden).
+        cluster_queue: the ClusterQueue that reserved quota, once known.
+        workload: the Kueue Workload's name, once Kueue created it.
+        workers_ready, workers_desired: worker pods ready / wanted, as KubeRay reports them.
+        dashboard_url, cluster_uri: the Ray dashboard and ``ray://`` client addresses.
+
+    Example:
+        >>> st = ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready (2/2 workers ready)")
+        >>> str(st)
+        'ds/ws: ready (2/2 workers ready)'
+    """
+
+    name: str
+    namespace: str
+    phase: ClusterPhase
+    ready: bool
+    explanation: str
+    queue: str | None = None
+    priority_class: str | None = None
+    reason: str | None = None
+    message: str | None = None
+    position: int | None = None
+    position_unavailable: str | None = None
+    cluster_queue: str | None = None
+    workload: str | None = None
+    workers_ready: int | None = None
+    workers_desired: int | None = None
+    dashboard_url: str | None = None
+    cluster_uri: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}: {self.explanation}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict (the phase as its string value).
+
+        Example:
+            >>> ClusterStatus("ws", "ds", ClusterPhase.QUEUED, False, "queued").to_dict()["phase"]
+            'queued'
+        """
+        out = asdict(self)
+        out["phase"] = self.phase.value
+        return out
+
+
+def head_service_name(cluster: Mapping[str, Any]) -> str:
+    """The head Service name: ``status.head.serviceName``, else ``<name>-head-svc``.
+
+    Example:
+        >>> head_service_name({"metadata": {"name": "ws"}})
+        'ws-head-svc'
+    """
+    head = ((cluster.get("status") or {}).get("head")) or {}
+    name = (cluster.get("metadata") or {}).get("name") or ""
+    return str(head.get("serviceName") or f"{name}-head-svc")
+
+
+def _port(cluster: Mapping[str, Any], key: str, default: int) -> int:
+    endpoints = (cluster.get("status") or {}).get("endpoints") or {}
+    try:
+        return int(endpoints.get(key) or default)
+    except (TypeError, ValueError):
+        return default
+
+
+def status_from(
+    cluster: Mapping[str, Any] | None,
+    workload: Mapping[str, Any] | None = None,
+    *,
+    name: str | None = None,
+    namespace: str | None = None,
+    position: int | None = None,
+    position_unavailable: str | None = None,
+    assessment: Assessment | None = None,
+    dashboard_url: str | None = None,
+    cluster_uri: str | None = None,
+) -> ClusterStatus:
+    """Build a :class:`ClusterStatus` from the observed RayCluster, its Workload and the position.
+
+    Args:
+        cluster: the RayCluster dict, or ``None`` if it does not exist (phase ``DELETED``).
+        workload: its Kueue Workload, or ``None``.
+        name, namespace: used when ``cluster`` is ``None``.
+        position, position_unavailable: from :func:`rayqueue_sdk.cluster.queues.queue_position`.
+        assessment: a ready-made reading (else :func:`rayqueue_sdk.admission.cluster.assess_cluster` runs).
+        dashboard_url, cluster_uri: addresses found by the caller (Route, Ingress, ...); the
+            defaults are the in-cluster head Service addresses.
+
+    Example:
+        >>> status_from(None, name="ws", namespace="ds").phase
+        <ClusterPhase.DELETED: 'deleted'>
+    """
+    a = assessment or assess_cluster(
+        cluster, workload, position=position, position_unavailable=position_unavailable
+    )
+    meta = (cluster or {}).get("metadata") or {}
+    the_name = str(meta.get("name") or name or "")
+    the_ns = str(meta.get("namespace") or namespace or "")
+    labels = meta.get("labels") or {}
+    wl_spec = (workload or {}).get("spec") or {}
+    priority = labels.get(PRIORITY_LABEL) or (wl_spec.get("priorityClassRef") or {}).get("name")
+    if cluster is not None and the_name:
+        svc = f"{head_service_name(cluster)}.{the_ns}.svc"
+        dashboard_url = dashboard_url or f"http://{svc}:{_port(cluster, 'dashboard', DASHBOARD_PORT)}"
+        cluster_uri = cluster_uri or f"ray://{svc}:{_port(cluster, 'client', CLIENT_PORT)}"
+    return ClusterStatus(
+        name=the_name,
+        namespace=the_ns,
+        phase=a.phase,
+        ready=a.phase is ClusterPhase.READY,
+        explanation=a.explanation,
+        queue=a.queue,
+        priority_class=priority,
+        reason=a.reason,
+        message=a.message,
+        position=a.position,
+        position_unavailable=a.position_unavailable,
+        cluster_queue=a.cluster_queue,
+        workload=((workload or {}).get("metadata") or {}).get("name"),
+        workers_ready=a.workers_ready,
+        workers_desired=a.workers_desired,
+        dashboard_url=dashboard_url,
+        cluster_uri=cluster_uri,
+    )

@@ -1,0 +1,508 @@
+"""Wait for a RayCluster to be ready, saying why it waits: the thin driver of the admission machine.
+
+:func:`wait_for_cluster` watches the RayCluster and its Kueue Workload (two list-then-watch loops,
+no fixed sleep), feeds each observation to :func:`rayqueue_sdk.admission.cluster.assess_cluster`, reports
+progress when the phase, the explanation or the queue position changes (``logging`` and an
+``on_progress`` callback), and ends with the final :class:`~rayqueue_sdk.cluster.status.ClusterStatus` or a
+typed error. The queue position comes from Kueue's visibility API (polled while queued, since it has
+no watch); if that API is absent or forbidden, that is said once and the wait goes on.
+
+Example:
+    >>> from rayqueue_sdk.cluster.wait import wait_for_cluster
+    >>> # status = wait_for_cluster("ws", "ds-team", timeout=600, queue_timeout=300,
+    >>> #                           on_progress=lambda st: print(st))
+    >>> # ds-team/ws: queued in LocalQueue 'team-q' at position 0: couldn't assign flavors ...
+    >>> # ds-team/ws: admitted by ClusterQueue 'cq-dev'; starting, 0/2 workers ready
+    >>> # ds-team/ws: ready (2/2 workers ready)
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from rayqueue_sdk.admission.cluster import (
+    JOB_UID_LABEL,
+    Assessment,
+    ErrorKind,
+    Verdict,
+    assess_cluster,
+    eviction_key,
+)
+from rayqueue_sdk.cluster.queues import check_queue, queue_position, queue_positions
+from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, status_from
+from rayqueue_sdk.errors import (
+    AdmissionTimeout,
+    ClusterNotFoundError,
+    ForbiddenError,
+    NotFoundError,
+    RayQueueError,
+)
+from rayqueue_sdk.kube.client import ClientSource, get_client
+from rayqueue_sdk.kube.resources import (
+    RAYCLUSTERS,
+    find_workload,
+    get_raycluster,
+    kueue_kind,
+    list_rayclusters,
+    list_workloads,
+    pick_workload,
+)
+from rayqueue_sdk.kube.watch import Watcher, WatchEvent
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubernetes.client import ApiClient
+
+__all__ = ["DEFAULT_TIMEOUT", "POSITION_REFRESH", "observe_cluster", "observe_clusters", "wait_for_cluster"]
+
+log = logging.getLogger(__name__)
+
+#: How often the queue position is re-read while queued (the visibility API has no watch).
+POSITION_REFRESH = 2.0
+#: How often a "LocalQueue doesn't exist" verdict is re-checked against the API.
+_QUEUE_RECHECK = 5.0
+
+
+@dataclass
+class _Observed:
+    """What the driver has seen so far."""
+
+    uid: str
+    cluster: dict[str, Any] | None
+    workloads: dict[str, dict[str, Any]] = field(default_factory=dict)
+    workloads_synced: bool = False
+    workloads_unreadable: str | None = None
+
+    @property
+    def workload(self) -> dict[str, Any] | None:
+        return pick_workload(list(self.workloads.values()))
+
+    def apply(self, event: WatchEvent) -> None:
+        if event.source == "raycluster":
+            self._apply_cluster(event)
+        else:
+            self._apply_workload(event)
+
+    def _apply_cluster(self, event: WatchEvent) -> None:
+        if event.type == "SYNC":
+            mine = [o for o in event.objects if _uid(o) == self.uid]
+            self.cluster = mine[0] if mine else None
+        elif event.object is not None:
+            if _uid(event.object) != self.uid:
+                # Same name, new object: the one we waited for was deleted and replaced.
+                self.cluster = None
+            elif event.type == "DELETED":
+                self.cluster = None
+            else:
+                self.cluster = event.object
+
+    def _apply_workload(self, event: WatchEvent) -> None:
+        if event.type == "SYNC":
+            self.workloads = {_name(o): o for o in event.objects}
+            self.workloads_synced = True
+        elif event.object is not None:
+            if event.type == "DELETED":
+                self.workloads.pop(_name(event.object), None)
+            else:
+                self.workloads[_name(event.object)] = event.object
+
+
+def _uid(obj: dict[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("uid") or "")
+
+
+def _name(obj: dict[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("name") or "")
+
+
+def _kueue_reason(a: Assessment) -> str:
+    """Kueue's own words for an AdmissionTimeout (the explanation's tail when Kueue said nothing)."""
+    if a.message and a.reason:
+        return f"{a.message} ({a.reason})"
+    if a.message or a.reason:
+        return str(a.message or a.reason)
+    head, sep, tail = a.explanation.partition(": ")
+    return tail if sep and head.startswith("queued") else a.explanation
+
+
+def wait_for_cluster(
+    name: str,
+    namespace: str,
+    *,
+    timeout: float | None = DEFAULT_TIMEOUT,
+    queue_timeout: float | None = None,
+    client: ApiClient | ClientSource | None = None,
+    on_progress: Callable[[ClusterStatus], None] | None = None,
+    position_refresh: float = POSITION_REFRESH,
+) -> ClusterStatus:
+    """Wait until RayCluster ``name`` is ready, explaining every change on the way.
+
+    Args:
+        name, namespace: the RayCluster.
+        timeout: the most seconds for the whole wait (queue plus start-up); ``None`` waits without
+            limit (only when asked: the default is :data:`DEFAULT_TIMEOUT`).
+        queue_timeout: the most seconds spent queued (before Kueue admits the cluster); ``None``
+            means only ``timeout`` applies.
+        client: an ``ApiClient`` or an authentication object; default the current login.
+        on_progress: called with a :class:`ClusterStatus` each time the phase, the explanation or
+            the queue position changes (a console or notebook display hooks in here).
+        position_refresh: seconds between reads of the queue position while queued.
+
+    Returns:
+        The final :class:`ClusterStatus` (phase ``READY``).
+
+    Raises:
+        AdmissionTimeout: the queue wait or the whole wait took too long; carries the last phase,
+            Kueue's last reason and message, and the last known position.
+        PreemptedError: Kueue evicted the workload during the wait (preempted, deactivated,
+            PodsReady timeout, ...). An eviction from before the wait that Kueue has requeued is
+            not one: the wait goes on until the cluster is admitted again.
+        ClusterDeletedError: the cluster was deleted while waiting.
+        ClusterNotFoundError: the cluster did not exist to begin with (lists those that do).
+        QueueNotFoundError: Kueue says the LocalQueue does not exist (lists those that do).
+        AuthenticationError: the credentials expired during the wait.
+
+    Example:
+        >>> from rayqueue_sdk.cluster.wait import wait_for_cluster
+        >>> # wait_for_cluster("ws", "ds-team", timeout=600, queue_timeout=120)
+    """
+    api = get_client(client)
+    started = time.monotonic()
+    try:
+        first = get_raycluster(api, namespace, name)
+    except NotFoundError:
+        raise _missing(api, name, namespace) from None
+    wait = _ClusterWait(
+        api,
+        name,
+        namespace,
+        _Observed(uid=_uid(first), cluster=first),
+        started=started,
+        timeout=timeout,
+        queue_timeout=queue_timeout,
+        on_progress=on_progress,
+        position_refresh=position_refresh,
+    )
+    watchers = [
+        Watcher(api, RAYCLUSTERS, namespace, name=name, label="raycluster"),
+        Watcher(
+            api,
+            kueue_kind(api, "workloads"),
+            namespace,
+            label_selector=f"{JOB_UID_LABEL}={wait.seen.uid}",
+            label="workload",
+        ),
+    ]
+    for watcher in watchers:
+        watcher.run_into(wait.events)
+    try:
+        return wait.run()
+    finally:
+        for watcher in watchers:
+            watcher.stop()
+
+
+class _ClusterWait:
+    """The loop of :func:`wait_for_cluster`: observe, assess, report, decide, wait for the next event."""
+
+    def __init__(
+        self,
+        api: ApiClient,
+        name: str,
+        namespace: str,
+        seen: _Observed,
+        *,
+        started: float,
+        timeout: float | None,
+        queue_timeout: float | None,
+        on_progress: Callable[[ClusterStatus], None] | None,
+        position_refresh: float,
+    ) -> None:
+        self.api, self.name, self.namespace, self.seen = api, name, namespace, seen
+        self.timeout, self.queue_timeout = timeout, queue_timeout
+        self.deadline = started + timeout if timeout is not None else None
+        self.on_progress, self.position_refresh = on_progress, position_refresh
+        self.events: queue.Queue[WatchEvent] = queue.Queue()
+        self.position: int | None = None
+        self.position_unavailable: str | None = None
+        self.known_eviction: str | None = None
+        self.next_position_at = 0.0
+        self.next_queue_check = 0.0
+        self.queued_seconds = 0.0
+        self.last_tick = started
+        self.last_key: tuple[Any, ...] | None = None
+        self.assessment: Assessment | None = None
+
+    def run(self) -> ClusterStatus:
+        self._await_workload_listing()
+        # An eviction that predates the wait (and that Kueue requeued) is history, not news.
+        self.known_eviction = eviction_key(self.seen.workload)
+        while True:
+            a = self._observe()
+            self._report(a)
+            if a.verdict is Verdict.DONE:
+                return self._status(a)
+            if a.verdict is Verdict.FAIL:
+                self._fail(a)
+            self._check_timeouts(a)
+            self._next_event(a)
+
+    # -- steps -----------------------------------------------------------------------------------
+    def _await_workload_listing(self) -> None:
+        """Never judge a Kueue-managed cluster before its Workload listing (or its failure) arrived."""
+        while not self.seen.workloads_synced and self.seen.workloads_unreadable is None:
+            self._pump(_left(self.deadline, 5.0))
+            self._check_deadline(None)
+
+    def _assess(self, workload: dict[str, Any] | None) -> Assessment:
+        return assess_cluster(
+            self.seen.cluster,
+            workload,
+            position=self.position,
+            position_unavailable=self.position_unavailable,
+            known_eviction=self.known_eviction,
+        )
+
+    def _observe(self) -> Assessment:
+        now = time.monotonic()
+        if self.assessment is not None and self.assessment.in_queue:
+            self.queued_seconds += now - self.last_tick
+        self.last_tick = now
+        workload = self.seen.workload
+        a = self._assess(workload)
+        if not a.in_queue:
+            self.position = None
+        elif workload is not None and self.position_unavailable is None and now >= self.next_position_at:
+            self._refresh_position(a, workload)
+            a = self._assess(workload)
+        if self.seen.workloads_unreadable and workload is None and a.in_queue:
+            a = replace(
+                a,
+                explanation=f"{a.explanation} (Kueue's Workload cannot be read with these credentials, "
+                f"so Kueue's reason is unknown: {self.seen.workloads_unreadable})",
+            )
+        self.assessment = a
+        return a
+
+    def _refresh_position(self, a: Assessment, workload: dict[str, Any]) -> None:
+        self.next_position_at = time.monotonic() + self.position_refresh
+        queue_name = a.queue or (workload.get("spec") or {}).get("queueName")
+        if not queue_name:
+            return
+        self.position, self.position_unavailable = queue_position(
+            self.namespace, queue_name, _name(workload), self.api, deadline=self.deadline
+        )
+        if self.position_unavailable:  # said once: never asked again during this wait
+            log.info(
+                "%s/%s: queue position unavailable: %s", self.namespace, self.name, self.position_unavailable
+            )
+
+    def _report(self, a: Assessment) -> None:
+        key = (a.phase, a.position, a.explanation)
+        if key == self.last_key:
+            return
+        self.last_key = key
+        log.info("%s/%s: %s", self.namespace, self.name, a.explanation)
+        if self.on_progress is not None:
+            self.on_progress(self._status(a))
+
+    def _fail(self, a: Assessment) -> None:
+        if a.error_kind is ErrorKind.QUEUE_NOT_FOUND:
+            # Kueue says the LocalQueue is missing: check it (raises QueueNotFoundError listing the
+            # queues); if it exists, Kueue's cache is behind and will catch up.
+            now = time.monotonic()
+            if now >= self.next_queue_check and a.queue:
+                check_queue(self.namespace, a.queue, self.api)
+                self.next_queue_check = now + _QUEUE_RECHECK
+            return
+        error = a.error(self.name)
+        if error is not None:
+            raise error
+
+    def _check_timeouts(self, a: Assessment) -> None:
+        if self.queue_timeout is not None and a.in_queue and self.queued_seconds >= self.queue_timeout:
+            raise AdmissionTimeout(
+                self.name,
+                self.queue_timeout,
+                phase=str(a.phase),
+                reason=_kueue_reason(a),
+                position=a.position,
+            )
+        self._check_deadline(a)
+
+    def _check_deadline(self, a: Assessment | None) -> None:
+        if self.deadline is None or self.timeout is None or time.monotonic() < self.deadline:
+            return
+        if a is None:
+            raise AdmissionTimeout(
+                self.name, self.timeout, phase="unknown", reason="no answer from the API server"
+            )
+        raise AdmissionTimeout(
+            self.name,
+            self.timeout,
+            phase=str(a.phase),
+            reason=_kueue_reason(a),
+            position=a.position,
+            what="admission" if a.in_queue else "the cluster to become ready",
+        )
+
+    def _next_event(self, a: Assessment) -> None:
+        """Block until the next watch event, a position refresh, a queue re-check or a deadline."""
+        now = time.monotonic()
+        wait = _left(self.deadline, 30.0)
+        if self.queue_timeout is not None and a.in_queue:
+            wait = min(wait, max(0.0, self.queue_timeout - self.queued_seconds))
+        if a.in_queue and self.seen.workload is not None and self.position_unavailable is None:
+            wait = min(wait, max(0.0, self.next_position_at - now))
+        if a.error_kind is ErrorKind.QUEUE_NOT_FOUND:
+            wait = min(wait, max(0.0, self.next_queue_check - now))
+        before = self.seen.workload
+        if self._pump(wait) and self.seen.workload is not before:
+            self.next_position_at = 0.0  # the Workload changed: re-read the position now
+
+    def _status(self, a: Assessment) -> ClusterStatus:
+        return status_from(
+            self.seen.cluster, self.seen.workload, name=self.name, namespace=self.namespace, assessment=a
+        )
+
+    def _pump(self, wait: float) -> bool:
+        return _pump(self.events, self.seen, wait)
+
+
+def _left(deadline: float | None, cap: float) -> float:
+    if deadline is None:
+        return cap
+    return max(0.0, min(cap, deadline - time.monotonic()))
+
+
+def _pump(events: queue.Queue[WatchEvent], seen: _Observed, wait: float) -> bool:
+    """Apply the next event (waiting up to ``wait`` s) and everything already queued behind it.
+
+    Returns True if anything was applied. Raises the typed error of a failed RayCluster watch;
+    a failed Workload watch (Kueue absent, or Workloads not readable) is said once and tolerated.
+    """
+    try:
+        first = events.get(timeout=wait) if wait > 0 else events.get_nowait()
+    except queue.Empty:
+        return False
+    batch = [first]
+    while True:
+        try:
+            batch.append(events.get_nowait())
+        except queue.Empty:
+            break
+    for event in batch:
+        if event.type == "ERROR":
+            err = event.error
+            if event.source == "workload" and isinstance(err, ForbiddenError | NotFoundError):
+                seen.workloads_unreadable = str(err)
+                log.info("cannot read Kueue Workloads (%s); following the RayCluster only", err)
+                continue
+            assert err is not None
+            raise err
+        seen.apply(event)
+    return True
+
+
+# --------------------------------------------------------------------------------------------------
+# one-shot reads (Cluster.status(), list_clusters)
+
+
+def _missing(api: ApiClient, name: str, namespace: str) -> ClusterNotFoundError:
+    try:
+        available = [_name(o) for o in list_rayclusters(api, namespace)]
+    except RayQueueError:
+        available = []
+    return ClusterNotFoundError(name, available, namespace=namespace)
+
+
+def observe_cluster(
+    name: str,
+    namespace: str,
+    client: ApiClient | ClientSource | None = None,
+    *,
+    with_position: bool = True,
+) -> ClusterStatus:
+    """The current :class:`ClusterStatus` of one RayCluster (no waiting).
+
+    Reads the RayCluster, its Workload (by ``kueue.x-k8s.io/job-uid``) and, while it is queued,
+    its position (Kueue's visibility API; absent or forbidden → ``position_unavailable``).
+
+    Raises:
+        ClusterNotFoundError: no such RayCluster (lists those that exist).
+
+    Example:
+        >>> from rayqueue_sdk.cluster.wait import observe_cluster
+        >>> # print(observe_cluster("ws", "ds-team"))
+        >>> # ds-team/ws: queued in LocalQueue 'team-q' at position 0: couldn't assign flavors ...
+    """
+    api = get_client(client)
+    try:
+        cluster = get_raycluster(api, namespace, name)
+    except NotFoundError:
+        raise _missing(api, name, namespace) from None
+    try:
+        wl = find_workload(api, namespace, _uid(cluster))
+    except (ForbiddenError, NotFoundError) as err:
+        log.debug("cannot read Kueue Workloads in %s: %s", namespace, err)
+        wl = None
+    position, why = None, None
+    reading = assess_cluster(cluster, wl)
+    queue_name = reading.queue or ((wl or {}).get("spec") or {}).get("queueName")
+    if with_position and reading.pending and wl is not None and queue_name:
+        position, why = queue_position(namespace, queue_name, _name(wl), api)
+    return status_from(cluster, wl, position=position, position_unavailable=why)
+
+
+def observe_clusters(
+    namespace: str,
+    client: ApiClient | ClientSource | None = None,
+    *,
+    label_selector: str | None = None,
+    with_positions: bool = True,
+) -> list[ClusterStatus]:
+    """The :class:`ClusterStatus` of every RayCluster in ``namespace``, in a bounded number of calls.
+
+    One LIST of RayClusters, one LIST of Workloads (joined on ``kueue.x-k8s.io/job-uid``) and, with
+    ``with_positions``, one visibility-API read per LocalQueue that has queued clusters: the number
+    of requests does not grow with the number of clusters.
+
+    Example:
+        >>> from rayqueue_sdk.cluster.wait import observe_clusters
+        >>> # [(s.name, s.phase.value, s.position) for s in observe_clusters("ds-team")]
+        >>> # [('ws', 'ready', None), ('ws2', 'queued', 0)]
+    """
+    api = get_client(client)
+    clusters = list_rayclusters(api, namespace, label_selector)
+    by_uid: dict[str, list[dict[str, Any]]] = {}
+    try:
+        for item in list_workloads(api, namespace):
+            uid = ((item.get("metadata") or {}).get("labels") or {}).get(JOB_UID_LABEL)
+            if uid:
+                by_uid.setdefault(uid, []).append(item)
+    except (ForbiddenError, NotFoundError) as err:
+        log.debug("cannot read Kueue Workloads in %s: %s", namespace, err)
+    pairs = [(c, pick_workload(by_uid.get(_uid(c), []))) for c in clusters]
+    positions: dict[tuple[str, str], tuple[int | None, str | None]] = {}
+    if with_positions:
+        pending_by_queue: dict[str, list[str]] = {}
+        for cluster, wl in pairs:
+            reading = assess_cluster(cluster, wl)
+            queue_name = reading.queue or ((wl or {}).get("spec") or {}).get("queueName")
+            if reading.pending and wl is not None and queue_name:
+                pending_by_queue.setdefault(queue_name, []).append(_name(wl))
+        for queue_name, names in pending_by_queue.items():
+            for wl_name, answer in queue_positions(namespace, queue_name, names, api).items():
+                positions[(queue_name, wl_name)] = answer
+    out = []
+    for cluster, wl in pairs:
+        queue_name = ((cluster.get("metadata") or {}).get("labels") or {}).get(
+            "kueue.x-k8s.io/queue-name"
+        ) or ((wl or {}).get("spec") or {}).get("queueName")
+        position, why = positions.get((str(queue_name), _name(wl) if wl else ""), (None, None))
+        out.append(status_from(cluster, wl, position=position, position_unavailable=why))
+    return out

@@ -1,0 +1,454 @@
+"""Configuration models: :class:`ClusterConfiguration`, :class:`ManagedClusterConfig`, :class:`WorkerGroup`.
+
+The models accept the peer SDK's spelling and meaning (``worker_cpu_requests=2``, ``worker_memory_requests=8``
+meaning 8 GB, ``worker_extended_resource_requests={"nvidia.com/gpu": 1}``, ...) and add what the peer lacks:
+``priority_class`` for interactive clusters and several worker groups. Every check runs in the constructor,
+which does no I/O; a bad value raises :class:`~rayqueue_sdk.errors.ConfigError` (a ``ValueError``) naming
+the field, the value and what is allowed. No pydantic ``ValidationError`` escapes.
+
+Limits: a limit left unset is ``max(default limit, request)``, so ``worker_cpu_requests=4`` alone is valid;
+an explicit limit below its request is an error.
+
+Accelerators: extended resources map to Ray resources through :data:`DEFAULT_ACCELERATORS` (GPU kinds are
+summed into ``num-gpus``; the others go into ``resources``). ``extended_resource_mapping`` adds entries;
+changing a default entry needs ``overwrite_default_resource_mapping=True``.
+
+The parts live in their own modules, re-exported here: the accelerator mapping
+(:mod:`rayqueue_sdk.config.accelerators`), the default image (:mod:`rayqueue_sdk.config.ray_image`),
+the field types
+(:mod:`rayqueue_sdk.config.fields`), pydantic errors as ConfigError (:mod:`rayqueue_sdk.config.errors`)
+and :class:`WorkerGroup` (:mod:`rayqueue_sdk.config.worker_group`).
+
+Example:
+    >>> cfg = ClusterConfiguration(name="my-workspace-cluster", num_workers=2, worker_cpu_requests=2,
+    ...     worker_memory_requests=8, worker_extended_resource_requests={"nvidia.com/gpu": 1},
+    ...     local_queue="ds-workspace-queue", labels={"kueue.x-k8s.io/priority-class": "rd-priority"})
+    >>> cfg.priority_class, cfg.worker_cpu_limits
+    ('rd-priority', 2)
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import Field, PrivateAttr, model_validator
+
+from rayqueue_sdk.config.accelerators import DEFAULT_ACCELERATORS, _check_mapped, accelerator_mapping
+from rayqueue_sdk.config.errors import _Model
+from rayqueue_sdk.config.fields import (
+    _COUNT_ALLOWED,
+    Counts,
+    Cpu,
+    DictList,
+    Envs,
+    Memory,
+    Names,
+    OptCpu,
+    OptMemory,
+    OptName,
+    StrMap,
+    Tolerations,
+    _resolve_limits,
+)
+from rayqueue_sdk.config.quantities import CPU_ALLOWED, MEMORY_ALLOWED
+from rayqueue_sdk.config.ray_image import default_image, ray_version  # noqa: F401  (ray_version: re-exported)
+from rayqueue_sdk.config.worker_group import WorkerGroup
+from rayqueue_sdk.errors import ConfigError
+from rayqueue_sdk.manifests.rules import (
+    ELASTIC_JOB_ANNOTATION,
+    MAX_WORKER_GROUPS_RAYCLUSTER,
+    PRIORITY_LABEL,
+    QUEUE_LABEL,
+    check_annotations,
+    check_autoscaling,
+    check_labels,
+    check_raycluster_name,
+    check_worker_groups,
+    resolve_queue_and_priority,
+)
+
+__all__ = [
+    "DEFAULT_ACCELERATORS",
+    "ClusterConfiguration",
+    "ManagedClusterConfig",
+    "WorkerGroup",
+    "accelerator_mapping",
+    "default_image",
+]
+
+
+# ---------------------------------------------------------------------------------------------------
+# models
+
+
+class _ClusterShape(_Model):
+    """Fields shared by ClusterConfiguration and ManagedClusterConfig (head, flat workers, pods, image)."""
+
+    _LIMIT_DEFAULTS: ClassVar[dict[str, Any]] = {}
+    _FLAT_WORKER_FIELDS: ClassVar[frozenset[str]] = frozenset()
+    _DEFAULT_GROUP = "worker-group"
+
+    num_workers: int = Field(default=1, ge=0, description="an integer >= 0: workers in the default group")
+    head_cpu_requests: Cpu = Field(default=1, description=CPU_ALLOWED)
+    head_cpu_limits: OptCpu = Field(default=None, description=CPU_ALLOWED + "; >= head_cpu_requests")
+    head_memory_requests: Memory = Field(default=5, description=MEMORY_ALLOWED)
+    head_memory_limits: OptMemory = Field(
+        default=None, description=MEMORY_ALLOWED + "; >= head_memory_requests"
+    )
+    worker_cpu_requests: Cpu = Field(default=1, description=CPU_ALLOWED)
+    worker_cpu_limits: OptCpu = Field(default=None, description=CPU_ALLOWED + "; >= worker_cpu_requests")
+    worker_memory_requests: Memory = Field(default=3, description=MEMORY_ALLOWED)
+    worker_memory_limits: OptMemory = Field(
+        default=None, description=MEMORY_ALLOWED + "; >= worker_memory_requests"
+    )
+    worker_groups: list[WorkerGroup] | None = Field(
+        default=None, description="a list of WorkerGroup (instead of the flat worker_* fields)"
+    )
+    image: str = Field(default_factory=default_image, description="a container image with Ray installed")
+    image_pull_secrets: Names = Field(default_factory=list, description="a list of Secret names")
+    envs: Envs = Field(default_factory=dict, description="a dict of environment variables")
+    annotations: StrMap = Field(default_factory=dict, description="a dict of str -> str annotations")
+    head_tolerations: Tolerations = Field(default=None, description="a list of Kubernetes toleration dicts")
+    worker_tolerations: Tolerations = Field(default=None, description="a list of Kubernetes toleration dicts")
+    head_node_selector: StrMap = Field(default_factory=dict, description="a dict of node label -> value")
+    worker_node_selector: StrMap = Field(default_factory=dict, description="a dict of node label -> value")
+    volumes: DictList = Field(default_factory=list, description="Kubernetes volume dicts, each with a name")
+    volume_mounts: DictList = Field(
+        default_factory=list, description="Kubernetes volumeMount dicts (name, mountPath) naming a volume"
+    )
+    extended_resource_mapping: StrMap = Field(
+        default_factory=dict,
+        description="a dict of extended resource -> Ray resource, e.g. {'x.com/fpga': 'FPGA'}",
+    )
+    overwrite_default_resource_mapping: bool = Field(default=False, description="True or False")
+
+    _groups: list[WorkerGroup] = PrivateAttr(default_factory=list)
+    _mapping: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    # subclasses name their extended-resource fields differently (peer spelling)
+    def head_extended_resources(self) -> dict[str, int | str]:
+        """The head's extended resource requests (GPUs, TPUs, ...).
+
+        Example:
+            >>> ClusterConfiguration(name="c").head_extended_resources()
+            {}
+        """
+        raise NotImplementedError
+
+    def _worker_extended(self) -> dict[str, int | str]:
+        raise NotImplementedError
+
+    def _worker_extended_field(self) -> str:
+        raise NotImplementedError
+
+    def _head_extended_field(self) -> str:
+        raise NotImplementedError
+
+    def pod_labels(self) -> dict[str, str]:
+        """Labels for the head and worker pod templates (the cluster's own labels go on its metadata).
+
+        Example:
+            >>> ClusterConfiguration(name="c", labels={"team": "a"}).pod_labels()
+            {}
+        """
+        return {}
+
+    def pod_annotations(self) -> dict[str, str]:
+        """Annotations for the pod templates: ``annotations`` without Kueue's keys (those stay on the object).
+
+        Example:
+            >>> ClusterConfiguration(name="c", elastic=True, annotations={"a": "1"}).pod_annotations()
+            {'a': '1'}
+        """
+        return {k: v for k, v in self.annotations.items() if not k.startswith("kueue.x-k8s.io/")}
+
+    @property
+    def resource_mapping(self) -> dict[str, str]:
+        """The extended-resource -> Ray-resource mapping in force for this configuration.
+
+        Example:
+            >>> ClusterConfiguration(name="c").resource_mapping["google.com/tpu"]
+            'TPU'
+        """
+        return self._mapping
+
+    def resolved_worker_groups(self) -> list[WorkerGroup]:
+        """The worker groups to render: ``worker_groups`` or one group built from the flat worker_* fields.
+
+        Example:
+            >>> [g.name for g in ClusterConfiguration(name="c", num_workers=2).resolved_worker_groups()]
+            ['worker-group']
+        """
+        return self._groups
+
+    def _resolve_shape(self, *, autoscaling: bool, min_workers: int | None, max_workers: int | None) -> None:
+        self._mapping = accelerator_mapping(
+            self.extended_resource_mapping, overwrite=self.overwrite_default_resource_mapping
+        )
+        d = self._LIMIT_DEFAULTS
+        _resolve_limits(self, "head_cpu_requests", "head_cpu_limits", d["head_cpu_limits"], compare_cpu=True)
+        _resolve_limits(self, "head_memory_requests", "head_memory_limits", d["head_memory_limits"])
+        _check_mapped(self.head_extended_resources(), self._mapping, self._head_extended_field())
+        mounts_ok = {v["name"] for v in self.volumes}
+        for i, mount in enumerate(self.volume_mounts):
+            if mount["name"] not in mounts_ok:
+                raise ConfigError(
+                    f"volume_mounts[{i}].name",
+                    mount["name"],
+                    f"one of the volumes: {sorted(mounts_ok)}",
+                    problem="names no volume",
+                )
+        check_annotations(self.annotations, "annotations")
+        if self.worker_groups is not None:
+            flat = sorted(self._FLAT_WORKER_FIELDS & self.model_fields_set)
+            if flat:
+                raise ConfigError(
+                    "worker_groups",
+                    [g.name for g in self.worker_groups],
+                    "either worker_groups=[WorkerGroup(...)] or the flat worker_* fields, not both",
+                    problem=f"given together with {', '.join(flat)}",
+                )
+            self._groups = list(self.worker_groups)
+        else:
+            _resolve_limits(
+                self, "worker_cpu_requests", "worker_cpu_limits", d["worker_cpu_limits"], compare_cpu=True
+            )
+            _resolve_limits(self, "worker_memory_requests", "worker_memory_limits", d["worker_memory_limits"])
+            low = min_workers if min_workers is not None else (0 if autoscaling else self.num_workers)
+            high = max_workers if max_workers is not None else max(self.num_workers, low)
+            if low > high:
+                raise ConfigError("min_workers", low, f"at most max_workers={high}", problem="min above max")
+            if not low <= self.num_workers <= high:
+                raise ConfigError(
+                    "num_workers",
+                    self.num_workers,
+                    f"an integer within [min_workers={low}, max_workers={high}]",
+                    problem="outside the autoscaling bounds",
+                )
+            self._groups = [
+                WorkerGroup.model_construct(
+                    name=self._DEFAULT_GROUP,
+                    replicas=self.num_workers,
+                    min_replicas=low,
+                    max_replicas=high,
+                    cpu_requests=self.worker_cpu_requests,
+                    cpu_limits=self.worker_cpu_limits,
+                    memory_requests=self.worker_memory_requests,
+                    memory_limits=self.worker_memory_limits,
+                    extended_resource_requests=self._worker_extended(),
+                    tolerations=self.worker_tolerations,
+                    node_selector=self.worker_node_selector,
+                    labels={},
+                    annotations={},
+                    envs={},
+                    image=None,
+                    ray_start_params={},
+                )
+            ]
+        for i, group in enumerate(self._groups):
+            field = (
+                f"worker_groups[{i}].extended_resource_requests"
+                if self.worker_groups is not None
+                else self._worker_extended_field()
+            )
+            _check_mapped(group.extended_resource_requests, self._mapping, field)
+
+
+class ClusterConfiguration(_ClusterShape):
+    """A long-running RayCluster: head, workers, Kueue queue and priority. Pass it to :class:`Cluster`.
+
+    Seed spelling works unchanged (``worker_cpu_requests=2``, ``worker_memory_requests=8`` meaning 8 GB,
+    ``worker_extended_resource_requests={'nvidia.com/gpu': 1}``, ``local_queue=...``, ``labels={...}``).
+    ``priority_class="rd-priority"`` and ``labels={"kueue.x-k8s.io/priority-class": "rd-priority"}`` mean the
+    same thing (different values in both is an error); likewise ``local_queue`` and the queue-name label.
+    ``namespace=None`` leaves the namespace to the connection (chosen at ``apply()`` time).
+    ``labels`` and ``annotations`` go on the RayCluster's metadata (annotations on the pods too).
+    ``elastic=True`` adds Kueue's elastic-job annotation, which Kueue needs for autoscaling in a queue.
+
+    Example:
+        >>> cfg = ClusterConfiguration(name="first-raycluster", namespace="demo", head_cpu_requests=2,
+        ...     head_cpu_limits=2, head_memory_requests=8, head_memory_limits=8,
+        ...     head_extended_resource_requests={"nvidia.com/gpu": 1}, num_workers=1,
+        ...     worker_extended_resource_requests={"nvidia.com/gpu": 1}, local_queue="user-queue")
+        >>> cfg.local_queue, cfg.priority_class
+        ('user-queue', None)
+        >>> ClusterConfiguration(name="Bad_Name")
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ConfigError: name: not a DNS-1035 label (got 'Bad_Name'); allowed: ...
+    """
+
+    _LIMIT_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "head_cpu_limits": 2,
+        "head_memory_limits": 8,
+        "worker_cpu_limits": 1,
+        "worker_memory_limits": 6,
+    }
+    _FLAT_WORKER_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "num_workers",
+            "worker_cpu_requests",
+            "worker_cpu_limits",
+            "worker_memory_requests",
+            "worker_memory_limits",
+            "worker_extended_resource_requests",
+            "worker_tolerations",
+            "worker_node_selector",
+            "min_workers",
+            "max_workers",
+        }
+    )
+
+    name: str = Field(description="a DNS-1035 label of at most 53 characters")
+    namespace: OptName = Field(
+        default=None, description="a namespace name (DNS label), or None for the current one"
+    )
+    local_queue: OptName = Field(default=None, description="the name of a Kueue LocalQueue in the namespace")
+    priority_class: OptName = Field(default=None, description="the name of a Kueue WorkloadPriorityClass")
+    labels: StrMap = Field(default_factory=dict, description="a dict of str -> str labels for the RayCluster")
+    head_extended_resource_requests: Counts = Field(default_factory=dict, description=_COUNT_ALLOWED)
+    worker_extended_resource_requests: Counts = Field(default_factory=dict, description=_COUNT_ALLOWED)
+    enable_autoscaling: bool = Field(default=False, description="True or False")
+    min_workers: int | None = Field(default=None, ge=0, description="an integer >= 0 and <= num_workers")
+    max_workers: int | None = Field(default=None, ge=0, description="an integer >= num_workers")
+    elastic: bool = Field(default=False, description="True adds the kueue.x-k8s.io/elastic-job annotation")
+    verify_tls: bool = Field(
+        default=True, description="True or False: verify the dashboard's TLS certificate"
+    )
+
+    def head_extended_resources(self) -> dict[str, int | str]:
+        """The head's extended resource requests (``head_extended_resource_requests``).
+
+        Example:
+            >>> ClusterConfiguration(name="c", head_extended_resource_requests={"nvidia.com/gpu": 1}
+            ...     ).head_extended_resources()
+            {'nvidia.com/gpu': 1}
+        """
+        return self.head_extended_resource_requests
+
+    def _worker_extended(self) -> dict[str, int | str]:
+        return self.worker_extended_resource_requests
+
+    def _worker_extended_field(self) -> str:
+        return "worker_extended_resource_requests"
+
+    def _head_extended_field(self) -> str:
+        return "head_extended_resource_requests"
+
+    @property
+    def is_elastic(self) -> bool:
+        """Whether the RayCluster carries Kueue's elastic-job annotation (``elastic=True`` or given directly).
+
+        Example:
+            >>> ClusterConfiguration(name="c", elastic=True).is_elastic
+            True
+        """
+        return self.elastic or self.annotations.get(ELASTIC_JOB_ANNOTATION) == "true"
+
+    @model_validator(mode="after")
+    def _resolve(self) -> ClusterConfiguration:
+        check_raycluster_name(self.name, "name")
+        check_labels(self.labels, "labels")
+        queue, priority = resolve_queue_and_priority(self.labels, self.local_queue, self.priority_class)
+        object.__setattr__(self, "local_queue", queue)  # derived values: not marked as given
+        object.__setattr__(self, "priority_class", priority)
+        self._resolve_shape(
+            autoscaling=self.enable_autoscaling, min_workers=self.min_workers, max_workers=self.max_workers
+        )
+        queued = self.local_queue is not None
+        check_worker_groups(
+            [g.name for g in self._groups],
+            field="worker_groups",
+            limit=MAX_WORKER_GROUPS_RAYCLUSTER if queued else None,
+            what="a RayCluster",
+        )
+        check_autoscaling(self.enable_autoscaling, queued=queued, elastic=self.is_elastic)
+        return self
+
+
+class ManagedClusterConfig(_ClusterShape):
+    """The cluster a :class:`RayJob` creates for itself and deletes when the job ends (``rayClusterSpec``).
+
+    Uses the peer's spelling: ``head_accelerators`` / ``worker_accelerators`` for extended resources.
+    There is no name, namespace or queue here: those belong to the RayJob (``RayJob(local_queue=...,
+    priority_class=..., labels=...)``). ``labels`` and ``annotations`` go on the pods; Kueue keys there
+    are rejected rather than silently dropped.
+
+    Example:
+        >>> cfg = ManagedClusterConfig(num_workers=4, worker_cpu_requests=8, worker_cpu_limits=8,
+        ...     worker_memory_requests=16, worker_memory_limits=16, worker_accelerators={"nvidia.com/gpu": 2})
+        >>> cfg.resolved_worker_groups()[0].replicas
+        4
+    """
+
+    _LIMIT_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "head_cpu_limits": 2,
+        "head_memory_limits": 8,
+        "worker_cpu_limits": 1,
+        "worker_memory_limits": 2,
+    }
+    _FLAT_WORKER_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {
+            "num_workers",
+            "worker_cpu_requests",
+            "worker_cpu_limits",
+            "worker_memory_requests",
+            "worker_memory_limits",
+            "worker_accelerators",
+            "worker_tolerations",
+            "worker_node_selector",
+        }
+    )
+
+    head_cpu_requests: Cpu = Field(default=2, description=CPU_ALLOWED)
+    head_memory_requests: Memory = Field(default=8, description=MEMORY_ALLOWED)
+    worker_memory_requests: Memory = Field(default=2, description=MEMORY_ALLOWED)
+    head_accelerators: Counts = Field(default_factory=dict, description=_COUNT_ALLOWED)
+    worker_accelerators: Counts = Field(default_factory=dict, description=_COUNT_ALLOWED)
+    labels: StrMap = Field(
+        default_factory=dict, description="pod labels: a dict of str -> str (no Kueue keys)"
+    )
+
+    def head_extended_resources(self) -> dict[str, int | str]:
+        """The head's extended resource requests (``head_accelerators``).
+
+        Example:
+            >>> ManagedClusterConfig(head_accelerators={"google.com/tpu": 4}).head_extended_resources()
+            {'google.com/tpu': 4}
+        """
+        return self.head_accelerators
+
+    def _worker_extended(self) -> dict[str, int | str]:
+        return self.worker_accelerators
+
+    def pod_labels(self) -> dict[str, str]:
+        """Labels for the pod templates: ``labels`` (Kueue keys belong on the RayJob instead).
+
+        Example:
+            >>> ManagedClusterConfig(labels={"team": "a"}).pod_labels()
+            {'team': 'a'}
+        """
+        return dict(self.labels)
+
+    def _worker_extended_field(self) -> str:
+        return "worker_accelerators"
+
+    def _head_extended_field(self) -> str:
+        return "head_accelerators"
+
+    @model_validator(mode="after")
+    def _resolve(self) -> ManagedClusterConfig:
+        check_labels(self.labels, "labels")
+        for key in (QUEUE_LABEL, PRIORITY_LABEL):
+            if key in self.labels:
+                raise ConfigError(
+                    f"labels[{key!r}]",
+                    self.labels[key],
+                    "RayJob(local_queue=..., priority_class=..., labels=...): Kueue reads them on the RayJob",
+                    problem="Kueue labels on the managed cluster's pods would be ignored",
+                )
+        self._resolve_shape(autoscaling=False, min_workers=None, max_workers=None)
+        check_worker_groups(
+            [g.name for g in self._groups], field="worker_groups", limit=None, what="a RayJob"
+        )
+        return self

@@ -1,0 +1,92 @@
+"""``WorkerGroup``: one group of identical Ray workers, for clusters with several (e.g. GPU and CPU) groups.
+
+Its public home is :mod:`rayqueue_sdk.config.models`, which re-exports it (``WorkerGroup.__module__`` says so,
+as ``rayqueue_sdk._EXPORTS`` does).
+
+Example:
+    >>> g = WorkerGroup(name="cpu", replicas=3)
+    >>> g.min_replicas, g.max_replicas, g.cpu_limits
+    (3, 3, 1)
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import Field, model_validator
+
+from rayqueue_sdk.config.errors import _Model
+from rayqueue_sdk.config.fields import (
+    _COUNT_ALLOWED,
+    Counts,
+    Cpu,
+    Envs,
+    Memory,
+    OptCpu,
+    OptMemory,
+    StrMap,
+    Tolerations,
+    _resolve_limits,
+)
+from rayqueue_sdk.config.quantities import CPU_ALLOWED, MEMORY_ALLOWED
+from rayqueue_sdk.manifests.rules import check_annotations, check_dns_label, check_labels, check_replicas
+
+__all__ = ["WorkerGroup"]
+
+
+class WorkerGroup(_Model):
+    """One group of identical Ray workers (a ``workerGroupSpecs`` entry).
+
+    Give ``ClusterConfiguration(worker_groups=[...])`` several groups for heterogeneous workers (e.g. GPU
+    and CPU-only). Unset limits default to ``max(default, request)``; memory numbers mean GB.
+
+    Example:
+        >>> gpu = WorkerGroup(name="gpu", replicas=2, cpu_requests=4, memory_requests=16,
+        ...                   extended_resource_requests={"nvidia.com/gpu": 1})
+        >>> gpu.cpu_limits, gpu.memory_limits, (gpu.min_replicas, gpu.max_replicas)
+        (4, 16, (2, 2))
+    """
+
+    _LIMIT_DEFAULTS: ClassVar[dict[str, Any]] = {"cpu_limits": 1, "memory_limits": 6}
+
+    name: str = Field(description="a DNS label (lower-case, <= 63 chars), not 'head', unique in the cluster")
+    replicas: int = Field(default=1, ge=0, description="an integer >= 0 within [min_replicas, max_replicas]")
+    min_replicas: int | None = Field(default=None, ge=0, description="an integer >= 0 (default: replicas)")
+    max_replicas: int | None = Field(
+        default=None, ge=0, description="an integer >= min_replicas (default: replicas)"
+    )
+    cpu_requests: Cpu = Field(default=1, description=CPU_ALLOWED)
+    cpu_limits: OptCpu = Field(default=None, description=CPU_ALLOWED + "; >= cpu_requests")
+    memory_requests: Memory = Field(default=3, description=MEMORY_ALLOWED)
+    memory_limits: OptMemory = Field(default=None, description=MEMORY_ALLOWED + "; >= memory_requests")
+    extended_resource_requests: Counts = Field(default_factory=dict, description=_COUNT_ALLOWED)
+    tolerations: Tolerations = Field(default=None, description="a list of Kubernetes toleration dicts")
+    node_selector: StrMap = Field(default_factory=dict, description="a dict of node label -> value")
+    labels: StrMap = Field(default_factory=dict, description="pod labels: a dict of str -> str")
+    annotations: StrMap = Field(default_factory=dict, description="pod annotations: a dict of str -> str")
+    envs: Envs = Field(default_factory=dict, description="extra environment variables for this group")
+    image: str | None = Field(default=None, description="a container image (default: the cluster's image)")
+    ray_start_params: StrMap = Field(
+        default_factory=dict, description="extra `ray start` parameters (str -> str)"
+    )
+
+    @model_validator(mode="after")
+    def _resolve(self) -> WorkerGroup:
+        check_dns_label(self.name, "name", "worker group name")
+        _resolve_limits(
+            self, "cpu_requests", "cpu_limits", self._LIMIT_DEFAULTS["cpu_limits"], compare_cpu=True
+        )
+        _resolve_limits(self, "memory_requests", "memory_limits", self._LIMIT_DEFAULTS["memory_limits"])
+        if self.min_replicas is None:
+            low = min(self.replicas, self.max_replicas if self.max_replicas is not None else self.replicas)
+            object.__setattr__(self, "min_replicas", low)
+        if self.max_replicas is None:
+            object.__setattr__(self, "max_replicas", max(self.replicas, self.min_replicas or 0))
+        check_replicas(self.replicas, self.min_replicas, self.max_replicas, "")
+        check_labels(self.labels, "labels")
+        check_annotations(self.annotations, "annotations")
+        return self
+
+
+# Its public home: reprs, pickles, rayqueue_sdk._EXPORTS.
+WorkerGroup.__module__ = "rayqueue_sdk.config.models"

@@ -1,0 +1,277 @@
+"""A :class:`~rayqueue_sdk.job.rayjob.RayJob` on an existing RayCluster: Ray's job-submission API, no
+RayJob object.
+
+Kueue cannot manage a RayJob on an existing cluster (a ``clusterSelector`` RayJob is not queued), and
+the cluster already holds its admitted quota, so the job goes straight to the cluster's Ray dashboard
+through Ray's ``JobSubmissionClient`` (address and auth header from :mod:`rayqueue_sdk.cluster.dashboard`).
+The submission id is ``<job_name>-<6 hex>``: the job name alone would collide on re-submission.
+
+Example:
+    >>> new_submission_id("quick-dev-test").startswith("quick-dev-test-")
+    True
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import weakref
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from rayqueue_sdk.admission.cluster import JobPhase
+from rayqueue_sdk.errors import (
+    ClusterNotFoundError,
+    ConnectionFailedError,
+    JobFailedError,
+    RayQueueError,
+)
+from rayqueue_sdk.job.logs import follow_lines
+from rayqueue_sdk.job.status import RayJobStatus, status_from_ray
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubernetes.client import ApiClient
+    from ray.job_submission import JobSubmissionClient
+
+__all__ = ["ExistingClusterJob", "new_submission_id"]
+
+log = logging.getLogger(__name__)
+
+#: Metadata key carrying the job name on the Ray side.
+JOB_NAME_METADATA = "rayqueue.job-name"
+
+# Ray job clients by Kubernetes client and dashboard address: making one costs a round trip (Ray checks
+# the dashboard's version), so a new RayJob on the same cluster reuses it. Dropped on connection errors.
+_clients: weakref.WeakKeyDictionary[Any, dict[str, JobSubmissionClient]] = weakref.WeakKeyDictionary()
+_clients_lock = threading.Lock()
+
+
+def _cached_client(api: Any, dashboard: str) -> JobSubmissionClient:
+    from rayqueue_sdk.cluster.dashboard import ray_job_client
+
+    with _clients_lock:
+        found = _clients.get(api, {}).get(dashboard)
+    if found is not None:
+        return found
+    made = ray_job_client(dashboard, client=api)
+    with _clients_lock:
+        _clients.setdefault(api, {})[dashboard] = made
+    return made
+
+
+def _forget_client(api: Any, dashboard: str | None) -> None:
+    with _clients_lock:
+        _clients.get(api, {}).pop(dashboard or "", None)
+
+
+def new_submission_id(job_name: str) -> str:
+    """A fresh Ray submission id for ``job_name``: ``<job_name>-<6 hex>``.
+
+    Example:
+        >>> len(new_submission_id("j")) == len("j-") + 6
+        True
+    """
+    return f"{job_name}-{secrets.token_hex(3)}"
+
+
+def _ray_error(err: Exception, what: str, dashboard: str) -> RayQueueError:
+    text = str(err)
+    if isinstance(err, ConnectionError) or "Failed to connect" in text or "Connection" in type(err).__name__:
+        return ConnectionFailedError(f"cannot reach the Ray dashboard at {dashboard} to {what}: {text}")
+    return RayQueueError(f"Ray refused to {what} (dashboard {dashboard}): {text}")
+
+
+class ExistingClusterJob:
+    """The I/O of a job on an existing cluster (one per :class:`~rayqueue_sdk.job.rayjob.RayJob`).
+
+    The Ray job client is made once (first use) and reused.
+
+    Example:
+        >>> job = ExistingClusterJob("quick-dev-test", "ws", "ds", client=None)
+        >>> job.job_id is None
+        True
+    """
+
+    def __init__(
+        self,
+        job_name: str,
+        cluster_name: str,
+        namespace: str,
+        *,
+        client: ApiClient | None,
+        dashboard_url: str | None = None,
+        job_id: str | None = None,
+    ) -> None:
+        self.job_name = job_name
+        self.cluster_name = cluster_name
+        self.namespace = namespace
+        self.api = client
+        self.dashboard_override = dashboard_url
+        self.job_id = job_id
+        self._client: JobSubmissionClient | None = None
+        self.dashboard: str | None = None
+
+    # -- connection -------------------------------------------------------------------------------
+    def job_client(self) -> JobSubmissionClient:
+        """Ray's job client for the cluster (dashboard discovered once).
+
+        Raises:
+            ClusterNotFoundError: the cluster does not exist (lists the user's clusters).
+            DashboardNotFoundError: the cluster has no dashboard address yet (queued, starting).
+            ConnectionFailedError: the dashboard does not answer.
+        """
+        if self._client is None:
+            from rayqueue_sdk.cluster.dashboard import cluster_dashboard_uri
+
+            self.dashboard = cluster_dashboard_uri(
+                self.cluster_name, self.namespace, client=self.api, override=self.dashboard_override
+            )
+            self._client = _cached_client(self.api, self.dashboard)
+        return self._client
+
+    def _reconnect(self) -> JobSubmissionClient:
+        """Forget the client and the address (the cluster may have moved) and discover them again."""
+        _forget_client(self.api, self.dashboard)
+        self._client = None
+        return self.job_client()
+
+    def _require_id(self) -> str:
+        if not self.job_id:
+            raise RayQueueError(
+                f"RayJob {self.job_name!r} has not been submitted yet (no job id): call submit() first"
+            )
+        return self.job_id
+
+    # -- operations -------------------------------------------------------------------------------
+    def submit(self, entrypoint: str, runtime_env: Mapping[str, Any] | None) -> str:
+        """Submit through Ray's job client; returns the new submission id."""
+        submission_id = new_submission_id(self.job_name)
+        kwargs: dict[str, Any] = {
+            "entrypoint": entrypoint,
+            "submission_id": submission_id,
+            "runtime_env": dict(runtime_env) if runtime_env else None,
+            "metadata": {JOB_NAME_METADATA: self.job_name},
+        }
+        try:
+            try:
+                self.job_client().submit_job(**kwargs)
+            except (ConnectionError, OSError) as err:  # a reused client to an address that moved
+                log.debug("submitting through a reused Ray client failed (%s); reconnecting", err)
+                self._reconnect().submit_job(**kwargs)
+        except (RuntimeError, ConnectionError, OSError) as err:
+            raise _ray_error(err, f"submit {self.job_name!r}", self.dashboard or "?") from None
+        self.job_id = submission_id
+        log.info(
+            "submitted %s to RayCluster %s/%s as %s",
+            self.job_name,
+            self.namespace,
+            self.cluster_name,
+            submission_id,
+        )
+        return submission_id
+
+    def status(self) -> RayJobStatus:
+        """Ray's view of the job, typed; ``DELETED`` when the cluster or the job is gone."""
+        job_id = self._require_id()
+        try:
+            info = self.job_client().get_job_info(job_id)
+        except ClusterNotFoundError as err:
+            return self._gone(f"the RayCluster no longer exists ({err.message})")
+        except (RuntimeError, ConnectionError, OSError) as err:
+            if "does not exist" in str(err) or "404" in str(err):
+                return self._gone("Ray does not know the job (deleted?)")
+            lost = self._cluster_lost()
+            if lost is not None:
+                return lost
+            raise _ray_error(err, f"read the status of {job_id}", self.dashboard or "?") from None
+        return status_from_ray(
+            self.job_name,
+            self.namespace,
+            job_id,
+            self.cluster_name,
+            str(getattr(info.status, "value", info.status)),
+            info.message,
+            error_type=getattr(info, "error_type", None),
+        )
+
+    def _cluster_lost(self) -> RayJobStatus | None:
+        """When the dashboard does not answer: was the cluster evicted or deleted under the job?
+
+        Kueue may preempt or deactivate the cluster (its pods are deleted, so the Ray job dies with
+        the head); a requeued cluster comes back empty, so the job is lost either way.
+        """
+        from rayqueue_sdk.admission.cluster import ClusterPhase
+        from rayqueue_sdk.cluster.wait import observe_cluster
+
+        try:
+            cluster = observe_cluster(self.cluster_name, self.namespace, self.api, with_position=False)
+        except ClusterNotFoundError:
+            return self._gone(f"the RayCluster {self.cluster_name!r} was deleted")
+        except RayQueueError:
+            return None
+        if cluster.phase in (ClusterPhase.READY, ClusterPhase.STARTING, ClusterPhase.ADMITTED):
+            _forget_client(self.api, self.dashboard)  # the head may have moved; rediscover next time
+            self._client = None
+            return None
+        phase = JobPhase.DEACTIVATED if cluster.phase is ClusterPhase.DEACTIVATED else JobPhase.PREEMPTED
+        return RayJobStatus(
+            self.job_name,
+            self.namespace,
+            phase,
+            f"the RayCluster {self.cluster_name!r} is {cluster.phase}, the job was lost with its head: "
+            f"{cluster.explanation}",
+            reason=cluster.reason or str(cluster.phase),
+            message=cluster.message or cluster.explanation,
+            cluster_name=self.cluster_name,
+            job_id=self.job_id,
+        )
+
+    def _gone(self, why: str) -> RayJobStatus:
+        return RayJobStatus(
+            self.job_name,
+            self.namespace,
+            JobPhase.DELETED,
+            why,
+            cluster_name=self.cluster_name,
+            job_id=self.job_id,
+        )
+
+    def logs(self) -> str:
+        """The job's logs so far."""
+        job_id = self._require_id()
+        try:
+            return str(self.job_client().get_job_logs(job_id))
+        except (RuntimeError, ConnectionError, OSError) as err:
+            raise _ray_error(err, f"read the logs of {job_id}", self.dashboard or "?") from None
+
+    def follow(self, stop: threading.Event | None = None) -> Iterator[str]:
+        """The job's log lines as they come (ends when the job ends)."""
+        job_id = self._require_id()
+        jc = self.job_client()
+        return follow_lines(lambda: jc.tail_job_logs(job_id), stop=stop)
+
+    def stop(self) -> bool:
+        """Ask Ray to stop the job; True if it was running."""
+        job_id = self._require_id()
+        try:
+            return bool(self.job_client().stop_job(job_id))
+        except (RuntimeError, ConnectionError, OSError) as err:
+            raise _ray_error(err, f"stop {job_id}", self.dashboard or "?") from None
+
+    def delete(self) -> bool:
+        """Delete the job's record and logs from the cluster (Ray only deletes finished jobs)."""
+        job_id = self._require_id()
+        try:
+            return bool(self.job_client().delete_job(job_id))
+        except ClusterNotFoundError:
+            return False
+        except (RuntimeError, ConnectionError, OSError) as err:
+            if "does not exist" in str(err):
+                return False
+            raise _ray_error(err, f"delete {job_id}", self.dashboard or "?") from None
+
+    def failure(self, status: RayJobStatus, tail: str) -> JobFailedError:
+        """The error for a job that ended without succeeding."""
+        state = "STOPPED" if status.phase is JobPhase.STOPPED else "FAILED"
+        return JobFailedError(status.job_id or self.job_name, state, status.reason or status.message, tail)

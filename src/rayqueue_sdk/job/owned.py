@@ -1,0 +1,272 @@
+"""A :class:`~rayqueue_sdk.job.rayjob.RayJob` that owns its cluster: a ``ray.io/v1`` RayJob queued by Kueue.
+
+:class:`OwnedClusterJob` is the I/O shell: it checks the LocalQueue and WorkloadPriorityClass before
+anything is created, creates the RayJob (and, for a local ``working_dir``, the Secret that carries it,
+owned by the RayJob so both go together; if the Secret cannot be made the RayJob is deleted again),
+and reads the RayJob, its Kueue Workload and its queue position for
+:func:`rayqueue_sdk.admission.cluster.assess_job`. Logs come from the job's own cluster (its real name is
+``status.rayClusterName``) through Ray's job client.
+
+Example:
+    >>> job = OwnedClusterJob("final-training-run", "ds", client=None)
+    >>> job.name, job.namespace
+    ('final-training-run', 'ds')
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+from rayqueue_sdk.admission.cluster import PRIORITY_LABEL, QUEUE_LABEL, JobAssessment, JobPhase, assess_job
+from rayqueue_sdk.errors import AlreadyExistsError, NotFoundError, RayQueueError
+from rayqueue_sdk.job.logs import follow_lines
+from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment
+from rayqueue_sdk.kube.client import server_of
+from rayqueue_sdk.kube.resources import RAYJOBS, find_workload, get_rayjob, kueue_kind
+from rayqueue_sdk.kube.retry import call
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubernetes.client import ApiClient
+    from ray.job_submission import JobSubmissionClient
+
+__all__ = ["OwnedClusterJob"]
+
+log = logging.getLogger(__name__)
+
+
+class OwnedClusterJob:
+    """The I/O of a job-owned-cluster job (one per :class:`~rayqueue_sdk.job.rayjob.RayJob`).
+
+    Example:
+        >>> OwnedClusterJob("j", "ds", client=None).last is None
+        True
+    """
+
+    def __init__(self, name: str, namespace: str, *, client: ApiClient) -> None:
+        self.name = name
+        self.namespace = namespace
+        self.api = client
+        self.last: RayJobStatus | None = None
+        self._jc: tuple[str, JobSubmissionClient] | None = None
+
+    # -- create -----------------------------------------------------------------------------------
+    def check_queue_and_priority(self, queue: str | None, priority: str | None) -> None:
+        """Refuse an unknown LocalQueue or WorkloadPriorityClass (the errors list what exists)."""
+        from rayqueue_sdk.cluster.queues import check_priority_class, check_queue, resolve_default_queue
+
+        if queue is not None:
+            check_queue(self.namespace, queue, self.api)
+        elif resolve_default_queue(self.namespace, self.api) is None:
+            log.warning(
+                "RayJob %s/%s has no local_queue and the namespace has no default LocalQueue: "
+                "Kueue will not manage it",
+                self.namespace,
+                self.name,
+            )
+        if priority is not None:
+            check_priority_class(priority, self.api)
+
+    def create(self, manifest: Mapping[str, Any], secret: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Create the RayJob, then the working-dir Secret owned by it; nothing is left half-made."""
+        from kubernetes import client as k8s
+
+        body = dict(manifest)
+        body["metadata"] = {**dict(manifest["metadata"]), "namespace": self.namespace}
+        custom = k8s.CustomObjectsApi(self.api)
+        try:
+            created = call(
+                custom.create_namespaced_custom_object,
+                RAYJOBS.group,
+                RAYJOBS.version,
+                self.namespace,
+                RAYJOBS.plural,
+                body,
+                verb="create",
+                resource=RAYJOBS.key,
+                namespace=self.namespace,
+                name=self.name,
+                server=server_of(self.api),
+                idempotent=False,
+            )
+        except AlreadyExistsError as err:
+            raise AlreadyExistsError(
+                err.status,
+                err.reason,
+                f"RayJob {self.namespace}/{self.name} already exists: delete it (RayJob.delete()) or "
+                f"choose another job_name",
+            ) from None
+        created = cast(dict[str, Any], created)
+        if secret is not None:
+            try:
+                self._create_secret(secret, created)
+            except RayQueueError:
+                self.delete()
+                raise
+        log.info(
+            "created RayJob %s/%s (queue %s, priority %s)",
+            self.namespace,
+            self.name,
+            (body["metadata"].get("labels") or {}).get(QUEUE_LABEL),
+            (body["metadata"].get("labels") or {}).get(PRIORITY_LABEL),
+        )
+        return created
+
+    def _create_secret(self, secret: Mapping[str, Any], owner: Mapping[str, Any]) -> None:
+        from kubernetes import client as k8s
+
+        meta = owner["metadata"]
+        body = dict(secret)
+        body["metadata"] = {
+            **dict(secret["metadata"]),
+            "namespace": self.namespace,
+            "ownerReferences": [
+                {
+                    "apiVersion": "ray.io/v1",
+                    "kind": "RayJob",
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        }
+        call(
+            k8s.CoreV1Api(self.api).create_namespaced_secret,
+            self.namespace,
+            body,
+            verb="create",
+            resource="secrets",
+            namespace=self.namespace,
+            name=body["metadata"]["name"],
+            server=server_of(self.api),
+            idempotent=False,
+        )
+
+    # -- read -------------------------------------------------------------------------------------
+    def observe(self) -> tuple[dict[str, Any] | None, JobAssessment]:
+        """Read the RayJob, its Workload and (when queued) its position; assess them."""
+        from rayqueue_sdk.cluster.queues import queue_position
+
+        try:
+            rayjob: dict[str, Any] | None = get_rayjob(self.api, self.namespace, self.name)
+        except NotFoundError:
+            return None, assess_job(None, None)
+        assert rayjob is not None
+        uid = str((rayjob.get("metadata") or {}).get("uid") or "")
+        workload = find_workload(self.api, self.namespace, uid) if uid else None
+        assessment = assess_job(rayjob, workload)
+        if assessment.phase in (JobPhase.QUEUED, JobPhase.REQUEUED) and workload is not None:
+            queue = (workload.get("spec") or {}).get("queueName")
+            if queue:
+                wl_name = str((workload.get("metadata") or {}).get("name"))
+                position, why = queue_position(self.namespace, queue, wl_name, self.api)
+                assessment = assess_job(rayjob, workload, position=position, position_unavailable=why)
+        return rayjob, assessment
+
+    def status(self) -> RayJobStatus:
+        """The job's typed status (``DELETED`` once the RayJob is gone)."""
+        rayjob, assessment = self.observe()
+        self.last = status_from_assessment(self.name, self.namespace, assessment, rayjob)
+        return self.last
+
+    # -- logs -------------------------------------------------------------------------------------
+    def _job_client(self, cluster_name: str) -> JobSubmissionClient:
+        if self._jc is None or self._jc[0] != cluster_name:
+            from rayqueue_sdk.cluster.dashboard import cluster_dashboard_uri, ray_job_client
+
+            uri = cluster_dashboard_uri(cluster_name, self.namespace, client=self.api)
+            self._jc = (cluster_name, ray_job_client(uri, client=self.api))
+        return self._jc[1]
+
+    def _ids(self) -> tuple[str, str]:
+        st = self.status()
+        if not st.cluster_name or not st.job_id or st.phase in (JobPhase.QUEUED, JobPhase.DELETED):
+            raise RayQueueError(f"no logs for RayJob {self.namespace}/{self.name} yet: {st.explanation}")
+        return st.cluster_name, st.job_id
+
+    def logs(self) -> str:
+        """The logs so far, from the job's cluster (gone once KubeRay deleted the cluster)."""
+        cluster, job_id = self._ids()
+        try:
+            return str(self._job_client(cluster).get_job_logs(job_id))
+        except (RuntimeError, ConnectionError, OSError) as err:
+            raise RayQueueError(f"cannot read the logs of {job_id} on RayCluster {cluster}: {err}") from None
+
+    def follow(self, stop: threading.Event | None = None) -> Iterator[str]:
+        """The job's log lines as they come."""
+        cluster, job_id = self._ids()
+        jc = self._job_client(cluster)
+        return follow_lines(lambda: jc.tail_job_logs(job_id), stop=stop)
+
+    # -- stop / delete ----------------------------------------------------------------------------
+    def stop(self) -> bool:
+        """Stop the job: a running Ray job is stopped through Ray (KubeRay then ends the RayJob and
+        deletes its cluster); a job not running yet has its Kueue Workload deactivated
+        (``spec.active=false``, Kueue's supported stop) so it leaves the queue. True if anything changed.
+        """
+        rayjob, assessment = self.observe()
+        if rayjob is None or assessment.phase.terminal:
+            return False
+        if assessment.phase is JobPhase.RUNNING and assessment.cluster_name and assessment.job_id:
+            try:
+                return bool(self._job_client(assessment.cluster_name).stop_job(assessment.job_id))
+            except (RuntimeError, ConnectionError, OSError) as err:
+                log.warning("stopping %s through Ray failed (%s); deactivating its Workload", self.name, err)
+        uid = str((rayjob.get("metadata") or {}).get("uid") or "")
+        workload = find_workload(self.api, self.namespace, uid) if uid else None
+        if workload is None:
+            self._patch(
+                RAYJOBS.group, RAYJOBS.version, RAYJOBS.plural, self.name, {"spec": {"suspend": True}}
+            )
+            return True
+        kind = kueue_kind(self.api, "workloads")
+        wl_name = str(workload["metadata"]["name"])
+        self._patch(kind.group, kind.version, kind.plural, wl_name, {"spec": {"active": False}})
+        log.info("deactivated Workload %s/%s of RayJob %s", self.namespace, wl_name, self.name)
+        return True
+
+    def _patch(self, group: str, version: str, plural: str, name: str, body: dict[str, Any]) -> None:
+        from kubernetes import client as k8s
+
+        call(
+            k8s.CustomObjectsApi(self.api).patch_namespaced_custom_object,
+            group,
+            version,
+            self.namespace,
+            plural,
+            name,
+            body,
+            verb="patch",
+            resource=f"{plural}.{group}",
+            namespace=self.namespace,
+            name=name,
+            server=server_of(self.api),
+            _content_type="application/merge-patch+json",
+        )
+
+    def delete(self) -> bool:
+        """Delete the RayJob (its cluster, Workload and Secret go with it). False if it was gone."""
+        from kubernetes import client as k8s
+
+        try:
+            call(
+                k8s.CustomObjectsApi(self.api).delete_namespaced_custom_object,
+                RAYJOBS.group,
+                RAYJOBS.version,
+                self.namespace,
+                RAYJOBS.plural,
+                self.name,
+                verb="delete",
+                resource=RAYJOBS.key,
+                namespace=self.namespace,
+                name=self.name,
+                server=server_of(self.api),
+                propagation_policy="Background",
+            )
+        except NotFoundError:
+            return False
+        log.info("deleted RayJob %s/%s", self.namespace, self.name)
+        return True

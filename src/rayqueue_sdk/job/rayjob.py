@@ -1,0 +1,528 @@
+"""``RayJob``: a Ray job on a cluster it owns (a KubeRay RayJob) or on an existing RayCluster.
+
+The constructor validates (no I/O); :meth:`RayJob.to_dict` / :meth:`RayJob.to_yaml` render offline.
+:meth:`RayJob.submit`, :meth:`~RayJob.status`, :meth:`~RayJob.wait`, :meth:`~RayJob.logs`,
+:meth:`~RayJob.stop` and :meth:`~RayJob.delete` talk to the cluster through two thin shells:
+:mod:`rayqueue_sdk.job.existing` (Ray's job client on an existing cluster) and
+:mod:`rayqueue_sdk.job.owned` (a Kueue-queued ``ray.io/v1`` RayJob). Local code and its limits
+are handled by :mod:`rayqueue_sdk.job.runtime_env`; the typed status is
+:class:`~rayqueue_sdk.job.status.RayJobStatus`.
+
+Example:
+    >>> from rayqueue_sdk.config.models import ManagedClusterConfig
+    >>> job = RayJob(job_name="nightly", entrypoint="python train.py", local_queue="batch-jobs-queue",
+    ...              cluster_config=ManagedClusterConfig(num_workers=2), priority_class="prod-priority")
+    >>> job.to_dict()["metadata"]["labels"]["kueue.x-k8s.io/priority-class"]
+    'prod-priority'
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+from rayqueue_sdk.admission.cluster import JobPhase
+from rayqueue_sdk.config.models import ManagedClusterConfig
+from rayqueue_sdk.errors import AdmissionTimeout, ConfigError, JobFailedError, PreemptedError, RayQueueError
+from rayqueue_sdk.job.spec import _JobSpec, build_job_manifest, render_rayjob, resolve_runtime_env
+from rayqueue_sdk.job.status import RayJobStatus
+from rayqueue_sdk.manifests import dump_yaml
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubernetes.client import ApiClient
+
+    from rayqueue_sdk.job.existing import ExistingClusterJob
+    from rayqueue_sdk.job.owned import OwnedClusterJob
+    from rayqueue_sdk.kube.client import ClientSource
+
+__all__ = ["DEFAULT_JOB_TIMEOUT", "RayJob", "RayJobStatus", "render_rayjob", "resolve_runtime_env"]
+
+log = logging.getLogger(__name__)
+
+#: Default limit of :meth:`RayJob.wait`, in seconds (queue, start-up and run). Never infinite by default.
+DEFAULT_JOB_TIMEOUT = 3600.0
+#: How many log lines a :class:`~rayqueue_sdk.errors.JobFailedError` carries by default.
+LOG_TAIL_LINES = 50
+
+
+class RayJob:
+    """A Ray job: on a cluster it owns (``cluster_config``) or on an existing RayCluster (``cluster_name``).
+
+    Give exactly one of ``cluster_name`` and ``cluster_config``.
+
+    * ``cluster_config=ManagedClusterConfig(...)``: a KubeRay ``RayJob`` whose cluster is created for the
+      job and deleted after it (``shutdown_after_job_finishes=True``, required under a Kueue queue).
+      ``local_queue`` / ``priority_class`` (or the same Kueue labels in ``labels``) go on its metadata.
+    * ``cluster_name="my-workspace-cluster"``: there is no RayJob object (Kueue cannot manage a RayJob on an
+      existing cluster); :meth:`to_dict` renders the request sent to Ray's job-submission API instead
+      (``entrypoint``, ``runtime_env``, ``submission_id``: the job name in a dry run; :meth:`submit` makes
+      it unique). Queue, priority, TTL and deadline do not apply there and are rejected.
+
+    ``runtime_env``: ``pip`` lists, ``env_vars`` and remote ``working_dir`` URIs are rendered unchanged; a
+    ``pip`` string is the path of a requirements file, read when the job is rendered (a missing file is a
+    :class:`~rayqueue_sdk.errors.ConfigError`). A local ``working_dir`` directory is rendered as written here
+    and handled at submit time: on an existing cluster Ray's job client uploads it (up to Ray's 512 MiB
+    package limit); for a job-owned cluster it is zipped into a Secret owned by the RayJob and unpacked in
+    KubeRay's submitter pod (up to :data:`~rayqueue_sdk.job.runtime_env.OWNED_WORKING_DIR_LIMIT`, just under
+    1 MiB; larger code belongs in a remote archive). See :mod:`rayqueue_sdk.job.runtime_env`.
+
+    The constructor does no I/O and needs no credentials. ``client`` (an ``ApiClient`` or an
+    authentication object; default: the current login) and ``dashboard_url`` (an explicit Ray dashboard
+    address for ``cluster_name``) are used from :meth:`submit` on.
+
+    On an existing cluster the Ray submission id is ``<job_name>-<6 hex>`` (the name alone would collide
+    when the job is submitted again); it is in :attr:`job_id` after :meth:`submit`. For a job-owned
+    cluster KubeRay chooses it, and :attr:`job_id` / :attr:`cluster_name_in_status` follow the status.
+
+    Example:
+        >>> job = RayJob(job_name="quick-dev-test", entrypoint="python test_model.py",
+        ...              cluster_name="my-workspace-cluster", namespace="your-namespace",
+        ...              runtime_env={"working_dir": "."})
+        >>> body = job.to_dict()
+        >>> body["submission_id"], body["runtime_env"]
+        ('quick-dev-test', {'working_dir': '.'})
+        >>> # job.submit(); job.wait(timeout=600); print(job.logs())
+    """
+
+    job_name: str
+    entrypoint: str
+    cluster_name: str | None
+    cluster_config: ManagedClusterConfig | None
+    namespace: str | None
+    runtime_env: dict[str, Any] | None
+    local_queue: str | None
+    labels: dict[str, str]
+    priority_class: str | None
+    ttl_seconds_after_finished: int
+    active_deadline_seconds: int | None
+    shutdown_after_job_finishes: bool
+    submission_mode: str
+
+    def __init__(
+        self,
+        job_name: str,
+        entrypoint: str,
+        cluster_name: str | None = None,
+        cluster_config: ManagedClusterConfig | None = None,
+        namespace: str | None = None,
+        runtime_env: Mapping[str, Any] | None = None,
+        local_queue: str | None = None,
+        labels: Mapping[str, str] | None = None,
+        priority_class: str | None = None,
+        ttl_seconds_after_finished: int = 0,
+        active_deadline_seconds: int | None = None,
+        shutdown_after_job_finishes: bool = True,
+        submission_mode: str = "K8sJobMode",
+        *,
+        client: ApiClient | ClientSource | None = None,
+        dashboard_url: str | None = None,
+    ) -> None:
+        spec = _JobSpec(
+            job_name=job_name,
+            entrypoint=entrypoint,
+            cluster_name=cluster_name,
+            cluster_config=cluster_config,
+            namespace=namespace,
+            runtime_env=dict(runtime_env) if isinstance(runtime_env, Mapping) else runtime_env,
+            local_queue=local_queue,
+            labels=dict(labels or {}),
+            priority_class=priority_class,
+            ttl_seconds_after_finished=ttl_seconds_after_finished,
+            active_deadline_seconds=active_deadline_seconds,
+            shutdown_after_job_finishes=shutdown_after_job_finishes,
+            submission_mode=submission_mode,
+        )
+        for name in _JobSpec.model_fields:
+            setattr(self, name, getattr(spec, name))
+        self.client = client
+        self.dashboard_url = dashboard_url
+        self.job_id: str | None = None
+        self.cluster_name_in_status: str | None = None
+        self._existing: ExistingClusterJob | None = None
+        self._owned: OwnedClusterJob | None = None
+
+    @property
+    def owns_cluster(self) -> bool:
+        """True when the job runs on a cluster it creates (``cluster_config``), False for ``cluster_name``.
+
+        Example:
+            >>> RayJob(job_name="j", entrypoint="python x.py", cluster_name="ws").owns_cluster
+            False
+        """
+        return self.cluster_config is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Render the RayJob (job-owned cluster) or the job-submission request (existing cluster).
+
+        Reads a ``pip`` requirements file named in ``runtime_env``; nothing else touches the disk or network.
+
+        Example:
+            >>> from rayqueue_sdk.config.models import ManagedClusterConfig
+            >>> RayJob(job_name="j", entrypoint="python x.py", cluster_config=ManagedClusterConfig()
+            ...        ).to_dict()["spec"]["shutdownAfterJobFinishes"]
+            True
+        """
+        return render_rayjob(self)
+
+    def to_yaml(self) -> str:
+        """:meth:`to_dict` as YAML.
+
+        Example:
+            >>> print(RayJob(job_name="j", entrypoint="python x.py", cluster_name="ws").to_yaml(), end="")
+            entrypoint: python x.py
+            submission_id: j
+        """
+        return dump_yaml(self.to_dict())
+
+    # -- submitting and following (I/O) -------------------------------------------------------------
+    @classmethod
+    def attach(
+        cls,
+        job_name: str,
+        *,
+        cluster_name: str | None = None,
+        job_id: str | None = None,
+        namespace: str | None = None,
+        client: ApiClient | ClientSource | None = None,
+        dashboard_url: str | None = None,
+    ) -> RayJob:
+        """A handle on a job submitted earlier (e.g. by another process or the CLI), without resubmitting.
+
+        Job-owned: give the RayJob's name. On an existing cluster: ``cluster_name`` and the Ray
+        ``job_id`` (the submission id that :meth:`submit` returned).
+
+        Example:
+            >>> job = RayJob.attach("quick-dev-test", cluster_name="ws", job_id="quick-dev-test-3f9a1c")
+            >>> job.job_id, job.owns_cluster
+            ('quick-dev-test-3f9a1c', False)
+        """
+        if cluster_name is not None:
+            if not job_id:
+                raise ConfigError("job_id", job_id, "the Ray submission id of the job on cluster_name")
+            job = cls(
+                job_name,
+                "<attached>",
+                cluster_name=cluster_name,
+                namespace=namespace,
+                client=client,
+                dashboard_url=dashboard_url,
+            )
+            job.job_id = job_id
+            return job
+        return cls(
+            job_name,
+            "<attached>",
+            cluster_config=ManagedClusterConfig(),
+            namespace=namespace,
+            client=client,
+        )
+
+    def _api(self) -> ApiClient:
+        from rayqueue_sdk.kube.client import get_client
+
+        return get_client(self.client)
+
+    def _namespace(self, api: ApiClient) -> str:
+        from rayqueue_sdk.kube.client import default_namespace
+
+        return self.namespace or default_namespace(api)
+
+    def _on_existing(self) -> ExistingClusterJob:
+        if self._existing is None:
+            from rayqueue_sdk.job.existing import ExistingClusterJob
+
+            assert self.cluster_name is not None
+            api = self._api()
+            self._existing = ExistingClusterJob(
+                self.job_name,
+                self.cluster_name,
+                self._namespace(api),
+                client=api,
+                dashboard_url=self.dashboard_url,
+                job_id=self.job_id,
+            )
+        self._existing.job_id = self.job_id
+        return self._existing
+
+    def _on_owned(self) -> OwnedClusterJob:
+        if self._owned is None:
+            from rayqueue_sdk.job.owned import OwnedClusterJob
+
+            api = self._api()
+            self._owned = OwnedClusterJob(self.job_name, self._namespace(api), client=api)
+        return self._owned
+
+    def submit(self) -> str:
+        """Send the job; returns the Ray submission id (existing cluster) or the RayJob's name.
+
+        Everything is checked before anything is sent: the runtime_env (a local ``working_dir`` exists
+        and is within the size limit, a ``pip`` requirements file exists, ``python X.py`` finds ``X.py``
+        in the working_dir), then the cluster (existing-cluster mode) or the LocalQueue and the
+        WorkloadPriorityClass (job-owned mode).
+
+        Raises:
+            ConfigError: bad runtime_env or entrypoint (names the field and what is allowed).
+            ClusterNotFoundError: ``cluster_name`` does not exist (lists the user's clusters).
+            QueueNotFoundError / PriorityClassNotFoundError: unknown queue or priority class (the
+                error lists those that exist).
+            AlreadyExistsError: a RayJob of that name exists (job-owned mode).
+
+        Example:
+            >>> job = RayJob(job_name="quick-dev-test", entrypoint="python test_model.py",
+            ...              cluster_name="my-workspace-cluster", runtime_env={"working_dir": "."})
+            >>> # job.submit()   # 'quick-dev-test-3f9a1c'
+        """
+        from rayqueue_sdk.job.runtime_env import check_entrypoint_script, local_working_dir
+
+        env = resolve_runtime_env(self.runtime_env)
+        if env is not None and env.get("pip") == []:
+            log.debug("%s: the pip requirements are empty; no pip environment is made", self.job_name)
+            env.pop("pip")
+        working_dir = local_working_dir(env)
+        check_entrypoint_script(self.entrypoint, working_dir)
+        excludes = list((env or {}).get("excludes") or [])
+        if self.cluster_config is None:
+            return self._submit_existing(env, working_dir, excludes)
+        return self._submit_owned(env, working_dir, excludes)
+
+    def _submit_existing(
+        self, env: dict[str, Any] | None, working_dir: Path | None, excludes: list[str]
+    ) -> str:
+        from rayqueue_sdk.job.runtime_env import check_package_size
+
+        if working_dir is not None and env is not None:
+            check_package_size(working_dir, excludes)
+            env["working_dir"] = str(working_dir)
+        backend = self._on_existing()
+        self.job_id = backend.submit(self.entrypoint, env)
+        self.cluster_name_in_status = self.cluster_name
+        return self.job_id
+
+    def _submit_owned(self, env: dict[str, Any] | None, working_dir: Path | None, excludes: list[str]) -> str:
+        from rayqueue_sdk.job.runtime_env import ship_working_dir, zip_working_dir
+
+        backend = self._on_owned()
+        package = zip_working_dir(working_dir, excludes) if working_dir is not None else None
+        backend.check_queue_and_priority(self.local_queue, self.priority_class)
+        manifest = build_job_manifest(self, env)
+        secret = None
+        if package is not None and env is not None:
+            manifest, secret = ship_working_dir(manifest, env, package)
+        backend.create(manifest, secret)
+        self.job_id = None
+        return self.job_name
+
+    def status(self) -> RayJobStatus:
+        """The job's status, typed: a :class:`~rayqueue_sdk.job.status.RayJobStatus` whose ``phase`` is a
+        :class:`~rayqueue_sdk.admission.cluster.JobPhase` (queued with Kueue's reason and position, starting,
+        running, succeeded, failed with KubeRay's/Ray's reason, stopped, preempted, requeued, ...), with
+        the real cluster name and the Ray job id.
+
+        Example:
+            >>> # job.status().phase          # <JobPhase.RUNNING: 'running'>
+            >>> # job.status().cluster_name   # 'final-training-run-x7k2p'
+        """
+        st = self._on_existing().status() if self.cluster_config is None else self._on_owned().status()
+        if st.job_id:
+            self.job_id = st.job_id
+        if st.cluster_name:
+            self.cluster_name_in_status = st.cluster_name
+        return st
+
+    def wait(
+        self,
+        timeout: float | None = DEFAULT_JOB_TIMEOUT,
+        *,
+        raise_on_preemption: bool = False,
+        on_progress: Callable[[RayJobStatus], None] | None = None,
+        log_lines: int = LOG_TAIL_LINES,
+    ) -> RayJobStatus:
+        """Wait until the job succeeds; explain every change (``logging`` and ``on_progress``).
+
+        Polls with backoff (0.1 s growing to 2 s, back to fast after each change). A job that Kueue
+        preempts is requeued by Kueue and runs again from the start on a new cluster, so by default the
+        wait goes on through ``PREEMPTED`` and ``REQUEUED`` (reported as they happen); with
+        ``raise_on_preemption=True`` it raises :class:`~rayqueue_sdk.errors.PreemptedError` instead.
+        A deactivated Workload (``spec.active=false``) will not come back by itself: that always raises.
+        On an existing cluster, a job whose cluster Kueue preempts or deactivates dies with the cluster's
+        head and nothing reruns it: that raises :class:`~rayqueue_sdk.errors.PreemptedError` too.
+
+        Args:
+            timeout: the most seconds to wait (``None``: no limit, only when asked).
+            raise_on_preemption: fail at the first eviction instead of waiting for the requeued run.
+            on_progress: called with each new :class:`RayJobStatus`.
+            log_lines: how many log lines a :class:`~rayqueue_sdk.errors.JobFailedError` carries.
+
+        Returns:
+            The final status (``SUCCEEDED``).
+
+        Raises:
+            JobFailedError: the job FAILED or was STOPPED; carries the tail of its logs.
+            PreemptedError: deactivated, or evicted with ``raise_on_preemption``.
+            AdmissionTimeout: ``timeout`` passed (a ``TimeoutError`` carrying the last phase, reason
+                and queue position).
+            ClusterDeletedError: the RayJob was deleted while waiting.
+
+        Example:
+            >>> # job.wait(timeout=1800).phase   # <JobPhase.SUCCEEDED: 'succeeded'>
+        """
+        started = time.monotonic()
+        deadline = started + timeout if timeout is not None else None
+        pause, last_key = 0.1, None
+        keeper = _LogKeeper(log_lines)
+        try:
+            while True:
+                st = self.status()
+                key = (st.phase, st.explanation, st.position)
+                if key != last_key:
+                    log.info("%s", st)
+                    if on_progress is not None:
+                        on_progress(st)
+                    last_key, pause = key, 0.1
+                    if self.owns_cluster and st.phase is JobPhase.RUNNING:
+                        keeper.start(self._on_owned().follow)
+                if st.phase is JobPhase.SUCCEEDED:
+                    return st
+                if st.phase in (JobPhase.FAILED, JobPhase.STOPPED):
+                    raise JobFailedError(
+                        st.job_id or self.job_name,
+                        "STOPPED" if st.phase is JobPhase.STOPPED else "FAILED",
+                        st.reason or st.message,
+                        self._failure_tail(keeper, log_lines),
+                    )
+                evicted = st.phase in (JobPhase.PREEMPTED, JobPhase.REQUEUED)
+                if (
+                    st.phase is JobPhase.DEACTIVATED
+                    or (evicted and raise_on_preemption)
+                    or (evicted and not self.owns_cluster)  # lost with the cluster; nothing reruns it
+                ):
+                    raise PreemptedError(
+                        self.job_name, st.reason or str(st.phase), st.message or st.explanation
+                    )
+                if st.phase is JobPhase.DELETED:
+                    from rayqueue_sdk.errors import ClusterDeletedError
+
+                    raise ClusterDeletedError(f"{self.job_name} is gone while waiting: {st.explanation}")
+                now = time.monotonic()
+                if deadline is not None and now >= deadline:
+                    assert timeout is not None
+                    raise AdmissionTimeout(
+                        self.job_name,
+                        timeout,
+                        phase=str(st.phase),
+                        reason=st.explanation,
+                        position=st.position,
+                        what="the job to finish",
+                    )
+                sleep = pause if deadline is None else min(pause, max(0.0, deadline - now))
+                time.sleep(sleep)
+                pause = min(2.0, pause * 1.5)
+        finally:
+            keeper.stop()
+
+    def _failure_tail(self, keeper: _LogKeeper, lines: int) -> str:
+        from rayqueue_sdk.job.logs import tail
+
+        try:
+            return tail(self.logs(), lines)
+        except RayQueueError as err:
+            kept = keeper.text()
+            if kept:
+                return kept
+            return f"(logs unavailable: {err})"
+
+    @overload
+    def logs(self, follow: Literal[False] = False) -> str: ...
+
+    @overload
+    def logs(self, follow: Literal[True]) -> Iterator[str]: ...
+
+    def logs(self, follow: bool = False) -> str | Iterator[str]:
+        """The job's logs: all of them so far as one string, or with ``follow=True`` an iterator of
+        lines that yields each line as the job prints it and ends when the job ends.
+
+        Following runs Ray's async ``tail_job_logs`` on a background thread with its own event loop, so
+        it works in scripts and inside a running event loop alike (a Jupyter cell).
+
+        Example:
+            >>> # print(job.logs())
+            >>> # for line in job.logs(follow=True):
+            >>> #     print(line)
+        """
+        if self.cluster_config is None:
+            backend: Any = self._on_existing()
+        else:
+            backend = self._on_owned()
+        return backend.follow() if follow else backend.logs()
+
+    def stop(self) -> bool:
+        """Stop the job. On an existing cluster Ray stops it; a job-owned job that runs is stopped
+        through Ray (KubeRay then ends the RayJob and deletes its cluster), one still queued has its Kueue
+        Workload deactivated. Returns True if anything changed.
+
+        Example:
+            >>> # job.stop()   # True
+        """
+        if self.cluster_config is None:
+            return self._on_existing().stop()
+        return self._on_owned().stop()
+
+    def delete(self) -> bool:
+        """Delete the job: the RayJob with its cluster, Workload and working-dir Secret (job-owned), or
+        the job's record and logs on the existing cluster (stopping it first if it still runs).
+        Safe to repeat; returns False when there was nothing to delete.
+
+        Example:
+            >>> # job.delete()   # True
+        """
+        if self.cluster_config is not None:
+            return self._on_owned().delete()
+        backend = self._on_existing()
+        st = backend.status()
+        if st.phase is JobPhase.DELETED:
+            return False
+        if not st.done:
+            backend.stop()
+            deadline = time.monotonic() + 30
+            while not backend.status().done and time.monotonic() < deadline:
+                time.sleep(0.2)
+        return backend.delete()
+
+    def __repr__(self) -> str:
+        target = f"cluster_name={self.cluster_name!r}" if self.cluster_name else "cluster_config=..."
+        return f"RayJob(job_name={self.job_name!r}, entrypoint={self.entrypoint!r}, {target})"
+
+
+class _LogKeeper:
+    """Keeps the last lines of a job-owned job's logs while it runs (its cluster may be deleted the
+    moment it ends, taking the logs along)."""
+
+    def __init__(self, lines: int) -> None:
+        self.lines: deque[str] = deque(maxlen=max(1, lines))
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, follow: Callable[[threading.Event], Iterator[str]]) -> None:
+        if self._thread is not None:
+            return
+
+        def run() -> None:
+            try:
+                for line in follow(self._stop):
+                    self.lines.append(line)
+            except Exception as err:  # best effort: the wait reports what it has
+                log.debug("log keeper stopped: %s", err)
+
+        self._thread = threading.Thread(target=run, name="rayqueue-log-keeper", daemon=True)
+        self._thread.start()
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    def stop(self) -> None:
+        self._stop.set()

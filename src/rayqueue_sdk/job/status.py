@@ -1,0 +1,174 @@
+"""The typed status of a :class:`~rayqueue_sdk.job.rayjob.RayJob` (pure: no I/O).
+
+A job-owned job is read by :func:`rayqueue_sdk.admission.cluster.assess_job` (the RayJob, its Kueue Workload
+and its queue position); a job on an existing cluster by Ray's own job status. Both end up as one
+:class:`RayJobStatus` whose ``phase`` is a :class:`~rayqueue_sdk.admission.cluster.JobPhase`.
+
+Example:
+    >>> st = status_from_ray("quick-dev-test", "ds", "quick-dev-test-3f9a1c", "ws", "RUNNING", "")
+    >>> st.phase, st.cluster_name, str(st)
+    (<JobPhase.RUNNING: 'running'>, 'ws', "ds/quick-dev-test: running on RayCluster 'ws'")
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rayqueue_sdk.admission.cluster import JobAssessment, JobPhase
+
+__all__ = ["RayJobStatus", "status_from_assessment", "status_from_ray"]
+
+_RAY_PHASES = {
+    "PENDING": JobPhase.STARTING,
+    "RUNNING": JobPhase.RUNNING,
+    "SUCCEEDED": JobPhase.SUCCEEDED,
+    "FAILED": JobPhase.FAILED,
+    "STOPPED": JobPhase.STOPPED,
+}
+
+
+@dataclass(frozen=True)
+class RayJobStatus:
+    """What a :class:`~rayqueue_sdk.job.rayjob.RayJob` is doing, typed.
+
+    Attributes:
+        name, namespace: the job (``job_name``) and its namespace.
+        phase: a :class:`~rayqueue_sdk.admission.cluster.JobPhase`: ``QUEUED`` (with Kueue's reason and the
+            ``position``), ``STARTING``, ``RUNNING``, ``SUCCEEDED``, ``FAILED`` (with KubeRay's or Ray's
+            ``reason``), ``STOPPED``, ``PREEMPTED``, ``REQUEUED``, ``DEACTIVATED``, ``DELETED``.
+        explanation: one sentence, quoting Kueue or KubeRay as they wrote it.
+        reason, message: the reason and message behind the phase.
+        position: the 0-based position in the LocalQueue, when queued and known.
+        cluster_name: the real RayCluster name (``status.rayClusterName`` of a job-owned cluster).
+        job_id: the Ray submission id.
+        owns_cluster: True for a job-owned cluster (a KubeRay RayJob), False on an existing cluster.
+        ray_status: Ray's own job status string (``PENDING``/``RUNNING``/...), when known.
+
+    Example:
+        >>> st = RayJobStatus("j", "ds", JobPhase.QUEUED, "queued in LocalQueue 'batch' at position 2",
+        ...                   position=2, owns_cluster=True)
+        >>> st.done, st.to_dict()["phase"]
+        (False, 'queued')
+    """
+
+    name: str
+    namespace: str
+    phase: JobPhase
+    explanation: str
+    reason: str | None = None
+    message: str | None = None
+    position: int | None = None
+    cluster_name: str | None = None
+    job_id: str | None = None
+    owns_cluster: bool = False
+    ray_status: str | None = None
+
+    @property
+    def done(self) -> bool:
+        """True once the job can no longer change on its own (succeeded, failed, stopped, deleted).
+
+        Example:
+            >>> RayJobStatus("j", "ds", JobPhase.SUCCEEDED, "the job succeeded").done
+            True
+        """
+        return self.phase.terminal
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}: {self.explanation}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict (the phase as its string value).
+
+        Example:
+            >>> RayJobStatus("j", "ds", JobPhase.RUNNING, "running").to_dict()["phase"]
+            'running'
+        """
+        return {
+            "name": self.name,
+            "namespace": self.namespace,
+            "phase": self.phase.value,
+            "explanation": self.explanation,
+            "reason": self.reason,
+            "message": self.message,
+            "position": self.position,
+            "cluster_name": self.cluster_name,
+            "job_id": self.job_id,
+            "owns_cluster": self.owns_cluster,
+            "ray_status": self.ray_status,
+        }
+
+
+def status_from_assessment(
+    name: str, namespace: str, assessment: JobAssessment, rayjob: dict[str, Any] | None
+) -> RayJobStatus:
+    """A :class:`RayJobStatus` for a job-owned job from the admission machine's reading.
+
+    Example:
+        >>> from rayqueue_sdk.admission.cluster import assess_job
+        >>> job = {"status": {"jobDeploymentStatus": "Running", "jobStatus": "RUNNING",
+        ...                   "rayClusterName": "j-x7k2p", "jobId": "j-abcde"}}
+        >>> st = status_from_assessment("j", "ds", assess_job(job, None), job)
+        >>> st.phase, st.cluster_name, st.job_id
+        (<JobPhase.RUNNING: 'running'>, 'j-x7k2p', 'j-abcde')
+    """
+    status = (rayjob or {}).get("status") or {}
+    return RayJobStatus(
+        name=name,
+        namespace=namespace,
+        phase=assessment.phase,
+        explanation=assessment.explanation,
+        reason=assessment.reason,
+        message=assessment.message,
+        position=assessment.position,
+        cluster_name=assessment.cluster_name,
+        job_id=assessment.job_id,
+        owns_cluster=True,
+        ray_status=str(status.get("jobStatus")) if status.get("jobStatus") else None,
+    )
+
+
+def status_from_ray(
+    name: str,
+    namespace: str,
+    job_id: str,
+    cluster_name: str,
+    ray_status: str,
+    message: str | None,
+    *,
+    error_type: str | None = None,
+) -> RayJobStatus:
+    """A :class:`RayJobStatus` for a job on an existing cluster from Ray's job status.
+
+    ``PENDING`` (Ray is starting the driver, maybe waiting for resources) reads as ``STARTING``.
+
+    Example:
+        >>> st = status_from_ray("j", "ds", "j-1", "ws", "FAILED", "exit code 1", error_type="JOB_FAILED")
+        >>> st.phase, st.reason, st.explanation
+        (<JobPhase.FAILED: 'failed'>, 'JOB_FAILED', 'the job failed: exit code 1 (JOB_FAILED)')
+    """
+    value = str(getattr(ray_status, "value", ray_status)).upper()
+    phase = _RAY_PHASES.get(value, JobPhase.UNKNOWN)
+    lead = {
+        JobPhase.STARTING: f"submitted to RayCluster {cluster_name!r}, Ray is starting it",
+        JobPhase.RUNNING: f"running on RayCluster {cluster_name!r}",
+        JobPhase.SUCCEEDED: "the job succeeded",
+        JobPhase.FAILED: "the job failed",
+        JobPhase.STOPPED: "the job was stopped",
+    }.get(phase, f"unknown Ray job status {value!r}")
+    detail = message or ""
+    if error_type:
+        detail = f"{detail} ({error_type})" if detail else error_type
+    explanation = f"{lead}: {detail}" if detail and phase.terminal else lead
+    return RayJobStatus(
+        name=name,
+        namespace=namespace,
+        phase=phase,
+        explanation=explanation,
+        reason=error_type,
+        message=message or None,
+        cluster_name=cluster_name,
+        job_id=job_id,
+        owns_cluster=False,
+        ray_status=value,
+    )

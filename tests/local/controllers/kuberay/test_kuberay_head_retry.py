@@ -1,0 +1,102 @@
+"""A head whose `ray start` fails is tried again with fresh ports, as KubeRay recreates a failed head pod.
+
+The first attempt is given a GCS port this test holds, so real Ray really fails on it; the retry
+allocates new ports and the head comes up. The failure's reason reaches the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kuberay_helpers import queues, raycluster, wait_for
+from kubernetes import client
+
+from rayqueue_local.controllers.kuberay.runtime import RayRuntime
+from rayqueue_local.runtime.raylocal import RayHeadPorts
+from rayqueue_sdk.cluster.wait import observe_cluster
+
+pytestmark = pytest.mark.ray
+
+
+@pytest.fixture
+def held_port() -> Iterator[int]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+def test_a_head_that_fails_to_start_is_retried_with_fresh_ports(
+    monkeypatch: pytest.MonkeyPatch, held_port: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    real_allocate = RayHeadPorts.allocate.__func__  # type: ignore[attr-defined]
+    calls: list[RayHeadPorts] = []
+
+    def first_one_taken(cls: type[RayHeadPorts]) -> RayHeadPorts:
+        ports = real_allocate(cls)
+        if not calls:  # the first attempt gets a GCS port that is already in use
+            ports = RayHeadPorts({**ports.ports, "gcs-server": held_port}, ports.worker_ports)
+        calls.append(ports)
+        return ports
+
+    monkeypatch.setattr(RayHeadPorts, "allocate", classmethod(first_one_taken))
+    changed = threading.Event()
+    runtime = RayRuntime(on_change=lambda key: changed.set(), poll_seconds=5)
+    caplog.set_level(logging.WARNING, logger="rayqueue_local.controllers.kuberay.runtime")
+    key = ("ns", "retry-me", "uid-1")
+    try:
+        handle = runtime.ensure(key, {"cpus": 1, "gpus": 0})
+        assert changed.wait(timeout=240), "the head neither came up nor failed"
+        assert handle.state == "ready", handle.error
+        assert len(calls) == 2  # one failed attempt, one good one
+        assert handle.head is not None and handle.head.ports is not None
+        assert handle.head.ports["gcs-server"] != held_port
+        messages = [record.getMessage() for record in caplog.records]
+        failures = [m for m in messages if "failed to start (attempt 1 of" in m]
+        assert failures and "exited with" in failures[0]
+    finally:
+        runtime.stop()
+
+
+def test_a_head_that_never_starts_is_reported_and_the_sdk_says_why(
+    ray_cp: Any, monkeypatch: pytest.MonkeyPatch, held_port: int
+) -> None:
+    """KubeRay's ReplicaFailure condition (FailedCreateHeadPod), read back by the SDK's status."""
+    from rayqueue_local.controllers.kuberay import runtime
+
+    real_allocate = RayHeadPorts.allocate.__func__  # type: ignore[attr-defined]
+
+    def always_taken(cls: type[RayHeadPorts]) -> RayHeadPorts:
+        ports = real_allocate(cls)
+        return RayHeadPorts({**ports.ports, "gcs-server": held_port}, ports.worker_ports)
+
+    monkeypatch.setattr(RayHeadPorts, "allocate", classmethod(always_taken))
+    monkeypatch.setattr(runtime, "HEAD_START_ATTEMPTS", 1)
+    ns = f"fail-{uuid.uuid4().hex[:6]}"
+    ray_cp.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    queues(ray_cp, ns)
+    custom = client.CustomObjectsApi(ray_cp.api_client())
+    custom.create_namespaced_custom_object("ray.io", "v1", ns, "rayclusters", raycluster("broken"))
+
+    def failure(rc: dict[str, Any]) -> dict[str, Any] | None:
+        conditions = (rc.get("status") or {}).get("conditions") or []
+        return next((c for c in conditions if c["type"] == "ReplicaFailure" and c["status"] == "True"), None)
+
+    rc = wait_for(
+        lambda: custom.get_namespaced_custom_object("ray.io", "v1", ns, "rayclusters", "broken"),
+        lambda rc: failure(rc) is not None,
+        timeout=240,
+    )
+    found = failure(rc)
+    assert found is not None and found["reason"] == "FailedCreateHeadPod", rc.get("status")
+    assert "exited with" in found["message"]
+    status = observe_cluster("broken", ns, ray_cp.api_client())
+    assert status.phase.value == "starting" and not status.ready
+    assert "KubeRay cannot create pods" in status.explanation and "FailedCreateHeadPod" in status.explanation
+    custom.delete_namespaced_custom_object("ray.io", "v1", ns, "rayclusters", "broken")

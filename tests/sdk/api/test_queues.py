@@ -1,0 +1,162 @@
+"""Queue and priority-class checks, listing and the queue position, against the local control plane."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sdk_helpers import NS, OTHER_NS
+
+from rayqueue_local.controlplane import LocalControlPlane
+from rayqueue_sdk import list_local_queues
+from rayqueue_sdk.cluster.queues import (
+    check_priority_class,
+    check_queue,
+    queue_position,
+    resolve_default_queue,
+)
+from rayqueue_sdk.errors import NotFoundError, PriorityClassNotFoundError, QueueNotFoundError
+
+
+def lq(
+    name: str,
+    namespace: str,
+    cq: str,
+    *,
+    annotations: dict[str, str] | None = None,
+    status: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": name, "namespace": namespace, "annotations": annotations or {}},
+        "spec": {"clusterQueue": cq},
+    }
+    if status:
+        obj["status"] = status
+    return obj
+
+
+def wpc(name: str, value: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "WorkloadPriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+        "description": name,
+    }
+
+
+@pytest.fixture(scope="module", autouse=True)
+def queues(plane: LocalControlPlane) -> None:
+    plane.apply(
+        [
+            lq(
+                "team-q",
+                NS,
+                "cq-dev",
+                status={
+                    "pendingWorkloads": 2,
+                    "reservingWorkloads": 1,
+                    "admittedWorkloads": 1,
+                    "flavorsUsage": [
+                        {"name": "default-flavor", "resources": [{"name": "cpu", "total": "4"}]}
+                    ],
+                    "conditions": [
+                        {
+                            "type": "Active",
+                            "status": "True",
+                            "reason": "Ready",
+                            "message": "ok",
+                            "lastTransitionTime": "2026-01-01T00:00:00Z",
+                        }
+                    ],
+                },
+            ),
+            lq("default", NS, "cq-dev"),
+            lq("peer-default", OTHER_NS, "cq-prod", annotations={"kueue.x-k8s.io/default-queue": "true"}),
+            lq("batch", OTHER_NS, "cq-prod"),
+            wpc("rd-priority", 100),
+            wpc("prod-priority", 1000),
+        ]
+    )
+
+
+def test_list_local_queues(plane: LocalControlPlane) -> None:
+    queues = list_local_queues(NS, client=plane.api_client())
+    assert [q.name for q in queues] == ["default", "team-q"]  # the default first
+    team = queues[1]
+    assert (team.cluster_queue, team.pending, team.reserving, team.admitted) == ("cq-dev", 2, 1, 1)
+    assert team.flavors == ("default-flavor",) and team.active is True and not team.default
+    assert queues[0].default  # Kueue's rule: named "default"
+
+
+def test_peer_default_annotation_is_honoured(plane: LocalControlPlane) -> None:
+    queues = {q.name: q for q in list_local_queues(OTHER_NS, client=plane.api_client())}
+    assert queues["peer-default"].default and not queues["batch"].default
+    assert resolve_default_queue(OTHER_NS, plane.api_client()) == "peer-default"
+    assert resolve_default_queue(NS, plane.api_client()) == "default"
+
+
+def test_list_as_user_in_own_namespace(plane: LocalControlPlane, user_token: str) -> None:
+    assert [q.name for q in list_local_queues(NS, client=plane.api_client(user_token))] == [
+        "default",
+        "team-q",
+    ]
+
+
+def test_check_queue(plane: LocalControlPlane, user_token: str) -> None:
+    api = plane.api_client(user_token)
+    assert check_queue(NS, "team-q", api).cluster_queue == "cq-dev"  # type: ignore[union-attr]
+    with pytest.raises(QueueNotFoundError) as info:
+        check_queue(NS, "gpu-queue", api)
+    err = info.value
+    assert err.available == ["default", "team-q"] and err.namespace == NS
+    assert "gpu-queue" in str(err) and "default, team-q" in str(err) and "'default'" in str(err)
+
+
+def test_check_queue_in_a_namespace_the_user_cannot_read(plane: LocalControlPlane, user_token: str) -> None:
+    # 403 on the LocalQueue: the check is left to Kueue (warned), never a silently dropped label
+    assert check_queue(OTHER_NS, "batch", plane.api_client(user_token)) is None
+
+
+def test_check_priority_class(plane: LocalControlPlane, user_token: str) -> None:
+    api = plane.api_client(user_token)
+    assert check_priority_class("rd-priority", api)["value"] == 100  # type: ignore[index]
+    with pytest.raises(PriorityClassNotFoundError) as info:
+        check_priority_class("urgent", api)
+    assert "prod-priority (1000)" in str(info.value) and "rd-priority (100)" in str(info.value)
+
+
+def test_queue_position_without_the_visibility_api(plane: LocalControlPlane) -> None:
+    api = plane.api_client()
+    position, why = queue_position(NS, "team-q", "raycluster-ws-12345", api)
+    assert position is None and why is not None and "visibility" in why
+    sent: list[str] = []
+    real = api.call_api
+
+    def counting(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        sent.append(url)
+        return real(method, url, *args, **kwargs)
+
+    api.call_api = counting
+    assert queue_position(NS, "team-q", "raycluster-ws-12345", api) == (None, why)
+    assert sent == []  # "not served" is remembered for this client: said once, not asked again
+
+
+def test_no_kueue_is_said_plainly(plane: LocalControlPlane) -> None:
+    path = rf"/apis/kueue\.x-k8s\.io/v1beta2/namespaces/{NS}/localqueues"
+    plane.faults.inject(
+        method="GET",
+        path=path,
+        status=404,
+        times=None,
+        message="the server could not find the requested resource",
+    )
+    try:
+        with pytest.raises(NotFoundError) as info:
+            list_local_queues(NS, client=plane.api_client())
+        assert "is Kueue installed?" in str(info.value)
+        assert resolve_default_queue(NS, plane.api_client()) is None  # no Kueue: no default queue, no error
+    finally:
+        plane.faults.clear()
