@@ -32,6 +32,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rayqueue_local.scenarios import SCENARIOS, scenario_objects
+
 __all__ = ["emulation_options", "register", "run_file", "rayqueue_home", "scenario_objects"]
 
 
@@ -79,8 +81,6 @@ def register(subparsers: Any) -> None:
     up.add_argument(
         "--no-prometheus", action="store_true", help="do not start Prometheus for the GPU metrics"
     )
-    from rayqueue_local.scenarios import SCENARIOS
-
     up.add_argument(
         "--scenario",
         choices=sorted(SCENARIOS),
@@ -212,23 +212,6 @@ def _up(args: argparse.Namespace) -> int:
         path.unlink(missing_ok=True)
         print("Stopped.", flush=True)
     return 0
-
-
-def scenario_objects(name: str) -> list[dict[str, Any]]:
-    """The objects ``local up --scenario NAME`` applies: the namespaces the scenario uses, then its objects.
-
-    Example:
-        >>> [(o["kind"], o["metadata"]["name"]) for o in scenario_objects("team")][:2]
-        [('Namespace', 'default'), ('ResourceFlavor', 'default-flavor')]
-    """
-    from rayqueue_local.scenarios import SCENARIOS
-
-    objects = SCENARIOS[name]()
-    namespaces = dict.fromkeys(o["metadata"]["namespace"] for o in objects if "namespace" in o["metadata"])
-    return [
-        *({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}} for ns in namespaces),
-        *objects,
-    ]
 
 
 def emulation_options(args: argparse.Namespace) -> dict[str, Any]:

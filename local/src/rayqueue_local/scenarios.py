@@ -1,9 +1,10 @@
 """The seeds' Kueue admin setups as ready-made scenarios: the objects a platform admin applies once.
 
-Each function returns Kueue ``v1beta2`` dicts (ResourceFlavors, Cohorts, ClusterQueues, LocalQueues,
-WorkloadPriorityClasses) built with :mod:`rayqueue_sdk.manifests.kueue`, in an order that applies
-cleanly. Namespaces are not included: ``rayqueue local up --scenario NAME`` creates them as needed.
-Pure: no I/O.
+Each function returns Kueue ``v1beta2`` objects as plain dicts (ResourceFlavors, Cohorts, ClusterQueues,
+LocalQueues, WorkloadPriorityClasses), in an order that applies cleanly. They are written out here as
+data (the emulator does not depend on the SDK); a test checks that the SDK's Kueue builders produce
+the same objects. Namespaces are not included: ``rayqueue local up --scenario NAME`` creates them as
+needed (:func:`scenario_objects`). Pure: no I/O.
 
 Example:
     >>> sorted(SCENARIOS)
@@ -17,9 +18,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rayqueue_sdk.manifests import kueue as k
+__all__ = [
+    "GPU_TOLERATION",
+    "KUEUE_API_VERSION",
+    "SCENARIOS",
+    "scenario_objects",
+    "seed000_queues",
+    "seed001_queues",
+    "seed004_queues",
+    "team_queue",
+]
 
-__all__ = ["GPU_TOLERATION", "SCENARIOS", "seed000_queues", "seed001_queues", "seed004_queues", "team_queue"]
+KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"
+"""The Kueue API version of every scenario object.
+
+Example:
+    >>> KUEUE_API_VERSION.split("/")[0]
+    'kueue.x-k8s.io'
+"""
 
 GPU_TOLERATION: dict[str, str] = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 """The toleration of seed 004's GPU flavor (and of its GPU workers).
@@ -28,6 +44,39 @@ Example:
     >>> GPU_TOLERATION["key"]
     'nvidia.com/gpu'
 """
+
+
+def _cluster_scoped(kind: str, name: str, **body: Any) -> dict[str, Any]:
+    return {"apiVersion": KUEUE_API_VERSION, "kind": kind, "metadata": {"name": name}, **body}
+
+
+def _flavor(name: str, **spec: Any) -> dict[str, Any]:
+    return _cluster_scoped("ResourceFlavor", name, spec=spec)
+
+
+def _local_queue(name: str, namespace: str, cluster_queue: str) -> dict[str, Any]:
+    return {
+        "apiVersion": KUEUE_API_VERSION,
+        "kind": "LocalQueue",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"clusterQueue": cluster_queue},
+    }
+
+
+def _priority(name: str, value: int, description: str) -> dict[str, Any]:
+    return _cluster_scoped("WorkloadPriorityClass", name, value=value, description=description)
+
+
+def _group(flavor: str, quotas: dict[str, int | str], **limits: dict[str, int | str]) -> dict[str, Any]:
+    """A resource group of one flavor; ``limits`` maps a field (``borrowingLimit``) to per-resource values."""
+    resources = []
+    for resource, nominal in quotas.items():
+        entry: dict[str, Any] = {"name": resource, "nominalQuota": nominal}
+        for field, values in limits.items():
+            if resource in values:
+                entry[field] = values[resource]
+        resources.append(entry)
+    return {"coveredResources": list(quotas), "flavors": [{"name": flavor, "resources": resources}]}
 
 
 def seed000_queues(namespace: str = "demo", *, cluster_queue: str = "cluster-queue") -> list[dict[str, Any]]:
@@ -40,19 +89,19 @@ def seed000_queues(namespace: str = "demo", *, cluster_queue: str = "cluster-que
         >>> (lq["metadata"]["namespace"], lq["spec"]["clusterQueue"])
         ('demo', 'cluster-queue')
     """
+    quotas: dict[str, int | str] = {"cpu": 9, "memory": "36Gi", "pods": 5, "nvidia.com/gpu": 2}
     return [
-        k.resource_flavor("default-flavor"),
-        k.cluster_queue(
+        _flavor("default-flavor"),
+        _cluster_scoped(
+            "ClusterQueue",
             cluster_queue,
-            resource_groups=[
-                k.resource_group(
-                    k.flavor_quotas(
-                        "default-flavor", {"cpu": 9, "memory": "36Gi", "pods": 5, "nvidia.com/gpu": 2}
-                    )
-                )
-            ],
+            spec={
+                "namespaceSelector": {},
+                "queueingStrategy": "BestEffortFIFO",
+                "resourceGroups": [_group("default-flavor", quotas)],
+            },
         ),
-        k.local_queue("user-queue", namespace, cluster_queue),
+        _local_queue("user-queue", namespace, cluster_queue),
     ]
 
 
@@ -75,30 +124,38 @@ def seed001_queues(
         >>> [o["metadata"]["name"] for o in seed001_queues(rd_workspace=True) if o["kind"] == "LocalQueue"]
         ['batch-jobs-queue', 'ds-workspace-queue', 'lq-rd-workspace']
     """
-    objects: list[dict[str, Any]] = [k.resource_flavor("default-flavor"), k.cohort("all-gpus")]
+    objects: list[dict[str, Any]] = [
+        _flavor("default-flavor"),
+        _cluster_scoped("Cohort", "all-gpus", spec={}),
+    ]
     for name, gpus in (("cq-production", 12), ("cq-development", 8)):
-        quotas: dict[str, Any] = {"cpu": 96, "memory": "768Gi"}
+        quotas: dict[str, int | str] = {"cpu": 96, "memory": "768Gi"}
         if pods is not None:
             quotas["pods"] = pods
         quotas["nvidia.com/gpu"] = gpus
         objects.append(
-            k.cluster_queue(
+            _cluster_scoped(
+                "ClusterQueue",
                 name,
-                cohort="all-gpus",
-                preemption=k.preemption(reclaim_within_cohort="Any", within_cluster_queue="LowerPriority"),
-                resource_groups=[k.resource_group(k.flavor_quotas("default-flavor", quotas))],
+                spec={
+                    "cohortName": "all-gpus",
+                    "namespaceSelector": {},
+                    "queueingStrategy": "BestEffortFIFO",
+                    "preemption": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"},
+                    "resourceGroups": [_group("default-flavor", quotas)],
+                },
             )
         )
     objects += [
-        k.local_queue("batch-jobs-queue", namespace, "cq-production"),
-        k.local_queue("ds-workspace-queue", namespace, "cq-development"),
+        _local_queue("batch-jobs-queue", namespace, "cq-production"),
+        _local_queue("ds-workspace-queue", namespace, "cq-development"),
     ]
     if rd_workspace:
-        objects.append(k.local_queue("lq-rd-workspace", namespace, "cq-development"))
+        objects.append(_local_queue("lq-rd-workspace", namespace, "cq-development"))
     objects += [
-        k.workload_priority_class("prod-priority", 1000, "Production jobs"),
-        k.workload_priority_class("dev-priority", 100, "Development jobs"),
-        k.workload_priority_class("rd-priority", 100, "R&D workspace clusters"),
+        _priority("prod-priority", 1000, "Production jobs"),
+        _priority("dev-priority", 100, "Development jobs"),
+        _priority("rd-priority", 100, "R&D workspace clusters"),
     ]
     return objects
 
@@ -127,55 +184,60 @@ def seed004_queues(
         return {"matchLabels": {"kubernetes.io/metadata.name": ns}}
 
     def preempt(within: str) -> dict[str, Any]:
-        return k.preemption(
-            reclaim_within_cohort="Any",
-            borrow_within_cohort="LowerPriority",
-            max_priority_threshold=100,
-            within_cluster_queue=within,
-        )
+        return {
+            "withinClusterQueue": within,
+            "reclaimWithinCohort": "Any",
+            "borrowWithinCohort": {"policy": "LowerPriority", "maxPriorityThreshold": 100},
+        }
 
+    no_cpu: dict[str, int | str] = {"cpu": 0, "memory": 0}
     return [
-        k.resource_flavor("default-flavor"),
-        k.resource_flavor(
-            "gpu-flavor", node_labels={"nvidia.com/gpu.present": "true"}, tolerations=[GPU_TOLERATION]
+        _flavor("default-flavor"),
+        _flavor(
+            "gpu-flavor", nodeLabels={"nvidia.com/gpu.present": "true"}, tolerations=[dict(GPU_TOLERATION)]
         ),
-        k.cluster_queue(
+        _cluster_scoped(
+            "ClusterQueue",
             shared_queue,
-            cohort=cohort,
-            preemption=preempt("Never"),
-            resource_groups=[
-                k.resource_group(k.flavor_quotas("default-flavor", {"cpu": 6, "memory": "16Gi"}))
-            ],
+            spec={
+                "cohortName": cohort,
+                "namespaceSelector": {},
+                "queueingStrategy": "BestEffortFIFO",
+                "preemption": preempt("Never"),
+                "resourceGroups": [_group("default-flavor", {"cpu": 6, "memory": "16Gi"})],
+            },
         ),
-        k.cluster_queue(
+        _cluster_scoped(
+            "ClusterQueue",
             f"{team_a}-cq",
-            cohort=cohort,
-            preemption=preempt("LowerPriority"),
-            namespace_selector=only(team_a),
-            queueing_strategy="BestEffortFIFO",
-            resource_groups=[
-                k.resource_group(k.flavor_quotas("default-flavor", {"cpu": 0, "memory": 0})),
-                k.resource_group(k.flavor_quotas("gpu-flavor", {"nvidia.com/gpu": "1"})),
-            ],
+            spec={
+                "cohortName": cohort,
+                "namespaceSelector": only(team_a),
+                "queueingStrategy": "BestEffortFIFO",
+                "preemption": preempt("LowerPriority"),
+                "resourceGroups": [
+                    _group("default-flavor", no_cpu),
+                    _group("gpu-flavor", {"nvidia.com/gpu": "1"}),
+                ],
+            },
         ),
-        k.cluster_queue(
+        _cluster_scoped(
+            "ClusterQueue",
             f"{team_b}-cq",
-            cohort=cohort,
-            namespace_selector=only(team_b),
-            queueing_strategy="BestEffortFIFO",
-            resource_groups=[
-                k.resource_group(
-                    k.flavor_quotas(
-                        "gpu-flavor", {"nvidia.com/gpu": "0"}, borrowing_limits={"nvidia.com/gpu": "0"}
-                    )
-                ),
-                k.resource_group(k.flavor_quotas("default-flavor", {"cpu": 0, "memory": 0})),
-            ],
+            spec={
+                "cohortName": cohort,
+                "namespaceSelector": only(team_b),
+                "queueingStrategy": "BestEffortFIFO",
+                "resourceGroups": [
+                    _group("gpu-flavor", {"nvidia.com/gpu": "0"}, borrowingLimit={"nvidia.com/gpu": "0"}),
+                    _group("default-flavor", no_cpu),
+                ],
+            },
         ),
-        k.local_queue("local-queue", team_a, f"{team_a}-cq"),
-        k.local_queue("local-queue", team_b, f"{team_b}-cq"),
-        k.workload_priority_class("prod-priority", 1000, "Priority class for prod jobs"),
-        k.workload_priority_class("dev-priority", 100, "Priority class for development jobs"),
+        _local_queue("local-queue", team_a, f"{team_a}-cq"),
+        _local_queue("local-queue", team_b, f"{team_b}-cq"),
+        _priority("prod-priority", 1000, "Priority class for prod jobs"),
+        _priority("dev-priority", 100, "Priority class for development jobs"),
     ]
 
 
@@ -188,18 +250,20 @@ def team_queue(namespace: str = "default", gpus: int = 4) -> list[dict[str, Any]
         [('ResourceFlavor', 'default-flavor'), ('ClusterQueue', 'cq-development'),
          ('LocalQueue', 'ds-workspace-queue'), ('WorkloadPriorityClass', 'rd-priority')]
     """
+    quotas: dict[str, int | str] = {"cpu": 16, "memory": "64Gi", "nvidia.com/gpu": gpus}
     return [
-        k.resource_flavor("default-flavor"),
-        k.cluster_queue(
+        _flavor("default-flavor"),
+        _cluster_scoped(
+            "ClusterQueue",
             "cq-development",
-            resource_groups=[
-                k.resource_group(
-                    k.flavor_quotas("default-flavor", {"cpu": 16, "memory": "64Gi", "nvidia.com/gpu": gpus})
-                )
-            ],
+            spec={
+                "namespaceSelector": {},
+                "queueingStrategy": "BestEffortFIFO",
+                "resourceGroups": [_group("default-flavor", quotas)],
+            },
         ),
-        k.local_queue("ds-workspace-queue", namespace, "cq-development"),
-        k.workload_priority_class("rd-priority", 100, "R&D workspace clusters"),
+        _local_queue("ds-workspace-queue", namespace, "cq-development"),
+        _priority("rd-priority", 100, "R&D workspace clusters"),
     ]
 
 
@@ -215,3 +279,18 @@ Example:
     >>> [o["metadata"]["namespace"] for o in SCENARIOS["team"]() if o["kind"] == "LocalQueue"]
     ['default']
 """
+
+
+def scenario_objects(name: str) -> list[dict[str, Any]]:
+    """The objects ``local up --scenario NAME`` applies: the namespaces the scenario uses, then its objects.
+
+    Example:
+        >>> [(o["kind"], o["metadata"]["name"]) for o in scenario_objects("team")][:2]
+        [('Namespace', 'default'), ('ResourceFlavor', 'default-flavor')]
+    """
+    objects = SCENARIOS[name]()
+    namespaces = dict.fromkeys(o["metadata"]["namespace"] for o in objects if "namespace" in o["metadata"])
+    return [
+        *({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}} for ns in namespaces),
+        *objects,
+    ]
