@@ -39,6 +39,8 @@ __all__ = ["LocalControlPlane"]
 
 def __getattr__(name: str) -> Any:
     if name == "LocalControlPlane":
+        # lazy: the control plane is ~250 ms of imports; `import rayqueue_local` (the `rayqueue` CLI's
+        # registration, `python -m rayqueue_local.runtime.watchdog`) must not pay for it.
         from rayqueue_local.controlplane import LocalControlPlane
 
         return LocalControlPlane

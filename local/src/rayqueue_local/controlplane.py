@@ -25,14 +25,19 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from rayqueue_local.apiserver.auth import Authenticator
-    from rayqueue_local.apiserver.faults import FaultInjector
-    from rayqueue_local.apiserver.server import APIServer
-    from rayqueue_local.registry.registry import Registry
-    from rayqueue_local.storage.store import Store
+import yaml
+
+from rayqueue_local.apiserver.auth import Authenticator
+from rayqueue_local.apiserver.faults import FaultInjector
+from rayqueue_local.apiserver.kubeconfig import merge_context
+from rayqueue_local.apiserver.rest import RestAPI
+from rayqueue_local.apiserver.server import APIServer
+from rayqueue_local.apiserver.tls import make_tls_bundle
+from rayqueue_local.controllers import default_controllers
+from rayqueue_local.registry.registry import Registry, load_crd_dir
+from rayqueue_local.storage.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +57,6 @@ def _crd_types(crd_dir: Path) -> tuple[Any, ...]:
 
 @functools.lru_cache(maxsize=8)
 def _load_crd_types(crd_dir: str, signature: tuple[Any, ...]) -> tuple[Any, ...]:
-    from rayqueue_local.registry.registry import load_crd_dir
-
     return tuple(load_crd_dir(crd_dir))
 
 
@@ -171,14 +174,6 @@ class LocalControlPlane:
             self._tmp = None
 
     def _start(self) -> None:
-        from rayqueue_local.apiserver.auth import Authenticator
-        from rayqueue_local.apiserver.faults import FaultInjector
-        from rayqueue_local.apiserver.rest import RestAPI
-        from rayqueue_local.apiserver.server import APIServer
-        from rayqueue_local.apiserver.tls import make_tls_bundle
-        from rayqueue_local.registry.registry import Registry
-        from rayqueue_local.storage.store import Store
-
         if self.state_dir is not None:
             base = self.state_dir
             base.mkdir(parents=True, exist_ok=True)
@@ -218,8 +213,6 @@ class LocalControlPlane:
 
     def _start_controllers(self) -> None:
         if self._controllers_arg is None:
-            from rayqueue_local.controllers import default_controllers
-
             self.controllers = list(default_controllers(self))
         elif callable(self._controllers_arg):
             self.controllers = list(self._controllers_arg(self))
@@ -276,13 +269,11 @@ class LocalControlPlane:
 
         A kubeconfig context ``rayqueue-local-<name>`` is added to :attr:`kubeconfig_path`.
         """
-        from rayqueue_local.apiserver.kubeconfig import merge_context
-
         namespaces = list(namespaces)
         with self._lock:  # one writer of tokens.json and the kubeconfig at a time
-            return self._add_user(name, namespaces, merge_context)
+            return self._add_user(name, namespaces)
 
-    def _add_user(self, name: str, namespaces: list[str], merge_context: Any) -> str:
+    def _add_user(self, name: str, namespaces: list[str]) -> str:
         token = self.auth.add_user(name, namespaces)
         self._save_tokens(self.kubeconfig_path.parent)
         merge_context(
@@ -299,8 +290,6 @@ class LocalControlPlane:
         return token
 
     def _write_kubeconfig(self) -> None:
-        from rayqueue_local.apiserver.kubeconfig import merge_context
-
         merge_context(
             self.kubeconfig_path,
             ADMIN_CONTEXT,
@@ -347,7 +336,7 @@ class LocalControlPlane:
         Example:
             >>> # from kubernetes import client; client.CoreV1Api(cp.api_client()).list_namespace()
         """
-        from kubernetes import client
+        from kubernetes import client  # lazy: ~400 ms to import, only for callers that want a client
 
         config = client.Configuration()
         config.host = self.server
@@ -366,11 +355,7 @@ class LocalControlPlane:
         Example:
             >>> # cp.apply("apiVersion: v1\\nkind: Namespace\\nmetadata: {name: team-a}\\n")
         """
-        from rayqueue_local.storage.store import StoreError
-
         if isinstance(objects, str):
-            import yaml
-
             docs = [d for d in yaml.safe_load_all(objects) if d]
         elif isinstance(objects, dict):
             docs = [objects]
@@ -390,10 +375,7 @@ class LocalControlPlane:
             status = obj.pop("status", None) if rt.has_status else None
             stored = self.store.apply(key, obj, field_manager="rayqueue-local-apply", force=True)
             if status is not None:
-                try:
-                    stored["status"] = status
-                    stored = self.store.update_status(key, stored)
-                except StoreError:
-                    raise
+                stored["status"] = status
+                stored = self.store.update_status(key, stored)
             out.append(stored)
         return out

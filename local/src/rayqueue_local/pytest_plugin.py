@@ -40,6 +40,9 @@ from typing import Any
 
 import pytest
 
+from rayqueue_local.controlplane import LocalControlPlane
+from rayqueue_local.storage.store import StoreError
+
 __all__ = ["localplane", "localplane_api_client", "localplane_namespace", "localplane_options"]
 
 
@@ -52,8 +55,6 @@ def localplane_options() -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def localplane(localplane_options: dict[str, Any]) -> Iterator[Any]:
     """One local control plane for the test session."""
-    from rayqueue_local import LocalControlPlane
-
     options = dict(localplane_options)
     options.setdefault("crd_dir", os.environ.get("RAYQUEUE_CRDS_DIR") or None)
     with LocalControlPlane(**options) as cp:
@@ -79,7 +80,5 @@ def localplane_namespace(localplane: Any, request: pytest.FixtureRequest) -> Ite
     try:
         yield name
     finally:
-        from rayqueue_local.storage.store import StoreError
-
         with contextlib.suppress(StoreError):
             localplane.store.delete("namespaces", None, name)

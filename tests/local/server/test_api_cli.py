@@ -249,8 +249,8 @@ def test_up_opt_outs_and_set_wins(env: dict[str, str]) -> None:
 def test_missing_prometheus_warns_with_the_debian_package(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from rayqueue_local.cli import emulation_options
     from rayqueue_local.runtime import prometheus
+    from rayqueue_local.serve import emulation_options
     from rayqueue_sdk.cli.main import build_parser
 
     def missing() -> str:

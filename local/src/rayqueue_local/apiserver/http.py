@@ -18,14 +18,18 @@ Example:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
+
+import yaml
 
 from rayqueue_local.apimachinery.status import HTTPError
 
 __all__ = [
     "MAX_BODY_BYTES",
     "RequestInfo",
+    "Response",
     "parse_body",
     "parse_request",
     "query_bool",
@@ -39,6 +43,21 @@ MAX_BODY_BYTES = 3 * 1024 * 1024
 
 _METHOD_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
 _NAMESPACE_SUBRESOURCES = {"status", "finalize"}
+
+
+@dataclass
+class Response:
+    """What a handler returns: a JSON body, or a stream of chunks (watch).
+
+    Example:
+        >>> Response(200, {"kind": "Status"}).code
+        200
+    """
+
+    code: int
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    stream: Iterator[bytes] | None = None
 
 
 @dataclass(frozen=True)
@@ -170,8 +189,6 @@ def parse_body(raw: bytes, content_type: str) -> Any:
     if not raw.strip():
         raise HTTPError.bad_request("the body of the request was in an unknown format - empty body")
     if media.endswith("yaml"):
-        import yaml
-
         try:
             return yaml.safe_load(raw.decode("utf-8"))
         except (yaml.YAMLError, UnicodeDecodeError) as err:

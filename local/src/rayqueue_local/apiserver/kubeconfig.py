@@ -17,6 +17,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 __all__ = ["default_kubeconfig_path", "merge_context", "remove_context"]
 
 
@@ -29,8 +31,6 @@ def default_kubeconfig_path() -> Path:
 
 
 def _load(path: Path) -> dict[str, Any]:
-    import yaml
-
     if path.is_file():
         data = yaml.safe_load(path.read_text()) or {}
         if isinstance(data, dict):
@@ -39,8 +39,6 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def _save(path: Path, data: dict[str, Any]) -> None:
-    import yaml
-
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

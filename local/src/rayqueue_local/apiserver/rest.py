@@ -1,7 +1,7 @@
 """The Kubernetes REST semantics of the local API server, over the store.
 
 :class:`RestAPI` turns a parsed request (:class:`~rayqueue_local.apiserver.http.RequestInfo`) into store
-calls and a :class:`~rayqueue_local.apiserver.server.Response`: discovery documents, get/list/watch,
+calls and a :class:`~rayqueue_local.apiserver.http.Response`: discovery documents, get/list/watch,
 create/update/patch/delete/deletecollection, the ``status`` and ``scale`` subresources, version
 conversion (Kueue v1beta1 views of v1beta2 objects) and the checks the API server makes before
 storage sees a body (kind and apiVersion against the URL, namespace and name against the URL).
@@ -21,10 +21,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rayqueue_local.apimachinery import patch as patches
 from rayqueue_local.apimachinery.jsoncache import JSONCache
 from rayqueue_local.apimachinery.status import HTTPError, status_body, success_status
 from rayqueue_local.apiserver.faults import FaultInjector
-from rayqueue_local.apiserver.http import RequestInfo, parse_body, query_bool, query_int, query_str
+from rayqueue_local.apiserver.http import RequestInfo, Response, parse_body, query_bool, query_int, query_str
 from rayqueue_local.apiserver.watchstream import WatchStream, event_line
 from rayqueue_local.registry.registry import ResourceType
 from rayqueue_local.storage.store import Store, StoreError
@@ -98,8 +99,6 @@ class RestAPI:
         user: Any = None,
     ) -> Any:
         """One request -> a ``Response`` (raises :class:`HTTPError` for errors)."""
-        from rayqueue_local.apiserver.server import Response
-
         if info.kind == "other":
             if info.path.rstrip("/") == "/version":
                 return Response(200, KUBERNETES_VERSION)
@@ -206,8 +205,6 @@ class RestAPI:
 
     # -- reads -------------------------------------------------------------------------------------
     def _get(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
-        from rayqueue_local.apiserver.server import Response
-
         # copy=False: the stored object itself (never changed in place); we only serialise it
         obj = self.store.get(rt.key, info.namespace, info.name, copy=False)
         if info.subresource == "scale":
@@ -215,8 +212,6 @@ class RestAPI:
         return Response(200, self._out(rt, obj, info.version))
 
     def _list(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
-        from rayqueue_local.apiserver.server import Response
-
         limit = query_int(query, "limit")
         page = self.store.list_page(
             rt.key,
@@ -249,8 +244,6 @@ class RestAPI:
         return Response(200, head[:-1] + b',"items":[' + items + b"]}")
 
     def _watch(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
-        from rayqueue_local.apiserver.server import Response
-
         timeout = query_int(query, "timeoutSeconds")
         rv = query_str(query, "resourceVersion") or None
         field_selector = query_str(query, "fieldSelector")
@@ -288,8 +281,6 @@ class RestAPI:
 
     # -- writes ------------------------------------------------------------------------------------
     def _create(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
-        from rayqueue_local.apiserver.server import Response
-
         if info.subresource or info.name:
             raise HTTPError.method_not_allowed("POST")
         obj = self._in(info, rt, body, headers)
@@ -299,8 +290,6 @@ class RestAPI:
         return Response(201, self._out(rt, created, info.version))
 
     def _update(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
-        from rayqueue_local.apiserver.server import Response
-
         if not info.name:
             raise HTTPError.method_not_allowed("PUT")
         obj = self._in(info, rt, body, headers)
@@ -315,8 +304,6 @@ class RestAPI:
         return Response(200, self._out(rt, updated, info.version))
 
     def _patch(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
-        from rayqueue_local.apiserver.server import Response
-
         if not info.name:
             raise HTTPError.method_not_allowed("PATCH")
         media = _media(headers)
@@ -378,8 +365,6 @@ class RestAPI:
         manager: str | None,
     ) -> dict[str, Any]:
         """Patch the requested-version view of an object, then store it back in the storage version."""
-        from rayqueue_local.apimachinery import patch as patches
-
         current = self.store.get(rt.key, info.namespace, info.name)
         view = self.registry.from_storage(rt.key, current, info.version)
         try:
@@ -422,8 +407,6 @@ class RestAPI:
     def _patch_scale(
         self, info: RequestInfo, rt: ResourceType, patch: Any, patch_type: str, dry_run: bool
     ) -> dict[str, Any]:
-        from rayqueue_local.apimachinery import patch as patches
-
         scale = self.registry.scale_of(rt.key, self.store.get(rt.key, info.namespace, info.name))
         try:
             if patch_type == "json":
@@ -435,8 +418,6 @@ class RestAPI:
         return self._set_replicas(info, rt, (new.get("spec") or {}).get("replicas"), dry_run)
 
     def _delete(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
-        from rayqueue_local.apiserver.server import Response
-
         options = self._delete_options(query, headers, body)
         pre = options.get("preconditions") or {}
         result = self.store.delete(
@@ -460,8 +441,6 @@ class RestAPI:
     def _deletecollection(
         self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes
     ) -> Any:
-        from rayqueue_local.apiserver.server import Response
-
         options = self._delete_options(query, headers, body)
         deleted = self.store.delete_collection(
             rt.key,

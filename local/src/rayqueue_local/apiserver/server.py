@@ -27,8 +27,8 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -36,7 +36,7 @@ from urllib.parse import parse_qs, urlsplit
 from rayqueue_local.apimachinery.status import HTTPError, status_body
 from rayqueue_local.apiserver.auth import Attributes, Authenticator, User, forbidden_message
 from rayqueue_local.apiserver.faults import FaultInjector
-from rayqueue_local.apiserver.http import MAX_BODY_BYTES, RequestInfo, parse_request
+from rayqueue_local.apiserver.http import MAX_BODY_BYTES, RequestInfo, Response, parse_request
 
 log = logging.getLogger(__name__)
 
@@ -44,21 +44,6 @@ __all__ = ["APIServer", "Response", "RouteHandler"]
 
 #: ``handler(match, query, user) -> (status_code, body)`` for :meth:`APIServer.add_route`.
 RouteHandler = Callable[[re.Match[str], dict[str, list[str]], User], tuple[int, dict[str, Any]]]
-
-
-@dataclass
-class Response:
-    """What a handler returns: a JSON body, or a stream of chunks (watch).
-
-    Example:
-        >>> Response(200, {"kind": "Status"}).code
-        200
-    """
-
-    code: int
-    body: Any = None
-    headers: dict[str, str] = field(default_factory=dict)
-    stream: Iterator[bytes] | None = None
 
 
 @dataclass

@@ -68,6 +68,7 @@ def make_tls_bundle(directory: Path, hosts: tuple[str, ...] = ("127.0.0.1", "loc
     the same state directory. The CA key is written to ``ca.key`` with mode ``0600`` only so that a
     new server certificate can be signed after a restart.
     """
+    # lazy: cryptography costs ~65 ms to import and is only needed when no CA exists yet
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec

@@ -5,12 +5,12 @@ Each controller package adds itself to :func:`default_controllers`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rayqueue_local.controllers.base import Controller, QueueController
-
-if TYPE_CHECKING:
-    pass
+from rayqueue_local.controllers.keda import keda_controllers
+from rayqueue_local.controllers.kuberay import kuberay_controllers
+from rayqueue_local.controllers.kueue.controller import KueueController
 
 __all__ = ["Controller", "QueueController", "default_controllers"]
 
@@ -24,13 +24,4 @@ def default_controllers(cp: Any) -> list[Controller]:
         >>> isinstance(default_controllers(object()), list)
         True
     """
-    from rayqueue_local.controllers.kueue.controller import KueueController
-
-    controllers: list[Controller] = [KueueController(cp)]
-    from rayqueue_local.controllers.kuberay import kuberay_controllers
-
-    controllers += kuberay_controllers(cp)
-    from rayqueue_local.controllers.keda import keda_controllers
-
-    controllers += keda_controllers(cp)
-    return controllers
+    return [KueueController(cp), *kuberay_controllers(cp), *keda_controllers(cp)]

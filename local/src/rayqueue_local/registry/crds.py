@@ -16,6 +16,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from rayqueue_local.apimachinery.patchcore import deep_copy
 from rayqueue_local.registry.resourcetypes import ResourceType, ScaleHooks
 
@@ -125,8 +127,6 @@ def load_crd_dir(crd_dir: str | os.PathLike[str]) -> list[ResourceType]:
         cached = _CRD_CACHE.get(stamp)
     if cached is not None:
         return list(cached)
-    import yaml
-
     try:
         loader: Any = yaml.CSafeLoader
     except AttributeError:  # pragma: no cover - libyaml missing

@@ -11,6 +11,9 @@ Example:
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import re
 from typing import Any
 
 from rayqueue_local.registry.resourcetypes import ResourceType
@@ -138,8 +141,6 @@ class RegistryDiscovery:
 
 def _version_rank(v: str) -> tuple[int, int, int]:
     """Kubernetes version priority: GA > beta > alpha, higher numbers first."""
-    import re
-
     m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", v)
     if not m:
         return (3, 0, 0)
@@ -148,7 +149,4 @@ def _version_rank(v: str) -> tuple[int, int, int]:
 
 
 def _hash(text: str) -> str:
-    import base64
-    import hashlib
-
     return base64.b64encode(hashlib.sha256(text.encode()).digest()[:8]).decode()

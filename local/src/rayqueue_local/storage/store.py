@@ -77,11 +77,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rayqueue_local.apimachinery.patch import deep_copy
 from rayqueue_local.registry.registry import Registry
+from rayqueue_local.registry.schema import SchemaValidator
 from rayqueue_local.storage.patching import StorePatching
+from rayqueue_local.storage.persistence import Persistence
 from rayqueue_local.storage.storetypes import (
     AdmissionHook,
     Event,
@@ -97,10 +99,8 @@ from rayqueue_local.storage.storetypes import (
 from rayqueue_local.storage.storetypes import PatchBody as PatchBody
 from rayqueue_local.storage.storetypes import invalid as invalid
 from rayqueue_local.storage.storetypes import qualified_kind as qualified_kind
-from rayqueue_local.storage.watchlog import StoreWatches, Watch
-
-if TYPE_CHECKING:
-    pass
+from rayqueue_local.storage.watch import Watch
+from rayqueue_local.storage.watchlog import StoreWatches
 
 __all__ = ["AdmissionHook", "Event", "ListResult", "Store", "StoreError", "Watch"]
 
@@ -154,13 +154,9 @@ class Store(StorePatching, StoreWatches):
         self._validator = None
         self._check_schemas, self._prune_unknown = validate, prune
         if (validate or prune) and any(t.schemas for t in self.registry.types()):
-            from rayqueue_local.registry.schema import SchemaValidator
-
             self._validator = SchemaValidator()
         self._persistence = None
         if state_dir is not None:
-            from rayqueue_local.storage.persistence import Persistence
-
             self._persistence = Persistence(state_dir, fsync=fsync)
             rv, loaded = self._persistence.load()
             self._rv = rv

@@ -16,17 +16,15 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rayqueue_local.apimachinery import patch as patches
 from rayqueue_local.apimachinery.patch import deep_copy
 from rayqueue_local.registry.registry import Registry, ResourceType
+from rayqueue_local.registry.schema import SchemaValidator
+from rayqueue_local.storage.persistence import Persistence
 from rayqueue_local.storage.storetypes import AdmissionHook, Event, ObjKey, StoreError, _objkey, _owner_uids
-
-if TYPE_CHECKING:
-    from rayqueue_local.registry.schema import SchemaValidator
-    from rayqueue_local.storage.persistence import Persistence
-    from rayqueue_local.storage.watchlog import Watch
+from rayqueue_local.storage.watch import Watch
 
 # The store's logger keeps the name it always had.
 log = logging.getLogger("rayqueue_local.storage.store")

@@ -83,8 +83,6 @@ class Event:
         'ADDED'
     """
 
-    __module__ = "rayqueue_local.storage.store"  # its public home: reprs, tracebacks, pickles
-
     type: str
     key: str
     object: dict[str, Any]
@@ -94,6 +92,11 @@ class Event:
     def resource_version(self) -> int:
         """The resourceVersion of the write, as an int."""
         return int(self.object["metadata"]["resourceVersion"])
+
+
+# Its public home: reprs, tracebacks, pickles. Set after the class is made: the dataclass decorator
+# looks its module up in sys.modules, which fails while ``store`` itself is still importing.
+Event.__module__ = "rayqueue_local.storage.store"
 
 
 class ListResult(NamedTuple):

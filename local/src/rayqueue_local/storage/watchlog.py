@@ -1,4 +1,6 @@
-"""Watches over the store's bounded event history: :class:`Watch` and ``Store.watch``.
+"""Watches over the store's bounded event history: ``Store.watch``.
+
+The stream itself, :class:`~rayqueue_local.storage.watch.Watch`, lives in its own module.
 
 Every commit (:meth:`~rayqueue_local.storage.storecore.StoreCore._commit`) appends its
 :class:`~rayqueue_local.storage.store.Event` to a bounded history (``Store(history=...)``) and offers it
@@ -11,112 +13,10 @@ The examples run with :mod:`rayqueue_local.storage.store`'s doctests.
 
 from __future__ import annotations
 
-import queue
-from collections.abc import Iterator
-from typing import Any
-
 from rayqueue_local.apimachinery.patch import deep_copy
-from rayqueue_local.apimachinery.selectors import FieldSelector, LabelSelector
 from rayqueue_local.storage.reads import StoreReads
 from rayqueue_local.storage.storetypes import Event, StoreError
-
-
-class Watch:
-    """A stream of :class:`Event` for one resource, optionally filtered; iterate it or call :meth:`get`.
-
-    Created by :meth:`Store.watch`. Iteration blocks until the next event and ends after
-    :meth:`close` (from any thread). Events that make an object enter or leave the selection are
-    turned into ``ADDED``/``DELETED``, as the API server's watch cache does.
-
-    Example:
-        >>> store = Store()
-        >>> w = store.watch("configmaps", "default")
-        >>> _ = store.create("configmaps", {"metadata": {"name": "c", "namespace": "default"}})
-        >>> w.get(timeout=1).type
-        'ADDED'
-        >>> w.close()
-    """
-
-    __module__ = "rayqueue_local.storage.store"  # its public home: reprs, tracebacks, pickles
-
-    _CLOSED = object()
-
-    def __init__(
-        self,
-        store: StoreWatches,
-        key: str,
-        namespace: str | None,
-        labels: LabelSelector,
-        fields: FieldSelector,
-    ) -> None:
-        self.key = key
-        self.namespace = namespace
-        self._labels = labels
-        self._fields = fields
-        self._store = store
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._closed = False
-
-    def _selected(self, obj: dict[str, Any] | None) -> bool:
-        if obj is None:
-            return False
-        meta = obj["metadata"]
-        if self.namespace and meta.get("namespace") != self.namespace:
-            return False
-        return self._labels.matches(meta.get("labels")) and self._fields.matches(self.key, obj)
-
-    def _offer(self, event: Event) -> None:
-        """Queue ``event`` if selected (called under the store lock, in commit order)."""
-        if self._closed or event.key != self.key:
-            return
-        now = self._selected(event.object)
-        if event.type == "MODIFIED":
-            before = self._selected(event.old)
-            if now and not before:
-                event = Event("ADDED", event.key, event.object, event.old)
-            elif before and not now:
-                event = Event("DELETED", event.key, event.object, event.old)
-            elif not now:
-                return
-        elif not now:
-            return
-        self._queue.put(event)
-
-    def get(self, timeout: float | None = None) -> Event | None:
-        """The next event, or ``None`` on timeout or once closed."""
-        try:
-            item = self._queue.get(timeout=timeout)
-        except queue.Empty:
-            return None
-        if item is Watch._CLOSED:
-            self._queue.put(item)  # keep later callers from blocking
-            return None
-        return item
-
-    def __iter__(self) -> Iterator[Event]:
-        while True:
-            event = self.get()
-            if event is None:
-                return
-            yield event
-
-    def close(self) -> None:
-        """Stop the stream: iteration ends, :meth:`get` returns ``None``."""
-        if not self._closed:
-            self._closed = True
-            self._store._remove_watch(self)
-            self._queue.put(Watch._CLOSED)
-
-    @property
-    def closed(self) -> bool:
-        """True once :meth:`close` was called."""
-        return self._closed
-
-    def __enter__(self) -> Watch:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+from rayqueue_local.storage.watch import Watch
 
 
 class StoreWatches(StoreReads):
@@ -148,7 +48,7 @@ class StoreWatches(StoreReads):
         rt = self._type(key)
         labels, fields = self._selectors(key, label_selector, field_selector)
         ns = self._ns(rt, namespace) or None
-        w = Watch(self, key, ns, labels, fields)
+        w = Watch(key, ns, labels, fields, on_close=self._remove_watch)
         with self._lock:
             if resource_version in (None, "", "0"):
                 for k in sorted(self._objects.get(key, {})):

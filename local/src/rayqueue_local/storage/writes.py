@@ -20,7 +20,7 @@ from typing import Any
 from rayqueue_local.apimachinery import patch as patches
 from rayqueue_local.apimachinery.patch import deep_copy, interned_copy
 from rayqueue_local.registry.registry import ResourceType
-from rayqueue_local.registry.schema import metadata_causes, name_causes
+from rayqueue_local.registry.schema import list_map_keys, metadata_causes, name_causes
 from rayqueue_local.storage.gc import StoreDeletion
 from rayqueue_local.storage.storetypes import Objects, StoreError, _owner_uids, invalid, now_rfc3339
 
@@ -67,8 +67,6 @@ class StoreWrites(StoreDeletion):
             resolver: patches.ListKeys | None = None
             schema = rt.schemas.get(rt.storage_version)
             if schema is not None:
-                from rayqueue_local.registry.schema import list_map_keys
-
                 resolver = list_map_keys(schema).get
             self._list_key_tables[rt.key] = resolver
         return self._list_key_tables[rt.key]

@@ -36,10 +36,12 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from rayqueue_local.controllers.base import QueueController
 from rayqueue_local.controllers.keda.prometheus_trigger import PrometheusTrigger, TriggerError
 from rayqueue_local.controllers.keda.secrets import resolve_auth
 from rayqueue_local.controllers.keda.webhook import OWNER_LABEL, SCALEDOBJECTS, hpa_name
 from rayqueue_local.controllers.kuberay.resources import set_condition
+from rayqueue_local.storage.store import StoreError
 
 log = logging.getLogger(__name__)
 
@@ -73,8 +75,6 @@ class ScaledObjectController:
     watches = (SCALEDOBJECTS,)
 
     def __init__(self, registry: Any, *, tick: float = 0.25) -> None:
-        from rayqueue_local.controllers.base import QueueController
-
         self.registry = registry
         self._next_poll: dict[tuple[str, str], float] = {}
         self._polled_generation: dict[tuple[str, str], Any] = {}
@@ -126,8 +126,6 @@ class ScaledObjectController:
         return items
 
     def _handle(self, item: Any) -> None:
-        from rayqueue_local.storage.store import StoreError
-
         kind, namespace, name = (
             item if len(item) == 3 and item[0] == "poll" else ("reconcile", item[1], item[2])
         )
@@ -240,8 +238,6 @@ class ScaledObjectController:
     def _check_scalable(
         self, so: dict[str, Any], key: str, gvkr: dict[str, str], status: dict[str, Any]
     ) -> str:
-        from rayqueue_local.storage.store import StoreError
-
         ns = so["metadata"].get("namespace")
         ref = so["spec"]["scaleTargetRef"]
         rt = self.registry.get(key)

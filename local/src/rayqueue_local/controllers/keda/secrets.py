@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from rayqueue_local.controllers.base import QueueController
+from rayqueue_local.storage.store import StoreError
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +86,6 @@ class ServiceAccountTokenController(QueueController):
             return ""
 
     def reconcile(self, item: tuple[str, str]) -> None:
-        from rayqueue_local.storage.store import StoreError
-
         namespace, name = item
         try:
             secret = self.store.get("secrets", namespace, name)
@@ -112,8 +111,6 @@ def resolve_auth(store: Any, namespace: str, ref: dict[str, Any] | None) -> dict
 
     Raises ``ValueError`` with KEDA-like text when the TriggerAuthentication or a Secret is missing.
     """
-    from rayqueue_local.storage.store import StoreError
-
     if not ref or not ref.get("name"):
         return {}
     kind = ref.get("kind") or "TriggerAuthentication"

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rayqueue_local.storage.store import StoreError
+
 __all__ = ["SCALEDOBJECTS", "hpa_name", "install", "validate"]
 
 SCALEDOBJECTS = "scaledobjects.keda.sh"
@@ -122,7 +124,6 @@ def validate(so: dict[str, Any]) -> str | None:
 
 def install(store: Any) -> None:
     """Register the webhook on ``store`` for ScaledObject creates and updates."""
-    from rayqueue_local.storage.store import StoreError
 
     def hook(operation: str, new: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
         if new["metadata"].get("deletionTimestamp"):

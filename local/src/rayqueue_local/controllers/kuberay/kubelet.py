@@ -45,6 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rayqueue_local.storage.store import StoreError
+
 __all__ = [
     "InitContainerFailed",
     "LocalPod",
@@ -125,8 +127,6 @@ def _below(base: Path, relative: str) -> Path:
 
 
 def _object(store: Any, key: str, namespace: str, name: str, optional: bool) -> dict[str, Any] | None:
-    from rayqueue_local.storage.store import StoreError
-
     try:
         return dict(store.get(key, namespace, name))
     except StoreError as err:

@@ -35,6 +35,7 @@ from typing import Any
 from rayqueue_local.controllers.base import QueueController
 from rayqueue_local.controllers.kuberay import resources as R
 from rayqueue_local.controllers.kuberay.runtime import HeadHandle, HeadKey, RayRuntime
+from rayqueue_local.storage.store import StoreError
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +46,6 @@ Item = tuple[str, str]  # (namespace, name)
 
 
 def _store_error() -> type[Exception]:
-    from rayqueue_local.storage.store import StoreError
-
     return StoreError
 
 

@@ -51,6 +51,7 @@ from rayqueue_local.controllers.kuberay.submitter import (
     SubmitterPods,
     SubmitterRun,
 )
+from rayqueue_local.storage.store import StoreError
 
 log = logging.getLogger(__name__)
 
@@ -137,8 +138,6 @@ class RayJobController(QueueController):
 
     # -- reconcile --------------------------------------------------------------------------------
     def reconcile(self, item: tuple[str, str]) -> None:
-        from rayqueue_local.storage.store import StoreError
-
         namespace, name = item
         try:
             job = self.store.get(RAYJOBS, namespace, name)
@@ -216,8 +215,6 @@ class RayJobController(QueueController):
         return True
 
     def _cluster(self, job: dict[str, Any], status: dict[str, Any]) -> dict[str, Any] | None:
-        from rayqueue_local.storage.store import StoreError
-
         namespace = job["metadata"].get("namespace")
         try:
             return dict(self.store.get(RAYCLUSTERS, namespace, status["rayClusterName"]))
@@ -310,7 +307,7 @@ class RayJobController(QueueController):
         if simulated:
             self._simulated[(job["metadata"].get("namespace", ""), status["jobId"])] = time.monotonic()
             return
-        from ray.job_submission import JobSubmissionClient
+        from ray.job_submission import JobSubmissionClient  # lazy: ray is ~500 ms, only with real heads
 
         client = JobSubmissionClient(dashboard, headers=run.headers() if run is not None else None)
         existing = {j.submission_id for j in client.list_jobs()}
@@ -342,7 +339,7 @@ class RayJobController(QueueController):
             since = self._simulated.get((job["metadata"].get("namespace", ""), status["jobId"]))
             done = since is None or time.monotonic() - since >= self.simulated_job_seconds
             return {"status": "SUCCEEDED" if done else "RUNNING", "message": "simulated (Ray is disabled)"}
-        from ray.job_submission import JobSubmissionClient
+        from ray.job_submission import JobSubmissionClient  # lazy: ray is ~500 ms, only with real heads
 
         info = JobSubmissionClient(dashboard).get_job_info(status["jobId"])
         return {
@@ -381,8 +378,6 @@ class RayJobController(QueueController):
 
     def _delete_cluster(self, job: dict[str, Any], status: dict[str, Any]) -> bool:
         """Delete the job-owned cluster; True once it is gone."""
-        from rayqueue_local.storage.store import StoreError
-
         name = status.get("rayClusterName")
         if not name or (job.get("spec") or {}).get("clusterSelector"):
             return True

@@ -47,6 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from rayqueue_local.controllers.kuberay import resources as R
 from rayqueue_local.controllers.kuberay.kubelet import (
     InitContainerFailed,
@@ -56,6 +58,7 @@ from rayqueue_local.controllers.kuberay.kubelet import (
     materialise,
     run_init_containers,
 )
+from rayqueue_local.storage.store import StoreError
 
 log = logging.getLogger(__name__)
 
@@ -129,8 +132,6 @@ def submitter_pod(
 
 
 def _yaml_env(text: str) -> Any:
-    import yaml
-
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError:
@@ -260,8 +261,6 @@ class SubmitterPods:
 
     def delete(self, store: Any, job: dict[str, Any], status: dict[str, Any]) -> None:
         """Delete the submitter pod and its filesystem (KubeRay deletes the Job on suspension)."""
-        from rayqueue_local.storage.store import StoreError
-
         run = self._run_for(job, status)
         if run is None:
             return
@@ -301,8 +300,6 @@ class SubmitterPods:
             return self._runs.get((meta.get("namespace", "default"), meta["name"], str(status.get("jobId"))))
 
     def _set_phase(self, store: Any, run: SubmitterRun, phase: str) -> None:
-        from rayqueue_local.storage.store import StoreError
-
         try:
             pod = store.get(PODS, run.key[0], run.pod_name)
         except StoreError as err:

@@ -54,6 +54,7 @@ from rayqueue_local.controllers.kueue.ops import (
     timestamp,
 )
 from rayqueue_local.controllers.kueue.snapshot import WorkloadInfo, parse_time
+from rayqueue_local.storage.store import StoreError
 
 __all__ = ["KueueController"]
 
@@ -157,8 +158,6 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
 
     def reconcile(self, item: Any) -> None:
         """Dispatch one work item; a write conflict re-queues it."""
-        from rayqueue_local.storage.store import StoreError
-
         try:
             if item == SCHEDULE:
                 try:
@@ -209,8 +208,6 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         self._update_queues(result, cluster_queues, local_queues, flavors)
 
     def _write(self, wl: dict[str, Any]) -> dict[str, Any] | None:
-        from rayqueue_local.storage.store import StoreError
-
         try:
             return dict(self.store.update_status(WORKLOADS, wl))
         except StoreError as exc:
@@ -357,8 +354,6 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         message: str,
         now: str,
     ) -> None:
-        from rayqueue_local.storage.store import StoreError
-
         new = copy.deepcopy(obj)
         status = new.setdefault("status", {})
         status.update(fields)

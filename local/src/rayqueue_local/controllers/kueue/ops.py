@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from rayqueue_local.controllers.kueue.workloads import JOB_UID_LABEL, RESOURCE_IN_USE_FINALIZER
+from rayqueue_local.storage.store import StoreError
 
 __all__ = [
     "ADMISSION",
@@ -66,8 +67,6 @@ class StoreOps:
         )
 
     def _get(self, key: str, namespace: str | None, name: str) -> dict[str, Any] | None:
-        from rayqueue_local.storage.store import StoreError
-
         try:
             return dict(self.store.get(key, namespace, name))
         except StoreError as exc:

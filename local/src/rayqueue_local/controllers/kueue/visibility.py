@@ -19,8 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from rayqueue_local.apiserver.auth import READ, Rule
 from rayqueue_local.controllers.kueue.engine import queue_order_key
 from rayqueue_local.controllers.kueue.snapshot import WorkloadInfo
+from rayqueue_local.registry.registry import ResourceType
 
 __all__ = ["GROUP", "pending_items", "register", "summary"]
 
@@ -111,8 +113,6 @@ def _status(code: int, reason: str, message: str) -> dict[str, Any]:
 
 
 def _discovery_types() -> list[Any]:
-    from rayqueue_local.registry.registry import ResourceType
-
     def rt(plural: str, kind: str, namespaced: bool) -> ResourceType:
         return ResourceType(
             group=GROUP,
@@ -137,7 +137,6 @@ def _discovery_types() -> list[Any]:
 def register(cp: Any, store: Any) -> None:
     """Serve the two routes on the control plane ``cp``, list the group in discovery and let users
     read ``localqueues/pendingworkloads`` in their namespaces."""
-    from rayqueue_local.apiserver.auth import READ, Rule
 
     def cluster_queue_handler(
         match: Any, query: dict[str, list[str]], user: Any

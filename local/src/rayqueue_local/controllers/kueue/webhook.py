@@ -25,6 +25,7 @@ from rayqueue_local.controllers.kueue.workloads import (
     PRIORITY_CLASS_LABEL,
     QUEUE_LABEL,
 )
+from rayqueue_local.storage.store import StoreError
 
 __all__ = ["field_error", "install", "mutate", "validate_create", "validate_update"]
 
@@ -222,8 +223,6 @@ def mutate(job: dict[str, Any], *, default_queue_exists: bool, owner_managed: bo
 
 
 def _denied(webhook: str, errors: list[str]) -> Exception:
-    from rayqueue_local.storage.store import StoreError
-
     text = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
     return StoreError(403, "Forbidden", f'admission webhook "{webhook}" denied the request: {text}')
 
