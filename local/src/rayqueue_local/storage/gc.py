@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from rayqueue_local.apimachinery.patch import deep_copy
+from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.storage.reads import StoreReads
-from rayqueue_local.storage.storetypes import Objects, StoreError, now_rfc3339
+from rayqueue_local.storage.storetypes import Objects, StoreError
 
 
 class StoreDeletion(StoreReads):

@@ -15,8 +15,9 @@ from typing import Any
 
 from rayqueue_local.apimachinery import patch as patches
 from rayqueue_local.apimachinery.patch import PatchError, interned_copy
+from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.registry.registry import ResourceType
-from rayqueue_local.storage.storetypes import PatchBody, StoreError, now_rfc3339
+from rayqueue_local.storage.storetypes import PatchBody, StoreError
 from rayqueue_local.storage.writes import StoreWrites, _body
 
 

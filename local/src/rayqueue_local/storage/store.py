@@ -80,6 +80,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rayqueue_local.apimachinery.patch import deep_copy
+from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.registry.registry import Registry
 from rayqueue_local.registry.schema import SchemaValidator
 from rayqueue_local.storage.patching import StorePatching
@@ -90,7 +91,6 @@ from rayqueue_local.storage.storetypes import (
     ListResult,
     StoreError,
     _objkey,
-    now_rfc3339,
 )
 from rayqueue_local.storage.storetypes import Objects as Objects
 from rayqueue_local.storage.storetypes import (

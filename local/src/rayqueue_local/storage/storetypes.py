@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from rayqueue_local.registry.registry import ResourceType
@@ -112,11 +111,6 @@ ListResult.__module__ = "rayqueue_local.storage.store"  # its public home (a Nam
 
 
 # -- helpers ----------------------------------------------------------------------------------------------
-
-
-def now_rfc3339() -> str:
-    """The current time as the API server writes timestamps (``2026-01-02T03:04:05Z``)."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def qualified_kind(rt: ResourceType) -> str:

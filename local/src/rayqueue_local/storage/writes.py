@@ -19,10 +19,11 @@ from typing import Any
 
 from rayqueue_local.apimachinery import patch as patches
 from rayqueue_local.apimachinery.patch import deep_copy, interned_copy
+from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.registry.registry import ResourceType
 from rayqueue_local.registry.schema import list_map_keys, metadata_causes, name_causes
 from rayqueue_local.storage.gc import StoreDeletion
-from rayqueue_local.storage.storetypes import Objects, StoreError, _owner_uids, invalid, now_rfc3339
+from rayqueue_local.storage.storetypes import Objects, StoreError, _owner_uids, invalid
 
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # upstream's: no vowels, no confusable digits
 _NAME_RULE_OF = {"namespaces": "label", "services": "dns1035"}

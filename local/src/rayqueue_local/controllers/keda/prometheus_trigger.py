@@ -30,7 +30,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
+
+from rayqueue_local.apimachinery.time import format_rfc3339, now_rfc3339
 
 __all__ = ["PrometheusTrigger", "TriggerError"]
 
@@ -103,7 +105,7 @@ class PrometheusTrigger:
 
     def url(self, now: datetime | None = None) -> str:
         """The query URL KEDA would call."""
-        stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        stamp = format_rfc3339(now) if now is not None else now_rfc3339()
         url = f"{self.server_address}/api/v1/query?query={urllib.parse.quote_plus(self.query)}&time={stamp}"
         if self.namespace:
             url += f"&namespace={self.namespace}"

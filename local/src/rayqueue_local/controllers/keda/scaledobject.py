@@ -33,9 +33,9 @@ from __future__ import annotations
 import copy
 import logging
 import time
-from datetime import UTC, datetime
 from typing import Any
 
+from rayqueue_local.apimachinery.time import now_rfc3339, parse_rfc3339
 from rayqueue_local.controllers.base import QueueController
 from rayqueue_local.controllers.keda.prometheus_trigger import PrometheusTrigger, TriggerError
 from rayqueue_local.controllers.keda.secrets import resolve_auth
@@ -53,19 +53,6 @@ NO_SCALE = "Target resource doesn't expose /scale subresource"
 NOT_FOUND = "Target resource doesn't exist"
 PAUSED = "autoscaling.keda.sh/paused"
 PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _epoch(stamp: str | None) -> float | None:
-    if not stamp:
-        return None
-    try:
-        return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
-    except ValueError:
-        return None
 
 
 class ScaledObjectController:
@@ -344,7 +331,7 @@ class ScaledObjectController:
                 )
                 if hpa != current:
                     self._scale(key, target, hpa)
-            status["lastActiveTime"] = _now()
+            status["lastActiveTime"] = now_rfc3339()
         else:
             set_condition(
                 conditions,
@@ -380,8 +367,8 @@ class ScaledObjectController:
         spec = so.get("spec") or {}
         cooldown = 300.0 if spec.get("cooldownPeriod") is None else float(spec["cooldownPeriod"])
         initial = float(spec.get("initialCooldownPeriod") or 0)
-        last = _epoch(status.get("lastActiveTime"))
-        created = _epoch(so["metadata"].get("creationTimestamp")) or 0.0
+        last = parse_rfc3339(status.get("lastActiveTime"))
+        created = parse_rfc3339(so["metadata"].get("creationTimestamp")) or 0.0
         now = time.time()
         if (last is None and created + initial < now) or (last is not None and last + cooldown < now):
             self._scale(key, target, wanted)

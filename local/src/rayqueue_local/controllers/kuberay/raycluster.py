@@ -32,6 +32,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.controllers.base import QueueController
 from rayqueue_local.controllers.kuberay import resources as R
 from rayqueue_local.controllers.kuberay.runtime import HeadHandle, HeadKey, RayRuntime
@@ -334,7 +335,7 @@ class RayClusterController(QueueController):
                 head.update({"podIP": R.LOCAL_IP, "serviceIP": R.LOCAL_IP})
         status["head"] = head
         if status != old:
-            status["lastUpdateTime"] = R.now()
+            status["lastUpdateTime"] = now_rfc3339()
             if old.get("state") != status.get("state") and status.get("state"):
                 times = dict(old.get("stateTransitionTimes") or {})
                 times[status["state"]] = status["lastUpdateTime"]

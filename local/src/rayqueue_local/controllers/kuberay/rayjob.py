@@ -36,11 +36,11 @@ from __future__ import annotations
 import copy
 import logging
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 import yaml
 
+from rayqueue_local.apimachinery.time import format_rfc3339, now_rfc3339, parse_rfc3339
 from rayqueue_local.controllers.base import QueueController
 from rayqueue_local.controllers.kuberay import resources as R
 from rayqueue_local.controllers.kuberay.raycluster import RAYCLUSTERS
@@ -62,19 +62,9 @@ TERMINAL_JOB = ("STOPPED", "SUCCEEDED", "FAILED")
 TERMINAL_DEPLOYMENT = ("Complete", "Failed", "ValidationFailed")
 
 
-def _parse_time(stamp: str | None) -> float | None:
-    if not stamp:
-        return None
-    try:
-        return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
-    except ValueError:
-        return None
-
-
 def _stamp(epoch_ms: int | float | None) -> str | None:
-    if not epoch_ms:
-        return None
-    return datetime.fromtimestamp(float(epoch_ms) / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """A Ray job's start/end time (milliseconds since the epoch) as a Kubernetes timestamp."""
+    return format_rfc3339(float(epoch_ms) / 1000) if epoch_ms else None
 
 
 def _submission_failed(status: dict[str, Any], reason: str, message: str) -> None:
@@ -82,7 +72,7 @@ def _submission_failed(status: dict[str, Any], reason: str, message: str) -> Non
     status["jobDeploymentStatus"] = "Failed"
     status["reason"] = "SubmissionFailed"
     status["message"] = f"Job submission has failed. Reason: {reason}. Message: {message}"
-    status["endTime"] = R.now()
+    status["endTime"] = now_rfc3339()
     status["failed"] = int(status.get("failed") or 0) + 1
 
 
@@ -189,7 +179,7 @@ class RayJobController(QueueController):
         if not status.get("jobStatus"):
             status["jobStatus"] = "PENDING"
         status["jobDeploymentStatus"] = "Initializing"
-        status["startTime"] = R.now()
+        status["startTime"] = now_rfc3339()
         status.setdefault("succeeded", 0)
         status.setdefault("failed", 0)
 
@@ -201,7 +191,7 @@ class RayJobController(QueueController):
 
     def _deadline(self, spec: dict[str, Any], status: dict[str, Any]) -> bool:
         deadline = spec.get("activeDeadlineSeconds")
-        started = _parse_time(status.get("startTime"))
+        started = parse_rfc3339(status.get("startTime"))
         if deadline is None or started is None or time.time() < started + int(deadline):
             return False
         status["jobDeploymentStatus"] = "Failed"
@@ -210,7 +200,7 @@ class RayJobController(QueueController):
             f"The RayJob has passed the activeDeadlineSeconds. StartTime: {status.get('startTime')}. "
             f"ActiveDeadlineSeconds: {int(deadline)}"
         )
-        status["endTime"] = R.now()
+        status["endTime"] = now_rfc3339()
         status["failed"] = int(status.get("failed") or 0) + 1
         return True
 
@@ -374,7 +364,7 @@ class RayJobController(QueueController):
                 status["failed"] = int(status.get("failed") or 0) + 1
             elif info["status"] == "SUCCEEDED":
                 status["succeeded"] = int(status.get("succeeded") or 0) + 1
-            status["endTime"] = _stamp(info.get("end_time")) or R.now()
+            status["endTime"] = _stamp(info.get("end_time")) or now_rfc3339()
 
     def _delete_cluster(self, job: dict[str, Any], status: dict[str, Any]) -> bool:
         """Delete the job-owned cluster; True once it is gone."""
@@ -403,7 +393,7 @@ class RayJobController(QueueController):
         spec = job.get("spec") or {}
         if not spec.get("shutdownAfterJobFinishes") or not status.get("rayClusterName"):
             return
-        ended = _parse_time(status.get("endTime")) or time.time()
+        ended = parse_rfc3339(status.get("endTime")) or time.time()
         if time.time() < ended + int(spec.get("ttlSecondsAfterFinished") or 0):
             return
         if self._delete_cluster(job, status):

@@ -24,18 +24,17 @@ import json
 import math
 import secrets
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from rayqueue_local.controllers.kueue.amounts import parse_quantity
+from rayqueue_local.apimachinery.quantities import BINARY_SUFFIXES, DECIMAL_SUFFIXES, parse_quantity
+from rayqueue_local.apimachinery.time import now_rfc3339
 
 __all__ = [
     "DEFAULT_PORTS",
     "desired_pods",
     "desired_worker_replicas",
     "head_service",
-    "now",
     "owner_reference",
     "pod_status",
     "rand5",
@@ -50,11 +49,6 @@ GPU_KEYS = ("nvidia.com/gpu", "amd.com/gpu", "intel.com/gpu")
 LOCAL_NODE = "rayqueue-local-node"
 LOCAL_IP = "127.0.0.1"
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' rand.String alphabet (no vowels)
-
-
-def now() -> str:
-    """The current time in RFC 3339 (seconds), as Kubernetes writes timestamps."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def rand5() -> str:
@@ -125,11 +119,11 @@ def format_quantity(value: Decimal) -> str:
     """
     if value == value.to_integral_value():
         number = int(value)
-        for suffix, power in (("Ei", 60), ("Pi", 50), ("Ti", 40), ("Gi", 30), ("Mi", 20), ("Ki", 10)):
+        for suffix, power in sorted(BINARY_SUFFIXES.items(), key=lambda item: -item[1]):
             if number and number % (2**power) == 0 and number >= 2**power:
                 return f"{number // 2**power}{suffix}"
-        for suffix, exp in (("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3)):
-            if number and number % 10**exp == 0:
+        for suffix, exp in sorted(DECIMAL_SUFFIXES.items(), key=lambda item: -item[1]):
+            if number and exp > 0 and number % 10**exp == 0:
                 return f"{number // 10**exp}{suffix}"
         return str(number)
     return f"{int(value * 1000)}m"
@@ -270,9 +264,9 @@ def pod_status(phase: str, *, ready: bool, started: str | None = None) -> dict[s
     if phase != "Running":
         return {
             "phase": "Pending",
-            "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": now()}],
+            "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": now_rfc3339()}],
         }
-    stamp = started or now()
+    stamp = started or now_rfc3339()
     flag = "True" if ready else "False"
     return {
         "phase": "Running",
@@ -349,7 +343,7 @@ def set_condition(
     for cond in conditions:
         if cond.get("type") == ctype:
             if cond.get("status") != value:
-                cond["lastTransitionTime"] = now()
+                cond["lastTransitionTime"] = now_rfc3339()
             cond.update({"status": value, "reason": reason, "message": message})
             if generation is not None:
                 cond["observedGeneration"] = generation
@@ -359,7 +353,7 @@ def set_condition(
         "status": value,
         "reason": reason,
         "message": message,
-        "lastTransitionTime": now(),
+        "lastTransitionTime": now_rfc3339(),
     }
     if generation is not None:
         new["observedGeneration"] = generation

@@ -49,6 +49,7 @@ from typing import Any
 
 import yaml
 
+from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.controllers.kuberay import resources as R
 from rayqueue_local.controllers.kuberay.kubelet import (
     InitContainerFailed,
@@ -319,10 +320,12 @@ class SubmitterPods:
             "phase": phase,
             "hostIP": R.LOCAL_IP,
             "podIP": R.LOCAL_IP,
-            "startTime": R.now(),
+            "startTime": now_rfc3339(),
         }
         if phase == "Pending":
-            status["conditions"] = [{"type": "PodScheduled", "status": "True", "lastTransitionTime": R.now()}]
+            status["conditions"] = [
+                {"type": "PodScheduled", "status": "True", "lastTransitionTime": now_rfc3339()}
+            ]
         elif init_failure is not None:
             statuses = []
             for init in inits:
@@ -337,7 +340,7 @@ class SubmitterPods:
         else:
             status["initContainerStatuses"] = [_terminated(c, 0) for c in inits]
             if phase == "Running":
-                running = {"running": {"startedAt": R.now()}}
+                running = {"running": {"startedAt": now_rfc3339()}}
                 status["containerStatuses"] = [_container_status(c, running, ready=True) for c in mains]
             else:
                 code = 0 if phase == "Succeeded" else 1

@@ -1,9 +1,10 @@
 """Resource amounts as Kueue counts them: integers per resource, with Kueue's display format.
 
 Kueue keeps CPU in millicores and every other resource in whole units (bytes for memory),
-rounding fractions up as ``resource.Quantity.MilliValue()``/``Value()`` do, and prints amounts
-with its ``ResourceFormatter`` (CPU and plain counts in decimal SI, memory in the canonical
-binary or decimal form) [K pkg/resources/resource_formatter.go].
+rounding fractions up as ``resource.Quantity.MilliValue()``/``Value()`` do (the parsing is
+:mod:`rayqueue_local.apimachinery.quantities`), and prints amounts with its ``ResourceFormatter``
+(CPU and plain counts in decimal SI, memory in the canonical binary or decimal form)
+[K pkg/resources/resource_formatter.go].
 
 Example:
     >>> to_amount("cpu", "1500m"), to_amount("memory", "8Gi"), to_amount("nvidia.com/gpu", 2)
@@ -15,43 +16,13 @@ Example:
 from __future__ import annotations
 
 import math
-import re
-from fractions import Fraction
 
-__all__ = ["format_amount", "parse_quantity", "to_amount"]
+from rayqueue_local.apimachinery.quantities import BINARY_SUFFIXES, DECIMAL_SUFFIXES, parse_quantity
 
-_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-_SUFFIX_FOR_EXP = {exp: suffix for suffix, exp in _DECIMAL.items()}
-_BINARY_FOR_POWER = {power: suffix for suffix, power in _BINARY.items()}
-_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$")
+__all__ = ["format_amount", "to_amount"]
 
-
-def parse_quantity(value: str | int | float) -> Fraction:
-    """The exact value of a Kubernetes quantity (``"500m"``, ``"8Gi"``, ``"1e3"``, ``2``).
-
-    Example:
-        >>> parse_quantity("500m"), parse_quantity("1Ki"), parse_quantity(3)
-        (Fraction(1, 2), Fraction(1024, 1), Fraction(3, 1))
-    """
-    if isinstance(value, bool):
-        raise ValueError(f"quantities must be numbers or strings, got {value!r}")
-    if isinstance(value, int | float):
-        return Fraction(value)
-    match = _QUANTITY.match(value.strip())
-    if not match:
-        raise ValueError(
-            f"quantities must match the regular expression of Kubernetes quantities, got {value!r}"
-        )
-    number, exponent, suffix = match.groups()
-    amount = Fraction(number)
-    if exponent:
-        amount *= Fraction(10) ** int(exponent[1:])
-    elif suffix in _BINARY:
-        amount *= 1024 ** _BINARY[suffix]
-    elif suffix:
-        amount *= Fraction(10) ** _DECIMAL[suffix]
-    return amount
+_SUFFIX_FOR_EXP = {exp: suffix for suffix, exp in DECIMAL_SUFFIXES.items()}
+_BINARY_FOR_POWER = {bits // 10: suffix for suffix, bits in BINARY_SUFFIXES.items()}
 
 
 def to_amount(resource: str, value: str | int | float) -> int:

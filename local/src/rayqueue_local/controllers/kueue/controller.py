@@ -32,6 +32,7 @@ import logging
 import time
 from typing import Any
 
+from rayqueue_local.apimachinery.time import now_rfc3339, parse_rfc3339
 from rayqueue_local.controllers.base import QueueController
 from rayqueue_local.controllers.kueue import conditions as cond
 from rayqueue_local.controllers.kueue import messages as msg
@@ -51,9 +52,8 @@ from rayqueue_local.controllers.kueue.ops import (
     SCHEDULE,
     WORKLOADS,
     metadata_of,
-    timestamp,
 )
-from rayqueue_local.controllers.kueue.snapshot import WorkloadInfo, parse_time
+from rayqueue_local.controllers.kueue.snapshot import WorkloadInfo
 from rayqueue_local.storage.store import StoreError
 
 __all__ = ["KueueController"]
@@ -218,7 +218,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
             return None
 
     def _apply(self, result: PassResult) -> None:
-        now = timestamp()
+        now = now_rfc3339()
         for admission in result.admitted:
             wl = copy.deepcopy(admission.workload.obj)
             cond.set_quota_reserved(wl, admission.admission, now)
@@ -228,7 +228,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
                 continue
             cq = admission.admission["clusterQueue"]
             queued_at = cond.find(stored, msg.REQUEUED) or {}
-            since = parse_time(
+            since = parse_rfc3339(
                 queued_at.get("lastTransitionTime") or metadata_of(stored).get("creationTimestamp")
             )
             waited = max(0.0, time.time() - since) if since else 0.0
@@ -285,7 +285,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         local_queues: list[dict[str, Any]],
         flavors: list[dict[str, Any]],
     ) -> None:
-        now = timestamp()
+        now = now_rfc3339()
         usage: dict[str, dict[tuple[str, str], int]] = {}
         lq_usage: dict[tuple[str, str], dict[tuple[str, str], int]] = {}
         reserving: dict[str, int] = {}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.controllers.kueue import conditions as cond
 from rayqueue_local.controllers.kueue import messages as msg
 from rayqueue_local.controllers.kueue.ops import (
@@ -25,7 +26,6 @@ from rayqueue_local.controllers.kueue.ops import (
     WORKLOADS,
     StoreOps,
     metadata_of,
-    timestamp,
 )
 from rayqueue_local.controllers.kueue.workloads import (
     PRIORITY_CLASS_LABEL,
@@ -180,7 +180,7 @@ class JobReconciler(StoreOps):
     def _release(self, wl: dict[str, Any], evicted: dict[str, Any]) -> None:
         """The job stopped: clear the reservation and say whether the Workload was requeued."""
         wl = copy.deepcopy(wl)
-        now = timestamp()
+        now = now_rfc3339()
         reason, message = evicted.get("reason", ""), evicted.get("message", "")
         requeued = cond.find(wl, msg.REQUEUED) or {}
         reactivated = (
@@ -203,7 +203,7 @@ class JobReconciler(StoreOps):
             failed = status.get("jobDeploymentStatus") == "Failed" or status.get("jobStatus") == "FAILED"
             wl = copy.deepcopy(wl)
             reason = "Failed" if failed else "Succeeded"
-            cond.set_condition(wl, msg.FINISHED, True, reason, status.get("message") or "", timestamp())
+            cond.set_condition(wl, msg.FINISHED, True, reason, status.get("message") or "", now_rfc3339())
             wl = self.store.update_status(WORKLOADS, wl)
             meta = metadata_of(wl)
             text = f"Workload '{meta['namespace']}/{meta['name']}' is declared finished"
@@ -243,7 +243,7 @@ class JobReconciler(StoreOps):
                 True,
                 reason,
                 "All pods reached readiness and the workload is running",
-                timestamp(),
+                now_rfc3339(),
             )
         elif current is not None and (
             current.get("status") == "True" or current.get("reason") == "WaitForRecovery"
@@ -254,11 +254,16 @@ class JobReconciler(StoreOps):
                 False,
                 "WaitForRecovery",
                 "At least one pod has failed, waiting for recovery",
-                timestamp(),
+                now_rfc3339(),
             )
         else:
             changed = cond.set_condition(
-                wl, msg.PODS_READY, False, "WaitForStart", "Not all pods are ready or succeeded", timestamp()
+                wl,
+                msg.PODS_READY,
+                False,
+                "WaitForStart",
+                "Not all pods are ready or succeeded",
+                now_rfc3339(),
             )
         if changed:
             self.store.update_status(WORKLOADS, wl)

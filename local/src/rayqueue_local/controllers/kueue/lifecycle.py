@@ -21,6 +21,7 @@ import copy
 import time
 from typing import Any
 
+from rayqueue_local.apimachinery.time import now_rfc3339, parse_rfc3339
 from rayqueue_local.controllers.kueue import conditions as cond
 from rayqueue_local.controllers.kueue import messages as msg
 from rayqueue_local.controllers.kueue.ops import (
@@ -31,9 +32,7 @@ from rayqueue_local.controllers.kueue.ops import (
     WORKLOADS,
     StoreOps,
     metadata_of,
-    timestamp,
 )
-from rayqueue_local.controllers.kueue.snapshot import parse_time
 
 __all__ = ["WorkloadReconciler"]
 
@@ -79,7 +78,7 @@ class WorkloadReconciler(StoreOps):
             return
         had_admission = bool((wl.get("status") or {}).get("admission"))
         wl = copy.deepcopy(wl)
-        now = timestamp()
+        now = now_rfc3339()
         if _deactivation(evicted, "True") and evicted is not None:
             reason, message = evicted.get("reason", ""), evicted.get("message", "")
             newly_evicted = False
@@ -100,7 +99,7 @@ class WorkloadReconciler(StoreOps):
 
     def _check_active(self, wl: dict[str, Any]) -> None:
         """An active Workload: deactivation targets, the maximum execution time, requeue reasons."""
-        now = timestamp()
+        now = now_rfc3339()
         if cond.is_true(wl, msg.DEACTIVATION_TARGET):
             wl = copy.deepcopy(wl)
             wl["spec"]["active"] = False
@@ -109,7 +108,7 @@ class WorkloadReconciler(StoreOps):
         limit = (wl.get("spec") or {}).get("maximumExecutionTimeSeconds")
         admitted = cond.find(wl, msg.ADMITTED)
         if limit and admitted is not None and admitted.get("status") == "True":
-            spent = time.time() - parse_time(admitted.get("lastTransitionTime"))
+            spent = time.time() - (parse_rfc3339(admitted.get("lastTransitionTime")) or 0.0)
             spent += int((wl.get("status") or {}).get("accumulatedPastExecutionTimeSeconds") or 0)
             if spent >= int(limit):
                 wl = copy.deepcopy(wl)

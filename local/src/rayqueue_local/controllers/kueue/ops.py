@@ -8,7 +8,6 @@ Example:
 from __future__ import annotations
 
 import copy
-import time
 from typing import Any
 
 from rayqueue_local.controllers.kueue.workloads import JOB_UID_LABEL, RESOURCE_IN_USE_FINALIZER
@@ -28,7 +27,6 @@ __all__ = [
     "WORKLOAD_CONTROLLER",
     "StoreOps",
     "metadata_of",
-    "timestamp",
 ]
 
 WORKLOADS = "workloads.kueue.x-k8s.io"
@@ -42,11 +40,6 @@ SCHEDULE = ("schedule",)
 ADMISSION = "kueue-admission"
 JOB_CONTROLLER = "kueue-job-controller"
 WORKLOAD_CONTROLLER = "kueue-workload-controller"
-
-
-def timestamp() -> str:
-    """The current time as Kubernetes writes condition timestamps (seconds, UTC)."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def metadata_of(obj: dict[str, Any]) -> dict[str, Any]:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
+from rayqueue_local.apimachinery.time import parse_rfc3339
 from rayqueue_local.controllers.kueue import quota as q
 from rayqueue_local.controllers.kueue.amounts import to_amount
 from rayqueue_local.controllers.kueue.workloads import JOB_UID_LABEL, pod_requests
@@ -29,7 +29,6 @@ __all__ = [
     "build_snapshot",
     "condition",
     "is_true",
-    "parse_time",
 ]
 
 
@@ -45,18 +44,6 @@ def is_true(obj: dict[str, Any], ctype: str) -> bool:
     """Whether condition ``ctype`` is ``"True"``."""
     cond = condition(obj, ctype)
     return cond is not None and cond.get("status") == "True"
-
-
-def parse_time(value: str | None) -> float:
-    """Seconds since the epoch of an RFC 3339 timestamp (0 for none).
-
-    Example:
-        >>> parse_time("1970-01-01T00:01:00Z")
-        60.0
-    """
-    if not value:
-        return 0.0
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
 
 
 @dataclass
@@ -117,7 +104,7 @@ class WorkloadInfo:
             uid=meta.get("uid", ""),
             job_uid=(meta.get("labels") or {}).get(JOB_UID_LABEL, ""),
             priority=int(spec.get("priority") or 0),
-            created=parse_time(meta.get("creationTimestamp")),
+            created=parse_rfc3339(meta.get("creationTimestamp")) or 0.0,
             queue_name=spec.get("queueName") or "",
             active=spec.get("active", True) is not False,
             pod_sets=pod_sets,
@@ -129,7 +116,7 @@ class WorkloadInfo:
         if admission and reserved is not None and reserved.get("status") == "True":
             info.reserved = True
             info.cluster_queue = admission.get("clusterQueue")
-            info.reserved_at = parse_time(reserved.get("lastTransitionTime"))
+            info.reserved_at = parse_rfc3339(reserved.get("lastTransitionTime")) or 0.0
             for psa in admission.get("podSetAssignments") or ():
                 flavors = psa.get("flavors") or {}
                 for res, amount in (psa.get("resourceUsage") or {}).items():
