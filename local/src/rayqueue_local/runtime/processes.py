@@ -8,9 +8,12 @@ Every long-lived process the control plane starts (Ray heads, Prometheus) is sta
   session is left, then a check that nothing of it remains);
 - at interpreter exit (``atexit``), which also covers Ctrl-C (``KeyboardInterrupt`` unwinds to exit);
 - when the owning interpreter dies without running ``atexit`` (SIGTERM, SIGKILL, a segfault): a small
-  **watchdog** subprocess, started with the first recorded process, holds the read end of a pipe whose
-  write end only the owner holds. When the owner dies the pipe reaches EOF (or the watchdog sees its
-  parent change) and the watchdog kills every recorded session, then exits.
+  **watchdog** subprocess (:mod:`rayqueue_local.runtime.watchdog`), started with the first recorded
+  process, holds the read end of a pipe whose write end only the owner holds. When the owner dies
+  the pipe reaches EOF (or the watchdog sees its parent change) and the watchdog kills every
+  recorded session, then exits.
+
+Sessions are found and stopped by :mod:`rayqueue_local.runtime.sessions`.
 
 ``PR_SET_PDEATHSIG`` is not used: it fires when the *thread* that forked the child exits, and the
 controllers start processes from worker threads.
@@ -35,19 +38,21 @@ import logging
 import os
 import random
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from rayqueue_local.errors import LocalControlPlaneError
+from rayqueue_local.runtime.sessions import session_pids, stop_sessions
 
 log = logging.getLogger(__name__)
+
+#: The directory holding the ``rayqueue_local`` package (the watchdog must import this same copy).
+_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 __all__ = [
     "ManagedProcess",
@@ -137,39 +142,8 @@ def free_port_range(size: int, host: str = "127.0.0.1", low: int = 24000, high: 
 
 
 # --------------------------------------------------------------------------------------------
-# /proc
+# Memory (from /proc)
 # --------------------------------------------------------------------------------------------
-
-
-def _stat_fields(pid: int) -> list[str] | None:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # Fields after "(comm)": state ppid pgrp session ...
-    return text[text.rfind(")") + 2 :].split()
-
-
-def session_pids(sid: int, *, include_zombies: bool = False) -> list[int]:
-    """Pids of the processes whose session id is ``sid`` (read from ``/proc``).
-
-    Example:
-        >>> os.getpid() in session_pids(os.getsid(0))
-        True
-    """
-    pids: list[int] = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        fields = _stat_fields(int(entry))
-        if fields is None or len(fields) < 4:
-            continue
-        if int(fields[3]) != sid:
-            continue
-        if fields[0] == "Z" and not include_zombies:
-            continue
-        pids.append(int(entry))
-    return pids
 
 
 def _memory_of(pid: int) -> tuple[int, int]:
@@ -208,114 +182,16 @@ def tree_memory(pids: Iterable[int]) -> dict[str, int]:
     return {"rss": rss, "pss": pss, "processes": count}
 
 
-def _signal_session(sid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(sid, sig)
-    for pid in session_pids(sid):  # members that moved to another process group
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, sig)
-
-
-def _wait_gone(sid: int, seconds: float, *, leader_only: bool = False) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        pids = session_pids(sid)
-        if not pids or (leader_only and sid not in pids):
-            return
-        time.sleep(0.05)
-
-
 def _kill_session(sid: int, grace: float) -> list[int]:
-    """Stop a session; returns the pids that survived (normally none).
-
-    SIGTERM goes to the session leader alone first: ``ray start --block`` then shuts its own
-    children down in order (a SIGTERM to the whole group at once leaves raylet and GCS waiting on
-    each other). Once the leader has exited (or after ``grace`` seconds), whatever is left gets
-    SIGTERM, one more second, then SIGKILL.
-    """
-    if not session_pids(sid):
-        return []
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(sid, signal.SIGTERM)
-    _wait_gone(sid, grace, leader_only=True)
-    if session_pids(sid):
-        _signal_session(sid, signal.SIGTERM)
-        _wait_gone(sid, min(1.0, grace))
-    if session_pids(sid):
-        _signal_session(sid, signal.SIGKILL)
-        _wait_gone(sid, 5.0)
-    return session_pids(sid)
+    """Stop one session (:func:`~rayqueue_local.runtime.sessions.stop_sessions`); returns survivors."""
+    return stop_sessions([sid], grace).get(sid, [])
 
 
-# --------------------------------------------------------------------------------------------
-# The watchdog (runs as `python -c`, so it must not import this package)
-# --------------------------------------------------------------------------------------------
-
-_WATCHDOG_SOURCE = r"""
-import os, select, shutil, signal, sys, time
-signal.signal(signal.SIGINT, signal.SIG_IGN)
-owner = int(sys.argv[1])
-sessions = {}
-def members(sid):
-    out = []
-    for e in os.listdir("/proc"):
-        if e.isdigit():
-            try:
-                t = open("/proc/%s/stat" % e).read()
-            except OSError:
-                continue
-            f = t[t.rfind(")") + 2:].split()
-            if int(f[3]) == sid and f[0] != "Z":
-                out.append(int(e))
-    return out
-def hit(sid, sig):
-    try:
-        os.killpg(sid, sig)
-    except OSError:
-        pass
-    for p in members(sid):
-        try:
-            os.kill(p, sig)
-        except OSError:
-            pass
-buf = b""
-fd = sys.stdin.fileno()
-while True:
-    ready, _, _ = select.select([fd], [], [], 1.0)
-    if ready:
-        chunk = os.read(fd, 4096)
-        if not chunk:
-            break
-        buf += chunk
-        while b"\n" in buf:
-            line, buf = buf.split(b"\n", 1)
-            sid, _, path = line[1:].decode().partition(" ")
-            if line[:1] == b"+":
-                sessions[int(sid)] = path
-            elif line[:1] == b"-":
-                sessions.pop(int(sid), None)
-    if os.getppid() != owner:
-        break
-for sid in sessions:
-    try:
-        os.kill(sid, signal.SIGTERM)
-    except OSError:
-        pass
-end = time.time() + 5
-while time.time() < end and any(sid in members(sid) for sid in sessions):
-    time.sleep(0.1)
-for sid in sessions:
-    hit(sid, signal.SIGTERM)
-end = time.time() + 1
-while time.time() < end and any(members(s) for s in sessions):
-    time.sleep(0.1)
-for sid in sessions:
-    hit(sid, signal.SIGKILL)
-time.sleep(0.5)
-for path in sessions.values():
-    if path:
-        shutil.rmtree(path, ignore_errors=True)
-"""
+def _watchdog_env() -> dict[str, str]:
+    """Our environment, with this copy of rayqueue_local first on the child's import path."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_PACKAGE_ROOT), env.get("PYTHONPATH")) if p)
+    return env
 
 
 class ProcessRegistry:
@@ -381,7 +257,8 @@ class ProcessRegistry:
     def _tell_watchdog(self, line: str) -> None:
         if self._watchdog is None or self._watchdog.poll() is not None:
             self._watchdog = subprocess.Popen(
-                [sys.executable, "-c", _WATCHDOG_SOURCE, str(os.getpid())],
+                [sys.executable, "-m", "rayqueue_local.runtime.watchdog", str(os.getpid())],
+                env=_watchdog_env(),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
