@@ -84,6 +84,53 @@ def test_json_patch_failures_are_422(ops: list) -> None:
     assert err.value.code == 422
 
 
+REJECTED = "the server rejected our request due to an error in our request"
+
+
+@pytest.mark.parametrize(
+    ("ops", "message"),
+    [
+        (
+            [{"op": "test", "path": "/a", "value": 2}],
+            f"{REJECTED}: testing value /a failed: test failed",
+        ),
+        (
+            [{"op": "test", "path": "/zz", "value": 2}],
+            f"{REJECTED}: doc is missing path: /zz: missing value",
+        ),
+        ([{"op": "remove", "path": "/missing"}], "Unable to remove nonexistent key: missing: missing value"),
+        ([{"op": "replace", "path": "/missing", "value": 1}], "doc is missing path: /missing: missing value"),
+        ([{"op": "add", "path": "/x/y", "value": 1}], "doc is missing path: /x/y: missing value"),
+        ([{"op": "copy", "from": "/zz", "path": "/b"}], "doc is missing path: /zz: missing value"),
+        ([{"op": "add", "path": "/list/5", "value": 1}], "unable to access invalid index: 5 in path /list/5"),
+        ([{"op": "remove", "path": "/list/01"}], "unable to access invalid index: 01 in path /list/01"),
+        (
+            [{"op": "move", "from": "/list", "path": "/list/0"}],
+            "cannot move /list into its own child /list/0",
+        ),
+        (
+            [{"op": "add", "path": "a", "value": 1}],
+            f'{REJECTED}: invalid JSON pointer "a"',
+        ),
+        ([{"op": "add", "path": "/a"}], "operation 'add' is missing the 'value' field"),
+        ([{"op": "move", "path": "/a"}], "operation 'move' is missing the 'from' field"),
+    ],
+)
+def test_json_patch_failures_say_what_the_api_server_says(ops: list, message: str) -> None:
+    doc = {"a": 1, "list": [1], "secret": "s3cr3t"}
+    with pytest.raises(PatchError) as err:
+        json_patch(doc, ops)
+    assert (err.value.code, err.value.message) == (422, message)
+    assert "s3cr3t" not in str(err.value)  # the library's own text quotes the document: never passed on
+
+
+def test_json_patch_values_are_copied_not_shared() -> None:
+    value = {"k": [1]}
+    out = json_patch({}, [{"op": "add", "path": "/v", "value": value}])
+    out["v"]["k"].append(2)
+    assert value == {"k": [1]}
+
+
 def test_json_patch_unknown_op_is_400() -> None:
     with pytest.raises(PatchError) as err:
         json_patch({}, [{"op": "frobnicate", "path": "/a"}])

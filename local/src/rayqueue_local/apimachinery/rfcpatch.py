@@ -1,7 +1,8 @@
 """JSON merge patch (RFC 7386) and JSON patch (RFC 6902), as pure functions on JSON-like values.
 
-Errors are :class:`~rayqueue_local.apimachinery.patchcore.PatchError` with the status code and message the
-API server would send.
+The JSON patch operations are the ``jsonpatch`` library's; errors are
+:class:`~rayqueue_local.apimachinery.patchcore.PatchError` with the status code and message the API
+server would send.
 
 Example:
     >>> merge_patch({"a": 1, "b": {"c": 2}}, {"b": {"c": None, "d": 3}})
@@ -13,6 +14,9 @@ Example:
 from __future__ import annotations
 
 from typing import Any
+
+import jsonpatch
+import jsonpointer
 
 from rayqueue_local.apimachinery.patchcore import PatchError, deep_copy
 
@@ -41,98 +45,30 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 
 # -- RFC 6902 ---------------------------------------------------------------------------------------------
+#
+# The operations are applied by the ``jsonpatch`` library, one at a time, so that a failure names the
+# operation it came from; its exceptions become the status code and message the API server (Go's
+# evanphx/json-patch) gives. Their own text is never passed on: it quotes the document.
 
-
-def _pointer(path: str) -> list[str]:
-    if path == "":
-        return []
-    if not path.startswith("/"):
-        raise PatchError(
-            422,
-            "Invalid",
-            f'the server rejected our request due to an error in our request: invalid JSON pointer "{path}"',
-        )
-    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
-
-
-def _index(container: list[Any], token: str, *, allow_end: bool, path: str) -> int:
-    if token == "-" and allow_end:
-        return len(container)
-    if not token.isdigit() or (token != "0" and token.startswith("0")):
-        raise PatchError(422, "Invalid", f"unable to access invalid index: {token} in path {path}")
-    i = int(token)
-    if i > len(container) or (i == len(container) and not allow_end):
-        raise PatchError(422, "Invalid", f"unable to access invalid index: {i} (out of range) in path {path}")
-    return i
-
-
-def _parent(doc: Any, tokens: list[str], path: str) -> Any:
-    cur = doc
-    for token in tokens[:-1]:
-        if isinstance(cur, dict):
-            if token not in cur:
-                raise PatchError(422, "Invalid", f"doc is missing path: {path}: missing value")
-            cur = cur[token]
-        elif isinstance(cur, list):
-            cur = cur[_index(cur, token, allow_end=False, path=path)]
-        else:
-            raise PatchError(422, "Invalid", f"doc is missing path: {path}: missing value")
-    return cur
-
-
-def _get(doc: Any, path: str) -> Any:
-    tokens = _pointer(path)
-    if not tokens:
-        return doc
-    parent = _parent(doc, tokens, path)
-    last = tokens[-1]
-    if isinstance(parent, dict):
-        if last not in parent:
-            raise PatchError(422, "Invalid", f"doc is missing path: {path}: missing value")
-        return parent[last]
-    if isinstance(parent, list):
-        return parent[_index(parent, last, allow_end=False, path=path)]
-    raise PatchError(422, "Invalid", f"doc is missing path: {path}: missing value")
-
-
-def _add(doc: Any, path: str, value: Any) -> Any:
-    tokens = _pointer(path)
-    if not tokens:
-        return value
-    parent = _parent(doc, tokens, path)
-    last = tokens[-1]
-    if isinstance(parent, dict):
-        parent[last] = value
-    elif isinstance(parent, list):
-        parent.insert(_index(parent, last, allow_end=True, path=path), value)
-    else:
-        raise PatchError(422, "Invalid", f"doc is missing path: {path}: missing value")
-    return doc
-
-
-def _remove(doc: Any, path: str) -> tuple[Any, Any]:
-    tokens = _pointer(path)
-    if not tokens:
-        raise PatchError(422, "Invalid", "unable to remove the whole document")
-    parent = _parent(doc, tokens, path)
-    last = tokens[-1]
-    if isinstance(parent, dict):
-        if last not in parent:
-            raise PatchError(422, "Invalid", f"Unable to remove nonexistent key: {last}: missing value")
-        return doc, parent.pop(last)
-    if isinstance(parent, list):
-        return doc, parent.pop(_index(parent, last, allow_end=False, path=path))
-    raise PatchError(422, "Invalid", f"doc is missing path: {path}: missing value")
+_OPS = ("add", "remove", "replace", "move", "copy", "test")
+_NEEDS = {"add": "value", "replace": "value", "test": "value", "move": "from", "copy": "from"}
+_INDEX_PROBLEMS = ("index", "outside of list")
+_REJECTED = "the server rejected our request due to an error in our request"
 
 
 def json_patch(target: Any, operations: list[dict[str, Any]]) -> Any:
     """Apply a JSON patch (RFC 6902) and return the result; ``target`` is not modified.
 
-    A failing ``test`` raises ``PatchError(422)``, as the API server answers.
+    A failing ``test`` raises ``PatchError(422)``, as the API server answers; so do a missing path
+    and a bad index. A body that is not a list of operations, or an unknown ``op``, is 400.
 
     Example:
         >>> json_patch({"a": {"b": 1}}, [{"op": "move", "from": "/a/b", "path": "/c"}])
         {'a': {}, 'c': 1}
+        >>> json_patch({"a": 1}, [{"op": "test", "path": "/a", "value": 2}])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        rayqueue_local.apimachinery.patchcore.PatchError: ...: testing value /a failed: test failed
     """
     if not isinstance(operations, list):
         raise PatchError(
@@ -143,40 +79,46 @@ def json_patch(target: Any, operations: list[dict[str, Any]]) -> Any:
         if not isinstance(op, dict) or "op" not in op:
             raise PatchError(400, "BadRequest", f"Unexpected kind: {op!r}")
         kind = op["op"]
+        if kind not in _OPS:
+            raise PatchError(400, "BadRequest", f"Unexpected kind: {kind}")
         path = op.get("path")
         if not isinstance(path, str):
             raise PatchError(422, "Invalid", f"operation {kind!r} has no path")
-        if kind == "add":
-            doc = _add(doc, path, deep_copy(_need(op, "value")))
-        elif kind == "remove":
-            doc, _ = _remove(doc, path)
-        elif kind == "replace":
-            _get(doc, path)  # must exist
-            if _pointer(path):
-                doc, _ = _remove(doc, path)
-            doc = _add(doc, path, deep_copy(_need(op, "value")))
-        elif kind == "move":
-            src = _need(op, "from")
-            if path.startswith(src + "/"):
-                raise PatchError(422, "Invalid", f"cannot move {src} into its own child {path}")
-            doc, value = _remove(doc, src)
-            doc = _add(doc, path, value)
-        elif kind == "copy":
-            doc = _add(doc, path, deep_copy(_get(doc, _need(op, "from"))))
-        elif kind == "test":
-            if _get(doc, path) != _need(op, "value"):
-                raise PatchError(
-                    422,
-                    "Invalid",
-                    f"the server rejected our request due to an error in our request: "
-                    f"testing value {path} failed: test failed",
-                )
-        else:
-            raise PatchError(400, "BadRequest", f"Unexpected kind: {kind}")
+        for field in {"add": ("value",), "replace": ("value",), "test": ("value",)}.get(
+            kind, ("from",) if kind in ("move", "copy") else ()
+        ):
+            if field not in op:
+                raise PatchError(422, "Invalid", f"operation {kind!r} is missing the {field!r} field")
+        try:
+            doc = jsonpatch.JsonPatch([deep_copy(op)]).apply(doc, in_place=True)
+        except jsonpatch.JsonPatchTestFailed:
+            raise _test_failed(doc, path) from None
+        except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as err:
+            raise _failure(op, str(err)) from None
     return doc
 
 
-def _need(op: dict[str, Any], field: str) -> Any:
-    if field not in op:
-        raise PatchError(422, "Invalid", f"operation {op.get('op')!r} is missing the {field!r} field")
-    return op[field]
+def _test_failed(doc: Any, path: str) -> PatchError:
+    try:
+        jsonpointer.resolve_pointer(doc, path)
+    except jsonpointer.JsonPointerException:
+        return PatchError(422, "Invalid", f"{_REJECTED}: doc is missing path: {path}: missing value")
+    return PatchError(422, "Invalid", f"{_REJECTED}: testing value {path} failed: test failed")
+
+
+def _failure(op: dict[str, Any], problem: str) -> PatchError:
+    """The API server's answer to operation ``op`` failing with the library's ``problem``."""
+    kind, path = op["op"], op["path"]
+    pointer = op["from"] if kind in ("move", "copy") and not problem.startswith("Cannot move") else path
+    last = pointer.rpartition("/")[2].replace("~1", "/").replace("~0", "~")
+    if "must start with /" in problem:
+        message = f"{_REJECTED}: invalid JSON pointer {pointer!r}".replace("'", '"')
+    elif problem.startswith("Cannot move"):
+        message = f"cannot move {op['from']} into its own child {path}"
+    elif any(word in problem for word in _INDEX_PROBLEMS):
+        message = f"unable to access invalid index: {last} in path {pointer}"
+    elif kind == "remove":
+        message = f"Unable to remove nonexistent key: {last}: missing value"
+    else:
+        message = f"doc is missing path: {pointer}: missing value"
+    return PatchError(422, "Invalid", message)
