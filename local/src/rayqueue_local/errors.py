@@ -1,5 +1,9 @@
 """The local control plane's errors: one base, :class:`LocalControlPlaneError`, under which every error
-the emulator raises to its caller sits (with a stdlib mixin where one fits).
+the emulator raises sits (with a stdlib mixin where one fits): the store's ``StoreError``, the API
+server's ``HTTPError`` (also its internal control flow: a handler raises it, the server renders the
+``Status``), patch and selector errors (``ValueError`` too), the process errors (``RuntimeError``;
+``PrometheusNotInstalledError`` is also a ``FileNotFoundError``) and the controllers' own. Arguments
+a caller gets wrong still raise the builtin ``TypeError``/``ValueError``.
 
 Example:
     >>> from rayqueue_local.runtime.processes import ProcessStartError

@@ -9,10 +9,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from rayqueue_local.errors import LocalControlPlaneError
+
 __all__ = ["PatchError", "deep_copy", "interned_copy"]
 
 
-class PatchError(ValueError):
+class PatchError(LocalControlPlaneError, ValueError):
     """A patch that cannot be applied: ``code`` (400/409/422), ``reason`` and ``causes``.
 
     Example:

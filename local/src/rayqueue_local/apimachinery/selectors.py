@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rayqueue_local.errors import LocalControlPlaneError
+
 __all__ = [
     "FieldSelector",
     "LabelSelector",
@@ -35,7 +37,7 @@ __all__ = [
 ]
 
 
-class SelectorError(ValueError):
+class SelectorError(LocalControlPlaneError, ValueError):
     """A selector that does not parse (rendered as 400 BadRequest)."""
 
 

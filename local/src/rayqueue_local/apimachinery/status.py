@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rayqueue_local.errors import LocalControlPlaneError
+
 __all__ = ["HTTPError", "status_body", "success_status"]
 
 
@@ -49,7 +51,7 @@ def success_status(details: dict[str, Any] | None = None) -> dict[str, Any]:
     return body
 
 
-class HTTPError(Exception):
+class HTTPError(LocalControlPlaneError):
     """An error response: a status code and its ``Status`` body (plus optional extra headers).
 
     Example:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from rayqueue_local.errors import LocalControlPlaneError
 from rayqueue_local.registry.registry import ResourceType
 
 AdmissionHook = Callable[[str, dict[str, Any], "dict[str, Any] | None"], dict[str, Any]]
@@ -21,7 +22,7 @@ Objects = list[dict[str, Any]]
 PatchBody = dict[str, Any] | list[Any]
 
 
-class StoreError(Exception):
+class StoreError(LocalControlPlaneError):
     """An API error carrying what a Kubernetes ``Status`` needs (``to_status()`` renders it).
 
     Example:

@@ -33,11 +33,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from rayqueue_local.apimachinery.time import format_rfc3339, now_rfc3339
+from rayqueue_local.errors import LocalControlPlaneError
 
 __all__ = ["PrometheusTrigger", "TriggerError"]
 
 
-class TriggerError(Exception):
+class TriggerError(LocalControlPlaneError):
     """The scaler could not produce a value (KEDA logs it and emits a ``KEDAScalerFailed`` event)."""
 
 

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rayqueue_local.errors import LocalControlPlaneError
 from rayqueue_local.storage.store import StoreError
 
 __all__ = [
@@ -64,11 +65,11 @@ _FIELD_LABEL = re.compile(r"^metadata\.labels\['(.+)'\]$")
 STDERR_TAIL = 1500
 
 
-class PodPending(Exception):
+class PodPending(LocalControlPlaneError):
     """A volume or env source does not exist yet: the pod cannot start (the kubelet retries)."""
 
 
-class InitContainerFailed(Exception):
+class InitContainerFailed(LocalControlPlaneError):
     """An init container exited non-zero (or could not run); carries its name and stderr tail.
 
     Example:
