@@ -209,8 +209,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    cp = LocalControlPlane(crd_dir=args.crd_dir)
-    cp.ray_enabled = True
+    cp = LocalControlPlane(crd_dir=args.crd_dir, keda_enabled=False, prometheus_enabled=False)
     bare: list[dict[str, float]] = []
     alone: list[dict[str, float]] = []
     ours: list[dict[str, float]] = []

@@ -31,7 +31,7 @@ from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk.manifests import kueue as k
 
 crd_dir, sizes = sys.argv[1] or None, {"small": 10, "large": int(sys.argv[2])}
-with LocalControlPlane(crd_dir=crd_dir) as cp:
+with LocalControlPlane(crd_dir=crd_dir, kuberay_enabled=False, keda_enabled=False) as cp:  # Kueue only
     for ns, count in sizes.items():
         cp.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
         cp.apply([

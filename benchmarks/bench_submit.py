@@ -69,8 +69,11 @@ def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
 
-    cp = LocalControlPlane(crd_dir=args.crd_dir if Path(args.crd_dir).is_dir() else None)
-    cp.ray_enabled = True  # type: ignore[attr-defined]
+    cp = LocalControlPlane(
+        crd_dir=args.crd_dir if Path(args.crd_dir).is_dir() else None,
+        keda_enabled=False,
+        prometheus_enabled=False,
+    )
     with cp:
         cp.apply(admin())
         api = cp.api_client()

@@ -60,8 +60,8 @@ def main() -> None:
     logging.getLogger("rayqueue_local").setLevel(logging.WARNING)
 
     step("1. Start the local control plane (Kueue + KubeRay with real Ray heads)")
-    cp = LocalControlPlane(crd_dir=crd_dir())
-    cp.ray_enabled = True  # a real local Ray head for every admitted RayCluster
+    # Real local Ray heads for admitted RayClusters (the default); no KEDA or Prometheus needed here.
+    cp = LocalControlPlane(crd_dir=crd_dir(), keda_enabled=False, prometheus_enabled=False)
     with cp:
         console.print(f"API server at {cp.server} (kubeconfig {cp.kubeconfig_path})")
 

@@ -5,7 +5,8 @@ is cheap: :class:`LocalControlPlane` is loaded on first use.
 
 Three ways in:
 
-* Python: ``with LocalControlPlane(crd_dir=...) as cp:`` — ``cp.server`` (https URL), ``cp.token``
+* Python: ``with LocalControlPlane(crd_dir=..., ray_enabled=False) as cp:`` (the options:
+  :class:`ControlPlaneOptions`) — ``cp.server`` (https URL), ``cp.token``
   (admin), ``cp.ca_cert_path``, ``cp.kubeconfig_path``, ``cp.api_client(token=None)``,
   ``cp.apply(yaml_or_dicts)``, ``cp.add_user(name, namespaces) -> token``, ``cp.faults``
   (:mod:`~rayqueue_local.apiserver.faults`), ``cp.store``/``cp.registry`` (the data layer).
@@ -31,10 +32,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rayqueue_local.errors import LocalControlPlaneError
+from rayqueue_local.options import ControlPlaneOptions
+
 if TYPE_CHECKING:
     from rayqueue_local.controlplane import LocalControlPlane
 
-__all__ = ["LocalControlPlane"]
+__all__ = ["ControlPlaneOptions", "LocalControlPlane", "LocalControlPlaneError"]
 
 
 def __getattr__(name: str) -> Any:

@@ -27,15 +27,20 @@ Example::
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import time
 from typing import Any
 
+from rayqueue_local.options import ControlPlaneOptions, option_names, with_overrides
 from rayqueue_local.runfile import alive, describe, read_run_file
 from rayqueue_local.scenarios import SCENARIOS
 
-__all__ = ["register"]
+__all__ = ["options_from_args", "register"]
+
+#: The options' defaults: the command line's are the same as Python's (tested).
+DEFAULTS = ControlPlaneOptions()
 
 
 def register(subparsers: Any) -> None:
@@ -62,15 +67,33 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="start with no objects (forget those of earlier runs; keep CA and tokens)",
     )
-    up.add_argument("--workload-scale", action="store_true", help="serve Kueue workloads/scale (seed 000)")
+    up.add_argument(
+        "--workload-scale",
+        dest="workload_scale",
+        action="store_true",
+        default=DEFAULTS.workload_scale,
+        help="serve Kueue workloads/scale (seed 000)",
+    )
     up.add_argument(
         "--no-ray",
-        action="store_true",
+        dest="ray_enabled",
+        action="store_false",
+        default=DEFAULTS.ray_enabled,
         help="KubeRay without real Ray heads (clusters are ready at once, RayJobs simulated)",
     )
-    up.add_argument("--no-keda", action="store_true", help="do not run the KEDA emulation")
     up.add_argument(
-        "--no-prometheus", action="store_true", help="do not start Prometheus for the GPU metrics"
+        "--no-keda",
+        dest="keda_enabled",
+        action="store_false",
+        default=DEFAULTS.keda_enabled,
+        help="do not run the KEDA emulation",
+    )
+    up.add_argument(
+        "--no-prometheus",
+        dest="prometheus_enabled",
+        action="store_false",
+        default=DEFAULTS.prometheus_enabled,
+        help="do not start Prometheus for the GPU metrics",
     )
     up.add_argument(
         "--scenario",
@@ -84,7 +107,7 @@ def register(subparsers: Any) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="a control-plane option, e.g. --set max_starting_heads=1 (value parsed as JSON when it "
-        "can be; wins over --no-ray/--no-keda/--no-prometheus)",
+        f"can be; wins over --no-ray/--no-keda/--no-prometheus); the options: {', '.join(option_names())}",
     )
     up.set_defaults(func=_up)
     down = sub.add_parser("down", help="stop the running local control plane")
@@ -94,12 +117,43 @@ def register(subparsers: Any) -> None:
     status.set_defaults(func=_status)
 
 
+def options_from_args(args: argparse.Namespace) -> ControlPlaneOptions:
+    """The :class:`~rayqueue_local.options.ControlPlaneOptions` of a parsed ``local up``: its flags,
+    then ``--set KEY=VALUE`` on top (an unknown key is a ``SystemExit`` naming the known ones).
+
+    Example:
+        >>> args = argparse.Namespace(ray_enabled=False, options=["max_starting_heads=1"])
+        >>> options = options_from_args(args)
+        >>> options.ray_enabled, options.prometheus_enabled, options.max_starting_heads  # default: on
+        (False, True, 1)
+    """
+    flags = {name: getattr(args, name) for name in option_names() if hasattr(args, name)}
+    try:
+        return with_overrides(ControlPlaneOptions(**flags), _set_pairs(args.options), owner="--set")
+    except (TypeError, ValueError) as err:
+        raise SystemExit(str(err)) from None
+
+
+def _set_pairs(pairs: list[str]) -> dict[str, Any]:
+    """``["ray_enabled=true", "name=x"]`` -> ``{"ray_enabled": True, "name": "x"}``."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise SystemExit(f"--set needs KEY=VALUE, got {pair!r}")
+        try:
+            options[key] = json.loads(value)
+        except ValueError:
+            options[key] = value
+    return options
+
+
 def _up(args: argparse.Namespace) -> int:
     # lazy: `rayqueue --help` imports this module to register `local` and must stay fast (no yaml,
     # no control plane: rayqueue_sdk.cli.main's contract); the control plane loads only to run `up`.
     from rayqueue_local.serve import up
 
-    return up(args)
+    return up(args, options_from_args(args))
 
 
 def _down(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterable
@@ -36,12 +37,20 @@ from rayqueue_local.apiserver.rest import RestAPI
 from rayqueue_local.apiserver.server import APIServer
 from rayqueue_local.apiserver.tls import make_tls_bundle
 from rayqueue_local.controllers import default_controllers
+from rayqueue_local.options import ControlPlaneOptions, option_names, with_overrides
 from rayqueue_local.registry.registry import Registry, load_crd_dir
+from rayqueue_local.runtime.processes import ProcessStartError
+from rayqueue_local.runtime.prometheus import PrometheusNotInstalledError, find_prometheus
+from rayqueue_local.runtime.raylocal import ray_executable
 from rayqueue_local.storage.store import Store
 
 log = logging.getLogger(__name__)
+#: Notices about what cannot run go to the package's logger, where users look first.
+notice_log = logging.getLogger("rayqueue_local")
 
-__all__ = ["LocalControlPlane"]
+__all__ = ["ControlPlaneOptions", "LocalControlPlane"]
+
+_OPTION_NAMES = frozenset(option_names())
 
 ADMIN_CONTEXT = "rayqueue-local"
 #: Where the objects live inside a state directory (next to ``tls/``, ``tokens.json``, ``kubeconfig``).
@@ -75,25 +84,21 @@ class LocalControlPlane:
     ``crd_dir``: directory of upstream CRD YAML files; custom resources are validated against them
     (``None``: stored unvalidated, with a warning). ``state_dir``: objects, TLS material and tokens
     survive a restart there (``None``: a temporary directory, removed by :meth:`stop`).
-    ``port=0`` picks a free port. ``workload_scale=True`` serves Kueue ``workloads/scale``
-    (replicas 1 ⇔ ``spec.active``, DESIGN §6). ``controllers``: the controllers to run (default:
+    ``port=0`` picks a free port. ``controllers``: the controllers to run (default:
     :func:`rayqueue_local.controllers.default_controllers`; ``[]`` for none; or a callable
-    ``cp -> [controllers]``, called after the server is up). Any other keyword
-    becomes an attribute the controllers read; all emulations but Kueue are off by default so that
-    pure API tests stay cheap (``rayqueue local up`` turns them all on):
-
-    - ``kuberay_enabled=True``: KubeRay's RayCluster/RayJob controllers (clusters ready at once,
-      jobs simulated, the submitter pod's init containers run) and the GPU-metrics exporter;
-    - ``ray_enabled=True``: implies KubeRay, with a real local Ray head per running RayCluster;
-    - ``keda_enabled=True``: KEDA's webhook and ScaledObject controller;
-    - ``prometheus_enabled=True``: a real Prometheus (Debian's ``prometheus``) scraping the GPU
-      metrics, published as ``cp.prometheus`` (needs KubeRay);
-    - ``max_starting_heads`` (2), ``simulated_job_seconds`` (1.0): see
-      :mod:`rayqueue_local.controllers.kuberay`.
+    ``cp -> [controllers]``, called after the server is up). What the default controllers emulate is
+    :class:`~rayqueue_local.options.ControlPlaneOptions`, given whole (``options=``) or by name
+    (``ray_enabled=False``, ``workload_scale=True``, ...); an unknown name is a ``TypeError`` that
+    lists the known ones. The defaults are ``rayqueue local up``'s: Kueue, KubeRay with real Ray
+    heads, KEDA and Prometheus all on. What cannot run here (Ray not installed, no ``prometheus``
+    binary) is logged when the plane starts (logger ``rayqueue_local``) and kept in
+    :attr:`notices`; a RayCluster that then cannot get a head says why in its ``ReplicaFailure``
+    condition.
 
     Attributes once started: ``server`` (the https URL), ``token`` (admin), ``ca_cert_path``,
     ``kubeconfig_path`` (admin context ``rayqueue-local`` plus one per :meth:`add_user`), ``store``,
-    ``registry``, ``faults``, ``auth``.
+    ``registry``, ``faults``, ``auth``, ``notices``; with KubeRay ``ray_runtime`` and ``gpu_metrics``,
+    with Prometheus ``prometheus``.
 
     Example:
         >>> cp = LocalControlPlane(controllers=[])
@@ -108,28 +113,30 @@ class LocalControlPlane:
         state_dir: str | os.PathLike[str] | None = None,
         port: int = 0,
         host: str = "127.0.0.1",
-        workload_scale: bool = False,
-        controllers: list[Any] | Callable[[LocalControlPlane], list[Any]] | None = None,
         *,
+        controllers: list[Any] | Callable[[LocalControlPlane], list[Any]] | None = None,
+        options: ControlPlaneOptions | None = None,
         admin_token: str | None = None,
         bookmark_interval: float = 5.0,
         history: int = 10_000,
-        **controller_options: Any,
+        **option_overrides: Any,
     ) -> None:
+        self.options = with_overrides(options or ControlPlaneOptions(), option_overrides)
         self.crd_dir = Path(crd_dir) if crd_dir is not None else None
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self.port = port
         self.host = host
-        self.workload_scale = workload_scale
         self.bookmark_interval = bookmark_interval
         self.history = history
         self._controllers_arg = controllers
         self._admin_token = admin_token
         self.controllers: list[Any] = []
-        for option, value in controller_options.items():
-            if option.startswith("_") or hasattr(self, option) or hasattr(type(self), option):
-                raise TypeError(f"LocalControlPlane got an unexpected or reserved option {option!r}")
-            setattr(self, option, value)
+        self.notices: list[str] = []
+        #: What cannot run here, by emulation ("ray", "prometheus"): the reason (set by :meth:`start`).
+        self.unavailable: dict[str, str] = {}
+        self.ray_runtime: Any = None
+        self.gpu_metrics: Any = None
+        self.prometheus: Any = None
         self._tmp: str | None = None
         self._api: APIServer | None = None
         self._lock = threading.Lock()
@@ -140,6 +147,14 @@ class LocalControlPlane:
         self.server = ""
         self.ca_cert_path: Path = Path()
         self.kubeconfig_path: Path = Path()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _OPTION_NAMES:  # cp.ray_enabled = True used to work; now it would do nothing
+            raise AttributeError(
+                f"{name} is an option of the emulation: pass LocalControlPlane(..., {name}={value!r}) "
+                f"(or options=ControlPlaneOptions(...)); it is read as cp.options.{name}"
+            )
+        super().__setattr__(name, value)
 
     def __repr__(self) -> str:
         return (
@@ -188,7 +203,7 @@ class LocalControlPlane:
             raise FileNotFoundError(f"CRD directory not found: {self.crd_dir}")
         self.registry = Registry(extra=_crd_types(self.crd_dir) if self.crd_dir is not None else ())
         self.registry.crd_dir = self.crd_dir
-        if self.workload_scale:
+        if self.options.workload_scale:
             self.registry.enable_scale("workloads.kueue.x-k8s.io", _scale_get, _scale_set)
         self.store = Store(
             self.registry,
@@ -211,8 +226,40 @@ class LocalControlPlane:
         log.info("local control plane serving at %s", self.server)
         self._start_controllers()
 
+    def _check_environment(self) -> None:
+        """Record (and log) what the options ask for that cannot run on this machine."""
+        self.notices, self.unavailable = [], {}
+        if not self.options.kuberay_enabled:
+            return
+        if self.options.ray_enabled:
+            try:
+                ray_executable()
+            except ProcessStartError:
+                self.unavailable["ray"] = (
+                    f"Ray is not installed for {sys.executable} (pip install 'ray[default]'), so no "
+                    "RayCluster can get a head"
+                )
+                self.notices.append(
+                    self.unavailable["ray"] + "; each says so in its ReplicaFailure condition. "
+                    "Pass ray_enabled=False (rayqueue local up --no-ray) for simulated heads."
+                )
+        if self.options.prometheus_enabled:
+            try:
+                find_prometheus()
+            except PrometheusNotInstalledError:
+                self.unavailable["prometheus"] = "the prometheus binary is not on PATH"
+                self.notices.append(
+                    "Prometheus is not installed, so the GPU metrics are not scraped and KEDA's "
+                    "Prometheus triggers have nothing to query; install Debian's package `prometheus` "
+                    "(apt-get install prometheus), or pass prometheus_enabled=False "
+                    "(rayqueue local up --no-prometheus) to silence this."
+                )
+        for notice in self.notices:
+            notice_log.warning("%s", notice)
+
     def _start_controllers(self) -> None:
         if self._controllers_arg is None:
+            self._check_environment()
             self.controllers = list(default_controllers(self))
         elif callable(self._controllers_arg):
             self.controllers = list(self._controllers_arg(self))

@@ -6,8 +6,10 @@ did not ask, and every fixture name starts with ``localplane`` so that none shad
 
 * ``localplane`` (session): a running :class:`~rayqueue_local.LocalControlPlane`.
   Custom resources are validated against the CRDs in ``$RAYQUEUE_CRDS_DIR`` when that is set
-  (unvalidated otherwise). Start-up options can be given with ``localplane_options``
-  (override this session fixture in your ``conftest.py`` to return a dict of keyword arguments).
+  (unvalidated otherwise). It runs the whole emulation, as ``rayqueue local up`` does; start-up
+  options are given with ``localplane_options`` (override this session fixture in your
+  ``conftest.py`` to return a dict of keyword arguments, e.g. ``{"ray_enabled": False}``; the
+  options are :class:`~rayqueue_local.ControlPlaneOptions`).
 * ``localplane_api_client`` (session): a ``kubernetes.client.ApiClient`` for the admin, TLS verified.
 * ``localplane_namespace`` (function): a fresh namespace for one test, deleted (with its contents) afterwards.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -12,6 +13,9 @@ from typing import Any
 import pytest
 import yaml
 from kubernetes import client, config
+
+from rayqueue_local import ControlPlaneOptions
+from rayqueue_local.options import option_names
 
 
 def _rayqueue(*args: str, env: dict[str, str], **kw: Any) -> Any:
@@ -226,8 +230,9 @@ def test_up_runs_the_whole_emulation_by_default(env: dict[str, str]) -> None:
     for name in ("kueue", "kuberay-raycluster", "kuberay-rayjob", "gpu-metrics", "keda-scaledobject"):
         assert name in run["controllers"], run["controllers"]
     assert run["options"]["ray_enabled"] is True and run["options"]["keda_enabled"] is True
-    assert run["options"]["prometheus_enabled"] is installed
+    assert run["options"] == dataclasses.asdict(ControlPlaneOptions())  # the Python defaults
     assert (run["prometheus"] or "").startswith("http://127.0.0.1:") is installed
+    assert any("Prometheus is not installed" in n for n in run["notices"]) is not installed
     assert "kuberay-rayjob" in described and "Ray heads: real" in described
     assert status.returncode == 0
     assert "keda-scaledobject" in status.stdout and "Ray heads: real" in status.stdout
@@ -246,26 +251,33 @@ def test_up_opt_outs_and_set_wins(env: dict[str, str]) -> None:
     assert "Ray heads: simulated" in status.stdout and "Prometheus" not in status.stdout
 
 
-def test_missing_prometheus_warns_with_the_debian_package(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from rayqueue_local.runtime import prometheus
-    from rayqueue_local.serve import emulation_options
+def test_cli_defaults_are_the_python_defaults() -> None:
+    from rayqueue_local.cli import options_from_args
     from rayqueue_sdk.cli.main import build_parser
 
-    def missing() -> str:
-        raise prometheus.PrometheusNotInstalledError()
+    args = build_parser().parse_args(["local", "up"])
+    assert options_from_args(args) == ControlPlaneOptions()
+    flags = {name: getattr(args, name) for name in option_names() if hasattr(args, name)}
+    assert flags == {name: getattr(ControlPlaneOptions(), name) for name in flags}
+    assert set(flags) == {"workload_scale", "ray_enabled", "keda_enabled", "prometheus_enabled"}
 
-    monkeypatch.setattr(prometheus, "find_prometheus", missing)
-    options = emulation_options(build_parser().parse_args(["local", "up"]))
-    assert options["prometheus_enabled"] is False
-    assert options["ray_enabled"] is True and options["keda_enabled"] is True
-    assert "apt-get install prometheus" in capsys.readouterr().err
-    explicit = emulation_options(
-        build_parser().parse_args(["local", "up", "--set", "prometheus_enabled=true"])
+
+def test_cli_opt_outs_and_set(capsys: pytest.CaptureFixture[str]) -> None:
+    from rayqueue_local.cli import options_from_args
+    from rayqueue_sdk.cli.main import build_parser
+
+    def parse(*extra: str) -> ControlPlaneOptions:
+        return options_from_args(build_parser().parse_args(["local", "up", *extra]))
+
+    assert parse("--no-ray", "--no-keda", "--no-prometheus", "--workload-scale") == ControlPlaneOptions(
+        ray_enabled=False, keda_enabled=False, prometheus_enabled=False, workload_scale=True
     )
-    assert explicit["prometheus_enabled"] is True  # asked for explicitly: no fallback
-    assert capsys.readouterr().err == ""
+    assert parse("--no-prometheus", "--set", "prometheus_enabled=true").prometheus_enabled is True
+    assert parse("--set", "max_starting_heads=1").max_starting_heads == 1
+    with pytest.raises(SystemExit, match="unknown option 'ray'; the options are: workload_scale"):
+        parse("--set", "ray=false")
+    with pytest.raises(SystemExit, match="max_starting_heads must be at least 1"):
+        parse("--set", "max_starting_heads=0")
 
 
 def test_up_applies_a_scenario_and_rejects_unknown_names(env: dict[str, str]) -> None:

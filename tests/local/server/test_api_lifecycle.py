@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,8 @@ import yaml
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from rayqueue_local import LocalControlPlane
+from rayqueue_local import ControlPlaneOptions, LocalControlPlane
+from rayqueue_local.options import option_names
 
 KUEUE = "kueue.x-k8s.io"
 
@@ -153,11 +155,85 @@ def test_controllers_start_after_the_server_and_stop_before_it() -> None:
     assert log == ["start:True:True", "stop:True"]
 
 
-def test_controller_options_become_attributes() -> None:
-    cp = LocalControlPlane(controllers=[], kuberay_enabled=True, simulated_job_seconds=0.5)
-    assert cp.kuberay_enabled is True and cp.simulated_job_seconds == 0.5
-    with pytest.raises(TypeError):
-        LocalControlPlane(token="mine")  # a reserved name
+def test_options_by_name_or_whole() -> None:
+    cp = LocalControlPlane(controllers=[], ray_enabled=False, simulated_job_seconds=0.5)
+    assert cp.options == ControlPlaneOptions(ray_enabled=False, simulated_job_seconds=0.5)
+    base = ControlPlaneOptions(keda_enabled=False)
+    assert LocalControlPlane(options=base, workload_scale=True).options == ControlPlaneOptions(
+        keda_enabled=False, workload_scale=True
+    )
+    assert LocalControlPlane().options == ControlPlaneOptions()  # everything on, as `local up`
+
+
+def test_an_unknown_option_is_a_type_error_listing_the_known_ones() -> None:
+    with pytest.raises(TypeError) as err:
+        LocalControlPlane(token="mine")
+    message = str(err.value)
+    assert "unknown option 'token'" in message
+    assert all(name in message for name in option_names())
+    with pytest.raises(TypeError, match="unknown options 'ray', 'keda'"):
+        LocalControlPlane(ray=False, keda=False)
+
+
+def test_setting_an_option_afterwards_is_refused() -> None:
+    cp = LocalControlPlane(controllers=[])
+    with pytest.raises(AttributeError, match=r"LocalControlPlane\(\.\.\., ray_enabled=False\)"):
+        cp.ray_enabled = False  # type: ignore[attr-defined]
+
+
+def test_missing_prometheus_is_a_notice_not_a_failure(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from rayqueue_local.runtime import prometheus
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no prometheus binary on it ...
+    monkeypatch.setattr(prometheus, "DEBIAN_BINARY", tmp_path / "prometheus")  # ... nor where Debian puts it
+    with caplog.at_level("WARNING", logger="rayqueue_local"):
+        cp = LocalControlPlane(ray_enabled=False, keda_enabled=False)
+        with cp:
+            assert cp.prometheus is None and cp.gpu_metrics is not None
+            assert "prometheus" in cp.unavailable
+    [notice] = cp.notices
+    assert "Prometheus is not installed" in notice and "apt-get install prometheus" in notice
+    assert [r.getMessage() for r in caplog.records if r.name == "rayqueue_local"] == [notice]
+    quiet = LocalControlPlane(ray_enabled=False, keda_enabled=False, prometheus_enabled=False)
+    with quiet:
+        assert quiet.notices == []
+
+
+def test_without_ray_a_raycluster_says_why_it_cannot_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rayqueue_local import controlplane
+
+    def no_ray() -> str:
+        raise controlplane.ProcessStartError("the `ray` command is not installed")
+
+    monkeypatch.setattr(controlplane, "ray_executable", no_ray)
+    with LocalControlPlane(keda_enabled=False, prometheus_enabled=False) as cp:
+        assert "ray" in cp.unavailable and "ray_enabled=False" in cp.notices[0]
+        cp.apply(
+            {
+                "apiVersion": "ray.io/v1",
+                "kind": "RayCluster",
+                "metadata": {"name": "rc"},
+                "spec": {
+                    "headGroupSpec": {
+                        "rayStartParams": {},
+                        "template": {
+                            "spec": {"containers": [{"name": "ray-head", "image": "rayproject/ray:2.40.0"}]}
+                        },
+                    }
+                },
+            }
+        )
+        deadline = time.monotonic() + 30
+        failure: dict[str, Any] = {}
+        while not failure and time.monotonic() < deadline:
+            conditions = (cp.store.get("rayclusters.ray.io", "default", "rc").get("status") or {}).get(
+                "conditions"
+            )
+            failure = next((c for c in conditions or [] if c["type"] == "ReplicaFailure"), {})
+            time.sleep(0.05)
+        assert failure["status"] == "True" and "Ray is not installed" in failure["message"]
 
 
 def test_without_crds_a_warning_says_objects_are_unvalidated(caplog: pytest.LogCaptureFixture) -> None:

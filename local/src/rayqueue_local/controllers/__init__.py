@@ -18,10 +18,13 @@ __all__ = ["Controller", "QueueController", "default_controllers"]
 def default_controllers(cp: Any) -> list[Controller]:
     """The controllers a :class:`~rayqueue_local.LocalControlPlane` starts, in start order.
 
-    ``cp`` is the control plane; controllers read their options from it (e.g. ``cp.workload_scale``).
+    ``cp`` is the control plane; the controllers read what to emulate from ``cp.options``
+    (:class:`~rayqueue_local.options.ControlPlaneOptions`).
 
     Example:
-        >>> isinstance(default_controllers(object()), list)
-        True
+        >>> from rayqueue_local.options import ControlPlaneOptions
+        >>> class CP: options = ControlPlaneOptions(kuberay_enabled=False, keda_enabled=False)
+        >>> [c.name for c in default_controllers(CP())]
+        ['kueue']
     """
     return [KueueController(cp), *kuberay_controllers(cp), *keda_controllers(cp)]

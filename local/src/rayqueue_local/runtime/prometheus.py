@@ -66,8 +66,12 @@ class PrometheusNotInstalledError(ProcessStartError, FileNotFoundError):
         )
 
 
+#: Where Debian's package puts the binary: tried when ``prometheus`` is not on PATH.
+DEBIAN_BINARY = Path("/usr/bin/prometheus")
+
+
 def find_prometheus() -> str:
-    """Path of the ``prometheus`` binary: on PATH, else ``/usr/bin/prometheus``.
+    """Path of the ``prometheus`` binary: on PATH, else :data:`DEBIAN_BINARY`.
 
     Example::
 
@@ -76,8 +80,8 @@ def find_prometheus() -> str:
     found = shutil.which("prometheus")
     if found:
         return found
-    if Path("/usr/bin/prometheus").exists():
-        return "/usr/bin/prometheus"
+    if DEBIAN_BINARY.exists():
+        return str(DEBIAN_BINARY)
     raise PrometheusNotInstalledError()
 
 

@@ -14,9 +14,12 @@ from rayqueue_local import LocalControlPlane
 @pytest.fixture(scope="session")
 def keda_cp() -> Iterator[LocalControlPlane]:
     """A control plane with KEDA and Kueue's Workload /scale mode, without Ray processes."""
-    cp = LocalControlPlane(crd_dir=os.environ.get("RAYQUEUE_CRDS_DIR"), workload_scale=True)
-    cp.keda_enabled = True
-    cp.kuberay_enabled = True
+    cp = LocalControlPlane(
+        crd_dir=os.environ.get("RAYQUEUE_CRDS_DIR"),
+        workload_scale=True,
+        ray_enabled=False,
+        prometheus_enabled=False,
+    )
     with cp:
         yield cp
 

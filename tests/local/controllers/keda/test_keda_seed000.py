@@ -130,10 +130,7 @@ spec:
 
 @pytest.fixture(scope="module")
 def seed_cp():
-    cp = LocalControlPlane(crd_dir=CRDS, workload_scale=True)
-    cp.ray_enabled = True
-    cp.prometheus_enabled = True
-    cp.keda_enabled = True
+    cp = LocalControlPlane(crd_dir=CRDS, workload_scale=True)  # Ray, KEDA and Prometheus: the defaults
     with cp:
         cp.apply(SEED_ADMIN)
         yield cp

@@ -13,10 +13,13 @@ from rayqueue_local import LocalControlPlane
 @pytest.fixture(scope="session")
 def api_cp() -> Iterator[LocalControlPlane]:
     """A control plane without Ray processes (clusters are ready at once; jobs are simulated)."""
-    cp = LocalControlPlane(crd_dir=CRDS)
-    cp.kuberay_enabled = True
-    cp.ray_enabled = False
-    cp.simulated_job_seconds = 2.0
+    cp = LocalControlPlane(
+        crd_dir=CRDS,
+        ray_enabled=False,
+        keda_enabled=False,
+        prometheus_enabled=False,
+        simulated_job_seconds=2.0,
+    )
     with cp:
         yield cp
 
@@ -24,7 +27,6 @@ def api_cp() -> Iterator[LocalControlPlane]:
 @pytest.fixture(scope="session")
 def ray_cp() -> Iterator[LocalControlPlane]:
     """A control plane that starts a real local Ray head per running RayCluster."""
-    cp = LocalControlPlane(crd_dir=CRDS)
-    cp.ray_enabled = True
+    cp = LocalControlPlane(crd_dir=CRDS, keda_enabled=False, prometheus_enabled=False)
     with cp:
         yield cp

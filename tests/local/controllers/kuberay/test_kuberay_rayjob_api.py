@@ -67,7 +67,7 @@ def test_active_deadline_fails_the_job(custom, ns):
 
 
 def test_suspension_under_kueue_deletes_the_cluster_and_resumes_with_a_new_one(custom, api_cp, ns):
-    api_cp.simulated_job_seconds = 2.0
+    assert api_cp.options.simulated_job_seconds == 2.0  # the fixture's: long enough to suspend it running
     custom.create_namespaced_custom_object("ray.io", "v1", ns, "rayjobs", rayjob("pausable", "python x.py"))
     first = wait_for(
         lambda: get_job(custom, ns, "pausable"),

@@ -21,8 +21,7 @@ from rayqueue_sdk.kube.client import set_current_client
 @pytest.fixture(scope="session")
 def plane(crd_dir: Path) -> Iterator[LocalControlPlane]:
     """The session's control plane: Kueue, KubeRay with real Ray heads, CRD validation."""
-    cp = LocalControlPlane(crd_dir=crd_dir)
-    cp.ray_enabled = True  # read by the KubeRay controllers when they start
+    cp = LocalControlPlane(crd_dir=crd_dir, keda_enabled=False, prometheus_enabled=False)
     with cp:
         cp.apply(PRIORITIES)
         yield cp

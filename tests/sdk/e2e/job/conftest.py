@@ -28,8 +28,9 @@ def seed001_admin(namespace: str = NS) -> list[dict[str, Any]]:
 @pytest.fixture(scope="session")
 def ray_plane() -> Iterator[LocalControlPlane]:
     """The session's control plane, starting a real local Ray head per running RayCluster."""
-    cp = LocalControlPlane(crd_dir=os.environ.get("RAYQUEUE_CRDS_DIR"))
-    cp.ray_enabled = True  # type: ignore[attr-defined]
+    cp = LocalControlPlane(
+        crd_dir=os.environ.get("RAYQUEUE_CRDS_DIR"), keda_enabled=False, prometheus_enabled=False
+    )
     with cp:
         cp.apply(seed001_admin())
         yield cp

@@ -2,14 +2,15 @@
 targets through their ``/scale`` subresource, TriggerAuthentications, service-account tokens.
 
 :func:`keda_controllers` builds the controllers and installs KEDA's validating webhook. They run
-when the control plane says so (``cp.keda_enabled``, default ``False``), so that pure API tests
-that write ScaledObject status themselves have no controller owning it.
+when the control plane's options say so (``cp.options.keda_enabled``, on by default; API tests
+that write ScaledObject status themselves turn it off so that no controller owns it).
 
 Example:
-    >>> class CP: keda_enabled = True; registry = None
+    >>> from rayqueue_local.options import ControlPlaneOptions
+    >>> class CP: options = ControlPlaneOptions(); registry = None
     >>> [c.name for c in keda_controllers(CP())]
     ['keda-webhook', 'serviceaccount-token', 'keda-scaledobject']
-    >>> keda_controllers(object())
+    >>> CP.options = ControlPlaneOptions(keda_enabled=False); keda_controllers(CP())
     []
 """
 
@@ -44,8 +45,8 @@ class KedaWebhook:
 
 
 def keda_controllers(cp: Any) -> list[Any]:
-    """The KEDA webhook and controllers for ``cp`` (none unless ``cp.keda_enabled``)."""
-    if not getattr(cp, "keda_enabled", False):
+    """The KEDA webhook and controllers for ``cp`` (none unless ``cp.options.keda_enabled``)."""
+    if not cp.options.keda_enabled:
         return []
     return [
         KedaWebhook(),

@@ -93,6 +93,9 @@ class HeadHandle:
 class RayRuntime:
     """Real local Ray heads keyed by (namespace, cluster, uid); thread-safe.
 
+    ``unavailable`` (a reason: Ray is not installed) makes every head fail at once with it, so the
+    RayCluster's ``ReplicaFailure`` condition says why instead of the cluster waiting forever.
+
     ``on_change(key)`` is called (from a background thread) when a head becomes ready or fails.
     ``poll_seconds`` is how often running heads are asked which jobs run (for :meth:`busy`).
     """
@@ -101,11 +104,13 @@ class RayRuntime:
         self,
         *,
         enabled: bool = True,
+        unavailable: str | None = None,
         max_starting: int = 2,
         poll_seconds: float = 1.0,
         on_change: Callable[[HeadKey], None] | None = None,
     ) -> None:
         self.enabled = enabled
+        self.unavailable = unavailable
         self.poll_seconds = poll_seconds
         self._on_change = on_change
         self._lock = threading.Lock()
@@ -146,6 +151,10 @@ class RayRuntime:
                 return handle
             if not self.enabled:
                 handle = HeadHandle(key, None, state="ready", ready_since=time.monotonic())
+                self._heads[key] = handle
+                return handle
+            if self.unavailable is not None:  # Ray cannot run here: fail at once, saying why
+                handle = HeadHandle(key, None, state="failed", error=self.unavailable)
                 self._heads[key] = handle
                 return handle
             spec = RayHeadSpec(

@@ -1,0 +1,97 @@
+"""What the emulation runs: :class:`ControlPlaneOptions`, the typed options of a ``LocalControlPlane``.
+
+The defaults are ``rayqueue local up``'s: Kueue, KubeRay with a real local Ray head per running
+RayCluster, KEDA and a real Prometheus all on; each is turned off by name (``ray_enabled=False`` is
+the CLI's ``--no-ray``). Whatever cannot run where the control plane starts (no ``ray`` in this
+Python, no ``prometheus`` binary on ``PATH``) is reported when it starts, in
+``LocalControlPlane.notices`` and on the ``rayqueue_local`` logger, instead of failing silently.
+
+Stdlib only: the ``rayqueue`` command's parser takes its defaults from here.
+
+Example:
+    >>> options = ControlPlaneOptions(ray_enabled=False)
+    >>> options.kuberay_enabled, options.ray_enabled, options.max_starting_heads
+    (True, False, 2)
+    >>> with_overrides(options, {"keda_enabled": False}).keda_enabled
+    False
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ControlPlaneOptions", "option_names", "with_overrides"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ControlPlaneOptions:
+    """Every option of the emulation (``LocalControlPlane(..., name=value)`` or ``options=``).
+
+    - ``workload_scale``: serve Kueue ``workloads/scale`` (replicas 1 ⇔ ``spec.active``), as seed 000's
+      Kueue build does;
+    - ``kuberay_enabled``: KubeRay's RayCluster/RayJob controllers and the GPU-metrics exporter;
+    - ``ray_enabled``: a real local Ray head per running RayCluster (``False``: clusters are ready at
+      once and RayJobs are simulated for ``simulated_job_seconds``); needs KubeRay;
+    - ``keda_enabled``: KEDA's webhook and ScaledObject controller;
+    - ``prometheus_enabled``: a real Prometheus (Debian's ``prometheus``) scraping the GPU metrics,
+      published as ``cp.prometheus``; needs KubeRay;
+    - ``max_starting_heads``: Ray heads started at once (each takes seconds of CPU);
+    - ``simulated_job_seconds``: how long a simulated RayJob runs.
+
+    Example:
+        >>> ControlPlaneOptions().prometheus_enabled
+        True
+        >>> ControlPlaneOptions(max_starting_heads=0)
+        Traceback (most recent call last):
+        ...
+        ValueError: max_starting_heads must be at least 1, got 0
+    """
+
+    workload_scale: bool = False
+    kuberay_enabled: bool = True
+    ray_enabled: bool = True
+    keda_enabled: bool = True
+    prometheus_enabled: bool = True
+    max_starting_heads: int = 2
+    simulated_job_seconds: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.max_starting_heads < 1:
+            raise ValueError(f"max_starting_heads must be at least 1, got {self.max_starting_heads}")
+        if self.simulated_job_seconds < 0:
+            raise ValueError(f"simulated_job_seconds must be >= 0, got {self.simulated_job_seconds}")
+
+
+def option_names() -> list[str]:
+    """The names of every option, in declaration order.
+
+    Example:
+        >>> option_names()[:2]
+        ['workload_scale', 'kuberay_enabled']
+    """
+    return [f.name for f in dataclasses.fields(ControlPlaneOptions)]
+
+
+def with_overrides(
+    options: ControlPlaneOptions, overrides: Mapping[str, Any], *, owner: str = "LocalControlPlane"
+) -> ControlPlaneOptions:
+    """``options`` with ``overrides`` applied; an unknown name is a ``TypeError`` listing the known ones.
+
+    Example:
+        >>> with_overrides(ControlPlaneOptions(), {"ray": False})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        TypeError: LocalControlPlane got an unknown option 'ray'; the options are: workload_scale, ...
+    """
+    names = option_names()
+    unknown = [name for name in overrides if name not in names]
+    if unknown:
+        plural = "s" if len(unknown) > 1 else ""
+        raise TypeError(
+            f"{owner} got an unknown option{plural} {', '.join(map(repr, unknown))}; "
+            f"the options are: {', '.join(names)}"
+        )
+    return dataclasses.replace(options, **overrides)
