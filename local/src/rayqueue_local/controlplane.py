@@ -323,6 +323,11 @@ class LocalControlPlane:
     def _add_user(self, name: str, namespaces: list[str]) -> str:
         token = self.auth.add_user(name, namespaces)
         self._save_tokens(self.kubeconfig_path.parent)
+        self._write_user_context(name, token, namespaces)
+        return token
+
+    def _write_user_context(self, name: str, token: str, namespaces: list[str]) -> None:
+        """Context ``rayqueue-local-<name>`` (not the current one), in the user's first namespace."""
         merge_context(
             self.kubeconfig_path,
             f"{ADMIN_CONTEXT}-{name}",
@@ -334,7 +339,6 @@ class LocalControlPlane:
             namespace=namespaces[0] if namespaces else "default",
             make_current=False,
         )
-        return token
 
     def _write_kubeconfig(self) -> None:
         merge_context(
@@ -346,17 +350,7 @@ class LocalControlPlane:
             token=self.token,
         )
         for name, (token, namespaces) in self.auth.tokens().items():
-            merge_context(
-                self.kubeconfig_path,
-                f"{ADMIN_CONTEXT}-{name}",
-                cluster=ADMIN_CONTEXT,
-                server=self.server,
-                ca_path=self.ca_cert_path,
-                user=f"{ADMIN_CONTEXT}-{name}",
-                token=token,
-                namespace=namespaces[0] if namespaces else "default",
-                make_current=False,
-            )
+            self._write_user_context(name, token, list(namespaces))
 
     def _load_tokens(self, base: Path) -> dict[str, Any]:
         path = base / "tokens.json"

@@ -293,15 +293,7 @@ class RayClusterController(QueueController):
                 )
         if suspend_state == "RayClusterSuspending":
             if not pods:
-                R.set_condition(
-                    conditions,
-                    "RayClusterProvisioned",
-                    False,
-                    "RayClusterPodsProvisioning",
-                    "RayCluster has been suspended",
-                )
-                R.set_condition(conditions, "RayClusterSuspending", False, "RayClusterSuspending")
-                R.set_condition(conditions, "RayClusterSuspended", True, "RayClusterSuspended")
+                _suspension_done(conditions)
         elif suspend_state == "RayClusterSuspended":
             if not suspended:
                 R.set_condition(conditions, "RayClusterSuspended", False, "RayClusterSuspended")
@@ -309,16 +301,7 @@ class RayClusterController(QueueController):
             R.set_condition(conditions, "RayClusterSuspended", False, "RayClusterSuspended")
             R.set_condition(conditions, "RayClusterSuspending", suspended, "RayClusterSuspending")
             if suspended and not pods:  # the pods are already gone: Suspending is over at once
-                if R.condition_true(conditions, "RayClusterProvisioned"):
-                    R.set_condition(
-                        conditions,
-                        "RayClusterProvisioned",
-                        False,
-                        "RayClusterPodsProvisioning",
-                        "RayCluster has been suspended",
-                    )
-                R.set_condition(conditions, "RayClusterSuspending", False, "RayClusterSuspending")
-                R.set_condition(conditions, "RayClusterSuspended", True, "RayClusterSuspended")
+                _suspension_done(conditions, only_if_provisioned=True)
         if suspended and not pods:
             status["state"] = "suspended"
         status["conditions"] = conditions
@@ -343,3 +326,17 @@ class RayClusterController(QueueController):
             fresh = dict(rc)
             fresh["status"] = status
             self.store.update_status(RAYCLUSTERS, fresh)
+
+
+def _suspension_done(conditions: list[dict[str, Any]], *, only_if_provisioned: bool = False) -> None:
+    """Suspending is over (no pods left): not provisioned any more, Suspended instead of Suspending."""
+    if not only_if_provisioned or R.condition_true(conditions, "RayClusterProvisioned"):
+        R.set_condition(
+            conditions,
+            "RayClusterProvisioned",
+            False,
+            "RayClusterPodsProvisioning",
+            "RayCluster has been suspended",
+        )
+    R.set_condition(conditions, "RayClusterSuspending", False, "RayClusterSuspending")
+    R.set_condition(conditions, "RayClusterSuspended", True, "RayClusterSuspended")

@@ -36,6 +36,7 @@ __all__ = [
     "desired_worker_replicas",
     "head_service",
     "owner_reference",
+    "pod_object",
     "pod_status",
     "rand5",
     "set_condition",
@@ -222,16 +223,35 @@ def _pod(
         for section in ("limits", "requests"):
             if isinstance(res.get(section), dict):  # the API server serialises quantities as strings
                 res[section] = {k: str(v) for k, v in res[section].items()}
+    return pod_object(rc, "RayCluster", name, labels, template, spec)
+
+
+def pod_object(
+    owner: dict[str, Any],
+    owner_kind: str,
+    name: str,
+    labels: dict[str, str],
+    template: dict[str, Any],
+    spec: dict[str, Any],
+) -> dict[str, Any]:
+    """A Pod of ``owner`` (a ray.io/v1 ``owner_kind``) on the local node, with the template's annotations.
+
+    Example:
+        >>> rc = {"metadata": {"name": "rc", "namespace": "ns", "uid": "u1"}}
+        >>> pod = pod_object(rc, "RayCluster", "rc-head", {}, {}, {"containers": []})
+        >>> pod["spec"]["nodeName"], pod["metadata"]["ownerReferences"][0]["kind"]
+        ('rayqueue-local-node', 'RayCluster')
+    """
     spec["nodeName"] = LOCAL_NODE
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
             "name": name,
-            "namespace": meta.get("namespace", "default"),
+            "namespace": owner["metadata"].get("namespace", "default"),
             "labels": labels,
             "annotations": dict((template.get("metadata") or {}).get("annotations") or {}),
-            "ownerReferences": [owner_reference({**rc, "kind": "RayCluster", "apiVersion": "ray.io/v1"})],
+            "ownerReferences": [owner_reference({**owner, "kind": owner_kind, "apiVersion": "ray.io/v1"})],
         },
         "spec": spec,
     }

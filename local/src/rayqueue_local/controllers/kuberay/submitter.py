@@ -114,22 +114,10 @@ def submitter_pod(
         {"name": "RAY_DASHBOARD_ADDRESS", "value": dashboard},
         {"name": "RAY_JOB_SUBMISSION_ID", "value": job_id},
     ]
-    spec["nodeName"] = R.LOCAL_NODE
-    meta = job["metadata"]
+    job_name = job["metadata"]["name"]
     labels = dict((template.get("metadata") or {}).get("labels") or {})
-    labels.update({"job-name": meta["name"], "batch.kubernetes.io/job-name": meta["name"]})
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": meta.get("namespace", "default"),
-            "labels": labels,
-            "annotations": dict((template.get("metadata") or {}).get("annotations") or {}),
-            "ownerReferences": [R.owner_reference({**job, "kind": "RayJob", "apiVersion": "ray.io/v1"})],
-        },
-        "spec": spec,
-    }
+    labels.update({"job-name": job_name, "batch.kubernetes.io/job-name": job_name})
+    return R.pod_object(job, "RayJob", name, labels, template, spec)
 
 
 def _yaml_env(text: str) -> Any:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rayqueue_local.apimachinery.status import status_body
 from rayqueue_local.apiserver.auth import READ, Rule
 from rayqueue_local.controllers.kueue.engine import queue_order_key
 from rayqueue_local.controllers.kueue.snapshot import WorkloadInfo
@@ -94,22 +95,10 @@ def _paging(query: dict[str, list[str]]) -> tuple[int, int] | dict[str, Any]:
         limit = int((query.get("limit") or ["1000"])[0])
         offset = int((query.get("offset") or ["0"])[0])
     except ValueError as exc:
-        return _status(400, "BadRequest", f"invalid paging parameter: {exc}")
+        return status_body(400, "BadRequest", f"invalid paging parameter: {exc}")
     if limit < 0 or offset < 0:
-        return _status(400, "BadRequest", "limit and offset must not be negative")
+        return status_body(400, "BadRequest", "limit and offset must not be negative")
     return limit, offset
-
-
-def _status(code: int, reason: str, message: str) -> dict[str, Any]:
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code,
-    }
 
 
 def _discovery_types() -> list[Any]:
@@ -148,7 +137,7 @@ def register(cp: Any, store: Any) -> None:
         try:
             store.get("clusterqueues.kueue.x-k8s.io", None, name)
         except Exception:
-            return 404, _status(404, "NotFound", f'clusterqueues.kueue.x-k8s.io "{name}" not found')
+            return 404, status_body(404, "NotFound", f'clusterqueues.kueue.x-k8s.io "{name}" not found')
         items = pending_items(
             store.list("workloads.kueue.x-k8s.io"), store.list("localqueues.kueue.x-k8s.io")
         )
@@ -162,7 +151,7 @@ def register(cp: Any, store: Any) -> None:
         try:
             lq = store.get("localqueues.kueue.x-k8s.io", namespace, name)
         except Exception:
-            return 404, _status(404, "NotFound", f'localqueues.kueue.x-k8s.io "{name}" not found')
+            return 404, status_body(404, "NotFound", f'localqueues.kueue.x-k8s.io "{name}" not found')
         items = pending_items(
             store.list("workloads.kueue.x-k8s.io"), store.list("localqueues.kueue.x-k8s.io")
         )
