@@ -150,7 +150,7 @@ def _set_pairs(pairs: list[str]) -> dict[str, Any]:
 
 def _up(args: argparse.Namespace) -> int:
     # lazy: `rayqueue --help` imports this module to register `local` and must stay fast (no yaml,
-    # no control plane: rayqueue_sdk.cli.main's contract); the control plane loads only to run `up`.
+    # no control plane: the rayqueue command's contract); the control plane loads only to run `up`.
     from rayqueue_local.serve import up
 
     return up(args, options_from_args(args))
