@@ -38,9 +38,6 @@ from rayqueue_sdk.manifests import dump_yaml
 from rayqueue_sdk.manifests.raycluster import MANAGED_BY_LABEL, MANAGED_BY_VALUE, build_raycluster
 from rayqueue_sdk.manifests.rules import QUEUE_LABEL, check_raycluster
 
-#: The server-side apply field manager of the SDK.
-FIELD_MANAGER = "rayqueue-sdk"
-
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
     from ray.job_submission import JobDetails, JobStatus, JobSubmissionClient
@@ -49,7 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from rayqueue_sdk.cluster.status import ClusterStatus
     from rayqueue_sdk.kube.client import ClientSource
 
-__all__ = ["FIELD_MANAGER", "Cluster", "get_cluster"]
+__all__ = ["Cluster", "get_cluster"]
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +182,7 @@ class Cluster:
         Example:
             >>> # cluster.apply()   # twice is fine: the second is a no-op
         """
-        from rayqueue_sdk.kube.resources import RAYCLUSTERS, apply_object
+        from rayqueue_sdk.kube.resources import FIELD_MANAGER, RAYCLUSTERS, apply_object
 
         api = self._api()
         manifest = self._manifest(api)

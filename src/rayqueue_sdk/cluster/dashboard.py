@@ -31,7 +31,13 @@ from typing import TYPE_CHECKING, Any
 from rayqueue_sdk.cluster.status import CLIENT_PORT, DASHBOARD_PORT, head_service_name
 from rayqueue_sdk.errors import ConfigError, ForbiddenError, NotFoundError, RayQueueError
 from rayqueue_sdk.kube.client import ClientSource, cache_for, get_client
-from rayqueue_sdk.kube.resources import Kind, get_path, get_raycluster, list_objects, list_rayclusters
+from rayqueue_sdk.kube.resources import Kind, get_raycluster, list_objects, list_rayclusters
+from rayqueue_sdk.kube.rest import get_path
+from rayqueue_sdk.manifests.labels import (
+    RAY_CLUSTER_LABEL,
+    RAY_CLUSTER_NAME_LABEL,
+    RAY_CLUSTER_NAMESPACE_LABEL,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
@@ -133,8 +139,8 @@ def _belongs(obj: Mapping[str, Any], name: str, namespace: str) -> bool:
     """Whether a Route/HTTPRoute/Ingress was made for RayCluster ``name`` (labels, else known names)."""
     meta = _meta(obj)
     labels = meta.get("labels") or {}
-    if labels.get("ray.io/cluster") == name or labels.get("ray.io/cluster-name") == name:
-        return labels.get("ray.io/cluster-namespace", namespace) == namespace
+    if labels.get(RAY_CLUSTER_LABEL) == name or labels.get(RAY_CLUSTER_NAME_LABEL) == name:
+        return labels.get(RAY_CLUSTER_NAMESPACE_LABEL, namespace) == namespace
     own = str(meta.get("name") or "")
     return own in {f"ray-dashboard-{name}", f"{name}-head-route", f"{name}-head-ingress"} or own.startswith(
         f"{name}-ingress"

@@ -30,6 +30,7 @@ from rayqueue_sdk.kube.resources import (
     list_priority_class_objects,
     pending_workloads,
 )
+from rayqueue_sdk.manifests.labels import DEFAULT_QUEUE_ANNOTATION
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
@@ -46,9 +47,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-#: The peer's (CodeFlare/ODH) convention for a default queue; Kueue's own rule is the name ``default``.
-DEFAULT_QUEUE_ANNOTATION = "kueue.x-k8s.io/default-queue"
 
 
 @dataclass(frozen=True)

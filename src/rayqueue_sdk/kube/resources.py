@@ -3,7 +3,7 @@
 RayClusters and RayJobs (``ray.io/v1``); Kueue Workloads, LocalQueues and WorkloadPriorityClasses
 (``kueue.x-k8s.io``, ``v1beta2`` first and ``v1beta1`` where only that is served: discovered once per
 client and cached; ``v1beta1`` objects are normalised to the ``v1beta2`` field names the SDK reads);
-and raw GETs for paths the generated client lacks (discovery, the visibility API).
+and the visibility API's pending workloads (raw GETs through :mod:`~rayqueue_sdk.kube.rest`).
 
 Every call goes through :func:`rayqueue_sdk.kube.retry.call`: bounded retries, typed errors.
 
@@ -19,10 +19,11 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_sdk.admission.cluster import JOB_UID_LABEL, condition
 from rayqueue_sdk.errors import ForbiddenError, NotFoundError
-from rayqueue_sdk.kube.client import cache_for, server_of
-from rayqueue_sdk.kube.retry import DEFAULT_POLICY, DEFAULT_REQUEST_TIMEOUT, RetryPolicy, call
+from rayqueue_sdk.kube.connection import cache_for, server_of
+from rayqueue_sdk.kube.rest import get_path
+from rayqueue_sdk.kube.retry import RetryPolicy, call
+from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
@@ -38,7 +39,6 @@ __all__ = [
     "delete_object",
     "find_workload",
     "get_object",
-    "get_path",
     "get_raycluster",
     "get_rayjob",
     "kueue_kind",
@@ -99,52 +99,9 @@ RAYJOBS = Kind("ray.io", "v1", "rayjobs")
 
 
 def _custom(api: ApiClient) -> Any:
-    from kubernetes import client as k8s
+    from kubernetes import client as k8s  # lazy: kubernetes is slow to import
 
     return k8s.CustomObjectsApi(api)
-
-
-def get_path(
-    api: ApiClient,
-    path: str,
-    *,
-    query: dict[str, Any] | None = None,
-    request_timeout: tuple[float, float] | float = DEFAULT_REQUEST_TIMEOUT,
-    policy: RetryPolicy = DEFAULT_POLICY,
-    deadline: float | None = None,
-) -> dict[str, Any]:
-    """GET an arbitrary API path and return the decoded JSON body (typed errors, retries).
-
-    Example:
-        >>> # get_path(api, "/apis/visibility.kueue.x-k8s.io/v1beta2")   # -> APIResourceList dict
-    """
-
-    def _get() -> dict[str, Any]:
-        from kubernetes.client.exceptions import ApiException
-
-        params = api.param_serialize(
-            method="GET",
-            resource_path=path,
-            query_params=list((query or {}).items()),
-            header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"],
-        )
-        response = api.call_api(*params, _request_timeout=request_timeout)
-        response.read()
-        if not 200 <= response.status <= 299:
-            text = response.data.decode("utf-8", errors="replace") if response.data else None
-            raise ApiException.from_response(http_resp=response, body=text, data=None)
-        return json.loads(response.data or b"{}")
-
-    return call(
-        _get,
-        verb="get",
-        resource=path,
-        server=server_of(api),
-        policy=policy,
-        deadline=deadline,
-        request_timeout=None,
-    )
 
 
 def kueue_version(api: ApiClient) -> str:
@@ -491,7 +448,9 @@ def pick_workload(workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The Workload that stands for a job among those carrying its ``job-uid`` label.
 
     Kueue may briefly keep a replaced Workload (or several slices): prefer one not being deleted and
-    not ``Finished``, then the newest.
+    not ``Finished``, then the newest. This only chooses which object is current (as a read would);
+    what the Workload's conditions *mean* is the admission machine's business
+    (:mod:`rayqueue_sdk.admission`), which the kube layer does not import.
 
     Example:
         >>> old = {"metadata": {"name": "a", "creationTimestamp": "2026-01-01T00:00:00Z",
@@ -505,10 +464,11 @@ def pick_workload(workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
 
     def rank(w: dict[str, Any]) -> tuple[int, int, str, str]:
         meta = w.get("metadata") or {}
-        finished = condition(w, "Finished")
+        conditions = (w.get("status") or {}).get("conditions") or []
+        finished = any(c.get("type") == "Finished" and c.get("status") == "True" for c in conditions)
         return (
             0 if meta.get("deletionTimestamp") else 1,
-            0 if finished is not None and finished.get("status") == "True" else 1,
+            0 if finished else 1,
             str(meta.get("creationTimestamp") or ""),
             str(meta.get("name") or ""),
         )
