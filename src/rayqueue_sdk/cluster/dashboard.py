@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.cluster.status import CLIENT_PORT, DASHBOARD_PORT, head_service_name
-from rayqueue_sdk.errors import ConfigError, ForbiddenError, NotFoundError, RayQueueError
+from rayqueue_sdk.errors import ConfigError, ConnectionFailedError, ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.client import ClientSource, cache_for, get_client
-from rayqueue_sdk.kube.resources import Kind, get_raycluster, list_objects, list_rayclusters
+from rayqueue_sdk.kube.resources import Kind, fetch_raycluster, list_objects
 from rayqueue_sdk.kube.rest import get_path
 from rayqueue_sdk.manifests.labels import (
     RAY_CLUSTER_LABEL,
@@ -265,19 +265,6 @@ def _list_quietly(api: ApiClient, kind: Kind, namespace: str) -> list[dict[str, 
         return []
 
 
-def _raycluster(api: ApiClient, name: str, namespace: str) -> dict[str, Any]:
-    from rayqueue_sdk.errors import ClusterNotFoundError
-
-    try:
-        return get_raycluster(api, namespace, name)
-    except NotFoundError:
-        try:
-            available = [str(_meta(o).get("name")) for o in list_rayclusters(api, namespace)]
-        except RayQueueError:
-            available = []
-        raise ClusterNotFoundError(name, available, namespace=namespace) from None
-
-
 def exposures(api: ApiClient, namespace: str) -> dict[str, list[dict[str, Any]]]:
     """The Routes, HTTPRoutes and Ingresses of ``namespace`` (one LIST each where the API is served;
     absent or forbidden APIs give empty lists), as keyword arguments for :func:`dashboard_from_exposure`.
@@ -324,7 +311,7 @@ def cluster_dashboard_uri(
             raise ConfigError("override", override, "an http(s):// URL")
         return override.rstrip("/")
     api = get_client(client)
-    cluster = _raycluster(api, name, namespace)
+    cluster = fetch_raycluster(api, namespace, name)
     exposed = exposed_dashboard(api, name, namespace)
     if exposed:
         return exposed
@@ -355,7 +342,7 @@ def cluster_uri(name: str, namespace: str, *, client: ApiClient | ClientSource |
         >>> # import ray; ray.init(cluster_uri("my-workspace-cluster", "ds-team"))
     """
     api = get_client(client)
-    cluster = _raycluster(api, name, namespace)
+    cluster = fetch_raycluster(api, namespace, name)
     if in_kubernetes_pod():
         return f"ray://{_service_host(cluster)}:{_port(cluster, 'client', CLIENT_PORT)}"
     found = client_from_status(cluster)
@@ -422,14 +409,12 @@ def ray_job_client(
         >>> # jc = ray_job_client(cluster_dashboard_uri("ws", "ds"))
         >>> # jc.submit_job(entrypoint="python -c 'print(42)'")
     """
-    from rayqueue_sdk.errors import ConnectionFailedError
-
     all_headers: dict[str, str] = dict(headers or {})
     if _wants_auth(dashboard_uri, auth):
         all_headers.update(auth_headers(client))
     ca = ca_cert_path or os.environ.get("RAYQUEUE_DASHBOARD_CA_CERT_PATH")
     tls: bool | str = (ca or True) if verify else False
-    from ray.job_submission import JobSubmissionClient
+    from ray.job_submission import JobSubmissionClient  # lazy: ray costs seconds to import
 
     try:
         return JobSubmissionClient(dashboard_uri, headers=all_headers or None, verify=tls)
@@ -453,7 +438,7 @@ def dashboard_ready(
         >>> dashboard_ready("http://127.0.0.1:9", timeout=0.5)
         False
     """
-    import requests
+    import requests  # lazy: requests (comes with kubernetes) costs ~0.1 s to import
 
     try:
         response = requests.get(

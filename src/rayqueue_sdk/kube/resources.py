@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_sdk.errors import ForbiddenError, NotFoundError
+from rayqueue_sdk.errors import ClusterNotFoundError, ForbiddenError, NotFoundError, RayQueueError
 from rayqueue_sdk.kube.connection import cache_for, server_of
 from rayqueue_sdk.kube.rest import get_path
 from rayqueue_sdk.kube.retry import RetryPolicy, call
@@ -37,6 +37,7 @@ __all__ = [
     "apply_object",
     "create_object",
     "delete_object",
+    "fetch_raycluster",
     "find_workload",
     "get_object",
     "get_raycluster",
@@ -423,6 +424,26 @@ def set_workload_active(api: ApiClient, namespace: str, owner_uid: str, active: 
 def get_raycluster(api: ApiClient, namespace: str, name: str) -> dict[str, Any]:
     """GET a RayCluster (``ray.io/v1``)."""
     return get_object(api, RAYCLUSTERS, name, namespace)
+
+
+def fetch_raycluster(api: ApiClient, namespace: str, name: str) -> dict[str, Any]:
+    """GET a RayCluster; a missing one is a :class:`~rayqueue_sdk.errors.ClusterNotFoundError` that lists
+    the RayClusters of the namespace (one more LIST, only on that error path).
+
+    Example:
+        >>> # fetch_raycluster(api, "ds", "nope")
+        >>> # ClusterNotFoundError: 404 NotFound: RayCluster 'nope' does not exist ...; available: ws
+    """
+    try:
+        return get_raycluster(api, namespace, name)
+    except NotFoundError:
+        try:
+            available = [
+                str((o.get("metadata") or {}).get("name") or "") for o in list_rayclusters(api, namespace)
+            ]
+        except RayQueueError:
+            available = []
+        raise ClusterNotFoundError(name, available, namespace=namespace) from None
 
 
 def list_rayclusters(
