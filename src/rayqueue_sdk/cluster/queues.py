@@ -136,8 +136,9 @@ def queue_not_found(
     when there is a queue named ``default``, says that omitting ``local_queue`` would use it.
 
     Example:
-        >>> print(queue_not_found("gpu", "ds", ["default", "team-q"]).hint)
-        Omit local_queue to use the namespace's default queue 'default'.
+        >>> str(queue_not_found("gpu", "ds", ["default", "team-q"])).endswith(
+        ...     "Omit local_queue to use the namespace's default queue 'default'.")
+        True
     """
     if "default" in available and not hint:
         hint = "Omit local_queue to use the namespace's default queue 'default'."
