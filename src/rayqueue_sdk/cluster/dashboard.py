@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_sdk.cluster.status import CLIENT_PORT, DASHBOARD_PORT, head_service_name
+from rayqueue_sdk.cluster.status import CLIENT_PORT, DASHBOARD_PORT, endpoint_port, head_service_name
 from rayqueue_sdk.errors import ConfigError, ConnectionFailedError, ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.client import ClientSource, cache_for, get_client
 from rayqueue_sdk.kube.resources import Kind, fetch_raycluster, list_objects
@@ -92,14 +92,6 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
 
 
-def _port(cluster: Mapping[str, Any], key: str, default: int) -> int:
-    endpoints = (cluster.get("status") or {}).get("endpoints") or {}
-    try:
-        return int(endpoints.get(key) or default)
-    except (TypeError, ValueError):
-        return default
-
-
 def _head_ip(cluster: Mapping[str, Any]) -> str | None:
     head = (cluster.get("status") or {}).get("head") or {}
     ip = head.get("serviceIP") or head.get("podIP")
@@ -116,7 +108,7 @@ def dashboard_from_status(cluster: Mapping[str, Any]) -> str | None:
         True
     """
     ip = _head_ip(cluster)
-    return f"http://{ip}:{_port(cluster, 'dashboard', DASHBOARD_PORT)}" if ip else None
+    return f"http://{ip}:{endpoint_port(cluster, 'dashboard', DASHBOARD_PORT)}" if ip else None
 
 
 def client_from_status(cluster: Mapping[str, Any]) -> str | None:
@@ -128,7 +120,7 @@ def client_from_status(cluster: Mapping[str, Any]) -> str | None:
         'ray://10.0.0.7:31001'
     """
     ip = _head_ip(cluster)
-    return f"ray://{ip}:{_port(cluster, 'client', CLIENT_PORT)}" if ip else None
+    return f"ray://{ip}:{endpoint_port(cluster, 'client', CLIENT_PORT)}" if ip else None
 
 
 def _service_host(cluster: Mapping[str, Any]) -> str:
@@ -316,7 +308,7 @@ def cluster_dashboard_uri(
     if exposed:
         return exposed
     if in_kubernetes_pod():
-        return f"http://{_service_host(cluster)}:{_port(cluster, 'dashboard', DASHBOARD_PORT)}"
+        return f"http://{_service_host(cluster)}:{endpoint_port(cluster, 'dashboard', DASHBOARD_PORT)}"
     found = dashboard_from_status(cluster)
     if found:
         return found
@@ -344,7 +336,7 @@ def cluster_uri(name: str, namespace: str, *, client: ApiClient | ClientSource |
     api = get_client(client)
     cluster = fetch_raycluster(api, namespace, name)
     if in_kubernetes_pod():
-        return f"ray://{_service_host(cluster)}:{_port(cluster, 'client', CLIENT_PORT)}"
+        return f"ray://{_service_host(cluster)}:{endpoint_port(cluster, 'client', CLIENT_PORT)}"
     found = client_from_status(cluster)
     if found:
         return found

@@ -21,35 +21,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rayqueue_sdk.kube.auth import detect
-from rayqueue_sdk.kube.connection import (
-    ClientInfo,
-    ClientSource,
-    build_api_client,
-    cache_for,
-    clear_current_client,
-    current_client,
-    current_client_or,
-    info_of,
-    server_of,
-    set_current_client,
-)
+from rayqueue_sdk.kube.connection import ClientInfo as ClientInfo
+from rayqueue_sdk.kube.connection import ClientSource as ClientSource
+from rayqueue_sdk.kube.connection import build_api_client as build_api_client
+from rayqueue_sdk.kube.connection import cache_for as cache_for
+from rayqueue_sdk.kube.connection import clear_current_client as clear_current_client
+from rayqueue_sdk.kube.connection import current_client as current_client
+from rayqueue_sdk.kube.connection import current_client_or
+from rayqueue_sdk.kube.connection import info_of as info_of
+from rayqueue_sdk.kube.connection import server_of as server_of
+from rayqueue_sdk.kube.connection import set_current_client as set_current_client
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
 
-__all__ = [
-    "ClientInfo",
-    "ClientSource",
-    "build_api_client",
-    "cache_for",
-    "clear_current_client",
-    "current_client",
-    "default_namespace",
-    "get_client",
-    "info_of",
-    "server_of",
-    "set_current_client",
-]
+# The connection primitives above are re-exported (``import X as X``), so callers import them from here.
+__all__ = ["default_namespace", "get_client"]
 
 
 def get_client(client: ApiClient | ClientSource | None = None) -> ApiClient:

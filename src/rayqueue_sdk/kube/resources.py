@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -166,6 +167,28 @@ def normalize_kueue(obj: dict[str, Any], version: str) -> dict[str, Any]:
     return out
 
 
+def _endpoint(
+    api: ApiClient, kind: Kind, namespace: str | None, method: str, subresource: str = ""
+) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+    """The ``CustomObjectsApi`` method for ``method`` on ``kind`` and its leading positional arguments.
+
+    A namespaced kind uses the ``*_namespaced_*`` method, except a LIST with no namespace (across all).
+    """
+    custom = _custom(api)
+    if kind.namespaced and (namespace or method != "list"):
+        fn = getattr(custom, f"{method}_namespaced_custom_object{subresource}")
+        return fn, (kind.group, kind.version, namespace, kind.plural)
+    return getattr(custom, f"{method}_cluster_custom_object{subresource}"), (
+        kind.group,
+        kind.version,
+        kind.plural,
+    )
+
+
+def _normalized(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
+    return normalize_kueue(obj, kind.version) if kind.group == KUEUE_GROUP else obj
+
+
 def get_object(
     api: ApiClient, kind: Kind, name: str, namespace: str | None = None, *, deadline: float | None = None
 ) -> dict[str, Any]:
@@ -174,36 +197,9 @@ def get_object(
     Raises:
         NotFoundError, ForbiddenError, AuthenticationError, ApiError, ConnectionFailedError.
     """
-    custom = _custom(api)
-    ctx: dict[str, Any] = {
-        "verb": "get",
-        "resource": kind.key,
-        "namespace": namespace,
-        "name": name,
-        "server": server_of(api),
-    }
-    if kind.namespaced:
-        obj = call(
-            custom.get_namespaced_custom_object,
-            kind.group,
-            kind.version,
-            namespace,
-            kind.plural,
-            name,
-            deadline=deadline,
-            **ctx,
-        )
-    else:
-        obj = call(
-            custom.get_cluster_custom_object,
-            kind.group,
-            kind.version,
-            kind.plural,
-            name,
-            deadline=deadline,
-            **ctx,
-        )
-    return normalize_kueue(obj, kind.version) if kind.group == KUEUE_GROUP else obj
+    fn, args = _endpoint(api, kind, namespace, "get")
+    ctx: dict[str, Any] = {"verb": "get", "resource": kind.key, "namespace": namespace, "name": name}
+    return _normalized(kind, call(fn, *args, name, deadline=deadline, server=server_of(api), **ctx))
 
 
 def list_objects(
@@ -220,54 +216,24 @@ def list_objects(
 
     Returns ``(items, resourceVersion)``; the resourceVersion is where a watch should start.
     """
-    custom = _custom(api)
-    ctx: dict[str, Any] = {
-        "verb": "list",
-        "resource": kind.key,
-        "namespace": namespace,
-        "server": server_of(api),
-    }
+    fn, args = _endpoint(api, kind, namespace, "list")
+    ctx: dict[str, Any] = {"verb": "list", "resource": kind.key, "namespace": namespace}
+    selectors = {"label_selector": label_selector, "field_selector": field_selector}
     items: list[dict[str, Any]] = []
     token: str | None = None
     resource_version: str | None = None
     while True:
-        kwargs: dict[str, Any] = {"limit": page_size}
-        if label_selector:
-            kwargs["label_selector"] = label_selector
-        if field_selector:
-            kwargs["field_selector"] = field_selector
+        kwargs: dict[str, Any] = {"limit": page_size, **{k: v for k, v in selectors.items() if v}}
         if token:
             kwargs["_continue"] = token
-        if kind.namespaced and namespace:
-            page = call(
-                custom.list_namespaced_custom_object,
-                kind.group,
-                kind.version,
-                namespace,
-                kind.plural,
-                deadline=deadline,
-                **ctx,
-                **kwargs,
-            )
-        else:
-            page = call(
-                custom.list_cluster_custom_object,
-                kind.group,
-                kind.version,
-                kind.plural,
-                deadline=deadline,
-                **ctx,
-                **kwargs,
-            )
+        page = call(fn, *args, deadline=deadline, server=server_of(api), **ctx, **kwargs)
         meta = page.get("metadata") or {}
         resource_version = meta.get("resourceVersion") or resource_version
         items.extend(page.get("items") or [])
         token = meta.get("continue") or None
         if not token:
             break
-    if kind.group == KUEUE_GROUP:
-        items = [normalize_kueue(i, kind.version) for i in items]
-    return items, resource_version
+    return [_normalized(kind, i) for i in items], resource_version
 
 
 def _where(kind: Kind, obj: dict[str, Any]) -> tuple[str, str | None]:
@@ -284,15 +250,11 @@ def apply_object(
         >>> # apply_object(api, RAYCLUSTERS, manifest)   # the stored RayCluster, with its uid
     """
     name, namespace = _where(kind, obj)
-    custom = _custom(api)
+    fn, args = _endpoint(api, kind, namespace, "patch")
     ctx: dict[str, Any] = {"verb": "patch", "resource": kind.key, "namespace": namespace, "name": name}
     opts: dict[str, Any] = {"field_manager": field_manager, "force": force}
     opts["_content_type"] = "application/apply-patch+yaml"
-    if kind.namespaced:
-        args: tuple[Any, ...] = (kind.group, kind.version, namespace, kind.plural, name, obj)
-        return call(custom.patch_namespaced_custom_object, *args, server=server_of(api), **ctx, **opts)
-    args = (kind.group, kind.version, kind.plural, name, obj)
-    return call(custom.patch_cluster_custom_object, *args, server=server_of(api), **ctx, **opts)
+    return call(fn, *args, name, obj, server=server_of(api), **ctx, **opts)
 
 
 def create_object(api: ApiClient, kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
@@ -303,30 +265,9 @@ def create_object(api: ApiClient, kind: Kind, obj: dict[str, Any]) -> dict[str, 
         >>> # create_object(api, RAYCLUSTERS, manifest)
     """
     name, namespace = _where(kind, obj)
-    custom = _custom(api)
+    fn, args = _endpoint(api, kind, namespace, "create")
     ctx: dict[str, Any] = {"verb": "create", "resource": kind.key, "namespace": namespace, "name": name}
-    if kind.namespaced:
-        return call(
-            custom.create_namespaced_custom_object,
-            kind.group,
-            kind.version,
-            namespace,
-            kind.plural,
-            obj,
-            idempotent=False,
-            server=server_of(api),
-            **ctx,
-        )
-    return call(
-        custom.create_cluster_custom_object,
-        kind.group,
-        kind.version,
-        kind.plural,
-        obj,
-        idempotent=False,
-        server=server_of(api),
-        **ctx,
-    )
+    return call(fn, *args, obj, idempotent=False, server=server_of(api), **ctx)
 
 
 def patch_object(
@@ -344,18 +285,10 @@ def patch_object(
         >>> # workloads = kueue_kind(api, "workloads")
         >>> # patch_object(api, workloads, "raycluster-ws-4e803", {"spec": {"active": False}}, "ds")
     """
-    custom = _custom(api)
-    verb = "patch"
-    ctx: dict[str, Any] = {"verb": verb, "resource": kind.key, "namespace": namespace, "name": name}
+    fn, args = _endpoint(api, kind, namespace, "patch", "_status" if status else "")
+    ctx: dict[str, Any] = {"verb": "patch", "resource": kind.key, "namespace": namespace, "name": name}
     opts: dict[str, Any] = {"_content_type": "application/merge-patch+json"}
-    if kind.namespaced:
-        fn = custom.patch_namespaced_custom_object_status if status else custom.patch_namespaced_custom_object
-        args: tuple[Any, ...] = (kind.group, kind.version, namespace, kind.plural, name, patch)
-    else:
-        fn = custom.patch_cluster_custom_object_status if status else custom.patch_cluster_custom_object
-        args = (kind.group, kind.version, kind.plural, name, patch)
-    obj = call(fn, *args, server=server_of(api), **ctx, **opts)
-    return normalize_kueue(obj, kind.version) if kind.group == KUEUE_GROUP else obj
+    return _normalized(kind, call(fn, *args, name, patch, server=server_of(api), **ctx, **opts))
 
 
 def delete_object(
@@ -366,32 +299,10 @@ def delete_object(
     Example:
         >>> # delete_object(api, RAYCLUSTERS, "ws", "ds")   # True, then False
     """
-    custom = _custom(api)
+    fn, args = _endpoint(api, kind, namespace, "delete")
     ctx: dict[str, Any] = {"verb": "delete", "resource": kind.key, "namespace": namespace, "name": name}
     try:
-        if kind.namespaced:
-            call(
-                custom.delete_namespaced_custom_object,
-                kind.group,
-                kind.version,
-                namespace,
-                kind.plural,
-                name,
-                propagation_policy=propagation,
-                server=server_of(api),
-                **ctx,
-            )
-        else:
-            call(
-                custom.delete_cluster_custom_object,
-                kind.group,
-                kind.version,
-                kind.plural,
-                name,
-                propagation_policy=propagation,
-                server=server_of(api),
-                **ctx,
-            )
+        call(fn, *args, name, propagation_policy=propagation, server=server_of(api), **ctx)
     except NotFoundError:
         return False
     return True
