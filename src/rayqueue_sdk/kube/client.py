@@ -9,11 +9,9 @@ This module sits on top of the connection stack (:mod:`~rayqueue_sdk.kube.connec
 connection primitives, so ``rayqueue_sdk.kube.client`` stays the one place callers import them from.
 
 Example:
-    >>> api = build_api_client("https://127.0.0.1:6443", token="s3cr3t", verify=False)
-    >>> server_of(api)
-    'https://127.0.0.1:6443'
-    >>> "s3cr3t" in repr(api)
-    False
+    >>> mine = build_api_client("https://127.0.0.1:6443", namespace="ds-team")
+    >>> get_client(mine) is mine, default_namespace(mine)
+    (True, 'ds-team')
 """
 
 from __future__ import annotations
