@@ -161,23 +161,12 @@ def _read_workload(workload: Obj | None) -> _WorkloadReading:
 
     admitted = condition(workload, "Admitted")
     reserved = condition(workload, "QuotaReserved")
-    if _is_true(admitted):
+    if _is_true(admitted) or _is_true(reserved):
+        # Quota reserved but admission checks not all Ready: still not admitted (Admitted=False says why).
+        state = "admitted" if _is_true(admitted) else "reserved"
+        why = admitted if state == "admitted" or _is_false(admitted) else reserved
         return _WorkloadReading(
-            "admitted",
-            reason=_text(admitted, "reason"),
-            message=_text(admitted, "message"),
-            cluster_queue=cq,
-            queue=queue,
-        )
-    if _is_true(reserved):
-        # Quota is reserved but admission checks are not all Ready: still not admitted.
-        why = admitted if _is_false(admitted) else reserved
-        return _WorkloadReading(
-            "reserved",
-            reason=_text(why, "reason"),
-            message=_text(why, "message"),
-            cluster_queue=cq,
-            queue=queue,
+            state, reason=_text(why, "reason"), message=_text(why, "message"), cluster_queue=cq, queue=queue
         )
     reason = _text(reserved, "reason")
     message = _text(reserved, "message")
