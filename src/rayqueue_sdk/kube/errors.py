@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-import ssl
+import sys
 from typing import Any
 
 from rayqueue_sdk.errors import (
@@ -123,8 +123,10 @@ def is_tls_failure(exc: BaseException) -> bool:
         >>> is_tls_failure(ssl.SSLCertVerificationError("certificate verify failed"))
         True
     """
+    # An ssl.SSLError can only exist once ssl is loaded: look it up rather than import it (~10 ms).
+    ssl = sys.modules.get("ssl")
     for cur in _walk(exc):
-        if isinstance(cur, ssl.SSLError):
+        if ssl is not None and isinstance(cur, ssl.SSLError):
             return True
         name = type(cur).__name__
         if name == "SSLError":
