@@ -1,4 +1,5 @@
-"""The admission machine's vocabulary: phases, verdicts, error kinds and the Kueue labels it reads.
+"""The admission machine's vocabulary: phases, verdicts, error kinds and the Kueue labels it reads
+(defined in :mod:`rayqueue_sdk.manifests.labels`).
 
 :class:`ClusterPhase` and :class:`JobPhase` are public; their home is :mod:`rayqueue_sdk.admission.cluster`
 (their ``__module__`` says so, as ``rayqueue_sdk._EXPORTS`` does), which re-exports everything here.
@@ -16,6 +17,8 @@ import enum
 from collections.abc import Mapping
 from typing import Any
 
+from rayqueue_sdk.manifests.labels import JOB_UID_LABEL, PRIORITY_LABEL, QUEUE_LABEL
+
 __all__ = [
     "QUEUE_LABEL",
     "PRIORITY_LABEL",
@@ -26,10 +29,6 @@ __all__ = [
     "Verdict",
 ]
 
-
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
-JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 
 Obj = Mapping[str, Any]
 

@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -120,6 +121,15 @@ def _read_workload(workload: Obj | None) -> _WorkloadReading:
         )
     if evicted is not None and _is_true(evicted):
         kind, reason, message = _eviction_kind(evicted, workload)
+        evicted_as = functools.partial(
+            _WorkloadReading,
+            kind=kind,
+            reason=reason,
+            message=message,
+            cluster_queue=cq,
+            queue=queue,
+            eviction=key,
+        )
         reserved = condition(workload, "QuotaReserved")
         pending = (
             (_text(reserved, "reason"), _text(reserved, "message")) if _is_false(reserved) else (None, None)
@@ -132,29 +142,10 @@ def _read_workload(workload: Obj | None) -> _WorkloadReading:
                 if _is_true(requeued)
                 else (None, None)
             )
-            return _WorkloadReading(
-                "reactivated",
-                kind,
-                reason,
-                message,
-                cluster_queue=cq,
-                queue=queue,
-                eviction=key,
-                pending=pending,
-                requeue=requeue,
-            )
+            return evicted_as("reactivated", pending=pending, requeue=requeue)
         if _is_true(requeued):
-            return _WorkloadReading(
-                "requeued",
-                kind,
-                reason,
-                message,
-                cluster_queue=cq,
-                queue=queue,
-                eviction=key,
-                pending=pending,
-            )
-        return _WorkloadReading("evicted", kind, reason, message, cluster_queue=cq, queue=queue, eviction=key)
+            return evicted_as("requeued", pending=pending)
+        return evicted_as("evicted")
 
     target = condition(workload, "DeactivationTarget")
     if _is_true(target):
@@ -170,23 +161,12 @@ def _read_workload(workload: Obj | None) -> _WorkloadReading:
 
     admitted = condition(workload, "Admitted")
     reserved = condition(workload, "QuotaReserved")
-    if _is_true(admitted):
+    if _is_true(admitted) or _is_true(reserved):
+        # Quota reserved but admission checks not all Ready: still not admitted (Admitted=False says why).
+        state = "admitted" if _is_true(admitted) else "reserved"
+        why = admitted if state == "admitted" or _is_false(admitted) else reserved
         return _WorkloadReading(
-            "admitted",
-            reason=_text(admitted, "reason"),
-            message=_text(admitted, "message"),
-            cluster_queue=cq,
-            queue=queue,
-        )
-    if _is_true(reserved):
-        # Quota is reserved but admission checks are not all Ready: still not admitted.
-        why = admitted if _is_false(admitted) else reserved
-        return _WorkloadReading(
-            "reserved",
-            reason=_text(why, "reason"),
-            message=_text(why, "message"),
-            cluster_queue=cq,
-            queue=queue,
+            state, reason=_text(why, "reason"), message=_text(why, "message"), cluster_queue=cq, queue=queue
         )
     reason = _text(reserved, "reason")
     message = _text(reserved, "message")

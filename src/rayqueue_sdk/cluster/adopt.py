@@ -27,8 +27,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from rayqueue_sdk.config.models import DEFAULT_ACCELERATORS, ClusterConfiguration, WorkerGroup
-from rayqueue_sdk.manifests.raycluster import MANAGED_BY_LABEL
-from rayqueue_sdk.manifests.rules import ELASTIC_JOB_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL
+from rayqueue_sdk.manifests.labels import (
+    ELASTIC_JOB_ANNOTATION,
+    MANAGED_BY_LABEL,
+    PRIORITY_LABEL,
+    QUEUE_LABEL,
+)
 
 __all__ = ["config_from_raycluster"]
 

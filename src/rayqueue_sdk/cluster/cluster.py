@@ -16,40 +16,47 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT
+from rayqueue_sdk.cluster import dashboard
+from rayqueue_sdk.cluster.adopt import config_from_raycluster
+from rayqueue_sdk.cluster.observe import ClusterDetails, observe_one, summarize
+from rayqueue_sdk.cluster.preflight import check_ours, decide, fetch_facts
+from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus
+from rayqueue_sdk.cluster.wait import wait_for_cluster
 from rayqueue_sdk.config.models import ClusterConfiguration
+from rayqueue_sdk.display import show_details
+from rayqueue_sdk.display.console import progress_line
 from rayqueue_sdk.errors import (
     AdmissionTimeout,
     AlreadyExistsError,
     ConfigError,
-    ConflictError,
-    ForbiddenError,
     NotFoundError,
     UnsupportedError,
 )
+from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
+from rayqueue_sdk.kube.resources import (
+    FIELD_MANAGER,
+    RAYCLUSTERS,
+    apply_object,
+    create_object,
+    delete_object,
+    fetch_raycluster,
+    get_raycluster,
+    set_workload_active,
+)
 from rayqueue_sdk.manifests import dump_yaml
-from rayqueue_sdk.manifests.raycluster import MANAGED_BY_LABEL, MANAGED_BY_VALUE, build_raycluster
-from rayqueue_sdk.manifests.rules import QUEUE_LABEL, check_raycluster
-
-#: The server-side apply field manager of the SDK.
-FIELD_MANAGER = "rayqueue-sdk"
+from rayqueue_sdk.manifests.raycluster import build_raycluster
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
     from ray.job_submission import JobDetails, JobStatus, JobSubmissionClient
 
-    from rayqueue_sdk.cluster.observe import ClusterDetails
-    from rayqueue_sdk.cluster.status import ClusterStatus
-    from rayqueue_sdk.kube.client import ClientSource
-
-__all__ = ["FIELD_MANAGER", "Cluster", "get_cluster"]
+__all__ = ["Cluster", "get_cluster"]
 
 log = logging.getLogger(__name__)
 
@@ -128,8 +135,6 @@ class Cluster:
 
     # -- connection --------------------------------------------------------------------------------
     def _api(self) -> ApiClient:
-        from rayqueue_sdk.kube.client import get_client
-
         return get_client(self._client)
 
     @property
@@ -142,34 +147,40 @@ class Cluster:
             'ds'
         """
         if self._namespace is None:
-            from rayqueue_sdk.kube.client import default_namespace
-
             self._namespace = default_namespace(self._api())
         return self._namespace
 
-    def _manifest(self, api: ApiClient) -> dict[str, Any]:
-        """The manifest to send, once the queue and priority class are checked (default queue found)."""
-        from rayqueue_sdk.cluster.queues import check_priority_class, check_queue, resolve_default_queue
+    def _namespace_of(self, api: ApiClient) -> str:
+        """:attr:`namespace`, with the client already resolved (so it is resolved once per call)."""
+        if self._namespace is None:
+            self._namespace = default_namespace(api)
+        return self._namespace
 
-        manifest = self.to_dict()
-        manifest["metadata"]["namespace"] = self.namespace
-        if self.config.local_queue is not None:
-            check_queue(self.namespace, self.config.local_queue, api)
-        else:
-            default = resolve_default_queue(self.namespace, api)
-            if default is not None:
-                log.info("%s/%s: using the default LocalQueue %r", self.namespace, self.name, default)
-                manifest["metadata"]["labels"][QUEUE_LABEL] = default
-                check_raycluster(manifest)  # e.g. autoscaling under a queue needs elastic=True
-        if self.config.priority_class is not None:
-            check_priority_class(self.config.priority_class, api)
-        return manifest
+    def _manifest(self, api: ApiClient, *, refuse_foreign: str | None = None) -> dict[str, Any]:
+        """The manifest to send: one preflight (queues, priority class, the existing object), then the
+        pure decision (:mod:`rayqueue_sdk.cluster.preflight`)."""
+        facts = fetch_facts(
+            api,
+            self._namespace_of(api),
+            self.name,
+            local_queue=self.config.local_queue,
+            priority_class=self.config.priority_class,
+            read_existing=refuse_foreign is not None,
+        )
+        return decide(
+            self.to_dict(),
+            facts,
+            local_queue=self.config.local_queue,
+            priority_class=self.config.priority_class,
+            refuse_foreign=refuse_foreign,
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def apply(self, force: bool = False) -> dict[str, Any]:
         """Create or update the RayCluster (server-side apply, field manager ``rayqueue-sdk``); idempotent.
 
-        The LocalQueue and the WorkloadPriorityClass are checked first. Without ``local_queue`` the
+        The LocalQueue, the WorkloadPriorityClass and an existing RayCluster of that name are read first, in
+        one round trip (:mod:`rayqueue_sdk.cluster.preflight`). Without ``local_queue`` the
         namespace's default LocalQueue is used (Kueue's rule: one named ``default``; the peer's
         annotation ``kueue.x-k8s.io/default-queue: "true"`` too). ``force=True`` takes over fields
         another manager owns. Returns the RayCluster as stored.
@@ -185,12 +196,10 @@ class Cluster:
         Example:
             >>> # cluster.apply()   # twice is fine: the second is a no-op
         """
-        from rayqueue_sdk.kube.resources import RAYCLUSTERS, apply_object
-
         api = self._api()
-        manifest = self._manifest(api)
-        if not force:
-            self._refuse_foreign(api, "apply(force=True) would take it over")
+        manifest = self._manifest(
+            api, refuse_foreign=None if force else "apply(force=True) would take it over"
+        )
         stored = apply_object(api, RAYCLUSTERS, manifest, field_manager=FIELD_MANAGER, force=force)
         log.info("%s/%s: applied", self.namespace, self.name)
         return stored
@@ -201,8 +210,6 @@ class Cluster:
         Example:
             >>> # cluster.up(); cluster.wait_ready()
         """
-        from rayqueue_sdk.kube.resources import RAYCLUSTERS, create_object
-
         api = self._api()
         manifest = self._manifest(api)
         try:
@@ -229,27 +236,19 @@ class Cluster:
         Example:
             >>> # cluster.down()   # resources immediately returned to the queue
         """
-        from rayqueue_sdk.kube.resources import RAYCLUSTERS, delete_object, get_raycluster
-
         api = self._api()
         self.__dict__.pop("job_client", None)
         try:
-            obj = get_raycluster(api, self.namespace, self.name)
+            obj = get_raycluster(api, self._namespace_of(api), self.name)
         except NotFoundError:
             log.info("%s/%s: already gone", self.namespace, self.name)
             return False
         if not force:
-            _check_ours(obj, "down(force=True) would delete it")
+            check_ours(obj, "down(force=True) would delete it")
         if not delete_object(api, RAYCLUSTERS, self.name, self.namespace, propagation="Background"):
             return False
         log.info("%s/%s: deleted", self.namespace, self.name)
         return True
-
-    def _refuse_foreign(self, api: ApiClient, how: str) -> None:
-        from rayqueue_sdk.kube.resources import get_raycluster
-
-        with contextlib.suppress(NotFoundError, ForbiddenError):  # a 403 is for the write to report
-            _check_ours(get_raycluster(api, self.namespace, self.name), how)
 
     # -- observing ---------------------------------------------------------------------------------
     def status(self) -> ClusterStatus:
@@ -261,9 +260,8 @@ class Cluster:
         Example:
             >>> # st = cluster.status(); print(st.phase.value, st.position, st.explanation)
         """
-        from rayqueue_sdk.cluster.observe import observe_one
-
-        return observe_one(self._api(), self.name, self.namespace)[0]
+        api = self._api()
+        return observe_one(api, self.name, self._namespace_of(api))[0]
 
     def wait_ready(
         self,
@@ -290,10 +288,6 @@ class Cluster:
         Example:
             >>> # cluster.wait_ready(timeout=600, queue_timeout=120)
         """
-        from rayqueue_sdk.cluster.dashboard import auth_headers, dashboard_ready
-        from rayqueue_sdk.cluster.wait import wait_for_cluster
-        from rayqueue_sdk.display.console import progress_line
-
         api = self._api()
         started = time.monotonic()
         with progress_line(show) as progress:
@@ -309,11 +303,13 @@ class Cluster:
             if not dashboard_check:
                 return status
             uri = self.cluster_dashboard_uri()
-            headers = auth_headers(api) if uri.startswith("https://") else {}
+            headers = dashboard.auth_headers(api) if uri.startswith("https://") else {}
             limit = DASHBOARD_TIMEOUT if timeout is None else max(0.0, timeout - (time.monotonic() - started))
             deadline = time.monotonic() + limit
             pause = 0.1
-            while not dashboard_ready(uri, timeout=5.0, headers=headers, verify=self.config.verify_tls):
+            while not dashboard.dashboard_ready(
+                uri, timeout=5.0, headers=headers, verify=self.config.verify_tls
+            ):
                 if time.monotonic() + pause > deadline:
                     raise AdmissionTimeout(
                         self.name,
@@ -333,10 +329,8 @@ class Cluster:
         Example:
             >>> # d = cluster.details(); d.gpus, [g.name for g in d.groups]
         """
-        from rayqueue_sdk.cluster.observe import observe_one, summarize
-        from rayqueue_sdk.display import show_details
-
-        status, obj = observe_one(self._api(), self.name, self.namespace)
+        api = self._api()
+        status, obj = observe_one(api, self.name, self._namespace_of(api))
         found = summarize(obj, status)
         show_details(found, show=show)
         return found
@@ -350,9 +344,8 @@ class Cluster:
         Example:
             >>> # import ray; ray.init(cluster.cluster_uri())
         """
-        from rayqueue_sdk.cluster.dashboard import cluster_uri
-
-        return cluster_uri(self.name, self.namespace, client=self._api())
+        api = self._api()
+        return dashboard.cluster_uri(self.name, self._namespace_of(api), client=api)
 
     def cluster_dashboard_uri(self, override: str | None = None) -> str:
         """The Ray dashboard URL (override, Route/HTTPRoute/Ingress, in-cluster Service, status address).
@@ -360,9 +353,10 @@ class Cluster:
         Example:
             >>> # cluster.cluster_dashboard_uri()   # 'http://127.0.0.1:41234' on the local control plane
         """
-        from rayqueue_sdk.cluster.dashboard import cluster_dashboard_uri
-
-        return cluster_dashboard_uri(self.name, self.namespace, client=self._api(), override=override)
+        api = self._api()
+        return dashboard.cluster_dashboard_uri(
+            self.name, self._namespace_of(api), client=api, override=override
+        )
 
     # -- jobs --------------------------------------------------------------------------------------
     @functools.cached_property
@@ -373,9 +367,9 @@ class Cluster:
             >>> # sid = cluster.job_client.submit_job(entrypoint="python -c 'print(42)'")
             >>> # cluster.job_client.get_job_logs(sid)
         """
-        from rayqueue_sdk.cluster.dashboard import ray_job_client
-
-        return ray_job_client(self.cluster_dashboard_uri(), client=self._api(), verify=self.config.verify_tls)
+        return dashboard.ray_job_client(
+            self.cluster_dashboard_uri(), client=self._api(), verify=self.config.verify_tls
+        )
 
     def list_jobs(self) -> list[JobDetails]:
         """The Ray jobs of this cluster.
@@ -426,11 +420,9 @@ class Cluster:
         return self._set_active(True)
 
     def _set_active(self, active: bool) -> str:
-        from rayqueue_sdk.cluster.observe import fetch_cluster
-        from rayqueue_sdk.kube.resources import set_workload_active
-
         api = self._api()
-        uid = str((fetch_cluster(api, self.name, self.namespace).get("metadata") or {}).get("uid") or "")
+        namespace = self._namespace_of(api)
+        uid = str((fetch_raycluster(api, namespace, self.name).get("metadata") or {}).get("uid") or "")
         try:
             wl = set_workload_active(api, self.namespace, uid, active)
         except NotFoundError:
@@ -450,18 +442,6 @@ class Cluster:
         return wl_name
 
 
-def _check_ours(obj: dict[str, Any], how: str) -> None:
-    """Raise :class:`ConflictError` unless the SDK made ``obj`` (label ``app.kubernetes.io/managed-by``)."""
-    meta = obj.get("metadata") or {}
-    if (meta.get("labels") or {}).get(MANAGED_BY_LABEL) != MANAGED_BY_VALUE:
-        raise ConflictError(
-            409,
-            "Conflict",
-            f"RayCluster {meta.get('namespace')}/{meta.get('name')} was not made by rayqueue_sdk (no label "
-            f"{MANAGED_BY_LABEL}={MANAGED_BY_VALUE}); leaving it alone ({how})",
-        )
-
-
 def get_cluster(
     name: str, namespace: str | None = None, client: ApiClient | ClientSource | None = None
 ) -> Cluster:
@@ -476,11 +456,6 @@ def get_cluster(
         >>> # cluster = get_cluster("my-workspace-cluster", "ds-team")
         >>> # [g.name for g in cluster.config.resolved_worker_groups()], cluster.status().phase
     """
-    from rayqueue_sdk.cluster.adopt import config_from_raycluster
-    from rayqueue_sdk.cluster.observe import fetch_cluster
-    from rayqueue_sdk.kube.client import default_namespace, get_client
-
     api = get_client(client)
-    ns = namespace or default_namespace(api)
-    obj = fetch_cluster(api, name, ns)
+    obj = fetch_raycluster(api, namespace or default_namespace(api), name)
     return Cluster(config_from_raycluster(obj), client=client)

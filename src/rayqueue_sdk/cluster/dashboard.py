@@ -28,10 +28,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_sdk.cluster.status import CLIENT_PORT, DASHBOARD_PORT, head_service_name
-from rayqueue_sdk.errors import ConfigError, ForbiddenError, NotFoundError, RayQueueError
+from rayqueue_sdk.cluster.status import CLIENT_PORT, DASHBOARD_PORT, endpoint_port, head_service_name
+from rayqueue_sdk.errors import ConfigError, ConnectionFailedError, ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.client import ClientSource, cache_for, get_client
-from rayqueue_sdk.kube.resources import Kind, get_path, get_raycluster, list_objects, list_rayclusters
+from rayqueue_sdk.kube.resources import Kind, fetch_raycluster, list_objects
+from rayqueue_sdk.kube.rest import get_path
+from rayqueue_sdk.manifests.labels import (
+    RAY_CLUSTER_LABEL,
+    RAY_CLUSTER_NAME_LABEL,
+    RAY_CLUSTER_NAMESPACE_LABEL,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
@@ -86,14 +92,6 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
 
 
-def _port(cluster: Mapping[str, Any], key: str, default: int) -> int:
-    endpoints = (cluster.get("status") or {}).get("endpoints") or {}
-    try:
-        return int(endpoints.get(key) or default)
-    except (TypeError, ValueError):
-        return default
-
-
 def _head_ip(cluster: Mapping[str, Any]) -> str | None:
     head = (cluster.get("status") or {}).get("head") or {}
     ip = head.get("serviceIP") or head.get("podIP")
@@ -110,7 +108,7 @@ def dashboard_from_status(cluster: Mapping[str, Any]) -> str | None:
         True
     """
     ip = _head_ip(cluster)
-    return f"http://{ip}:{_port(cluster, 'dashboard', DASHBOARD_PORT)}" if ip else None
+    return f"http://{ip}:{endpoint_port(cluster, 'dashboard', DASHBOARD_PORT)}" if ip else None
 
 
 def client_from_status(cluster: Mapping[str, Any]) -> str | None:
@@ -122,7 +120,7 @@ def client_from_status(cluster: Mapping[str, Any]) -> str | None:
         'ray://10.0.0.7:31001'
     """
     ip = _head_ip(cluster)
-    return f"ray://{ip}:{_port(cluster, 'client', CLIENT_PORT)}" if ip else None
+    return f"ray://{ip}:{endpoint_port(cluster, 'client', CLIENT_PORT)}" if ip else None
 
 
 def _service_host(cluster: Mapping[str, Any]) -> str:
@@ -133,8 +131,8 @@ def _belongs(obj: Mapping[str, Any], name: str, namespace: str) -> bool:
     """Whether a Route/HTTPRoute/Ingress was made for RayCluster ``name`` (labels, else known names)."""
     meta = _meta(obj)
     labels = meta.get("labels") or {}
-    if labels.get("ray.io/cluster") == name or labels.get("ray.io/cluster-name") == name:
-        return labels.get("ray.io/cluster-namespace", namespace) == namespace
+    if labels.get(RAY_CLUSTER_LABEL) == name or labels.get(RAY_CLUSTER_NAME_LABEL) == name:
+        return labels.get(RAY_CLUSTER_NAMESPACE_LABEL, namespace) == namespace
     own = str(meta.get("name") or "")
     return own in {f"ray-dashboard-{name}", f"{name}-head-route", f"{name}-head-ingress"} or own.startswith(
         f"{name}-ingress"
@@ -259,19 +257,6 @@ def _list_quietly(api: ApiClient, kind: Kind, namespace: str) -> list[dict[str, 
         return []
 
 
-def _raycluster(api: ApiClient, name: str, namespace: str) -> dict[str, Any]:
-    from rayqueue_sdk.errors import ClusterNotFoundError
-
-    try:
-        return get_raycluster(api, namespace, name)
-    except NotFoundError:
-        try:
-            available = [str(_meta(o).get("name")) for o in list_rayclusters(api, namespace)]
-        except RayQueueError:
-            available = []
-        raise ClusterNotFoundError(name, available, namespace=namespace) from None
-
-
 def exposures(api: ApiClient, namespace: str) -> dict[str, list[dict[str, Any]]]:
     """The Routes, HTTPRoutes and Ingresses of ``namespace`` (one LIST each where the API is served;
     absent or forbidden APIs give empty lists), as keyword arguments for :func:`dashboard_from_exposure`.
@@ -318,12 +303,12 @@ def cluster_dashboard_uri(
             raise ConfigError("override", override, "an http(s):// URL")
         return override.rstrip("/")
     api = get_client(client)
-    cluster = _raycluster(api, name, namespace)
+    cluster = fetch_raycluster(api, namespace, name)
     exposed = exposed_dashboard(api, name, namespace)
     if exposed:
         return exposed
     if in_kubernetes_pod():
-        return f"http://{_service_host(cluster)}:{_port(cluster, 'dashboard', DASHBOARD_PORT)}"
+        return f"http://{_service_host(cluster)}:{endpoint_port(cluster, 'dashboard', DASHBOARD_PORT)}"
     found = dashboard_from_status(cluster)
     if found:
         return found
@@ -349,9 +334,9 @@ def cluster_uri(name: str, namespace: str, *, client: ApiClient | ClientSource |
         >>> # import ray; ray.init(cluster_uri("my-workspace-cluster", "ds-team"))
     """
     api = get_client(client)
-    cluster = _raycluster(api, name, namespace)
+    cluster = fetch_raycluster(api, namespace, name)
     if in_kubernetes_pod():
-        return f"ray://{_service_host(cluster)}:{_port(cluster, 'client', CLIENT_PORT)}"
+        return f"ray://{_service_host(cluster)}:{endpoint_port(cluster, 'client', CLIENT_PORT)}"
     found = client_from_status(cluster)
     if found:
         return found
@@ -416,14 +401,12 @@ def ray_job_client(
         >>> # jc = ray_job_client(cluster_dashboard_uri("ws", "ds"))
         >>> # jc.submit_job(entrypoint="python -c 'print(42)'")
     """
-    from rayqueue_sdk.errors import ConnectionFailedError
-
     all_headers: dict[str, str] = dict(headers or {})
     if _wants_auth(dashboard_uri, auth):
         all_headers.update(auth_headers(client))
     ca = ca_cert_path or os.environ.get("RAYQUEUE_DASHBOARD_CA_CERT_PATH")
     tls: bool | str = (ca or True) if verify else False
-    from ray.job_submission import JobSubmissionClient
+    from ray.job_submission import JobSubmissionClient  # lazy: ray costs seconds to import
 
     try:
         return JobSubmissionClient(dashboard_uri, headers=all_headers or None, verify=tls)
@@ -447,7 +430,7 @@ def dashboard_ready(
         >>> dashboard_ready("http://127.0.0.1:9", timeout=0.5)
         False
     """
-    import requests
+    import requests  # lazy: requests (comes with kubernetes) costs ~0.1 s to import
 
     try:
         response = requests.get(

@@ -1,9 +1,11 @@
-"""What the SDK reports about clusters: status with reachable addresses, details, and listings.
+"""The SDK's one read path for clusters: status with reachable addresses, details, and listings.
 
-The statuses come from the same pure pieces as :mod:`rayqueue_sdk.cluster.wait` (the admission machine,
-``status_from``, the Workload join on ``kueue.x-k8s.io/job-uid``, one visibility read per LocalQueue),
-with the dashboard and ``ray://`` addresses found by :mod:`rayqueue_sdk.cluster.dashboard` instead of the
-in-cluster Service names. A listing costs a constant number of API calls: one LIST of RayClusters,
+:func:`observe_one` (``Cluster.status()``, ``details()``, a job's "was my cluster lost?") and
+:func:`observe_many` (``list_clusters``, the widgets) share one core: RayCluster and Workload pairs (joined
+on ``kueue.x-k8s.io/job-uid``) go through the admission machine and ``status_from``, with one visibility
+read per LocalQueue for positions, and the dashboard and ``ray://`` addresses found by
+:mod:`rayqueue_sdk.cluster.dashboard`. :mod:`rayqueue_sdk.cluster.wait` watches instead of reading once, but
+feeds the same pure pieces. A listing costs a constant number of API calls: one LIST of RayClusters,
 one LIST of Workloads, one read of pending workloads per LocalQueue with queued clusters, and the
 LISTs of Routes/HTTPRoutes/Ingresses where those APIs are served.
 
@@ -23,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_sdk.admission.cluster import JOB_UID_LABEL, assess_cluster
+from rayqueue_sdk.admission.cluster import assess_cluster
 from rayqueue_sdk.cluster.dashboard import (
     client_from_status,
     dashboard_from_exposure,
@@ -33,17 +35,17 @@ from rayqueue_sdk.cluster.dashboard import (
 )
 from rayqueue_sdk.cluster.queues import queue_positions
 from rayqueue_sdk.cluster.status import ClusterStatus, status_from
-from rayqueue_sdk.errors import ClusterNotFoundError, ForbiddenError, NotFoundError, RayQueueError
+from rayqueue_sdk.errors import ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
 from rayqueue_sdk.kube.resources import (
     RAYCLUSTERS,
+    fetch_raycluster,
     find_workload,
-    get_raycluster,
     kueue_kind,
     list_objects,
-    list_rayclusters,
     pick_workload,
 )
+from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
@@ -51,8 +53,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "ClusterDetails",
     "GroupSummary",
-    "fetch_cluster",
     "list_clusters",
+    "observe_cluster",
     "observe_many",
     "observe_one",
     "summarize",
@@ -182,53 +184,94 @@ def _status(
     )
 
 
-def _name(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
+def _name(obj: Mapping[str, Any] | None) -> str:
+    return str(((obj or {}).get("metadata") or {}).get("name") or "")
 
 
 def _uid(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("uid") or "")
 
 
-def fetch_cluster(api: ApiClient, name: str, namespace: str) -> dict[str, Any]:
-    """GET a RayCluster; a missing one is a :class:`ClusterNotFoundError` listing those that exist."""
-    try:
-        return get_raycluster(api, namespace, name)
-    except NotFoundError:
-        try:
-            available = [_name(o) for o in list_rayclusters(api, namespace)]
-        except RayQueueError:
-            available = []
-        raise ClusterNotFoundError(name, available, namespace=namespace) from None
+def _positions(
+    api: ApiClient, namespace: str, pairs: list[tuple[dict[str, Any], dict[str, Any] | None]]
+) -> dict[str, tuple[int | None, str | None]]:
+    """The queue positions of the pending Workloads among ``pairs``: one visibility read per LocalQueue."""
+    pending: dict[str, list[str]] = {}
+    for cluster, wl in pairs:
+        reading = assess_cluster(cluster, wl)
+        queue_name = reading.queue or ((wl or {}).get("spec") or {}).get("queueName")
+        if reading.pending and wl is not None and queue_name:
+            pending.setdefault(str(queue_name), []).append(_name(wl))
+    positions: dict[str, tuple[int | None, str | None]] = {}
+    for queue_name, names in sorted(pending.items()):
+        positions.update(queue_positions(namespace, queue_name, names, api))
+    return positions
+
+
+def _read(
+    api: ApiClient,
+    namespace: str,
+    pairs: list[tuple[dict[str, Any], dict[str, Any] | None]],
+    *,
+    with_positions: bool,
+    with_addresses: bool,
+) -> list[tuple[ClusterStatus, dict[str, Any]]]:
+    """The one read path: (RayCluster, Workload) pairs → statuses, with positions and exposed addresses."""
+    positions = _positions(api, namespace, pairs) if with_positions else {}
+    found = exposures(api, namespace) if with_addresses and pairs else {}
+    out = []
+    for cluster, wl in pairs:
+        position, why = positions.get(_name(wl), (None, None)) if wl else (None, None)
+        exposed = dashboard_from_exposure(_name(cluster), namespace, **found) if found else None
+        out.append((_status(cluster, wl, position, why, exposed), cluster))
+    return out
 
 
 def observe_one(
-    api: ApiClient, name: str, namespace: str, *, with_position: bool = True
+    api: ApiClient, name: str, namespace: str, *, with_position: bool = True, with_addresses: bool = True
 ) -> tuple[ClusterStatus, dict[str, Any]]:
     """The status of one RayCluster with reachable addresses, and the RayCluster itself.
 
+    Reads the RayCluster, its Workload (by ``kueue.x-k8s.io/job-uid``), while it is queued its position
+    (Kueue's visibility API; absent or forbidden → ``position_unavailable``) and, with
+    ``with_addresses``, the Routes/HTTPRoutes/Ingresses that expose its dashboard.
+
     Raises:
         ClusterNotFoundError: no such RayCluster (lists those that exist).
+
+    Example:
+        >>> # status, raycluster = observe_one(api, "ws", "ds-team")
+        >>> # print(status)   # ds-team/ws: queued in LocalQueue 'team-q' at position 0: ...
     """
-    cluster = fetch_cluster(api, name, namespace)
+    cluster = fetch_raycluster(api, namespace, name)
     try:
         wl = find_workload(api, namespace, _uid(cluster))
     except (ForbiddenError, NotFoundError) as err:
         log.debug("cannot read Kueue Workloads in %s: %s", namespace, err)
         wl = None
-    position, why = None, None
-    reading = assess_cluster(cluster, wl)
-    queue_name = reading.queue or ((wl or {}).get("spec") or {}).get("queueName")
-    if with_position and reading.pending and wl is not None and queue_name:
-        position, why = queue_positions(namespace, queue_name, [_name(wl)], api)[_name(wl)]
-    exposed = dashboard_from_exposure(name, namespace, **exposures(api, namespace))
-    return _status(cluster, wl, position, why, exposed), cluster
+    pairs = [(cluster, wl)]
+    return _read(api, namespace, pairs, with_positions=with_position, with_addresses=with_addresses)[0]
 
 
 def observe_many(
-    api: ApiClient, namespace: str, *, label_selector: str | None = None, with_positions: bool = True
+    api: ApiClient,
+    namespace: str,
+    *,
+    label_selector: str | None = None,
+    with_positions: bool = True,
+    with_addresses: bool = True,
 ) -> list[tuple[ClusterStatus, dict[str, Any]]]:
-    """``(status, RayCluster)`` for every RayCluster in ``namespace``, in a constant number of API calls."""
+    """``(status, RayCluster)`` for every RayCluster in ``namespace``, in a constant number of API calls.
+
+    One LIST of RayClusters, one LIST of Workloads (joined on ``kueue.x-k8s.io/job-uid``), with
+    ``with_positions`` one visibility-API read per LocalQueue that has queued clusters, and with
+    ``with_addresses`` the LISTs of Routes/HTTPRoutes/Ingresses: the number of requests does not grow
+    with the number of clusters.
+
+    Example:
+        >>> # [(st.name, st.phase.value, st.position) for st, _ in observe_many(api, "ds-team")]
+        >>> # [('ws', 'ready', None), ('ws2', 'queued', 0)]
+    """
     clusters, _ = list_objects(
         api, RAYCLUSTERS, namespace, label_selector=label_selector, page_size=LIST_PAGE
     )
@@ -243,23 +286,28 @@ def observe_many(
         except (ForbiddenError, NotFoundError) as err:
             log.debug("cannot read Kueue Workloads in %s: %s", namespace, err)
     pairs = [(c, pick_workload(by_uid.get(_uid(c), []))) for c in clusters]
-    positions: dict[str, tuple[int | None, str | None]] = {}
-    if with_positions:
-        pending: dict[str, list[str]] = {}
-        for cluster, wl in pairs:
-            reading = assess_cluster(cluster, wl)
-            queue_name = reading.queue or ((wl or {}).get("spec") or {}).get("queueName")
-            if reading.pending and wl is not None and queue_name:
-                pending.setdefault(str(queue_name), []).append(_name(wl))
-        for queue_name, names in sorted(pending.items()):
-            positions.update(queue_positions(namespace, queue_name, names, api))
-    found = exposures(api, namespace) if clusters else {}
-    out = []
-    for cluster, wl in pairs:
-        position, why = positions.get(_name(wl), (None, None)) if wl else (None, None)
-        exposed = dashboard_from_exposure(_name(cluster), namespace, **found) if found else None
-        out.append((_status(cluster, wl, position, why, exposed), cluster))
-    return out
+    return _read(api, namespace, pairs, with_positions=with_positions, with_addresses=with_addresses)
+
+
+def observe_cluster(
+    name: str,
+    namespace: str,
+    client: ApiClient | ClientSource | None = None,
+    *,
+    with_position: bool = True,
+    with_addresses: bool = True,
+) -> ClusterStatus:
+    """The current :class:`ClusterStatus` of one RayCluster (no waiting): :func:`observe_one` for a client.
+
+    Raises:
+        ClusterNotFoundError: no such RayCluster (lists those that exist).
+
+    Example:
+        >>> # print(observe_cluster("ws", "ds-team"))
+        >>> # ds-team/ws: queued in LocalQueue 'team-q' at position 0: couldn't assign flavors ...
+    """
+    api = get_client(client)
+    return observe_one(api, name, namespace, with_position=with_position, with_addresses=with_addresses)[0]
 
 
 def list_clusters(

@@ -30,6 +30,7 @@ from rayqueue_sdk.kube.resources import (
     list_priority_class_objects,
     pending_workloads,
 )
+from rayqueue_sdk.manifests.labels import DEFAULT_QUEUE_ANNOTATION
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
@@ -39,16 +40,18 @@ __all__ = [
     "LocalQueueInfo",
     "check_priority_class",
     "check_queue",
+    "default_queue_of",
     "list_local_queues",
+    "list_priority_class_choices",
+    "priority_class_choices",
+    "queue_info",
+    "queue_not_found",
     "queue_position",
     "queue_positions",
     "resolve_default_queue",
 ]
 
 log = logging.getLogger(__name__)
-
-#: The peer's (CodeFlare/ODH) convention for a default queue; Kueue's own rule is the name ``default``.
-DEFAULT_QUEUE_ANNOTATION = "kueue.x-k8s.io/default-queue"
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,14 @@ def _api(client: ApiClient | ClientSource | None) -> ApiClient:
     return get_client(client)
 
 
-def _info(obj: Mapping[str, Any]) -> LocalQueueInfo:
+def queue_info(obj: Mapping[str, Any]) -> LocalQueueInfo:
+    """The :class:`LocalQueueInfo` of a LocalQueue dict (pure).
+
+    Example:
+        >>> q = queue_info({"metadata": {"name": "default"}, "spec": {"clusterQueue": "cq"}})
+        >>> q.cluster_queue, q.default
+        ('cq', True)
+    """
     meta = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
@@ -117,6 +127,69 @@ def _info(obj: Mapping[str, Any]) -> LocalQueueInfo:
         or str(annotations.get(DEFAULT_QUEUE_ANNOTATION)).lower() == "true",
         active=active,
     )
+
+
+def queue_not_found(
+    name: str, namespace: str, available: list[str], hint: str | None = None
+) -> QueueNotFoundError:
+    """The :class:`QueueNotFoundError` for a missing LocalQueue ``name`` (pure): it lists ``available`` and,
+    when there is a queue named ``default``, says that omitting ``local_queue`` would use it.
+
+    Example:
+        >>> str(queue_not_found("gpu", "ds", ["default", "team-q"])).endswith(
+        ...     "Omit local_queue to use the namespace's default queue 'default'.")
+        True
+    """
+    if "default" in available and not hint:
+        hint = "Omit local_queue to use the namespace's default queue 'default'."
+    return QueueNotFoundError(name, available, namespace=namespace, hint=hint)
+
+
+def default_queue_of(namespace: str, queues: list[LocalQueueInfo]) -> str | None:
+    """The default among ``queues`` (pure): one named ``default``, else the (first) annotated one.
+
+    Example:
+        >>> default_queue_of("ds", [queue_info({"metadata": {"name": "team-q"}}),
+        ...                         queue_info({"metadata": {"name": "default"}})])
+        'default'
+    """
+    named = [q.name for q in queues if q.name == "default"]
+    if named:
+        return named[0]
+    annotated = sorted(q.name for q in queues if q.default)
+    if len(annotated) > 1:
+        log.warning(
+            "several LocalQueues in %r are annotated as default: %s; using %r",
+            namespace,
+            annotated,
+            annotated[0],
+        )
+    return annotated[0] if annotated else None
+
+
+def priority_class_choices(objs: list[dict[str, Any]]) -> list[str]:
+    """How a :class:`PriorityClassNotFoundError` lists WorkloadPriorityClasses: ``name (value)`` (pure).
+
+    Example:
+        >>> priority_class_choices([{"metadata": {"name": "rd"}, "value": 100}, {"metadata": {"name": "x"}}])
+        ['rd (100)', 'x']
+    """
+    return [
+        f"{(o.get('metadata') or {}).get('name')} ({o.get('value')})"
+        if o.get("value") is not None
+        else str((o.get("metadata") or {}).get("name"))
+        for o in objs
+    ]
+
+
+def list_priority_class_choices(api: ApiClient) -> tuple[list[str], str | None]:
+    """The WorkloadPriorityClasses for an error message, and a hint when they cannot be listed."""
+    try:
+        return priority_class_choices(list_priority_class_objects(api)), None
+    except ForbiddenError:
+        return [], "You may not list WorkloadPriorityClasses; ask your admin which to use."
+    except NotFoundError:
+        return [], "This cluster does not serve Kueue's WorkloadPriorityClass API."
 
 
 def list_local_queues(
@@ -147,7 +220,7 @@ def list_local_queues(
             "NotFound",
             f"this cluster does not serve Kueue's LocalQueue API (is Kueue installed?): {err.message}",
         ) from None
-    return sorted((_info(o) for o in objects), key=lambda q: (not q.default, q.name))
+    return sorted((queue_info(o) for o in objects), key=lambda q: (not q.default, q.name))
 
 
 def _usable_queue_names(api: ApiClient, namespace: str) -> tuple[list[str], str | None]:
@@ -186,11 +259,8 @@ def check_queue(
         return None
     except NotFoundError:
         available, hint = _usable_queue_names(api, namespace)
-        default = [q for q in available if q == "default"]
-        if default and not hint:
-            hint = "Omit local_queue to use the namespace's default queue 'default'."
-        raise QueueNotFoundError(name, available, namespace=namespace, hint=hint) from None
-    return _info(obj)
+        raise queue_not_found(name, namespace, available, hint) from None
+    return queue_info(obj)
 
 
 def check_priority_class(name: str, client: ApiClient | ClientSource | None = None) -> dict[str, Any] | None:
@@ -213,19 +283,7 @@ def check_priority_class(name: str, client: ApiClient | ClientSource | None = No
         )
         return None
     except NotFoundError:
-        hint = None
-        try:
-            objs = list_priority_class_objects(api)
-            available = [
-                f"{(o.get('metadata') or {}).get('name')} ({o.get('value')})"
-                if o.get("value") is not None
-                else str((o.get("metadata") or {}).get("name"))
-                for o in objs
-            ]
-        except ForbiddenError:
-            available, hint = [], "You may not list WorkloadPriorityClasses; ask your admin which to use."
-        except NotFoundError:
-            available, hint = [], "This cluster does not serve Kueue's WorkloadPriorityClass API."
+        available, hint = list_priority_class_choices(api)
         raise PriorityClassNotFoundError(name, available, hint=hint) from None
 
 
@@ -245,18 +303,7 @@ def resolve_default_queue(namespace: str, client: ApiClient | ClientSource | Non
     except (ForbiddenError, NotFoundError) as err:
         log.debug("no default LocalQueue lookup in %r: %s", namespace, err)
         return None
-    named = [q.name for q in queues if q.name == "default"]
-    if named:
-        return named[0]
-    annotated = sorted(q.name for q in queues if q.default)
-    if len(annotated) > 1:
-        log.warning(
-            "several LocalQueues in %r are annotated as default: %s; using %r",
-            namespace,
-            annotated,
-            annotated[0],
-        )
-    return annotated[0] if annotated else None
+    return default_queue_of(namespace, queues)
 
 
 def queue_position(

@@ -35,6 +35,7 @@ __all__ = [
     "ClusterPhase",
     "ClusterStatus",
     "JobPhase",
+    "endpoint_port",
     "head_service_name",
     "status_from",
 ]
@@ -117,7 +118,15 @@ def head_service_name(cluster: Mapping[str, Any]) -> str:
     return str(head.get("serviceName") or f"{name}-head-svc")
 
 
-def _port(cluster: Mapping[str, Any], key: str, default: int) -> int:
+def endpoint_port(cluster: Mapping[str, Any], key: str, default: int) -> int:
+    """The port KubeRay reports in ``status.endpoints[key]``, else ``default``.
+
+    Example:
+        >>> endpoint_port({"status": {"endpoints": {"dashboard": "31265"}}}, "dashboard", 8265)
+        31265
+        >>> endpoint_port({}, "client", 10001)
+        10001
+    """
     endpoints = (cluster.get("status") or {}).get("endpoints") or {}
     try:
         return int(endpoints.get(key) or default)
@@ -163,8 +172,8 @@ def status_from(
     priority = labels.get(PRIORITY_LABEL) or (wl_spec.get("priorityClassRef") or {}).get("name")
     if cluster is not None and the_name:
         svc = f"{head_service_name(cluster)}.{the_ns}.svc"
-        dashboard_url = dashboard_url or f"http://{svc}:{_port(cluster, 'dashboard', DASHBOARD_PORT)}"
-        cluster_uri = cluster_uri or f"ray://{svc}:{_port(cluster, 'client', CLIENT_PORT)}"
+        dashboard_url = dashboard_url or f"http://{svc}:{endpoint_port(cluster, 'dashboard', DASHBOARD_PORT)}"
+        cluster_uri = cluster_uri or f"ray://{svc}:{endpoint_port(cluster, 'client', CLIENT_PORT)}"
     return ClusterStatus(
         name=the_name,
         namespace=the_ns,

@@ -26,38 +26,27 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.admission.cluster import (
-    JOB_UID_LABEL,
     Assessment,
     ErrorKind,
     Verdict,
     assess_cluster,
     eviction_key,
 )
-from rayqueue_sdk.cluster.queues import check_queue, queue_position, queue_positions
+from rayqueue_sdk.cluster.observe import observe_cluster
+from rayqueue_sdk.cluster.queues import check_queue, queue_position
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, status_from
-from rayqueue_sdk.errors import (
-    AdmissionTimeout,
-    ClusterNotFoundError,
-    ForbiddenError,
-    NotFoundError,
-    RayQueueError,
-)
+from rayqueue_sdk.errors import AdmissionTimeout, ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.client import ClientSource, get_client
-from rayqueue_sdk.kube.resources import (
-    RAYCLUSTERS,
-    find_workload,
-    get_raycluster,
-    kueue_kind,
-    list_rayclusters,
-    list_workloads,
-    pick_workload,
-)
+from rayqueue_sdk.kube.resources import RAYCLUSTERS, fetch_raycluster, kueue_kind, pick_workload
 from rayqueue_sdk.kube.watch import Watcher, WatchEvent
+from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
 
-__all__ = ["DEFAULT_TIMEOUT", "POSITION_REFRESH", "observe_cluster", "observe_clusters", "wait_for_cluster"]
+# observe_cluster lives in cluster/observe.py (the one read path); it is re-exported here for the callers
+# that import it from this module (job/existing.py, tests/local).
+__all__ = ["DEFAULT_TIMEOUT", "POSITION_REFRESH", "observe_cluster", "wait_for_cluster"]
 
 log = logging.getLogger(__name__)
 
@@ -172,10 +161,7 @@ def wait_for_cluster(
     """
     api = get_client(client)
     started = time.monotonic()
-    try:
-        first = get_raycluster(api, namespace, name)
-    except NotFoundError:
-        raise _missing(api, name, namespace) from None
+    first = fetch_raycluster(api, namespace, name)
     wait = _ClusterWait(
         api,
         name,
@@ -406,103 +392,3 @@ def _pump(events: queue.Queue[WatchEvent], seen: _Observed, wait: float) -> bool
             raise err
         seen.apply(event)
     return True
-
-
-# --------------------------------------------------------------------------------------------------
-# one-shot reads (Cluster.status(), list_clusters)
-
-
-def _missing(api: ApiClient, name: str, namespace: str) -> ClusterNotFoundError:
-    try:
-        available = [_name(o) for o in list_rayclusters(api, namespace)]
-    except RayQueueError:
-        available = []
-    return ClusterNotFoundError(name, available, namespace=namespace)
-
-
-def observe_cluster(
-    name: str,
-    namespace: str,
-    client: ApiClient | ClientSource | None = None,
-    *,
-    with_position: bool = True,
-) -> ClusterStatus:
-    """The current :class:`ClusterStatus` of one RayCluster (no waiting).
-
-    Reads the RayCluster, its Workload (by ``kueue.x-k8s.io/job-uid``) and, while it is queued,
-    its position (Kueue's visibility API; absent or forbidden → ``position_unavailable``).
-
-    Raises:
-        ClusterNotFoundError: no such RayCluster (lists those that exist).
-
-    Example:
-        >>> from rayqueue_sdk.cluster.wait import observe_cluster
-        >>> # print(observe_cluster("ws", "ds-team"))
-        >>> # ds-team/ws: queued in LocalQueue 'team-q' at position 0: couldn't assign flavors ...
-    """
-    api = get_client(client)
-    try:
-        cluster = get_raycluster(api, namespace, name)
-    except NotFoundError:
-        raise _missing(api, name, namespace) from None
-    try:
-        wl = find_workload(api, namespace, _uid(cluster))
-    except (ForbiddenError, NotFoundError) as err:
-        log.debug("cannot read Kueue Workloads in %s: %s", namespace, err)
-        wl = None
-    position, why = None, None
-    reading = assess_cluster(cluster, wl)
-    queue_name = reading.queue or ((wl or {}).get("spec") or {}).get("queueName")
-    if with_position and reading.pending and wl is not None and queue_name:
-        position, why = queue_position(namespace, queue_name, _name(wl), api)
-    return status_from(cluster, wl, position=position, position_unavailable=why)
-
-
-def observe_clusters(
-    namespace: str,
-    client: ApiClient | ClientSource | None = None,
-    *,
-    label_selector: str | None = None,
-    with_positions: bool = True,
-) -> list[ClusterStatus]:
-    """The :class:`ClusterStatus` of every RayCluster in ``namespace``, in a bounded number of calls.
-
-    One LIST of RayClusters, one LIST of Workloads (joined on ``kueue.x-k8s.io/job-uid``) and, with
-    ``with_positions``, one visibility-API read per LocalQueue that has queued clusters: the number
-    of requests does not grow with the number of clusters.
-
-    Example:
-        >>> from rayqueue_sdk.cluster.wait import observe_clusters
-        >>> # [(s.name, s.phase.value, s.position) for s in observe_clusters("ds-team")]
-        >>> # [('ws', 'ready', None), ('ws2', 'queued', 0)]
-    """
-    api = get_client(client)
-    clusters = list_rayclusters(api, namespace, label_selector)
-    by_uid: dict[str, list[dict[str, Any]]] = {}
-    try:
-        for item in list_workloads(api, namespace):
-            uid = ((item.get("metadata") or {}).get("labels") or {}).get(JOB_UID_LABEL)
-            if uid:
-                by_uid.setdefault(uid, []).append(item)
-    except (ForbiddenError, NotFoundError) as err:
-        log.debug("cannot read Kueue Workloads in %s: %s", namespace, err)
-    pairs = [(c, pick_workload(by_uid.get(_uid(c), []))) for c in clusters]
-    positions: dict[tuple[str, str], tuple[int | None, str | None]] = {}
-    if with_positions:
-        pending_by_queue: dict[str, list[str]] = {}
-        for cluster, wl in pairs:
-            reading = assess_cluster(cluster, wl)
-            queue_name = reading.queue or ((wl or {}).get("spec") or {}).get("queueName")
-            if reading.pending and wl is not None and queue_name:
-                pending_by_queue.setdefault(queue_name, []).append(_name(wl))
-        for queue_name, names in pending_by_queue.items():
-            for wl_name, answer in queue_positions(namespace, queue_name, names, api).items():
-                positions[(queue_name, wl_name)] = answer
-    out = []
-    for cluster, wl in pairs:
-        queue_name = ((cluster.get("metadata") or {}).get("labels") or {}).get(
-            "kueue.x-k8s.io/queue-name"
-        ) or ((wl or {}).get("spec") or {}).get("queueName")
-        position, why = positions.get((str(queue_name), _name(wl) if wl else ""), (None, None))
-        out.append(status_from(cluster, wl, position=position, position_unavailable=why))
-    return out

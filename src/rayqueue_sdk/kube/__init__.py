@@ -1,11 +1,16 @@
 """The only SDK code that talks to the Kubernetes API server.
 
-- :mod:`~rayqueue_sdk.kube.client`: the ``ApiClient`` factory and the process-wide current client;
-- :mod:`~rayqueue_sdk.kube.auth`: token, kubeconfig and in-cluster login, auto-detection;
+Its modules, bottom-up (each imports only those above it in this list):
+
 - :mod:`~rayqueue_sdk.kube.errors`: ``kubernetes``/``urllib3`` exceptions → the error tree;
 - :mod:`~rayqueue_sdk.kube.retry`: bounded retries with jitter (429 ``Retry-After``, 5xx, drops);
+- :mod:`~rayqueue_sdk.kube.connection`: the ``ApiClient`` factory and the process-wide current client;
+- :mod:`~rayqueue_sdk.kube.rest`: raw GETs of paths the generated client lacks (discovery, visibility);
+- :mod:`~rayqueue_sdk.kube.auth`: token, kubeconfig and in-cluster login, auto-detection;
+- :mod:`~rayqueue_sdk.kube.client`: ``get_client()``: the given client, the login, or detected credentials;
 - :mod:`~rayqueue_sdk.kube.resources`: typed helpers for RayClusters, RayJobs and Kueue objects;
 - :mod:`~rayqueue_sdk.kube.watch`: a list-then-watch loop that resumes, relists and backs off.
 
-``kubernetes`` is imported inside functions only, so importing this package is cheap.
+The kube layer does not import :mod:`rayqueue_sdk.admission`: what an object's state means is decided
+above it. ``kubernetes`` is imported inside functions only (lazily), so importing this package is cheap.
 """

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,7 +26,7 @@ from rayqueue_sdk.errors import (
     ConfigError,
     ConnectionFailedError,
 )
-from rayqueue_sdk.kube.client import (
+from rayqueue_sdk.kube.connection import (
     ClientInfo,
     build_api_client,
     clear_current_client,
@@ -33,6 +34,8 @@ from rayqueue_sdk.kube.client import (
     register,
     set_current_client,
 )
+from rayqueue_sdk.kube.rest import get_path
+from rayqueue_sdk.kube.retry import RetryPolicy
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
@@ -91,7 +94,7 @@ def check_credentials(api: ApiClient, *, timeout: tuple[float, float] = LOGIN_TI
         ConnectionFailedError: the server cannot be reached in time.
 
     Example:
-        >>> from rayqueue_sdk.kube.client import build_api_client
+        >>> from rayqueue_sdk.kube.connection import build_api_client
         >>> api = build_api_client("https://127.0.0.1:1", token="t")  # nothing listens on port 1
         >>> try:
         ...     check_credentials(api, timeout=(1.0, 1.0))
@@ -99,9 +102,6 @@ def check_credentials(api: ApiClient, *, timeout: tuple[float, float] = LOGIN_TI
         ...     print("unreachable" in str(err))
         True
     """
-    from rayqueue_sdk.kube.resources import get_path
-    from rayqueue_sdk.kube.retry import RetryPolicy
-
     policy = RetryPolicy(attempts=2, base_delay=0.2, budget=sum(timeout) + 1.0)
     try:
         get_path(api, "/apis", request_timeout=timeout, policy=policy)
@@ -295,8 +295,8 @@ class KubeConfigFileAuthentication(Authentication):
         return path
 
     def _build(self) -> ApiClient:
-        from kubernetes import client as k8s
-        from kubernetes import config as k8s_config
+        from kubernetes import client as k8s  # lazy: kubernetes is slow to import
+        from kubernetes import config as k8s_config  # lazy: as above
 
         path = self._path()
         try:
@@ -393,8 +393,6 @@ class InClusterAuthentication(Authentication):
 
 def _refresh_token_from(api: ApiClient, token_file: Path, period: float = 60.0) -> None:
     """Re-read a rotating token file at most every ``period`` seconds, before a request needs it."""
-    import time
-
     state = {"read_at": time.monotonic()}
 
     def refresh(cfg: object) -> None:
@@ -439,7 +437,7 @@ def detect(*, check: bool = False) -> ApiClient:
 
     Example:
         >>> import os
-        >>> from rayqueue_sdk.kube.client import set_current_client
+        >>> from rayqueue_sdk.kube.connection import set_current_client
         >>> set_current_client(None)
         >>> saved = os.environ.pop("KUBECONFIG", None); os.environ["KUBECONFIG"] = "/nonexistent"
         >>> try:

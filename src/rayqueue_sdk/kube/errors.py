@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 from rayqueue_sdk.errors import (
@@ -122,10 +123,10 @@ def is_tls_failure(exc: BaseException) -> bool:
         >>> is_tls_failure(ssl.SSLCertVerificationError("certificate verify failed"))
         True
     """
-    import ssl
-
+    # An ssl.SSLError can only exist once ssl is loaded: look it up rather than import it (~10 ms).
+    ssl = sys.modules.get("ssl")
     for cur in _walk(exc):
-        if isinstance(cur, ssl.SSLError):
+        if ssl is not None and isinstance(cur, ssl.SSLError):
             return True
         name = type(cur).__name__
         if name == "SSLError":
@@ -171,7 +172,7 @@ def _transport(exc: BaseException, server: str | None) -> RayQueueError | None:
     if is_tls_failure(exc):
         return tls_error(server, exc)
     try:
-        import urllib3.exceptions as u3
+        import urllib3.exceptions as u3  # lazy: urllib3 (kubernetes' transport) costs ~70 ms to import
     except ImportError:  # pragma: no cover - urllib3 comes with kubernetes
         return None
     where = server or "the API server"

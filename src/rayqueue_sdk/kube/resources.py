@@ -3,7 +3,7 @@
 RayClusters and RayJobs (``ray.io/v1``); Kueue Workloads, LocalQueues and WorkloadPriorityClasses
 (``kueue.x-k8s.io``, ``v1beta2`` first and ``v1beta1`` where only that is served: discovered once per
 client and cached; ``v1beta1`` objects are normalised to the ``v1beta2`` field names the SDK reads);
-and raw GETs for paths the generated client lacks (discovery, the visibility API).
+and the visibility API's pending workloads (raw GETs through :mod:`~rayqueue_sdk.kube.rest`).
 
 Every call goes through :func:`rayqueue_sdk.kube.retry.call`: bounded retries, typed errors.
 
@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_sdk.admission.cluster import JOB_UID_LABEL, condition
-from rayqueue_sdk.errors import ForbiddenError, NotFoundError
-from rayqueue_sdk.kube.client import cache_for, server_of
-from rayqueue_sdk.kube.retry import DEFAULT_POLICY, DEFAULT_REQUEST_TIMEOUT, RetryPolicy, call
+from rayqueue_sdk.errors import ClusterNotFoundError, ForbiddenError, NotFoundError, RayQueueError
+from rayqueue_sdk.kube.connection import cache_for, server_of
+from rayqueue_sdk.kube.rest import get_path
+from rayqueue_sdk.kube.retry import RetryPolicy, call
+from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
@@ -36,9 +38,9 @@ __all__ = [
     "apply_object",
     "create_object",
     "delete_object",
+    "fetch_raycluster",
     "find_workload",
     "get_object",
-    "get_path",
     "get_raycluster",
     "get_rayjob",
     "kueue_kind",
@@ -99,52 +101,9 @@ RAYJOBS = Kind("ray.io", "v1", "rayjobs")
 
 
 def _custom(api: ApiClient) -> Any:
-    from kubernetes import client as k8s
+    from kubernetes import client as k8s  # lazy: kubernetes is slow to import
 
     return k8s.CustomObjectsApi(api)
-
-
-def get_path(
-    api: ApiClient,
-    path: str,
-    *,
-    query: dict[str, Any] | None = None,
-    request_timeout: tuple[float, float] | float = DEFAULT_REQUEST_TIMEOUT,
-    policy: RetryPolicy = DEFAULT_POLICY,
-    deadline: float | None = None,
-) -> dict[str, Any]:
-    """GET an arbitrary API path and return the decoded JSON body (typed errors, retries).
-
-    Example:
-        >>> # get_path(api, "/apis/visibility.kueue.x-k8s.io/v1beta2")   # -> APIResourceList dict
-    """
-
-    def _get() -> dict[str, Any]:
-        from kubernetes.client.exceptions import ApiException
-
-        params = api.param_serialize(
-            method="GET",
-            resource_path=path,
-            query_params=list((query or {}).items()),
-            header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"],
-        )
-        response = api.call_api(*params, _request_timeout=request_timeout)
-        response.read()
-        if not 200 <= response.status <= 299:
-            text = response.data.decode("utf-8", errors="replace") if response.data else None
-            raise ApiException.from_response(http_resp=response, body=text, data=None)
-        return json.loads(response.data or b"{}")
-
-    return call(
-        _get,
-        verb="get",
-        resource=path,
-        server=server_of(api),
-        policy=policy,
-        deadline=deadline,
-        request_timeout=None,
-    )
 
 
 def kueue_version(api: ApiClient) -> str:
@@ -208,6 +167,28 @@ def normalize_kueue(obj: dict[str, Any], version: str) -> dict[str, Any]:
     return out
 
 
+def _endpoint(
+    api: ApiClient, kind: Kind, namespace: str | None, method: str, subresource: str = ""
+) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+    """The ``CustomObjectsApi`` method for ``method`` on ``kind`` and its leading positional arguments.
+
+    A namespaced kind uses the ``*_namespaced_*`` method, except a LIST with no namespace (across all).
+    """
+    custom = _custom(api)
+    if kind.namespaced and (namespace or method != "list"):
+        fn = getattr(custom, f"{method}_namespaced_custom_object{subresource}")
+        return fn, (kind.group, kind.version, namespace, kind.plural)
+    return getattr(custom, f"{method}_cluster_custom_object{subresource}"), (
+        kind.group,
+        kind.version,
+        kind.plural,
+    )
+
+
+def _normalized(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
+    return normalize_kueue(obj, kind.version) if kind.group == KUEUE_GROUP else obj
+
+
 def get_object(
     api: ApiClient, kind: Kind, name: str, namespace: str | None = None, *, deadline: float | None = None
 ) -> dict[str, Any]:
@@ -216,36 +197,9 @@ def get_object(
     Raises:
         NotFoundError, ForbiddenError, AuthenticationError, ApiError, ConnectionFailedError.
     """
-    custom = _custom(api)
-    ctx: dict[str, Any] = {
-        "verb": "get",
-        "resource": kind.key,
-        "namespace": namespace,
-        "name": name,
-        "server": server_of(api),
-    }
-    if kind.namespaced:
-        obj = call(
-            custom.get_namespaced_custom_object,
-            kind.group,
-            kind.version,
-            namespace,
-            kind.plural,
-            name,
-            deadline=deadline,
-            **ctx,
-        )
-    else:
-        obj = call(
-            custom.get_cluster_custom_object,
-            kind.group,
-            kind.version,
-            kind.plural,
-            name,
-            deadline=deadline,
-            **ctx,
-        )
-    return normalize_kueue(obj, kind.version) if kind.group == KUEUE_GROUP else obj
+    fn, args = _endpoint(api, kind, namespace, "get")
+    ctx: dict[str, Any] = {"verb": "get", "resource": kind.key, "namespace": namespace, "name": name}
+    return _normalized(kind, call(fn, *args, name, deadline=deadline, server=server_of(api), **ctx))
 
 
 def list_objects(
@@ -262,54 +216,24 @@ def list_objects(
 
     Returns ``(items, resourceVersion)``; the resourceVersion is where a watch should start.
     """
-    custom = _custom(api)
-    ctx: dict[str, Any] = {
-        "verb": "list",
-        "resource": kind.key,
-        "namespace": namespace,
-        "server": server_of(api),
-    }
+    fn, args = _endpoint(api, kind, namespace, "list")
+    ctx: dict[str, Any] = {"verb": "list", "resource": kind.key, "namespace": namespace}
+    selectors = {"label_selector": label_selector, "field_selector": field_selector}
     items: list[dict[str, Any]] = []
     token: str | None = None
     resource_version: str | None = None
     while True:
-        kwargs: dict[str, Any] = {"limit": page_size}
-        if label_selector:
-            kwargs["label_selector"] = label_selector
-        if field_selector:
-            kwargs["field_selector"] = field_selector
+        kwargs: dict[str, Any] = {"limit": page_size, **{k: v for k, v in selectors.items() if v}}
         if token:
             kwargs["_continue"] = token
-        if kind.namespaced and namespace:
-            page = call(
-                custom.list_namespaced_custom_object,
-                kind.group,
-                kind.version,
-                namespace,
-                kind.plural,
-                deadline=deadline,
-                **ctx,
-                **kwargs,
-            )
-        else:
-            page = call(
-                custom.list_cluster_custom_object,
-                kind.group,
-                kind.version,
-                kind.plural,
-                deadline=deadline,
-                **ctx,
-                **kwargs,
-            )
+        page = call(fn, *args, deadline=deadline, server=server_of(api), **ctx, **kwargs)
         meta = page.get("metadata") or {}
         resource_version = meta.get("resourceVersion") or resource_version
         items.extend(page.get("items") or [])
         token = meta.get("continue") or None
         if not token:
             break
-    if kind.group == KUEUE_GROUP:
-        items = [normalize_kueue(i, kind.version) for i in items]
-    return items, resource_version
+    return [_normalized(kind, i) for i in items], resource_version
 
 
 def _where(kind: Kind, obj: dict[str, Any]) -> tuple[str, str | None]:
@@ -326,15 +250,11 @@ def apply_object(
         >>> # apply_object(api, RAYCLUSTERS, manifest)   # the stored RayCluster, with its uid
     """
     name, namespace = _where(kind, obj)
-    custom = _custom(api)
+    fn, args = _endpoint(api, kind, namespace, "patch")
     ctx: dict[str, Any] = {"verb": "patch", "resource": kind.key, "namespace": namespace, "name": name}
     opts: dict[str, Any] = {"field_manager": field_manager, "force": force}
     opts["_content_type"] = "application/apply-patch+yaml"
-    if kind.namespaced:
-        args: tuple[Any, ...] = (kind.group, kind.version, namespace, kind.plural, name, obj)
-        return call(custom.patch_namespaced_custom_object, *args, server=server_of(api), **ctx, **opts)
-    args = (kind.group, kind.version, kind.plural, name, obj)
-    return call(custom.patch_cluster_custom_object, *args, server=server_of(api), **ctx, **opts)
+    return call(fn, *args, name, obj, server=server_of(api), **ctx, **opts)
 
 
 def create_object(api: ApiClient, kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
@@ -345,30 +265,9 @@ def create_object(api: ApiClient, kind: Kind, obj: dict[str, Any]) -> dict[str, 
         >>> # create_object(api, RAYCLUSTERS, manifest)
     """
     name, namespace = _where(kind, obj)
-    custom = _custom(api)
+    fn, args = _endpoint(api, kind, namespace, "create")
     ctx: dict[str, Any] = {"verb": "create", "resource": kind.key, "namespace": namespace, "name": name}
-    if kind.namespaced:
-        return call(
-            custom.create_namespaced_custom_object,
-            kind.group,
-            kind.version,
-            namespace,
-            kind.plural,
-            obj,
-            idempotent=False,
-            server=server_of(api),
-            **ctx,
-        )
-    return call(
-        custom.create_cluster_custom_object,
-        kind.group,
-        kind.version,
-        kind.plural,
-        obj,
-        idempotent=False,
-        server=server_of(api),
-        **ctx,
-    )
+    return call(fn, *args, obj, idempotent=False, server=server_of(api), **ctx)
 
 
 def patch_object(
@@ -386,18 +285,10 @@ def patch_object(
         >>> # workloads = kueue_kind(api, "workloads")
         >>> # patch_object(api, workloads, "raycluster-ws-4e803", {"spec": {"active": False}}, "ds")
     """
-    custom = _custom(api)
-    verb = "patch"
-    ctx: dict[str, Any] = {"verb": verb, "resource": kind.key, "namespace": namespace, "name": name}
+    fn, args = _endpoint(api, kind, namespace, "patch", "_status" if status else "")
+    ctx: dict[str, Any] = {"verb": "patch", "resource": kind.key, "namespace": namespace, "name": name}
     opts: dict[str, Any] = {"_content_type": "application/merge-patch+json"}
-    if kind.namespaced:
-        fn = custom.patch_namespaced_custom_object_status if status else custom.patch_namespaced_custom_object
-        args: tuple[Any, ...] = (kind.group, kind.version, namespace, kind.plural, name, patch)
-    else:
-        fn = custom.patch_cluster_custom_object_status if status else custom.patch_cluster_custom_object
-        args = (kind.group, kind.version, kind.plural, name, patch)
-    obj = call(fn, *args, server=server_of(api), **ctx, **opts)
-    return normalize_kueue(obj, kind.version) if kind.group == KUEUE_GROUP else obj
+    return _normalized(kind, call(fn, *args, name, patch, server=server_of(api), **ctx, **opts))
 
 
 def delete_object(
@@ -408,32 +299,10 @@ def delete_object(
     Example:
         >>> # delete_object(api, RAYCLUSTERS, "ws", "ds")   # True, then False
     """
-    custom = _custom(api)
+    fn, args = _endpoint(api, kind, namespace, "delete")
     ctx: dict[str, Any] = {"verb": "delete", "resource": kind.key, "namespace": namespace, "name": name}
     try:
-        if kind.namespaced:
-            call(
-                custom.delete_namespaced_custom_object,
-                kind.group,
-                kind.version,
-                namespace,
-                kind.plural,
-                name,
-                propagation_policy=propagation,
-                server=server_of(api),
-                **ctx,
-            )
-        else:
-            call(
-                custom.delete_cluster_custom_object,
-                kind.group,
-                kind.version,
-                kind.plural,
-                name,
-                propagation_policy=propagation,
-                server=server_of(api),
-                **ctx,
-            )
+        call(fn, *args, name, propagation_policy=propagation, server=server_of(api), **ctx)
     except NotFoundError:
         return False
     return True
@@ -468,6 +337,26 @@ def get_raycluster(api: ApiClient, namespace: str, name: str) -> dict[str, Any]:
     return get_object(api, RAYCLUSTERS, name, namespace)
 
 
+def fetch_raycluster(api: ApiClient, namespace: str, name: str) -> dict[str, Any]:
+    """GET a RayCluster; a missing one is a :class:`~rayqueue_sdk.errors.ClusterNotFoundError` that lists
+    the RayClusters of the namespace (one more LIST, only on that error path).
+
+    Example:
+        >>> # fetch_raycluster(api, "ds", "nope")
+        >>> # ClusterNotFoundError: 404 NotFound: RayCluster 'nope' does not exist ...; available: ws
+    """
+    try:
+        return get_raycluster(api, namespace, name)
+    except NotFoundError:
+        try:
+            available = [
+                str((o.get("metadata") or {}).get("name") or "") for o in list_rayclusters(api, namespace)
+            ]
+        except RayQueueError:
+            available = []
+        raise ClusterNotFoundError(name, available, namespace=namespace) from None
+
+
 def list_rayclusters(
     api: ApiClient, namespace: str | None, label_selector: str | None = None
 ) -> list[dict[str, Any]]:
@@ -491,7 +380,9 @@ def pick_workload(workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The Workload that stands for a job among those carrying its ``job-uid`` label.
 
     Kueue may briefly keep a replaced Workload (or several slices): prefer one not being deleted and
-    not ``Finished``, then the newest.
+    not ``Finished``, then the newest. This only chooses which object is current (as a read would);
+    what the Workload's conditions *mean* is the admission machine's business
+    (:mod:`rayqueue_sdk.admission`), which the kube layer does not import.
 
     Example:
         >>> old = {"metadata": {"name": "a", "creationTimestamp": "2026-01-01T00:00:00Z",
@@ -505,10 +396,11 @@ def pick_workload(workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
 
     def rank(w: dict[str, Any]) -> tuple[int, int, str, str]:
         meta = w.get("metadata") or {}
-        finished = condition(w, "Finished")
+        conditions = (w.get("status") or {}).get("conditions") or []
+        finished = any(c.get("type") == "Finished" and c.get("status") == "True" for c in conditions)
         return (
             0 if meta.get("deletionTimestamp") else 1,
-            0 if finished is not None and finished.get("status") == "True" else 1,
+            0 if finished else 1,
             str(meta.get("creationTimestamp") or ""),
             str(meta.get("name") or ""),
         )

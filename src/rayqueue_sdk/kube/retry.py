@@ -98,7 +98,7 @@ def is_retryable(exc: BaseException, *, idempotent: bool = True) -> bool:
     if is_tls_failure(exc):
         return False
     try:
-        import urllib3.exceptions as u3
+        import urllib3.exceptions as u3  # lazy: urllib3 (kubernetes' transport) costs ~70 ms to import
     except ImportError:  # pragma: no cover
         return False
     cur: BaseException | None = exc

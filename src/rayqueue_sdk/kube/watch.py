@@ -25,7 +25,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_sdk.errors import RayQueueError
+from rayqueue_sdk.errors import ConnectionFailedError, RayQueueError, TLSVerificationError
+from rayqueue_sdk.kube.client import get_client
 from rayqueue_sdk.kube.errors import retry_after, status_code, translate
 from rayqueue_sdk.kube.resources import KUEUE_GROUP, Kind, list_objects, normalize_kueue
 from rayqueue_sdk.kube.retry import is_retryable
@@ -197,8 +198,6 @@ class Watcher:
     def _retry_typed(self, err: RayQueueError) -> bool:
         # list_objects already retried; keep going on transient answers while time remains.
         status = getattr(err, "status", None)
-        from rayqueue_sdk.errors import ConnectionFailedError, TLSVerificationError
-
         if isinstance(err, TLSVerificationError):
             return False
         return isinstance(err, ConnectionFailedError) or status in (429, 500, 502, 503, 504)
@@ -212,8 +211,6 @@ class Watcher:
 
     def _api(self) -> ApiClient:
         if self.api is None:
-            from rayqueue_sdk.kube.client import get_client
-
             self.api = get_client()
         return self.api
 
@@ -221,8 +218,8 @@ class Watcher:
         return self.name is None or (obj.get("metadata") or {}).get("name") == self.name
 
     def _stream(self, field_selector: str | None) -> Iterator[WatchEvent]:
-        from kubernetes import client as k8s
-        from kubernetes import watch as k8s_watch
+        from kubernetes import client as k8s  # lazy: kubernetes is slow to import
+        from kubernetes import watch as k8s_watch  # lazy: as above
 
         remaining = self._remaining()
         if remaining <= 0:

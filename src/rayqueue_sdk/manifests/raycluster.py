@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.config.quantities import cpu_quantity, cpu_to_ray_count, memory_quantity, parse_quantity
+from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from rayqueue_sdk.manifests.rules import ELASTIC_JOB_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL, check_raycluster
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,8 +37,6 @@ __all__ = [
     "ray_resources",
 ]
 
-MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-MANAGED_BY_VALUE = "rayqueue-sdk"
 HEAD_PORTS = (
     {"name": "gcs", "containerPort": 6379},
     {"name": "dashboard", "containerPort": 8265},

@@ -26,6 +26,7 @@ from typing import Any
 
 from rayqueue_sdk.config.quantities import compare_quantities
 from rayqueue_sdk.errors import ConfigError
+from rayqueue_sdk.manifests.labels import ELASTIC_JOB_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL
 
 __all__ = [
     "ELASTIC_JOB_ANNOTATION",
@@ -51,9 +52,6 @@ __all__ = [
     "resolve_queue_and_priority",
 ]
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
-ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"
 MAX_RAYCLUSTER_NAME = 53
 MAX_RAYJOB_NAME = 47
 # Kueue v0.19 Workloads hold at most 18 pod sets: the head, the worker groups and, for a RayJob in

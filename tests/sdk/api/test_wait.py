@@ -17,7 +17,8 @@ from sdk_helpers import NS, cond, raycluster, workload
 
 from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk import ClusterPhase, ClusterStatus
-from rayqueue_sdk.cluster.wait import observe_cluster, observe_clusters, wait_for_cluster
+from rayqueue_sdk.cluster.observe import list_clusters, observe_cluster
+from rayqueue_sdk.cluster.wait import wait_for_cluster
 from rayqueue_sdk.errors import (
     AdmissionTimeout,
     AuthenticationError,
@@ -406,14 +407,13 @@ def test_observe_one_cluster(plane: LocalControlPlane) -> None:
         observe_cluster("nope", NS, plane.api_client())
 
 
-def test_observe_clusters_in_a_constant_number_of_calls(plane: LocalControlPlane) -> None:
+def test_list_clusters_in_a_constant_number_of_calls(plane: LocalControlPlane) -> None:
     from kubernetes import client as k8s_client
 
     ns = "team-list"
     plane.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     custom = k8s_client.CustomObjectsApi(plane.api_client())
     api = plane.api_client()
-    observe_clusters(ns, api)  # warm the per-client discovery cache
     calls = _counting(api)
 
     def add(name: str, *, admitted: bool) -> None:
@@ -435,12 +435,14 @@ def test_observe_clusters_in_a_constant_number_of_calls(plane: LocalControlPlane
     add("a-running", admitted=True)
     add("b-waiting", admitted=False)
     add("c-waiting", admitted=False)
-    first = {s.name: s for s in observe_clusters(ns, api)}
+    list_clusters(ns, api)  # warm the per-client discovery caches (Kueue version, exposure APIs)
+    calls.clear()
+    first = {s.name: s for s in list_clusters(ns, api)}
     small = len(calls)
     for i in range(12):
         add(f"d-more-{i:02d}", admitted=i % 2 == 0)
     calls.clear()
-    many = {s.name: s for s in observe_clusters(ns, api)}
+    many = {s.name: s for s in list_clusters(ns, api)}
     assert len(calls) == small  # 15 clusters cost what 3 did: LIST, LIST, one visibility read
     assert first["a-running"].phase is ClusterPhase.ADMITTED and first["a-running"].position is None
     assert (first["b-waiting"].position, first["c-waiting"].position) == (0, 1)

@@ -17,7 +17,8 @@ from sdk_helpers import NS, cond, raycluster
 from rayqueue_local.controllers.kueue.controller import KueueController
 from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk import ClusterPhase, ClusterStatus, TokenAuthentication, get_cluster
-from rayqueue_sdk.cluster.wait import observe_cluster, wait_for_cluster
+from rayqueue_sdk.cluster.observe import observe_cluster
+from rayqueue_sdk.cluster.wait import wait_for_cluster
 from rayqueue_sdk.errors import AdmissionTimeout, PreemptedError
 
 SETUP = f"""

@@ -1,0 +1,250 @@
+"""The preflight of ``Cluster.apply()`` and ``Cluster.up()``: what they must know, fetched once, then decided.
+
+:func:`fetch_facts` asks the API server for everything in at most three independent requests, sent
+together (one round trip; plus Kueue's version discovery, once per client):
+
+- one LIST of the namespace's LocalQueues: it checks ``local_queue``, lists the queues for the error,
+  and finds the default queue when none is given;
+- one GET of the WorkloadPriorityClass, when one is asked for (a LIST follows only to word a 404);
+- one GET of the RayCluster, when ``apply()`` must refuse to take over one the SDK did not make.
+
+It returns :class:`Facts`, plain data. :func:`decide` is pure: from the manifest and the facts it returns
+the manifest to send (namespace set, default queue filled in) or raises the error the user reads.
+
+Example:
+    >>> from rayqueue_sdk.cluster.queues import queue_info
+    >>> facts = Facts("ds", queues=(queue_info({"metadata": {"name": "default", "namespace": "ds"}}),))
+    >>> manifest = {"metadata": {"name": "ws", "labels": {}}, "spec": {}}
+    >>> decide(manifest, facts)["metadata"]
+    {'name': 'ws', 'labels': {'kueue.x-k8s.io/queue-name': 'default'}, 'namespace': 'ds'}
+    >>> decide(manifest, facts, local_queue="gpu")
+    Traceback (most recent call last):
+    ...
+    rayqueue_sdk.errors.QueueNotFoundError: 404 NotFound: LocalQueue 'gpu' does not exist in namespace 'ds'; \
+available: default. Omit local_queue to use the namespace's default queue 'default'.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from rayqueue_sdk.cluster.queues import (
+    LocalQueueInfo,
+    default_queue_of,
+    list_priority_class_choices,
+    queue_info,
+    queue_not_found,
+)
+from rayqueue_sdk.errors import ConflictError, ForbiddenError, NotFoundError, PriorityClassNotFoundError
+from rayqueue_sdk.kube.resources import Kind, get_object, get_raycluster, kueue_kind, list_objects
+from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE, QUEUE_LABEL
+from rayqueue_sdk.manifests.rules import check_raycluster
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubernetes.client import ApiClient
+
+__all__ = ["Facts", "check_ours", "decide", "fetch_facts"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: Why the LocalQueues could not be listed: the hint of a QueueNotFoundError.
+_QUEUES_ABSENT = "This cluster does not serve Kueue's LocalQueue API (is Kueue installed?)."
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the API server said, as plain data: the only input of :func:`decide` besides the manifest.
+
+    Attributes:
+        namespace: where the cluster goes.
+        queues: the namespace's LocalQueues, default first (when they could be listed).
+        queue_listing: ``"listed"``, ``"forbidden"`` (403: the check is left to Kueue) or ``"absent"``
+            (Kueue's LocalQueue API is not served).
+        priority_class_missing: the asked-for WorkloadPriorityClass does not exist.
+        priority_class_choices, priority_class_hint: what exists instead (for the error), or why unknown.
+        existing: the RayCluster of that name as stored, when it was read and exists.
+
+    Example:
+        >>> Facts("ds").queue_listing
+        'listed'
+    """
+
+    namespace: str
+    queues: tuple[LocalQueueInfo, ...] = ()
+    queue_listing: str = "listed"
+    priority_class_missing: bool = False
+    priority_class_choices: tuple[str, ...] = ()
+    priority_class_hint: str | None = None
+    existing: Mapping[str, Any] | None = None
+
+
+def check_ours(obj: Mapping[str, Any], how: str) -> None:
+    """Raise :class:`ConflictError` unless the SDK made ``obj`` (label ``app.kubernetes.io/managed-by``).
+
+    Example:
+        >>> check_ours({"metadata": {"labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE}}}, "down(force=True)")
+        >>> check_ours({"metadata": {"name": "x", "namespace": "ds"}}, "down(force=True) would delete it")
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ConflictError: 409 Conflict: RayCluster ds/x was not made by rayqueue_sdk \
+(no label app.kubernetes.io/managed-by=rayqueue-sdk); leaving it alone (down(force=True) would delete it)
+    """
+    meta = obj.get("metadata") or {}
+    if (meta.get("labels") or {}).get(MANAGED_BY_LABEL) != MANAGED_BY_VALUE:
+        raise ConflictError(
+            409,
+            "Conflict",
+            f"RayCluster {meta.get('namespace')}/{meta.get('name')} was not made by rayqueue_sdk (no label "
+            f"{MANAGED_BY_LABEL}={MANAGED_BY_VALUE}); leaving it alone ({how})",
+        )
+
+
+def decide(
+    manifest: Mapping[str, Any],
+    facts: Facts,
+    *,
+    local_queue: str | None = None,
+    priority_class: str | None = None,
+    refuse_foreign: str | None = None,
+) -> dict[str, Any]:
+    """The manifest to send, or the error the user reads (pure; ``manifest`` is not changed).
+
+    Checks in this order: the LocalQueue (or fills in the default one, then re-checks the rules that
+    depend on a queue), the priority class, and, with ``refuse_foreign`` (how to override, for the
+    message), that an existing RayCluster of that name was made by the SDK.
+
+    Raises:
+        QueueNotFoundError: ``local_queue`` does not exist (lists those that do).
+        PriorityClassNotFoundError: ``priority_class`` does not exist (lists those that do).
+        ConfigError: e.g. autoscaling under the default queue without ``elastic=True``.
+        ConflictError: the existing RayCluster was not made by rayqueue_sdk.
+
+    Example:
+        >>> decide({"metadata": {"labels": {}}}, Facts("ds", queue_listing="forbidden"), local_queue="q")
+        {'metadata': {'labels': {}, 'namespace': 'ds'}}
+    """
+    out = copy.deepcopy(dict(manifest))
+    out["metadata"]["namespace"] = facts.namespace
+    names = [q.name for q in facts.queues]
+    if local_queue is not None:
+        if facts.queue_listing == "absent":
+            raise queue_not_found(local_queue, facts.namespace, [], _QUEUES_ABSENT)
+        if facts.queue_listing == "listed" and local_queue not in names:
+            raise queue_not_found(local_queue, facts.namespace, names)
+    elif facts.queue_listing == "listed":
+        default = default_queue_of(facts.namespace, list(facts.queues))
+        if default is not None:
+            log.info("%s/%s: using the default LocalQueue %r", facts.namespace, _name(out), default)
+            out["metadata"].setdefault("labels", {})[QUEUE_LABEL] = default
+            check_raycluster(out)  # e.g. autoscaling under a queue needs elastic=True
+    if priority_class is not None and facts.priority_class_missing:
+        raise PriorityClassNotFoundError(
+            priority_class, list(facts.priority_class_choices), hint=facts.priority_class_hint
+        )
+    if refuse_foreign is not None and facts.existing is not None:
+        check_ours(facts.existing, refuse_foreign)
+    return out
+
+
+def fetch_facts(
+    api: ApiClient,
+    namespace: str,
+    name: str,
+    *,
+    local_queue: str | None = None,
+    priority_class: str | None = None,
+    read_existing: bool = False,
+) -> Facts:
+    """Fetch what :func:`decide` needs, in at most three requests sent together (see the module).
+
+    Raises:
+        AuthenticationError, ConnectionFailedError, ApiError: the server failed (403 and 404 are facts).
+
+    Example:
+        >>> # facts = fetch_facts(api, "ds", "ws", local_queue="team-q", read_existing=True)
+    """
+    lq_kind = kueue_kind(api, "localqueues")  # discovery (cached per client) before the concurrent part
+    jobs: dict[str, Callable[[], Any]] = {
+        "queues": lambda: _queues(api, lq_kind, namespace, local_queue),
+    }
+    if priority_class is not None:
+        wpc_kind = kueue_kind(api, "workloadpriorityclasses", namespaced=False)
+        jobs["priority"] = lambda: _priority_class(api, wpc_kind, priority_class)
+    if read_existing:
+        jobs["existing"] = lambda: _existing(api, namespace, name)
+    found = _together(jobs)
+    queues, listing = found["queues"]
+    missing, choices, hint = found.get("priority", (False, [], None))
+    return Facts(
+        namespace=namespace,
+        queues=tuple(queues),
+        queue_listing=listing,
+        priority_class_missing=missing,
+        priority_class_choices=tuple(choices),
+        priority_class_hint=hint,
+        existing=found.get("existing"),
+    )
+
+
+def _together(jobs: dict[str, Callable[[], T]]) -> dict[str, T]:
+    """Run independent requests at once (one round trip); errors surface in ``jobs``' order."""
+    if len(jobs) == 1:
+        return {key: job() for key, job in jobs.items()}
+    with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="rayqueue-preflight") as pool:
+        futures = {key: pool.submit(job) for key, job in jobs.items()}
+        return {key: future.result() for key, future in futures.items()}
+
+
+def _queues(
+    api: ApiClient, kind: Kind, namespace: str, local_queue: str | None
+) -> tuple[list[LocalQueueInfo], str]:
+    try:
+        objects, _ = list_objects(api, kind, namespace)
+    except ForbiddenError as err:
+        if local_queue is not None:
+            log.warning(
+                "cannot check LocalQueue %r in %r (%s); leaving the check to Kueue",
+                local_queue,
+                namespace,
+                err.message,
+            )
+        else:
+            log.debug("no default LocalQueue lookup in %r: %s", namespace, err)
+        return [], "forbidden"
+    except NotFoundError as err:  # a LIST is 404 only when the resource type is not served
+        log.debug("no LocalQueue API: %s", err)
+        return [], "absent"
+    queues = sorted((queue_info(o) for o in objects), key=lambda q: (not q.default, q.name))
+    return queues, "listed"
+
+
+def _priority_class(api: ApiClient, kind: Kind, name: str) -> tuple[bool, list[str], str | None]:
+    try:
+        get_object(api, kind, name)
+    except ForbiddenError as err:
+        log.warning(
+            "cannot check WorkloadPriorityClass %r (%s); leaving the check to Kueue", name, err.message
+        )
+        return False, [], None
+    except NotFoundError:
+        available, hint = list_priority_class_choices(api)
+        return True, available, hint
+    return False, [], None
+
+
+def _existing(api: ApiClient, namespace: str, name: str) -> dict[str, Any] | None:
+    try:
+        return get_raycluster(api, namespace, name)
+    except (NotFoundError, ForbiddenError):  # a 403 is for the write to report
+        return None
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("name") or "")

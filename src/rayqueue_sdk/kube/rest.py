@@ -1,0 +1,70 @@
+"""Raw GETs of API paths the generated client has no method for (discovery, the visibility API).
+
+Below :mod:`~rayqueue_sdk.kube.auth` (the credential check GETs ``/apis``) and
+:mod:`~rayqueue_sdk.kube.resources`; every call goes through :func:`rayqueue_sdk.kube.retry.call`:
+bounded retries, typed errors.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from rayqueue_sdk.kube.connection import server_of
+from rayqueue_sdk.kube.retry import DEFAULT_POLICY, DEFAULT_REQUEST_TIMEOUT, RetryPolicy, call
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubernetes.client import ApiClient
+
+__all__ = ["get_path"]
+
+
+def get_path(
+    api: ApiClient,
+    path: str,
+    *,
+    query: dict[str, Any] | None = None,
+    request_timeout: tuple[float, float] | float = DEFAULT_REQUEST_TIMEOUT,
+    policy: RetryPolicy = DEFAULT_POLICY,
+    deadline: float | None = None,
+) -> dict[str, Any]:
+    """GET an arbitrary API path and return the decoded JSON body (typed errors, retries).
+
+    Example:
+        >>> from rayqueue_sdk.errors import ConnectionFailedError
+        >>> from rayqueue_sdk.kube.connection import build_api_client
+        >>> from rayqueue_sdk.kube.retry import RetryPolicy
+        >>> api = build_api_client("https://127.0.0.1:1")  # nothing listens on port 1
+        >>> try:
+        ...     get_path(api, "/apis", request_timeout=1.0, policy=RetryPolicy(attempts=1))
+        ... except ConnectionFailedError as err:
+        ...     print("unreachable" in str(err))
+        True
+    """
+
+    def _get() -> dict[str, Any]:
+        from kubernetes.client.exceptions import ApiException  # lazy: kubernetes is slow to import
+
+        params = api.param_serialize(
+            method="GET",
+            resource_path=path,
+            query_params=list((query or {}).items()),
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+        )
+        response = api.call_api(*params, _request_timeout=request_timeout)
+        response.read()
+        if not 200 <= response.status <= 299:
+            text = response.data.decode("utf-8", errors="replace") if response.data else None
+            raise ApiException.from_response(http_resp=response, body=text, data=None)
+        return json.loads(response.data or b"{}")
+
+    return call(
+        _get,
+        verb="get",
+        resource=path,
+        server=server_of(api),
+        policy=policy,
+        deadline=deadline,
+        request_timeout=None,
+    )
