@@ -42,6 +42,8 @@ from rayqueue_local.registry.registry import Registry, load_crd_dir
 from rayqueue_local.runtime.processes import ProcessStartError
 from rayqueue_local.runtime.prometheus import PrometheusNotInstalledError, find_prometheus
 from rayqueue_local.runtime.raylocal import ray_executable
+from rayqueue_local.storage.lock import StateDirectoryLock
+from rayqueue_local.storage.persistence import private_dir
 from rayqueue_local.storage.store import Store
 
 log = logging.getLogger(__name__)
@@ -132,12 +134,15 @@ class LocalControlPlane:
         self._admin_token = admin_token
         self.controllers: list[Any] = []
         self.notices: list[str] = []
+        #: What loading ``state_dir`` had to repair (damaged log records set aside), also in :attr:`notices`.
+        self.recovery_notes: list[str] = []
         #: What cannot run here, by emulation ("ray", "prometheus"): the reason (set by :meth:`start`).
         self.unavailable: dict[str, str] = {}
         self.ray_runtime: Any = None
         self.gpu_metrics: Any = None
         self.prometheus: Any = None
         self._tmp: str | None = None
+        self._state_lock = StateDirectoryLock(self.state_dir or ".")  # taken by start() for a state_dir
         self._api: APIServer | None = None
         self._lock = threading.Lock()
         self.store: Store
@@ -184,14 +189,15 @@ class LocalControlPlane:
             return
         if getattr(self, "store", None) is not None:
             self.store.close()
+        self._state_lock.release()
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
 
     def _start(self) -> None:
         if self.state_dir is not None:
-            base = self.state_dir
-            base.mkdir(parents=True, exist_ok=True)
+            base = private_dir(self.state_dir)  # tokens, the CA key and Secrets live here: 0700
+            self._state_lock = StateDirectoryLock(base).acquire()
         else:
             self._tmp = tempfile.mkdtemp(prefix="rayqueue-local-")
             base = Path(self._tmp)
@@ -210,6 +216,7 @@ class LocalControlPlane:
             state_dir=(base / OBJECTS_DIR) if self.state_dir is not None else None,
             history=self.history,
         )
+        self.recovery_notes = self.store.recovery_notes
         self.faults = FaultInjector()
         self.auth = Authenticator(admin_token=self._admin_token or self._load_tokens(base).get("admin"))
         for name, (token, namespaces) in self._load_tokens(base).get("users", {}).items():
@@ -225,6 +232,7 @@ class LocalControlPlane:
         self._write_kubeconfig()
         log.info("local control plane serving at %s", self.server)
         self._start_controllers()
+        self.notices.extend(self.recovery_notes)  # the store logged them when it set the records aside
 
     def _check_environment(self) -> None:
         """Record (and log) what the options ask for that cannot run on this machine."""
@@ -284,6 +292,7 @@ class LocalControlPlane:
         self._api.stop()
         self._api = None
         self.store.close()
+        self._state_lock.release()
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None

@@ -25,9 +25,11 @@ from typing import Any
 
 from rayqueue_local.apiserver.kubeconfig import default_kubeconfig_path, merge_context, remove_context
 from rayqueue_local.controlplane import OBJECTS_DIR, LocalControlPlane
+from rayqueue_local.errors import LocalControlPlaneError
 from rayqueue_local.options import ControlPlaneOptions
 from rayqueue_local.runfile import describe, rayqueue_home, read_run_file, run_file
 from rayqueue_local.scenarios import scenario_objects
+from rayqueue_local.storage.persistence import atomic_write
 
 __all__ = ["up"]
 
@@ -53,7 +55,7 @@ def up(args: argparse.Namespace, options: ControlPlaneOptions) -> int:
     cp = LocalControlPlane(args.crds, state_dir, args.port, args.host, options=options)
     try:
         cp.start()
-    except OSError as err:  # port in use, unreadable CRD directory, ...
+    except (OSError, LocalControlPlaneError) as err:  # port in use, bad CRD directory, state dir in use, ...
         print(f"Cannot start the local control plane: {err}")
         return 1
     path = run_file()
@@ -69,8 +71,8 @@ def up(args: argparse.Namespace, options: ControlPlaneOptions) -> int:
             token=cp.token,
         )
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(
+        atomic_write(
+            path,
             json.dumps(
                 {
                     "pid": os.getpid(),
@@ -84,9 +86,9 @@ def up(args: argparse.Namespace, options: ControlPlaneOptions) -> int:
                     "notices": cp.notices,
                     "prometheus": getattr(getattr(cp, "prometheus", None), "url", None),
                 }
-            )
+            ).encode(),
+            fsync=False,
         )
-        os.replace(tmp, path)
         print(f'Local control plane at {cp.server} (context "{args.context}" in {kubeconfig})', flush=True)
         print(describe(json.loads(path.read_text())), flush=True)
         print("Stop it with Ctrl-C or `rayqueue local down`.", flush=True)

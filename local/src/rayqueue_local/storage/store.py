@@ -176,6 +176,16 @@ class Store(StorePatching, StoreWatches):
             return str(self._rv)
 
     @property
+    def recovery_notes(self) -> list[str]:
+        """What loading the state directory had to repair (damaged log records set aside), if anything.
+
+        Example:
+            >>> Store().recovery_notes
+            []
+        """
+        return list(self._persistence.recovery_notes) if self._persistence is not None else []
+
+    @property
     def validating(self) -> bool:
         """True when custom resources are checked against CRD schemas."""
         return self._validator is not None and self._check_schemas

@@ -4,7 +4,7 @@
 declares the state (``Store.__init__`` initialises it) and owns the primitives the reads, watches,
 writes and deletions share: resolving a resource key (404 for an unknown one), finding a stored
 object, the object/uid/owner/namespace indexes, the one global resourceVersion counter,
-:meth:`StoreCore._commit` (index, persist, append to the bounded event history, offer to the
+:meth:`StoreCore._commit` (persist first, then index, append to the bounded event history, offer to the
 watches, queue for subscribers) and :meth:`StoreCore._txn`, which holds the lock and delivers the
 committed events to subscribers once the outermost transaction releases it.
 """
@@ -136,17 +136,17 @@ class StoreCore:
     def _commit(self, etype: str, key: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         """Record a write whose object already carries its new resourceVersion (lock held)."""
         k = _objkey(obj)
-        if etype == "DELETED":
-            self._index_remove(key, k, obj)
-        else:
-            self._index_put(key, k, obj, old)
-        if self._persistence is not None:
+        if self._persistence is not None:  # durable first: a write that cannot be stored changes nothing
             if etype == "DELETED":
                 self._persistence.delete(key, k, self._rv)
             else:
                 self._persistence.put(key, obj, self._rv)
-            if self._persistence.should_compact():
-                self._persistence.compact(self._rv, {k2: list(b.values()) for k2, b in self._objects.items()})
+        if etype == "DELETED":
+            self._index_remove(key, k, obj)
+        else:
+            self._index_put(key, k, obj, old)
+        if self._persistence is not None and self._persistence.should_compact():
+            self._persistence.compact(self._rv, {k2: list(b.values()) for k2, b in self._objects.items()})
         event = Event(etype, key, deep_copy(obj), old)
         if len(self._history) >= self._history_size:
             self._compacted_rv = self._history.popleft().resource_version
