@@ -47,7 +47,10 @@ __all__ = [
     "KubeConfigFileAuthentication",
     "TokenAuthentication",
     "check_credentials",
+    "check_scheme",
+    "check_token",
     "detect",
+    "parse_flag",
 ]
 
 log = logging.getLogger(__name__)
@@ -56,6 +59,77 @@ log = logging.getLogger(__name__)
 LOGIN_TIMEOUT: tuple[float, float] = (3.0, 5.0)
 _SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 _CA_ENV = ("RAYQUEUE_CA_CERT_PATH", "CF_SDK_CA_CERT_PATH")
+_TRUE = frozenset({"true", "yes", "y", "1", "on"})
+_FALSE = frozenset({"false", "no", "n", "0", "off", ""})
+
+
+def parse_flag(field: str, value: object) -> bool:
+    """A yes/no setting: a real ``bool``, or one of the usual strings (``"true"``/``"false"``,
+    ``"yes"``/``"no"``, ``"1"``/``"0"``, ``"on"``/``"off"``, any case), e.g. from an environment
+    variable. Anything else raises :class:`ConfigError` naming ``field``: ``bool("no")`` is ``True``,
+    which must not switch TLS verification off.
+
+    Example:
+        >>> parse_flag("skip_tls", "No"), parse_flag("skip_tls", True)
+        (False, True)
+        >>> try:
+        ...     parse_flag("skip_tls", "maybe")
+        ... except ConfigError as err:
+        ...     print(err.field, "|", err.allowed)
+        skip_tls | True or False (or 'true'/'false', 'yes'/'no', '1'/'0', 'on'/'off')
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ConfigError(field, value, "True or False (or 'true'/'false', 'yes'/'no', '1'/'0', 'on'/'off')")
+
+
+def check_token(field: str, token: object) -> str:
+    """The bearer ``token`` without surrounding whitespace, if it can travel in an HTTP header.
+
+    A token is visible ASCII only (RFC 6750's token characters are a subset): a newline, a space or
+    a control character inside it would be refused by the HTTP library with the header, token
+    included, in its error text. The :class:`ConfigError` raised here never shows the value.
+
+    Example:
+        >>> check_token("token", "  sha256~abc ")
+        'sha256~abc'
+        >>> try:
+        ...     check_token("token", "abc" + chr(10) + "Host: evil")
+        ... except ConfigError as err:
+        ...     print(err.problem, "|", "evil" in str(err))
+        contains a character that cannot be sent in an HTTP header | False
+    """
+    allowed = "a non-empty bearer token of visible ASCII characters (no spaces, newlines or controls)"
+    if not isinstance(token, str) or not token.strip():
+        raise ConfigError(field, "<redacted>" if token else token, allowed)
+    stripped = token.strip()
+    if not all("!" <= ch <= "~" for ch in stripped):
+        raise ConfigError(
+            field, "<redacted>", allowed, problem="contains a character that cannot be sent in an HTTP header"
+        )
+    return stripped
+
+
+def check_scheme(server: str, *, sends_token: bool, allow_http: bool) -> None:
+    """Refuse to send a bearer token over plain ``http://`` unless ``allow_http=True`` was given.
+
+    Example:
+        >>> check_scheme("http://127.0.0.1:8001", sends_token=False, allow_http=False)  # kubectl proxy
+        >>> try:
+        ...     check_scheme("http://api.example:6443", sends_token=True, allow_http=False)
+        ... except ConfigError as err:
+        ...     print(err.field, "|", err.problem)
+        server | plain HTTP would send the token in clear
+    """
+    if sends_token and server.lower().startswith("http://") and not allow_http:
+        raise ConfigError(
+            "server",
+            server,
+            "an https:// URL, or allow_http=True for a trusted local server",
+            problem="plain HTTP would send the token in clear",
+        )
 
 
 class InsecureTLSWarning(UserWarning):
@@ -193,9 +267,12 @@ class TokenAuthentication(Authentication):
     Args:
         token: the bearer token. Never shown in a repr, a log line or an error.
         server: the API server URL, e.g. ``https://api.example:6443``.
-        skip_tls: do not verify the server's certificate (insecure; warns).
+        skip_tls: do not verify the server's certificate (insecure; warns). A ``bool``, or
+            ``"true"``/``"false"``-style strings parsed as such (``"no"`` is ``False``).
         ca_cert_path: a CA bundle that signed the server's certificate. Defaults to
             ``$RAYQUEUE_CA_CERT_PATH`` (or the peer's ``$CF_SDK_CA_CERT_PATH``), else the system CAs.
+        allow_http: permit an ``http://`` server, which would see the token in clear (refused
+            otherwise, before anything is sent).
 
     Example:
         >>> auth = TokenAuthentication(token="sha256~abc", server="https://api.example:6443")
@@ -205,15 +282,21 @@ class TokenAuthentication(Authentication):
     """
 
     def __init__(
-        self, token: str, server: str, skip_tls: bool = False, ca_cert_path: str | None = None
+        self,
+        token: str,
+        server: str,
+        skip_tls: bool | str = False,
+        ca_cert_path: str | None = None,
+        *,
+        allow_http: bool = False,
     ) -> None:
-        if not token or not isinstance(token, str):
-            raise ConfigError("token", "<redacted>" if token else token, "a non-empty bearer token string")
-        if not isinstance(server, str) or not server.startswith(("https://", "http://")):
+        self._token = _Secret(check_token("token", token))
+        if not isinstance(server, str) or not server.lower().startswith(("https://", "http://")):
             raise ConfigError("server", server, "an URL such as 'https://api.example:6443'")
-        self._token = _Secret(token.strip())
+        self.allow_http = parse_flag("allow_http", allow_http)
+        check_scheme(server, sends_token=True, allow_http=self.allow_http)
         self.server = server.rstrip("/")
-        self.skip_tls = bool(skip_tls)
+        self.skip_tls = parse_flag("skip_tls", skip_tls)
         self.ca_cert_path = ca_cert_path
         self._api = None
 
@@ -262,6 +345,7 @@ class KubeConfigFileAuthentication(Authentication):
     Args:
         kube_config_path: the kubeconfig file; default ``$KUBECONFIG`` (first entry), else ``~/.kube/config``.
         context: the context to use; default the file's ``current-context``.
+        allow_http: permit a context whose ``http://`` server would get its token in clear.
 
     Example:
         >>> auth = KubeConfigFileAuthentication("/tmp/kubeconfig", context="local")
@@ -271,10 +355,15 @@ class KubeConfigFileAuthentication(Authentication):
     """
 
     def __init__(
-        self, kube_config_path: str | os.PathLike[str] | None = None, context: str | None = None
+        self,
+        kube_config_path: str | os.PathLike[str] | None = None,
+        context: str | None = None,
+        *,
+        allow_http: bool = False,
     ) -> None:
         self.kube_config_path = str(kube_config_path) if kube_config_path else None
         self.context = context
+        self.allow_http = parse_flag("allow_http", allow_http)
         self._api = None
 
     def __repr__(self) -> str:
@@ -321,6 +410,11 @@ class KubeConfigFileAuthentication(Authentication):
             raise ConfigError(
                 "context", chosen, "a context with a usable cluster and user", problem=_safe(exc)
             ) from None
+        keys = cfg.api_key or {}
+        bearer = keys.get("BearerToken") or keys.get("authorization")  # the loader's key, or ours
+        if bearer:
+            check_token(f"the token of context {chosen!r}", bearer.removeprefix("Bearer "))
+        check_scheme(str(cfg.host), sends_token=bool(bearer), allow_http=self.allow_http)
         api = k8s.ApiClient(configuration=cfg)
         return register(
             api,
@@ -379,7 +473,7 @@ class InClusterAuthentication(Authentication):
         namespace = ns_file.read_text().strip() or None if ns_file.is_file() else None
         api = build_api_client(
             server,
-            token=token_file.read_text().strip(),
+            token=check_token(f"the service-account token in {token_file}", token_file.read_text()),
             ca_cert_path=str(ca_file) if ca_file.is_file() else None,
             source="in-cluster",
             namespace=namespace,

@@ -239,8 +239,12 @@ def translate(
         mapped = _transport(exc, server)
         if mapped is not None:
             return mapped
-        text = str(getattr(exc, "reason", "") or exc)
-        return ApiError(0, type(exc).__name__, _short_cause(Exception(text)))
+        # Raised while the request was being built (e.g. http.client's "Invalid header value ..."):
+        # such text may quote request headers, the bearer token among them, so it is not shown.
+        kind = type(exc).__name__
+        return ApiError(
+            0, kind, f"the request could not be sent ({kind}; details withheld: they may hold headers)"
+        )
 
     body = parse_status(getattr(exc, "body", None))
     reason = str(body.get("reason") or getattr(exc, "reason", "") or "")
