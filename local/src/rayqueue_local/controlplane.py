@@ -28,8 +28,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from rayqueue_local.apimachinery.limits import load_yaml_all
 from rayqueue_local.apiserver.auth import Authenticator
 from rayqueue_local.apiserver.faults import FaultInjector
 from rayqueue_local.apiserver.kubeconfig import merge_context
@@ -406,7 +405,7 @@ class LocalControlPlane:
             >>> # cp.apply("apiVersion: v1\\nkind: Namespace\\nmetadata: {name: team-a}\\n")
         """
         if isinstance(objects, str):
-            docs = [d for d in yaml.safe_load_all(objects) if d]
+            docs = [d for d in load_yaml_all(objects) if d]
         elif isinstance(objects, dict):
             docs = [objects]
         else:

@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from rayqueue_local.apimachinery.limits import MAX_DEPTH, YAMLLimitError, check_depth, load_yaml
 from rayqueue_local.apimachinery.status import HTTPError
 
 __all__ = [
@@ -190,11 +191,17 @@ def parse_body(raw: bytes, content_type: str) -> Any:
         raise HTTPError.bad_request("the body of the request was in an unknown format - empty body")
     if media.endswith("yaml"):
         try:
-            return yaml.safe_load(raw.decode("utf-8"))
-        except (yaml.YAMLError, UnicodeDecodeError) as err:
+            return load_yaml(raw.decode("utf-8"), max_bytes=MAX_BODY_BYTES)
+        except (yaml.YAMLError, UnicodeDecodeError, YAMLLimitError) as err:
             raise HTTPError.bad_request(f"error converting YAML to JSON: {_one_line(err)}") from None
     try:
-        return json.loads(raw)
+        return check_depth(json.loads(raw))
+    except YAMLLimitError as err:
+        raise HTTPError.bad_request(f"couldn't get version/kind; json parse error: {err}") from None
+    except RecursionError:  # the decoder's own recursion, on nesting far past MAX_DEPTH
+        raise HTTPError.bad_request(
+            f"couldn't get version/kind; json parse error: nested more than {MAX_DEPTH} levels deep"
+        ) from None
     except (ValueError, UnicodeDecodeError) as err:
         raise HTTPError.bad_request(
             f"couldn't get version/kind; json parse error: {_one_line(err)}"

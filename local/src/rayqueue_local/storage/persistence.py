@@ -296,9 +296,10 @@ class Persistence:
         )
         atomic_write(self.dir / SNAPSHOT, body.encode(), fsync=self.fsync)
 
-    def _append(self, record: dict[str, Any]) -> None:
+    def _append(self, record: dict[str, Any] | str) -> None:
         fd = self._fd()
-        line = json.dumps(record, separators=(",", ":")).encode() + b"\n"
+        text = record if isinstance(record, str) else json.dumps(record, separators=(",", ":"))
+        line = text.encode() + b"\n"
         try:
             if os.fstat(fd).st_size != self._wal_end:  # a failed append left bytes behind: cut them
                 os.ftruncate(fd, self._wal_end)
@@ -314,12 +315,15 @@ class Persistence:
         self._wal_end += len(line)
         self._wal_bytes += len(line)
 
-    def put(self, key: str, obj: dict[str, Any], rv: int) -> None:
+    def put(self, key: str, obj: dict[str, Any], rv: int, *, encoded: str | None = None) -> None:
         """Make durable that ``obj`` (of resource ``key``) is stored at resourceVersion ``rv``.
 
+        ``encoded`` is ``obj`` as compact JSON when the caller has it already (saves encoding twice).
         Raises :class:`StorageUnavailableError` when it could not be (then nothing was recorded).
         """
-        self._append({"rv": rv, "op": "put", "key": key, "obj": obj})
+        if encoded is None:
+            encoded = json.dumps(obj, separators=(",", ":"))
+        self._append(f'{{"rv":{int(rv)},"op":"put","key":{json.dumps(key)},"obj":{encoded}}}')
 
     def delete(self, key: str, ident: tuple[str, str], rv: int) -> None:
         """Make durable that the object ``(namespace, name)`` of ``key`` is removed at ``rv``."""

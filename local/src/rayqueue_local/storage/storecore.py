@@ -11,6 +11,7 @@ committed events to subscribers once the outermost transaction releases it.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections import deque
@@ -23,7 +24,15 @@ from rayqueue_local.apimachinery.patch import deep_copy
 from rayqueue_local.registry.registry import Registry, ResourceType
 from rayqueue_local.registry.schema import SchemaValidator
 from rayqueue_local.storage.persistence import Persistence
-from rayqueue_local.storage.storetypes import AdmissionHook, Event, ObjKey, StoreError, _objkey, _owner_uids
+from rayqueue_local.storage.storetypes import (
+    MAX_OBJECT_BYTES,
+    AdmissionHook,
+    Event,
+    ObjKey,
+    StoreError,
+    _objkey,
+    _owner_uids,
+)
 from rayqueue_local.storage.watch import Watch
 
 # The store's logger keeps the name it always had.
@@ -136,11 +145,21 @@ class StoreCore:
     def _commit(self, etype: str, key: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         """Record a write whose object already carries its new resourceVersion (lock held)."""
         k = _objkey(obj)
+        if etype != "DELETED":
+            # Every write path ends here, so the limit holds after YAML/patch expansion too.
+            encoded = json.dumps(obj, separators=(",", ":"))
+            if len(encoded) > MAX_OBJECT_BYTES:
+                raise StoreError(
+                    413,
+                    "RequestEntityTooLarge",
+                    f"Request entity too large: the object is {len(encoded)} bytes; "
+                    f"limit is {MAX_OBJECT_BYTES}",
+                )
         if self._persistence is not None:  # durable first: a write that cannot be stored changes nothing
             if etype == "DELETED":
                 self._persistence.delete(key, k, self._rv)
             else:
-                self._persistence.put(key, obj, self._rv)
+                self._persistence.put(key, obj, self._rv, encoded=encoded)
         if etype == "DELETED":
             self._index_remove(key, k, obj)
         else:

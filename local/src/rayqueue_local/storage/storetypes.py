@@ -17,6 +17,9 @@ from rayqueue_local.errors import LocalControlPlaneError
 from rayqueue_local.registry.registry import ResourceType
 
 AdmissionHook = Callable[[str, dict[str, Any], "dict[str, Any] | None"], dict[str, Any]]
+#: The largest object the store keeps, as compact JSON: the API server's 3 MiB request limit, applied
+#: to the stored object, so that a small YAML or patch that expands past it is refused too.
+MAX_OBJECT_BYTES = 3 * 1024 * 1024
 ObjKey = tuple[str, str]  # (namespace or "", name)
 Objects = list[dict[str, Any]]
 PatchBody = dict[str, Any] | list[Any]

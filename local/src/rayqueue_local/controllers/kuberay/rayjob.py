@@ -38,8 +38,7 @@ import logging
 import time
 from typing import Any
 
-import yaml
-
+from rayqueue_local.apimachinery.limits import load_yaml
 from rayqueue_local.apimachinery.time import format_rfc3339, now_rfc3339, parse_rfc3339
 from rayqueue_local.controllers.base import QueueController
 from rayqueue_local.controllers.kuberay import resources as R
@@ -289,7 +288,7 @@ class RayJobController(QueueController):
         run: SubmitterRun | None = None,
     ) -> None:
         spec = job.get("spec") or {}
-        runtime_env = yaml.safe_load(spec.get("runtimeEnvYAML") or "") or None
+        runtime_env = load_yaml(spec.get("runtimeEnvYAML") or "") or None
         if runtime_env is not None and not isinstance(runtime_env, dict):
             raise ValueError("runtimeEnvYAML must be a YAML mapping")
         if run is not None and runtime_env and isinstance(runtime_env.get("working_dir"), str):
@@ -310,9 +309,7 @@ class RayJobController(QueueController):
             kwargs["entrypoint_num_gpus"] = float(spec["entrypointNumGpus"])
         if spec.get("entrypointResources"):
             resources = spec["entrypointResources"]
-            kwargs["entrypoint_resources"] = (
-                yaml.safe_load(resources) if isinstance(resources, str) else resources
-            )
+            kwargs["entrypoint_resources"] = load_yaml(resources) if isinstance(resources, str) else resources
         if spec.get("metadata"):
             kwargs["metadata"] = dict(spec["metadata"])
         client.submit_job(

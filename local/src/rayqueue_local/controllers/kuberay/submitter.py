@@ -49,6 +49,7 @@ from typing import Any
 
 import yaml
 
+from rayqueue_local.apimachinery.limits import YAMLLimitError, load_yaml
 from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.controllers.kuberay import resources as R
 from rayqueue_local.controllers.kuberay.kubelet import (
@@ -122,8 +123,8 @@ def submitter_pod(
 
 def _yaml_env(text: str) -> Any:
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
+        return load_yaml(text)
+    except (yaml.YAMLError, YAMLLimitError):
         return text
 
 

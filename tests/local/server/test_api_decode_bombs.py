@@ -1,0 +1,118 @@
+"""Bodies that expand: YAML alias bombs, recursive aliases, deep nesting and objects past the size limit.
+
+Each is sent over HTTPS by a namespace-limited user, as an attacker would, and must end in a 4xx
+``Status`` quickly, with nothing stored and the server still serving.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import time
+from typing import Any
+
+import pytest
+
+from rayqueue_local.storage.storetypes import MAX_OBJECT_BYTES
+
+
+def _laughs(levels: int = 9, width: int = 9) -> str:
+    lines = ["a0: &a0 [" + ",".join(["lol"] * width) + "]"]
+    for i in range(1, levels + 1):
+        lines.append(f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * width) + "]")
+    return "\n".join(lines)
+
+
+def _configmap_patch(name: str, data_yaml: str) -> str:
+    return f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n" + "\n".join(
+        "  " + line for line in data_yaml.splitlines()
+    )
+
+
+@pytest.fixture
+def limited_user(cp: Any, namespace: str) -> str:
+    return str(cp.auth.add_user(f"user-{namespace}", [namespace]))
+
+
+def _apply(raw: Any, namespace: str, name: str, body: str, token: str) -> tuple[int, Any]:
+    path = f"/api/v1/namespaces/{namespace}/configmaps/{name}?fieldManager=t&force=true"
+    status, parsed, _ = raw.request(
+        "PATCH", path, body, content_type="application/apply-patch+yaml", token=token
+    )
+    return status, parsed
+
+
+def _assert_nothing_stored(raw: Any, namespace: str) -> None:
+    status, listed, _ = raw.request("GET", f"/api/v1/namespaces/{namespace}/configmaps")
+    assert status == 200 and listed["items"] == []
+
+
+def test_billion_laughs_apply_patch_is_refused_quickly(
+    cp: Any, raw: Any, namespace: str, limited_user: str
+) -> None:
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.process_time()
+    status, body = _apply(raw, namespace, "bomb", _configmap_patch("bomb", _laughs()), limited_user)
+    cpu = time.process_time() - started
+    assert status == 400 and body["kind"] == "Status"
+    assert "aliases" in body["message"]
+    _assert_nothing_stored(raw, namespace)
+    # Reported, not asserted as a timing: the bomb used to cost ~69 s of CPU and 1.8 GB.
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before
+    print(f"bomb refused after {cpu:.3f} s CPU; max RSS grew {grown} KiB")
+
+
+@pytest.mark.parametrize(
+    ("data_yaml", "fragment"),
+    [
+        ("a: &a [*a]", "refers to itself"),
+        ("a: " + "[" * 150 + "]" * 150, "levels deep"),
+    ],
+    ids=["recursive-alias", "deep-nesting"],
+)
+def test_recursive_and_deep_yaml_is_400(
+    raw: Any, namespace: str, limited_user: str, data_yaml: str, fragment: str
+) -> None:
+    status, body = _apply(raw, namespace, "odd", _configmap_patch("odd", data_yaml), limited_user)
+    assert status == 400 and fragment in body["message"]
+    _assert_nothing_stored(raw, namespace)
+
+
+@pytest.mark.parametrize("depth", [150, 100_000])
+def test_deeply_nested_json_is_400_not_500(raw: Any, namespace: str, depth: int) -> None:
+    body = (
+        '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep"},"data":'
+        + "[" * depth
+        + "]" * depth
+        + "}"
+    )
+    status, parsed, _ = raw.request("POST", f"/api/v1/namespaces/{namespace}/configmaps", body)
+    assert status == 400 and "levels deep" in parsed["message"]
+    _assert_nothing_stored(raw, namespace)
+
+
+def test_object_that_expands_past_the_size_limit_is_413(raw: Any, namespace: str, limited_user: str) -> None:
+    chunk = "x" * 100_000
+    copies = MAX_OBJECT_BYTES // len(chunk) + 2  # a small YAML text, a large object once aliases expand
+    data_yaml = f"a: &big {chunk}\n" + "\n".join(f"k{i}: *big" for i in range(copies))
+    text = _configmap_patch("large", data_yaml)
+    assert len(text) < MAX_OBJECT_BYTES  # the body itself is under the limit
+    status, body = _apply(raw, namespace, "large", text, limited_user)
+    assert status == 413 and body["reason"] == "RequestEntityTooLarge"
+    _assert_nothing_stored(raw, namespace)
+    status, _ = _apply(raw, namespace, "small", _configmap_patch("small", "a: &v x\nb: *v"), limited_user)
+    assert status in (200, 201)  # aliases within the limits still work, and the server still serves
+
+
+def test_object_grown_past_the_limit_by_a_merge_patch_is_413(raw: Any, namespace: str) -> None:
+    created = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "grow"}, "data": {"a": "x"}}
+    status, _, _ = raw.request("POST", f"/api/v1/namespaces/{namespace}/configmaps", json.dumps(created))
+    assert status == 201
+    half = "y" * (MAX_OBJECT_BYTES // 2 + 10)
+    path = f"/api/v1/namespaces/{namespace}/configmaps/grow"
+    for key, expected in (("b", 200), ("c", 413)):  # each body is under 3 MiB; the object would not be
+        patch = json.dumps({"data": {key: half}})
+        status, parsed, _ = raw.request("PATCH", path, patch, content_type="application/merge-patch+json")
+        assert status == expected, parsed
+    status, stored, _ = raw.request("GET", path)
+    assert status == 200 and set(stored["data"]) == {"a", "b"}
