@@ -57,6 +57,8 @@ class _Route:
 
 
 _DRAIN_LIMIT = 64 * 1024 * 1024
+_HEALTH_PATHS = frozenset({"/healthz", "/readyz", "/livez"})
+_CHUNK_LINE_LIMIT = 1024  # a chunk-size line (hex size and extensions) longer than this is malformed
 _PROTOCOL_REASONS = {
     400: "BadRequest",
     405: "MethodNotAllowed",
@@ -176,6 +178,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(fault.status, status_body(fault.status, fault.reason, message), headers)
                 return
         try:
+            if (
+                not api.is_public(method, path)
+                and api.auth.authenticate(self.headers.get("Authorization")) is None
+            ):
+                # Refused before a byte of the body is read: an anonymous client cannot make the
+                # server buffer anything. The unread body makes the connection unusable: close it.
+                self.close_connection = True
+                raise HTTPError.unauthorized()
             body = self._read_body_or_none()
             response = api.handle(method, path, url.query, self.headers, body)
         except HTTPError as err:
@@ -219,17 +229,29 @@ class _Handler(BaseHTTPRequestHandler):
             length -= len(chunk)
 
     def _read_chunked(self) -> bytes:
+        """Decode a chunked body, holding the limit on the decoded size before each chunk is read."""
         data = bytearray()
         while True:
-            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            line = self.rfile.readline(_CHUNK_LINE_LIMIT)
+            try:
+                size = int(line.split(b";")[0].strip() or b"0", 16)
+            except ValueError:
+                size = -1
+            if size < 0 or not line.endswith(b"\n"):
+                self.close_connection = True
+                raise HTTPError.bad_request("invalid chunked transfer encoding")
             if size == 0:
-                self.rfile.readline()
+                self.rfile.readline(_CHUNK_LINE_LIMIT)
                 return bytes(data)
-            data += self.rfile.read(size)
-            self.rfile.readline()
-            if len(data) > MAX_BODY_BYTES:
+            if len(data) + size > MAX_BODY_BYTES:  # before reading: a chunk may claim gigabytes
                 self.close_connection = True
                 raise _too_large()
+            chunk = self.rfile.read(size)
+            if len(chunk) < size:
+                self.close_connection = True
+                raise HTTPError.bad_request("the chunked body ended early")
+            data += chunk
+            self.rfile.readline(_CHUNK_LINE_LIMIT)
 
     def _client_gone(self) -> bool:
         """During a watch the client sends nothing: a readable socket means it closed (or broke)."""
@@ -365,11 +387,21 @@ class APIServer:
         )
 
     # -- dispatch (called in connection threads) -------------------------------------------------
+    @staticmethod
+    def is_public(method: str, path: str) -> bool:
+        """Whether ``method path`` is served without a token: the health checks, and ``GET /version``
+        (public upstream through the ``system:public-info-viewer`` role).
+
+        Example:
+            >>> APIServer.is_public("GET", "/version"), APIServer.is_public("POST", "/api/v1/namespaces")
+            (True, False)
+        """
+        return path in _HEALTH_PATHS or (path == "/version" and method == "GET")
+
     def handle(self, method: str, path: str, raw_query: str, headers: Any, body: bytes) -> Response:
         """Handle one request and return the response (raises :class:`HTTPError` for errors)."""
-        if path in ("/healthz", "/readyz", "/livez"):
+        if path in _HEALTH_PATHS:
             return Response(200, b"ok", {"Content-Type": "text/plain; charset=utf-8"})
-        # /version is public upstream (the system:public-info-viewer role)
         if path == "/version" and method == "GET":
             return self.rest.handle(parse_request(method, path, {}), {}, headers, body, None)
         user = self.auth.authenticate(headers.get("Authorization"))
