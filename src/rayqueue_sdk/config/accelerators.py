@@ -38,7 +38,7 @@ DEFAULT_ACCELERATORS: Mapping[str, str] = types.MappingProxyType(
 """Extended resource -> Ray resource. ``GPU`` entries feed ``num-gpus``; the others feed ``resources``."""
 
 _RESERVED_RAY_RESOURCES = {"CPU", "memory", "object_store_memory"}
-_EXTENDED_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_EXTENDED_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
 
 
 def accelerator_mapping(extra: Mapping[str, str] | None = None, *, overwrite: bool = False) -> dict[str, str]:

@@ -24,7 +24,7 @@ from rayqueue_sdk.config.quantities import compare_quantities, count_quantity, c
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.manifests.rules import check_dns_label
 
-_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
 _TOLERATION_KEYS = {"key", "operator", "value", "effect", "tolerationSeconds"}
 _COUNT_ALLOWED = "a whole number >= 0 (int or an integral quantity string)"
 

@@ -68,7 +68,7 @@ WORKING_DIR_SECRET_KEY = "working_dir.zip"
 SUBMITTER_WORKING_DIR = "/home/ray/rayqueue/working_dir"
 _SECRET_MOUNT = "/home/ray/rayqueue/package"
 _URI = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
-_PYTHONS = re.compile(r"^(.*/)?python(\d(\.\d+)?)?$")
+_PYTHONS = re.compile(r"^(.*/)?python(\d(\.\d+)?)?\Z")
 
 
 def is_remote_uri(value: str) -> bool:

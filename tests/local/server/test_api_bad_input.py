@@ -89,7 +89,7 @@ def test_unknown_resource_or_version_is_404(raw: Any, namespace: str, path: str)
     _ok(raw, namespace)
 
 
-@pytest.mark.parametrize("name", ["Bad_Name", "UPPER", "-leading", "x" * 254, "a..b"])
+@pytest.mark.parametrize("name", ["Bad_Name", "UPPER", "-leading", "x" * 254, "a..b", "trailing-newline\n"])
 def test_bad_name_is_422(raw: Any, namespace: str, name: str) -> None:
     status, resp, _ = raw.request("POST", f"/api/v1/namespaces/{namespace}/configmaps", _cm(name))
     assert status == 422

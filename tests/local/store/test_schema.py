@@ -282,7 +282,7 @@ def test_fast_check_agrees_with_jsonschema(rc_checks: tuple[Any, Any], path: tup
 
 
 def test_go_inline_flags_are_translated() -> None:
-    assert go_pattern("^(?i)[a-z]$") == "(?i)^[a-z]$"
+    assert go_pattern("^(?i)[a-z]$") == "(?i)^[a-z]\\Z"  # and RE2's `$`, the end of the text
     assert SchemaValidator().validate_against({"type": "string", "pattern": "^(?i)[a-z]+$"}, "ABC") == []
 
 
@@ -359,3 +359,14 @@ def test_workload_priority_rule(store: Store) -> None:
     assert err.value.causes[0]["message"].endswith("priority should not be nil when priorityClassRef is set")
     wl["spec"]["priority"] = 100
     store.create(WL, wl)
+
+
+def test_pattern_dollar_matches_only_at_the_end_as_in_go() -> None:
+    """RE2's `$` is the end of the text; Python's also matches before a final newline."""
+    from rayqueue_local.registry.schema import SchemaValidator
+
+    schema = {"type": "object", "properties": {"name": {"type": "string", "pattern": "^[a-z]+$"}}}
+    validator = SchemaValidator()
+    assert validator.validate_against(schema, {"name": "abc"}) == []
+    causes = validator.validate_against(schema, {"name": "abc\n"})
+    assert [c["field"] for c in causes] == ["name"]

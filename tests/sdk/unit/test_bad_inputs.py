@@ -225,6 +225,13 @@ CASES: list[tuple[str, Callable[[], Any], str, str]] = [
         "'high'",
     ),
     ("kueue-negative-quota", lambda: k.flavor_quotas("f", {"cpu": -1}), "nominal['cpu']", "-1"),
+    # A trailing newline passed patterns ending in `$` (which also matches before a final "\n").
+    ("name-trailing-newline", cc(name="c\n"), "name", "'c\\n'"),
+    ("queue-trailing-newline", cc(local_queue="team-queue\n"), "local_queue", "'team-queue\\n'"),
+    ("label-key-trailing-newline", cc(labels={"team\n": "a"}), "labels", "'team\\n'"),
+    ("label-value-trailing-newline", cc(labels={"team": "a\n"}), "labels", "'a\\n'"),
+    ("env-name-trailing-newline", cc(envs={"PATH\n": "x"}), "envs", "'PATH\\n'"),
+    ("kueue-name-trailing-newline", lambda: k.local_queue("q\n", "team", "cq"), "name", "'q\\n'"),
 ]
 
 

@@ -63,10 +63,16 @@ def field_path(parts: Iterable[Any]) -> str:
     return out
 
 
+#: Where a converted schema keeps a ``pattern``'s original Go text (messages quote the CRD's pattern).
+GO_PATTERN_KEY = "x-rayqueue-go-pattern"
+
+
 def _cause(error: Any) -> dict[str, Any]:
     """Turn one jsonschema ``ValidationError`` into an upstream-style cause."""
     path = field_path(error.absolute_path)
     v, value, expected = error.validator, error.instance, error.validator_value
+    if v == "pattern":  # the CRD's own (Go) pattern, not its Python translation
+        expected = (getattr(error, "schema", None) or {}).get(GO_PATTERN_KEY, expected)
     body = path or "body"
     if v == "required":
         missing = [p for p in expected if not isinstance(value, dict) or p not in value]

@@ -18,9 +18,9 @@ from rayqueue_local.apimachinery.fielderrors import _type_name
 __all__ = ["MAX_ANNOTATIONS_BYTES", "NAME_RULES", "metadata_causes", "name_causes"]
 
 
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+_NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
 NAME_RULES: dict[str, tuple[re.Pattern[str], int, str]] = {
     "subdomain": (
         _DNS1123_SUBDOMAIN,
@@ -30,14 +30,14 @@ NAME_RULES: dict[str, tuple[re.Pattern[str], int, str]] = {
         r"validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
     ),
     "label": (
-        re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"),
+        re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z"),
         63,
         "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
         "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
         "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
     ),
     "dns1035": (
-        re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$"),
+        re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z"),
         63,
         "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
         "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "

@@ -42,9 +42,9 @@ class SelectorError(LocalControlPlaneError, ValueError):
 
 
 _KEY_RE = re.compile(
-    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\Z"
 )
-_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
 
 
 @dataclass(frozen=True)
@@ -113,8 +113,8 @@ def _split_top_level(text: str) -> list[str]:
     return parts
 
 
-_SET_RE = re.compile(r"^\s*(\S+)\s+(in|notin)\s*\((.*)\)\s*$")
-_EQ_RE = re.compile(r"^\s*([^=!\s]+)\s*(==|!=|=)\s*(\S*)\s*$")
+_SET_RE = re.compile(r"^\s*(\S+)\s+(in|notin)\s*\((.*)\)\s*\Z")
+_EQ_RE = re.compile(r"^\s*([^=!\s]+)\s*(==|!=|=)\s*(\S*)\s*\Z")
 
 
 def _check_key(key: str) -> str:

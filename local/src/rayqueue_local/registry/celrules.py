@@ -67,7 +67,7 @@ KNOWN_TRANSITION_RULES: dict[str, TransitionPred] = {
         )
     ),
 }
-_IN_LIST = re.compile(r"^self in \[((?:\s*'[^']*'\s*,?)*)\]$")
+_IN_LIST = re.compile(r"^self in \[((?:\s*'[^']*'\s*,?)*)\]\Z")
 
 
 class Rule:

@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from rayqueue_local.apimachinery.fielderrors import GO_PATTERN_KEY
+
 __all__ = ["Check", "compile_fast"]
 
 
@@ -24,7 +26,8 @@ __all__ = ["Check", "compile_fast"]
 # fast check give up (None), so the fast path can never accept what jsonschema would reject.
 
 _SIMPLE_TYPES: dict[str, type] = {"object": dict, "string": str, "array": list}
-_IGNORED_KEYWORDS = {"default", "title", "$schema", "readOnly", "writeOnly", "examples"}
+# (the converted schema's patterns are Python already; GO_PATTERN_KEY only keeps their Go text for messages)
+_IGNORED_KEYWORDS = {"default", "title", "$schema", "readOnly", "writeOnly", "examples", GO_PATTERN_KEY}
 Check = Callable[[Any], bool]
 
 

@@ -39,11 +39,10 @@ compiles and runs them and re-exports their public names.
 
 from __future__ import annotations
 
-import re
 import threading
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_local.apimachinery.fielderrors import _cause, _sort_key
+from rayqueue_local.apimachinery.fielderrors import GO_PATTERN_KEY, _cause, _sort_key
 from rayqueue_local.apimachinery.fielderrors import field_path as field_path
 from rayqueue_local.apimachinery.objectmeta import MAX_ANNOTATIONS_BYTES as MAX_ANNOTATIONS_BYTES
 from rayqueue_local.apimachinery.objectmeta import NAME_RULES as NAME_RULES
@@ -55,6 +54,7 @@ from rayqueue_local.registry.celrules import Pred as Pred
 from rayqueue_local.registry.celrules import Rule, _check_rules, known_rules
 from rayqueue_local.registry.celrules import TransitionPred as TransitionPred
 from rayqueue_local.registry.fastcheck import Check, compile_fast
+from rayqueue_local.registry.patterns import go_pattern
 from rayqueue_local.registry.pruning import _prune
 
 if TYPE_CHECKING:
@@ -100,6 +100,7 @@ def to_json_schema(schema: Any) -> Any:
             continue
         elif key == "pattern" and isinstance(value, str):
             out[key] = go_pattern(value)
+            out[GO_PATTERN_KEY] = value
         else:
             out[key] = value
     if schema.get("x-kubernetes-int-or-string"):
@@ -111,22 +112,6 @@ def to_json_schema(schema: Any) -> Any:
         if "enum" in out:
             out["enum"] = [*out["enum"], None]
     return out
-
-
-_INLINE_FLAGS = re.compile(r"\(\?([imsU]+)\)")
-
-
-def go_pattern(pattern: str) -> str:
-    """A Go (RE2) pattern in Python's syntax: inline flag groups such as ``^(?i)`` move to the front.
-
-    Example:
-        >>> go_pattern("^(?i)[a-z]+$")
-        '(?i)^[a-z]+$'
-    """
-    flags = "".join(m.group(1) for m in _INLINE_FLAGS.finditer(pattern)).replace("U", "")
-    if not flags:
-        return pattern
-    return f"(?{''.join(sorted(set(flags)))})" + _INLINE_FLAGS.sub("", pattern)
 
 
 class SchemaValidator:

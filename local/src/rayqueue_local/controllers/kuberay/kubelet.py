@@ -58,9 +58,9 @@ __all__ = [
     "run_init_containers",
 ]
 
-_PYTHON = re.compile(r"^(.*/)?python3?$")
+_PYTHON = re.compile(r"^(.*/)?python3?\Z")
 _VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
-_FIELD_LABEL = re.compile(r"^metadata\.labels\['(.+)'\]$")
+_FIELD_LABEL = re.compile(r"^metadata\.labels\['(.+)'\]\Z")
 #: How much of a failed init container's stderr is kept.
 STDERR_TAIL = 1500
 

@@ -32,7 +32,7 @@ __all__ = ["field_error", "install", "mutate", "validate_create", "validate_upda
 MAX_POD_SETS = 18
 ELASTIC_GATE = "kueue.x-k8s.io/elastic-job"
 UNMANAGED_NAMESPACES = ("kube-system", "kueue-system")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 _MAX_EXEC_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
 _IMMUTABLE = "field is immutable"
 
