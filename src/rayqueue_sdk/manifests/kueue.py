@@ -18,8 +18,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rayqueue_sdk.config.quantities import parse_quantity
 from rayqueue_sdk.errors import ConfigError
+from rayqueue_sdk.manifests.quantities import parse_quantity
 from rayqueue_sdk.manifests.rules import check_dns_label, check_labels
 
 __all__ = [

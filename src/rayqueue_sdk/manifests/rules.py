@@ -24,9 +24,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from rayqueue_sdk.config.quantities import compare_quantities
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.manifests.labels import ELASTIC_JOB_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL
+from rayqueue_sdk.manifests.quantities import compare_quantities
 
 __all__ = [
     "ELASTIC_JOB_ANNOTATION",

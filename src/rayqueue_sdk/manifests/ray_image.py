@@ -1,7 +1,8 @@
 """The default container image: the upstream Ray image for the locally installed Ray and Python.
 
 The Ray version comes from the installed ``ray`` distribution's metadata; Ray itself is never imported.
-:mod:`rayqueue_sdk.config.models` re-exports both functions.
+:func:`ray_version` fills a RayCluster's ``spec.rayVersion``; :mod:`rayqueue_sdk.config.models` uses
+:func:`default_image` as the models' default ``image``.
 
 Example:
     >>> py = f"py{sys.version_info.major}{sys.version_info.minor}"
@@ -12,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import sys
 
 __all__ = ["default_image", "ray_version"]
@@ -41,8 +43,6 @@ def ray_version() -> str | None:
         >>> isinstance(ray_version(), (str, type(None)))
         True
     """
-    import importlib.metadata  # only when a default image is first needed
-
     try:
         return importlib.metadata.version("ray")
     except importlib.metadata.PackageNotFoundError:
