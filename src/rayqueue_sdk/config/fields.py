@@ -29,6 +29,20 @@ from rayqueue_sdk.manifests.quantities import (
 )
 from rayqueue_sdk.manifests.rules import check_dns_label
 
+__all__ = [
+    "Counts",
+    "Cpu",
+    "DictList",
+    "Envs",
+    "Memory",
+    "Names",
+    "OptCpu",
+    "OptMemory",
+    "OptName",
+    "StrMap",
+    "Tolerations",
+]
+
 _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 _TOLERATION_KEYS = {"key", "operator", "value", "effect", "tolerationSeconds"}
 _COUNT_ALLOWED = "a whole number >= 0 (int or an integral quantity string)"
@@ -143,6 +157,7 @@ def _check_optional_name(value: Any, info: Any) -> str | None:
     return str(value)
 
 
+#: The field types, one per kind of value (``Opt...``: ``None`` allowed, meaning the default).
 Cpu = Annotated[int | float | str, PlainValidator(_check_cpu)]
 OptCpu = Annotated[int | float | str | None, PlainValidator(_check_cpu_opt)]
 Memory = Annotated[int | float | str, PlainValidator(_check_memory)]

@@ -34,6 +34,7 @@ __all__ = [
     "workload_priority_class",
 ]
 
+#: The Kueue API version the builders write.
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 _WITHIN_CQ = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
 _RECLAIM = ("Never", "LowerPriority", "Any")

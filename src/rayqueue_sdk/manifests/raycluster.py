@@ -38,6 +38,7 @@ __all__ = [
     "ray_resources",
 ]
 
+#: The Ray head container's ports: GCS, dashboard and Ray client.
 HEAD_PORTS = (
     {"name": "gcs", "containerPort": 6379},
     {"name": "dashboard", "containerPort": 8265},
