@@ -13,7 +13,6 @@ Example:
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import sys
 
 __all__ = ["default_image", "ray_version"]
@@ -43,6 +42,10 @@ def ray_version() -> str | None:
         >>> isinstance(ray_version(), (str, type(None)))
         True
     """
+    # lazy: importlib.metadata costs ~13 ms (email, zipfile, csv) and is needed only once a default image
+    # is asked for, not at `import rayqueue_sdk`
+    import importlib.metadata
+
     try:
         return importlib.metadata.version("ray")
     except importlib.metadata.PackageNotFoundError:
