@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install everything the test suite needs on a fresh machine, then run the whole suite.
+# Install everything the test suite needs on a fresh machine, run the static checks (scripts/lint.sh:
+# ruff, mypy, import contracts), then run the whole suite.
 # This is the README's test command; .ci/run calls it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +16,7 @@ fi
 # Debian starts the packaged service; the tests run their own Prometheus on free ports.
 if command -v systemctl >/dev/null 2>&1; then systemctl stop prometheus >/dev/null 2>&1 || true; fi
 
-# Both distributions from this checkout: the SDK (with its test tools) and the local control plane.
-python3 -m pip install -q -e ./local -e '.[test]'
+# Both distributions from this checkout: the SDK (with its test and lint tools) and the local control plane.
+python3 -m pip install -q -e ./local -e '.[test,lint]'
+bash scripts/lint.sh
 exec python3 -m pytest "$@"

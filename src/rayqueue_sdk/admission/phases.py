@@ -26,10 +26,12 @@ __all__ = [
     "ClusterPhase",
     "ErrorKind",
     "JobPhase",
+    "Obj",
     "Verdict",
 ]
 
 
+#: A Kubernetes object as the API returns it (read-only here): the state machines' input.
 Obj = Mapping[str, Any]
 
 

@@ -20,9 +20,28 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, PlainValidator
 
-from rayqueue_sdk.config.quantities import compare_quantities, count_quantity, cpu_quantity, memory_quantity
 from rayqueue_sdk.errors import ConfigError
+from rayqueue_sdk.manifests.quantities import (
+    compare_quantities,
+    count_quantity,
+    cpu_quantity,
+    memory_quantity,
+)
 from rayqueue_sdk.manifests.rules import check_dns_label
+
+__all__ = [
+    "Counts",
+    "Cpu",
+    "DictList",
+    "Envs",
+    "Memory",
+    "Names",
+    "OptCpu",
+    "OptMemory",
+    "OptName",
+    "StrMap",
+    "Tolerations",
+]
 
 _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
 _TOLERATION_KEYS = {"key", "operator", "value", "effect", "tolerationSeconds"}
@@ -132,11 +151,13 @@ def _check_names(value: Any, info: Any) -> list[str]:
 
 
 def _check_optional_name(value: Any, info: Any) -> str | None:
-    if value is not None:
-        check_dns_label(value, info.field_name)
-    return value
+    if value is None:
+        return None
+    check_dns_label(value, info.field_name)
+    return str(value)
 
 
+#: The field types, one per kind of value (``Opt...``: ``None`` allowed, meaning the default).
 Cpu = Annotated[int | float | str, PlainValidator(_check_cpu)]
 OptCpu = Annotated[int | float | str | None, PlainValidator(_check_cpu_opt)]
 Memory = Annotated[int | float | str, PlainValidator(_check_memory)]

@@ -14,10 +14,9 @@ summed into ``num-gpus``; the others go into ``resources``). ``extended_resource
 changing a default entry needs ``overwrite_default_resource_mapping=True``.
 
 The parts live in their own modules, re-exported here: the accelerator mapping
-(:mod:`rayqueue_sdk.config.accelerators`), the default image (:mod:`rayqueue_sdk.config.ray_image`),
-the field types
-(:mod:`rayqueue_sdk.config.fields`), pydantic errors as ConfigError (:mod:`rayqueue_sdk.config.errors`)
-and :class:`WorkerGroup` (:mod:`rayqueue_sdk.config.worker_group`).
+(:mod:`rayqueue_sdk.config.accelerators`), the default image (:mod:`rayqueue_sdk.manifests.ray_image`),
+the field types (:mod:`rayqueue_sdk.config.fields`), pydantic errors as ConfigError
+(:mod:`rayqueue_sdk.config.errors`) and :class:`WorkerGroup` (:mod:`rayqueue_sdk.config.worker_group`).
 
 Example:
     >>> cfg = ClusterConfiguration(name="my-workspace-cluster", num_workers=2, worker_cpu_requests=2,
@@ -34,7 +33,7 @@ from typing import Any, ClassVar
 from pydantic import Field, PrivateAttr, model_validator
 
 from rayqueue_sdk.config.accelerators import DEFAULT_ACCELERATORS, _check_mapped, accelerator_mapping
-from rayqueue_sdk.config.errors import _Model
+from rayqueue_sdk.config.errors import _Model as _Model  # re-exported: job.spec builds its models on it
 from rayqueue_sdk.config.fields import (
     _COUNT_ALLOWED,
     Counts,
@@ -50,10 +49,10 @@ from rayqueue_sdk.config.fields import (
     Tolerations,
     _resolve_limits,
 )
-from rayqueue_sdk.config.quantities import CPU_ALLOWED, MEMORY_ALLOWED
-from rayqueue_sdk.config.ray_image import default_image, ray_version  # noqa: F401  (ray_version: re-exported)
 from rayqueue_sdk.config.worker_group import WorkerGroup
 from rayqueue_sdk.errors import ConfigError
+from rayqueue_sdk.manifests.quantities import CPU_ALLOWED, MEMORY_ALLOWED
+from rayqueue_sdk.manifests.ray_image import default_image
 from rayqueue_sdk.manifests.rules import (
     ELASTIC_JOB_ANNOTATION,
     MAX_WORKER_GROUPS_RAYCLUSTER,

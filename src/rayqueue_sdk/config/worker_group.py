@@ -28,7 +28,7 @@ from rayqueue_sdk.config.fields import (
     Tolerations,
     _resolve_limits,
 )
-from rayqueue_sdk.config.quantities import CPU_ALLOWED, MEMORY_ALLOWED
+from rayqueue_sdk.manifests.quantities import CPU_ALLOWED, MEMORY_ALLOWED
 from rayqueue_sdk.manifests.rules import check_annotations, check_dns_label, check_labels, check_replicas
 
 __all__ = ["WorkerGroup"]

@@ -1,9 +1,16 @@
-"""Pure manifest builders: configuration in, plain ``dict`` out, no I/O and nothing heavy imported.
+"""Kubernetes objects as plain data: their vocabulary, their rules and pure builders. No I/O, nothing heavy.
 
-Modules: :mod:`~rayqueue_sdk.manifests.raycluster` (``ray.io/v1`` RayCluster),
-:mod:`~rayqueue_sdk.manifests.rayjob` (``ray.io/v1`` RayJob and the Ray job-submission request),
-:mod:`~rayqueue_sdk.manifests.rules` (Kueue's and KubeRay's rules) and
+The vocabulary: :mod:`~rayqueue_sdk.manifests.labels` (every label and annotation key),
+:mod:`~rayqueue_sdk.manifests.quantities` (the quantity grammar) and
+:mod:`~rayqueue_sdk.manifests.ray_image` (the default Ray image and ``rayVersion``). The rules:
+:mod:`~rayqueue_sdk.manifests.rules` (Kueue's and KubeRay's webhooks, run by the configuration models
+and over rendered manifests). The builders, configuration in and plain ``dict`` out:
+:mod:`~rayqueue_sdk.manifests.raycluster` (``ray.io/v1`` RayCluster),
+:mod:`~rayqueue_sdk.manifests.rayjob` (``ray.io/v1`` RayJob and the Ray job-submission request) and
 :mod:`~rayqueue_sdk.manifests.kueue` (Kueue ``v1beta2`` admin objects for demos and tests).
+
+This package sits below :mod:`rayqueue_sdk.config`: the builders read a configuration model's fields but
+import its classes only for type checking, so the models can use the rules without a cycle.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ def dump_yaml(obj: Any) -> str:
         metadata:
           name: demo
     """
-    import yaml
+    import yaml  # lazy: PyYAML costs ~10 ms and only YAML output needs it
 
     dumper = _dumper()
     if isinstance(obj, list):
@@ -37,7 +44,7 @@ def dump_yaml(obj: Any) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _dumper() -> Any:
-    import yaml
+    import yaml  # lazy: as in dump_yaml
 
     base = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 

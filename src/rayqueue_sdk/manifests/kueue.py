@@ -18,8 +18,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rayqueue_sdk.config.quantities import parse_quantity
 from rayqueue_sdk.errors import ConfigError
+from rayqueue_sdk.manifests.quantities import parse_quantity
 from rayqueue_sdk.manifests.rules import check_dns_label, check_labels
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "workload_priority_class",
 ]
 
+#: The Kueue API version the builders write.
 API_VERSION = "kueue.x-k8s.io/v1beta2"
 _WITHIN_CQ = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
 _RECLAIM = ("Never", "LowerPriority", "Any")

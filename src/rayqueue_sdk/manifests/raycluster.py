@@ -21,8 +21,9 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_sdk.config.quantities import cpu_quantity, cpu_to_ray_count, memory_quantity, parse_quantity
 from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from rayqueue_sdk.manifests.quantities import cpu_quantity, cpu_to_ray_count, memory_quantity, parse_quantity
+from rayqueue_sdk.manifests.ray_image import ray_version
 from rayqueue_sdk.manifests.rules import ELASTIC_JOB_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL, check_raycluster
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,6 +38,7 @@ __all__ = [
     "ray_resources",
 ]
 
+#: The Ray head container's ports: GCS, dashboard and Ray client.
 HEAD_PORTS = (
     {"name": "gcs", "containerPort": 6379},
     {"name": "dashboard", "containerPort": 8265},
@@ -87,8 +89,6 @@ def build_cluster_spec(config: _ClusterShape, *, autoscaling: bool = False) -> d
         >>> spec["workerGroupSpecs"][0]["replicas"], spec["headGroupSpec"]["rayStartParams"]["num-cpus"]
         (2, '2')
     """
-    from rayqueue_sdk.config.models import ray_version
-
     mapping = config.resource_mapping
     pod_annotations = config.pod_annotations()
     pod_labels = config.pod_labels()

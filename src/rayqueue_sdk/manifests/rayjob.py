@@ -107,6 +107,6 @@ def runtime_env_yaml(runtime_env: Mapping[str, Any]) -> str:
         pip:
         - numpy>=1.26
     """
-    import yaml  # PyYAML: imported on first use only
+    import yaml  # lazy: PyYAML, imported on first use only
 
     return str(yaml.safe_dump(dict(runtime_env), sort_keys=False, default_flow_style=False))

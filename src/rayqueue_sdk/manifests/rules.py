@@ -24,9 +24,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from rayqueue_sdk.config.quantities import compare_quantities
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.manifests.labels import ELASTIC_JOB_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL
+from rayqueue_sdk.manifests.quantities import compare_quantities
 
 __all__ = [
     "ELASTIC_JOB_ANNOTATION",
@@ -52,12 +52,14 @@ __all__ = [
     "resolve_queue_and_priority",
 ]
 
+#: KubeRay's name limits: it derives pod and service names from them (and a suffix for a RayJob's cluster).
 MAX_RAYCLUSTER_NAME = 53
 MAX_RAYJOB_NAME = 47
 # Kueue v0.19 Workloads hold at most 18 pod sets: the head, the worker groups and, for a RayJob in
 # K8sJobMode, the submitter.
 MAX_WORKER_GROUPS_RAYCLUSTER = 17
 MAX_WORKER_GROUPS_RAYJOB = 16
+#: KubeRay's RayJob ``spec.submissionMode`` values.
 SUBMISSION_MODES = ("K8sJobMode", "HTTPMode", "InteractiveMode", "SidecarMode")
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")

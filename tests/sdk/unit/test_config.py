@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from rayqueue_sdk import Cluster, ClusterConfiguration, ConfigError, ManagedClusterConfig, WorkerGroup
 from rayqueue_sdk.config.models import DEFAULT_ACCELERATORS, accelerator_mapping
-from rayqueue_sdk.config.quantities import compare_quantities
+from rayqueue_sdk.manifests.quantities import compare_quantities
 
 
 def test_peer_defaults() -> None:

@@ -9,10 +9,10 @@ import importlib
 import pytest
 
 MODULES = [
-    "rayqueue_sdk.config.quantities",
+    "rayqueue_sdk.manifests.quantities",
     "rayqueue_sdk.config.models",
     "rayqueue_sdk.config.accelerators",
-    "rayqueue_sdk.config.ray_image",
+    "rayqueue_sdk.manifests.ray_image",
     "rayqueue_sdk.config.fields",
     "rayqueue_sdk.config.errors",
     "rayqueue_sdk.config.worker_group",

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rayqueue_sdk.config.quantities import (
+from rayqueue_sdk.errors import ConfigError
+from rayqueue_sdk.manifests.quantities import (
     compare_quantities,
     count_quantity,
     cpu_quantity,
@@ -16,7 +17,6 @@ from rayqueue_sdk.config.quantities import (
     memory_quantity,
     parse_quantity,
 )
-from rayqueue_sdk.errors import ConfigError
 
 
 @pytest.mark.parametrize(

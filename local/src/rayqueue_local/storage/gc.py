@@ -40,6 +40,7 @@ class StoreDeletion(StoreReads):
         ownerReferences instead. ``resource_version``/``uid`` are preconditions (409 on mismatch).
 
         Example:
+            >>> from rayqueue_local.storage.store import Store
             >>> store = Store()
             >>> cm = store.create("configmaps", {"metadata": {"name": "c", "namespace": "default",
             ...                                               "finalizers": ["x/y"]}})
@@ -90,6 +91,7 @@ class StoreDeletion(StoreReads):
         """Delete every matching object; returns what each delete returned.
 
         Example:
+            >>> from rayqueue_local.storage.store import Store
             >>> store = Store()
             >>> for n in "ab":
             ...     _ = store.create("configmaps", {"metadata": {"name": n, "namespace": "default"}})

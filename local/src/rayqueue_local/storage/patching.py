@@ -44,6 +44,7 @@ class StorePatching(StoreWrites):
         :meth:`apply`).
 
         Example:
+            >>> from rayqueue_local.storage.store import Store
             >>> store = Store()
             >>> _ = store.create("configmaps", {"metadata": {"name": "c", "namespace": "default"},
             ...                                 "data": {"a": "1"}})
@@ -126,6 +127,7 @@ class StorePatching(StoreWrites):
         whose causes name the fields, unless ``force``.
 
         Example:
+            >>> from rayqueue_local.storage.store import Store
             >>> store = Store()
             >>> body = {"metadata": {"name": "c", "namespace": "default"}, "data": {"a": "1"}}
             >>> _ = store.apply("configmaps", body, "alice")

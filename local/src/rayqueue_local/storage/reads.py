@@ -49,6 +49,7 @@ class StoreReads(StoreCore):
         """A copy of one object; ``StoreError(404)`` if absent.
 
         Example:
+            >>> from rayqueue_local.storage.store import Store
             >>> Store().get("namespaces", None, "default")["metadata"]["name"]
             'default'
         """
@@ -60,6 +61,7 @@ class StoreReads(StoreCore):
         """``(key, object copy)`` of the object with ``uid``, or ``None``.
 
         Example:
+            >>> from rayqueue_local.storage.store import Store
             >>> store = Store()
             >>> uid = store.get("namespaces", None, "default")["metadata"]["uid"]
             >>> store.get_by_uid(uid)[0]
@@ -88,6 +90,7 @@ class StoreReads(StoreCore):
         callers that only read or serialise them, such as the API layer. Never mutate them.
 
         Example:
+            >>> from rayqueue_local.storage.store import Store
             >>> store = Store()
             >>> meta = {"name": "p", "namespace": "default", "labels": {"a": "b"}}
             >>> _ = store.create("pods", {"metadata": meta})
@@ -116,6 +119,7 @@ class StoreReads(StoreCore):
         gets ``StoreError(410, "Expired")``.
 
         Example:
+            >>> from rayqueue_local.storage.store import Store
             >>> store = Store()
             >>> for n in "abc":
             ...     _ = store.create("configmaps", {"metadata": {"name": n, "namespace": "default"}})

@@ -38,6 +38,7 @@ class StoreWatches(StoreReads):
         longer reaches back that far.
 
         Example:
+            >>> from rayqueue_local.storage.store import Store
             >>> store = Store()
             >>> rv = store.resource_version
             >>> _ = store.create("configmaps", {"metadata": {"name": "c", "namespace": "default"}})

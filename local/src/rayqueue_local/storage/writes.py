@@ -110,6 +110,7 @@ class StoreWrites(StoreDeletion):
         (name, schema, admission), or whatever an admission hook raises.
 
         Example:
+            >>> from rayqueue_local.storage.store import Store
             >>> store = Store()
             >>> _ = store.create("configmaps", {"metadata": {"name": "c", "namespace": "default"}})
             >>> store.create("configmaps", {"metadata": {"name": "c", "namespace": "default"}})
@@ -239,6 +240,7 @@ class StoreWrites(StoreDeletion):
         A ``metadata.resourceVersion`` in ``obj`` must match the stored one (else 409 Conflict).
 
         Example:
+            >>> from rayqueue_local.storage.store import Store
             >>> store = Store()
             >>> cm = store.create("configmaps", {"metadata": {"name": "c", "namespace": "default"}})
             >>> cm["data"] = {"k": "v"}
@@ -262,6 +264,7 @@ class StoreWrites(StoreDeletion):
         """Replace only ``.status`` (the status subresource); resourceVersion checked as for update.
 
         Example:
+            >>> from rayqueue_local.storage.store import Store
             >>> store = Store()
             >>> rc = store.create("rayclusters.ray.io", {"metadata": {"name": "r", "namespace": "default"}})
             >>> rc["status"] = {"state": "ready"}

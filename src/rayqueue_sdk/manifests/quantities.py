@@ -35,6 +35,7 @@ __all__ = [
     "parse_quantity",
 ]
 
+#: What a CPU or a memory field accepts, as the ConfigError's ``allowed`` text says it.
 CPU_ALLOWED = "a number of cores >= 0 (2, 1.5) or a Kubernetes CPU quantity such as '500m' or '2'"
 MEMORY_ALLOWED = (
     "a number of gigabytes > 0 (8 means '8G') or a Kubernetes memory quantity of at least 1Mi "
