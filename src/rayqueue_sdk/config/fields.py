@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BaseModel, PlainValidator
+from pydantic import BaseModel, Field, PlainValidator
 
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.manifests.quantities import (
@@ -30,6 +30,7 @@ from rayqueue_sdk.manifests.quantities import (
 from rayqueue_sdk.manifests.rules import check_dns_label
 
 __all__ = [
+    "INT32_MAX",
     "Counts",
     "Cpu",
     "DictList",
@@ -39,6 +40,7 @@ __all__ = [
     "OptCpu",
     "OptMemory",
     "OptName",
+    "Replicas",
     "StrMap",
     "Tolerations",
 ]
@@ -162,6 +164,10 @@ Cpu = Annotated[int | float | str, PlainValidator(_check_cpu)]
 OptCpu = Annotated[int | float | str | None, PlainValidator(_check_cpu_opt)]
 Memory = Annotated[int | float | str, PlainValidator(_check_memory)]
 OptMemory = Annotated[int | float | str | None, PlainValidator(_check_memory_opt)]
+#: The largest value of a Kubernetes int32 field (a RayCluster's replicas, minReplicas, maxReplicas).
+INT32_MAX = 2**31 - 1
+#: A replica count: a real ``int`` (a bool, a float or NaN is refused, not coerced) in ``[0, INT32_MAX]``.
+Replicas = Annotated[int, Field(strict=True, ge=0, le=INT32_MAX)]
 Counts = Annotated[dict[str, int | str], PlainValidator(_check_counts)]
 Tolerations = Annotated[list[Any] | None, PlainValidator(_check_tolerations)]  # dicts or V1Toleration
 StrMap = Annotated[dict[str, str], PlainValidator(_check_str_map)]

@@ -45,6 +45,7 @@ from rayqueue_sdk.config.fields import (
     OptCpu,
     OptMemory,
     OptName,
+    Replicas,
     StrMap,
     Tolerations,
     _resolve_limits,
@@ -87,7 +88,7 @@ class _ClusterShape(_Model):
     _FLAT_WORKER_FIELDS: ClassVar[frozenset[str]] = frozenset()
     _DEFAULT_GROUP = "worker-group"
 
-    num_workers: int = Field(default=1, ge=0, description="an integer >= 0: workers in the default group")
+    num_workers: Replicas = Field(default=1, description="an integer >= 0: workers in the default group")
     head_cpu_requests: Cpu = Field(default=1, description=CPU_ALLOWED)
     head_cpu_limits: OptCpu = Field(default=None, description=CPU_ALLOWED + "; >= head_cpu_requests")
     head_memory_requests: Memory = Field(default=5, description=MEMORY_ALLOWED)
@@ -308,8 +309,8 @@ class ClusterConfiguration(_ClusterShape):
     head_extended_resource_requests: Counts = Field(default_factory=dict, description=_COUNT_ALLOWED)
     worker_extended_resource_requests: Counts = Field(default_factory=dict, description=_COUNT_ALLOWED)
     enable_autoscaling: bool = Field(default=False, description="True or False")
-    min_workers: int | None = Field(default=None, ge=0, description="an integer >= 0 and <= num_workers")
-    max_workers: int | None = Field(default=None, ge=0, description="an integer >= num_workers")
+    min_workers: Replicas | None = Field(default=None, description="an integer >= 0 and <= num_workers")
+    max_workers: Replicas | None = Field(default=None, description="an integer >= num_workers")
     elastic: bool = Field(default=False, description="True adds the kueue.x-k8s.io/elastic-job annotation")
     verify_tls: bool = Field(
         default=True, description="True or False: verify the dashboard's TLS certificate"

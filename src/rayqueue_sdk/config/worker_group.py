@@ -24,6 +24,7 @@ from rayqueue_sdk.config.fields import (
     Memory,
     OptCpu,
     OptMemory,
+    Replicas,
     StrMap,
     Tolerations,
     _resolve_limits,
@@ -50,10 +51,10 @@ class WorkerGroup(_Model):
     _LIMIT_DEFAULTS: ClassVar[dict[str, Any]] = {"cpu_limits": 1, "memory_limits": 6}
 
     name: str = Field(description="a DNS label (lower-case, <= 63 chars), not 'head', unique in the cluster")
-    replicas: int = Field(default=1, ge=0, description="an integer >= 0 within [min_replicas, max_replicas]")
-    min_replicas: int | None = Field(default=None, ge=0, description="an integer >= 0 (default: replicas)")
-    max_replicas: int | None = Field(
-        default=None, ge=0, description="an integer >= min_replicas (default: replicas)"
+    replicas: Replicas = Field(default=1, description="an integer >= 0 within [min_replicas, max_replicas]")
+    min_replicas: Replicas | None = Field(default=None, description="an integer >= 0 (default: replicas)")
+    max_replicas: Replicas | None = Field(
+        default=None, description="an integer >= min_replicas (default: replicas)"
     )
     cpu_requests: Cpu = Field(default=1, description=CPU_ALLOWED)
     cpu_limits: OptCpu = Field(default=None, description=CPU_ALLOWED + "; >= cpu_requests")

@@ -49,6 +49,9 @@ _QUANTITY = re.compile(
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _MIN_MEMORY = Decimal(2**20)
+# Kubernetes keeps a quantity's value in an int64; its parser refuses exponents past a few dozen.
+_MAX_QUANTITY = Decimal(2**63)
+_MAX_EXPONENT = 100
 
 
 def parse_quantity(text: str | int | float) -> Decimal:
@@ -63,6 +66,8 @@ def parse_quantity(text: str | int | float) -> Decimal:
     if isinstance(text, bool):
         raise ValueError(f"not a quantity: {text!r}")
     if isinstance(text, int):
+        if abs(text) >= _MAX_QUANTITY:
+            raise ValueError(f"not a quantity: {text!r} (larger than Kubernetes' limit of 2^63-1)")
         return Decimal(text)
     if isinstance(text, float):
         if not math.isfinite(text):
@@ -78,12 +83,16 @@ def parse_quantity(text: str | int | float) -> Decimal:
     except InvalidOperation as err:  # pragma: no cover - the regex admits only decimal numbers
         raise ValueError(f"not a quantity: {text!r}") from err
     suffix, exp = match["suffix"], match["exp"]
+    if exp is not None and abs(int(exp)) > _MAX_EXPONENT:  # "1e999999999": out of any range, not a crash
+        raise ValueError(f"not a quantity: {text!r} (exponent out of range)")
     if suffix in _BINARY:
         value *= Decimal(2) ** _BINARY[suffix]
     elif suffix in _DECIMAL:
         value = value.scaleb(_DECIMAL[suffix])
     elif exp is not None:
         value = value.scaleb(int(exp))
+    if value >= _MAX_QUANTITY:
+        raise ValueError(f"not a quantity: {text!r} (larger than Kubernetes' limit of 2^63-1)")
     return -value if match["sign"] == "-" else value
 
 

@@ -231,6 +231,25 @@ CASES: list[tuple[str, Callable[[], Any], str, str]] = [
     ("label-key-trailing-newline", cc(labels={"team\n": "a"}), "labels", "'team\\n'"),
     ("label-value-trailing-newline", cc(labels={"team": "a\n"}), "labels", "'a\\n'"),
     ("env-name-trailing-newline", cc(envs={"PATH\n": "x"}), "envs", "'PATH\\n'"),
+    # int32 fields take real ints within int32; bools, floats and NaN are refused, not coerced.
+    ("workers-past-int32", cc(num_workers=2**31), "num_workers", "2147483648"),
+    ("workers-bool", cc(num_workers=True), "num_workers", "True"),
+    ("workers-nan", cc(num_workers=float("nan")), "num_workers", "nan"),
+    ("max-workers-past-int32", cc(min_workers=0, max_workers=2**31), "max_workers", "2147483648"),
+    ("replicas-bool", lambda: WorkerGroup(name="g", replicas=True), "replicas", "True"),
+    (
+        "max-replicas-past-int32",
+        lambda: WorkerGroup(name="g", max_replicas=2**31),
+        "max_replicas",
+        "2147483648",
+    ),
+    (
+        "quantity-huge-exponent",
+        cc(worker_memory_requests="1e999999999"),
+        "worker_memory_requests",
+        "'1e999999999'",
+    ),
+    ("cpu-past-int64", cc(head_cpu_requests=2**70), "head_cpu_requests", str(2**70)),
     ("kueue-name-trailing-newline", lambda: k.local_queue("q\n", "team", "cq"), "name", "'q\\n'"),
 ]
 
