@@ -51,7 +51,7 @@ _EXPORTS: dict[str, str] = {
     "list_local_queues": "rayqueue_sdk.cluster.queues",
     "get_cluster": "rayqueue_sdk.cluster.cluster",
     "list_clusters": "rayqueue_sdk.cluster.observe",
-    "view_clusters": "rayqueue_sdk.display.widgets",
+    "view_clusters": "rayqueue_sdk.cluster.view",
     "ClusterDetails": "rayqueue_sdk.cluster.observe",
     "DashboardNotFoundError": "rayqueue_sdk.cluster.dashboard",
     "ClusterPhase": "rayqueue_sdk.admission.cluster",
@@ -104,8 +104,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from rayqueue_sdk.cluster.observe import ClusterDetails, list_clusters  # noqa: F401
     from rayqueue_sdk.cluster.queues import list_local_queues  # noqa: F401
     from rayqueue_sdk.cluster.status import ClusterStatus  # noqa: F401
+    from rayqueue_sdk.cluster.view import view_clusters  # noqa: F401
     from rayqueue_sdk.config.models import ClusterConfiguration, ManagedClusterConfig, WorkerGroup  # noqa: F401
-    from rayqueue_sdk.display.widgets import view_clusters  # noqa: F401
     from rayqueue_sdk.errors import (  # noqa: F401
         AdmissionTimeout,
         AlreadyExistsError,
