@@ -41,8 +41,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     Example:
         >>> p = argparse.ArgumentParser(); configure(p)
-        >>> p.parse_args(["status", "nightly", "--json"]).json
-        True
+        >>> args = p.parse_args(["logs", "nightly", "--follow", "--json"])
+        >>> args.job_command, args.follow, args.json
+        ('logs', True, True)
     """
     sub = parser.add_subparsers(dest="job_command", metavar="ACTION", required=True)
 

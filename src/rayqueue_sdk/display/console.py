@@ -36,6 +36,7 @@ __all__ = [
     "progress_line",
     "render_text",
     "status_panel",
+    "workers_text",
 ]
 
 #: rich style per phase value.
@@ -67,7 +68,15 @@ def phase_text(status: ClusterStatus) -> str:
     return phase
 
 
-def _workers(status: ClusterStatus) -> str:
+def workers_text(status: ClusterStatus) -> str:
+    """Workers ready out of desired, e.g. ``"1/2"``; ``"-"`` when the cluster does not say.
+
+    Example:
+        >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
+        >>> st = ClusterStatus("a", "b", ClusterPhase.STARTING, False, "x", workers_desired=2)
+        >>> workers_text(st), workers_text(ClusterStatus("a", "b", ClusterPhase.QUEUED, False, "x"))
+        ('0/2', '-')
+    """
     if status.workers_desired is None:
         return "-"
     return f"{status.workers_ready or 0}/{status.workers_desired}"
@@ -94,7 +103,7 @@ def clusters_table(statuses: Sequence[ClusterStatus], gpus: dict[str, int] | Non
             st.queue or "-",
             phase_text(st),
             "-" if st.position is None else str(st.position),
-            _workers(st),
+            workers_text(st),
             str((gpus or {}).get(st.name, "-")),
             st.dashboard_url or "-",
         ]
@@ -127,7 +136,7 @@ def status_panel(status: ClusterStatus) -> Any:
         ("position", None if status.position is None else str(status.position)),
         ("position n/a", status.position_unavailable),
         ("Kueue message", status.message),
-        ("workers", _workers(status) if status.workers_desired is not None else None),
+        ("workers", workers_text(status) if status.workers_desired is not None else None),
         ("workload", status.workload),
         ("dashboard", status.dashboard_url),
         ("ray client", status.cluster_uri),

@@ -17,11 +17,11 @@ Example:
 
 from __future__ import annotations
 
-import html as _html
 from collections.abc import Callable, Sequence
+from html import escape
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_sdk.display.console import phase_text
+from rayqueue_sdk.display.console import phase_text, workers_text
 from rayqueue_sdk.errors import RayQueueError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -55,7 +55,7 @@ _COLOURS = {
 
 
 def _e(value: object) -> str:
-    return _html.escape("-" if value is None else str(value))
+    return escape("-" if value is None else str(value))
 
 
 def _link(url: str | None) -> str:
@@ -77,13 +77,12 @@ def clusters_html(statuses: Sequence[ClusterStatus], gpus: dict[str, int] | None
     rows = [f"<tr>{head}</tr>"]
     for st in statuses:
         colour = _COLOURS.get(st.phase.value, "#57606a")
-        workers = "-" if st.workers_desired is None else f"{st.workers_ready or 0}/{st.workers_desired}"
         cells = [
             f"<td>{_e(st.name)}</td>",
             f"<td>{_e(st.queue)}</td>",
             f'<td style="color:{colour}" title="{_e(st.explanation)}">{_e(phase_text(st))}</td>',
             f"<td>{_e(st.position)}</td>",
-            f"<td>{_e(workers)}</td>",
+            f"<td>{_e(workers_text(st))}</td>",
             f"<td>{_e((gpus or {}).get(st.name))}</td>",
             f"<td>{_link(st.dashboard_url)}</td>",
         ]
@@ -107,14 +106,7 @@ def status_html(status: ClusterStatus, gpus: int | None = None) -> str:
         ("priority", _e(status.priority_class)),
         ("position", _e(status.position)),
         ("Kueue message", _e(status.message)),
-        (
-            "workers",
-            _e(
-                None
-                if status.workers_desired is None
-                else f"{status.workers_ready or 0}/{status.workers_desired}"
-            ),
-        ),
+        ("workers", _e(workers_text(status))),
         ("GPUs", _e(gpus)),
         ("dashboard", _link(status.dashboard_url)),
         ("ray client", _e(status.cluster_uri)),
