@@ -1,12 +1,12 @@
 """``rayqueue job submit|status|logs|wait|stop|delete``: RayJobs from a shell or a CI pipeline.
 
-Exit codes are those of ``rayqueue cluster`` (one table for a pipeline, see
-:mod:`rayqueue_sdk.cli.cluster`) plus one for the job itself: ``0`` done (the job succeeded, or the
+Exit codes are the one table of :mod:`rayqueue_sdk.cli.exit_codes`: ``0`` done (the job succeeded, or the
 action worked); ``1`` another rayqueue_sdk error; ``2`` bad input; ``3`` not found (job, cluster,
 LocalQueue, priority class; the message lists what exists); ``4`` timed out; ``5`` preempted, deactivated
 or deleted while waiting; ``6`` authentication or permission refused; ``7`` API server or Ray dashboard
 unreachable; ``8`` the job failed or was stopped (the log tail is printed). ``--json`` prints one JSON
-object.
+object per line. This module is imported only when ``rayqueue job`` runs, so it imports the job layer at
+module level.
 
 A job on an existing cluster is named by ``--cluster`` and its Ray submission id (``--job-id``,
 printed by ``submit``); a job-owned job by its RayJob name.
@@ -23,35 +23,35 @@ Example::
 from __future__ import annotations
 
 import argparse
-import json
-import sys
+from pathlib import Path
 from typing import Any
 
-__all__ = ["JOB_FAILED", "register"]
+from rayqueue_sdk.admission.cluster import JobPhase
+from rayqueue_sdk.cli.common import add_connection_options, client_source, emit, guarded
+from rayqueue_sdk.cli.exit_codes import JOB_FAILED, SUCCESS
+from rayqueue_sdk.config.models import ManagedClusterConfig
+from rayqueue_sdk.errors import ConfigError
+from rayqueue_sdk.job.rayjob import RayJob
 
-#: The exit code of a job that failed or was stopped (the other codes are ``rayqueue cluster``'s).
-JOB_FAILED = 8
+__all__ = ["JOB_FAILED", "configure"]
 
 
-def register(subparsers: Any) -> None:
-    """Add ``job`` and its actions to the ``rayqueue`` parser.
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the actions of ``rayqueue job`` to its parser.
 
     Example:
-        >>> p = argparse.ArgumentParser(); register(p.add_subparsers(dest="command"))
-        >>> p.parse_args(["job", "status", "nightly", "--json"]).json
-        True
+        >>> p = argparse.ArgumentParser(); configure(p)
+        >>> args = p.parse_args(["logs", "nightly", "--follow", "--json"])
+        >>> args.job_command, args.follow, args.json
+        ('logs', True, True)
     """
-    job = subparsers.add_parser("job", help="submit and follow Ray jobs (RayJob)")
-    sub = job.add_subparsers(dest="job_command", metavar="ACTION", required=True)
+    sub = parser.add_subparsers(dest="job_command", metavar="ACTION", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("name", help="the job name (the RayJob's name for a job-owned cluster)")
-        p.add_argument("-n", "--namespace", help="namespace (default: from the credentials)")
-        p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
-        p.add_argument("--context", help="kubeconfig context (default: the current one)")
+        add_connection_options(p)
         p.add_argument("--cluster", help="the existing RayCluster the job runs on")
         p.add_argument("--job-id", help="the Ray submission id (jobs on an existing cluster)")
-        p.add_argument("--json", action="store_true", help="print JSON")
 
     submit = sub.add_parser("submit", help="submit a job")
     common(submit)
@@ -86,49 +86,7 @@ def register(subparsers: Any) -> None:
         p.set_defaults(func=_act, action=action)
 
 
-def _emit(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
-    if getattr(args, "json", False):
-        print(json.dumps(payload, default=str))
-    else:
-        print(text)
-
-
-def _code(err: BaseException) -> int:
-    from rayqueue_sdk.cli.cluster import exit_code
-    from rayqueue_sdk.errors import JobFailedError, RayQueueError
-
-    if isinstance(err, JobFailedError):
-        return JOB_FAILED
-    if isinstance(err, RayQueueError):
-        return exit_code(err)
-    raise err
-
-
-def _fail(args: argparse.Namespace, err: BaseException) -> int:
-    code = _code(err)
-    payload: dict[str, Any] = {"error": type(err).__name__, "message": str(err), "exit_code": code}
-    for attr in ("log_tail", "available", "reason", "phase", "position"):
-        if hasattr(err, attr):
-            payload[attr] = getattr(err, attr)
-    if args.json:
-        print(json.dumps(payload, default=str))
-    else:
-        print(f"error: {err}", file=sys.stderr)
-    return code
-
-
-def _client(args: argparse.Namespace) -> Any:
-    """An explicit client for ``--kubeconfig``/``--context``; else ``None`` (the usual detection)."""
-    if args.kubeconfig or args.context:
-        from rayqueue_sdk.kube.auth import KubeConfigFileAuthentication
-
-        return KubeConfigFileAuthentication(args.kubeconfig, context=args.context)
-    return None
-
-
 def _runtime_env(args: argparse.Namespace) -> dict[str, Any] | None:
-    from rayqueue_sdk.errors import ConfigError
-
     env: dict[str, Any] = {}
     if args.working_dir:
         env["working_dir"] = args.working_dir
@@ -146,16 +104,10 @@ def _runtime_env(args: argparse.Namespace) -> dict[str, Any] | None:
     return env or None
 
 
-def _cluster_config(text: str | None) -> Any:
-    from pathlib import Path
-
-    from rayqueue_sdk.config.models import ManagedClusterConfig
-
+def _cluster_config(text: str | None) -> ManagedClusterConfig:
     if not text:
         return ManagedClusterConfig()
     if text.startswith("@"):
-        from rayqueue_sdk.errors import ConfigError
-
         try:
             text = Path(text[1:]).read_text(encoding="utf-8")
         except OSError as err:
@@ -164,24 +116,20 @@ def _cluster_config(text: str | None) -> Any:
 
 
 def _submit(args: argparse.Namespace) -> int:
-    from rayqueue_sdk.errors import RayQueueError
-    from rayqueue_sdk.job.rayjob import RayJob
-
-    try:
-        entrypoint = args.entrypoint
+    def action() -> None:
         if args.cluster:
             job = RayJob(
                 args.name,
-                entrypoint,
+                args.entrypoint,
                 cluster_name=args.cluster,
                 namespace=args.namespace,
                 runtime_env=_runtime_env(args),
-                client=_client(args),
+                client=client_source(args),
             )
         else:
             job = RayJob(
                 args.name,
-                entrypoint,
+                args.entrypoint,
                 cluster_config=_cluster_config(args.cluster_config),
                 namespace=args.namespace,
                 runtime_env=_runtime_env(args),
@@ -189,58 +137,50 @@ def _submit(args: argparse.Namespace) -> int:
                 priority_class=args.priority,
                 ttl_seconds_after_finished=args.ttl,
                 active_deadline_seconds=args.deadline,
-                client=_client(args),
+                client=client_source(args),
             )
         submitted = job.submit()
-        _emit(
+        emit(
             args,
             {"name": args.name, "job_id": job.job_id, "submitted": submitted},
             f"submitted {args.name}" + (f" as {job.job_id}" if job.job_id else ""),
         )
         if args.wait:
             st = job.wait(timeout=args.timeout)
-            _emit(args, st.to_dict(), str(st))
-    except RayQueueError as err:
-        return _fail(args, err)
-    return 0
+            emit(args, st.to_dict(), str(st))
+
+    return guarded(args, action)
 
 
 def _act(args: argparse.Namespace) -> int:
-    from rayqueue_sdk.admission.cluster import JobPhase
-    from rayqueue_sdk.errors import RayQueueError
-    from rayqueue_sdk.job.rayjob import RayJob
-
-    try:
+    def action() -> int:
         job = RayJob.attach(
             args.name,
             cluster_name=args.cluster,
             job_id=args.job_id,
             namespace=args.namespace,
-            client=_client(args),
+            client=client_source(args),
         )
         if args.action == "status":
             st = job.status()
-            _emit(args, st.to_dict(), str(st))
-            failed = st.phase in (JobPhase.FAILED, JobPhase.STOPPED)
-            return JOB_FAILED if failed else 0
+            emit(args, st.to_dict(), str(st))
+            return JOB_FAILED if st.phase in (JobPhase.FAILED, JobPhase.STOPPED) else SUCCESS
         if args.action == "logs":
             if args.follow:
                 for line in job.logs(follow=True):
-                    print(json.dumps({"line": line}) if args.json else line, flush=True)
+                    emit(args, {"line": line}, line)
             else:
                 text = job.logs()
-                _emit(args, {"logs": text}, text.rstrip("\n"))
-            return 0
-        if args.action == "wait":
+                emit(args, {"logs": text}, text.rstrip("\n"))
+        elif args.action == "wait":
             st = job.wait(timeout=args.timeout)
-            _emit(args, st.to_dict(), str(st))
-            return 0
-        if args.action == "stop":
+            emit(args, st.to_dict(), str(st))
+        elif args.action == "stop":
             changed = job.stop()
-            _emit(args, {"stopped": changed}, "stopped" if changed else "nothing to stop")
-            return 0
-        deleted = job.delete()
-        _emit(args, {"deleted": deleted}, "deleted" if deleted else "nothing to delete")
-        return 0
-    except RayQueueError as err:
-        return _fail(args, err)
+            emit(args, {"stopped": changed}, "stopped" if changed else "nothing to stop")
+        else:
+            deleted = job.delete()
+            emit(args, {"deleted": deleted}, "deleted" if deleted else "nothing to delete")
+        return SUCCESS
+
+    return guarded(args, action)

@@ -1,45 +1,106 @@
-"""The ``rayqueue`` command.
+"""The ``rayqueue`` command: the parser, its command groups and the dispatch.
 
-Subcommands live in their own modules and register themselves through :data:`SUBCOMMANDS`:
-``name -> "module:function"``, where ``function(subparsers)`` adds an ``argparse`` sub-parser and
-sets ``func`` (``args -> exit code``) as its default. Those modules import only ``argparse`` at
-module level, so ``rayqueue --help`` stays fast; heavy imports happen inside ``func``.
+Built-in command groups are listed in :data:`BUILTIN_GROUPS` (``name -> (help, "module:configure")``;
+``configure(parser)`` adds the group's actions and sets ``func``, ``args -> exit code``). A group's module
+imports what it runs at module level, so it is loaded only when its command runs (``rayqueue job`` costs
+the job layer, ``rayqueue --help`` none of them): the other groups appear in the parser by name and help
+alone. Loading a ``"module:configure"`` name goes through :class:`importlib.metadata.EntryPoint`, the
+same way as the groups of other packages.
 
-To add a subcommand, write ``rayqueue_sdk/<area>/cli.py`` with ``def register(subparsers): ...``
-and add ``"<name>": "rayqueue_sdk.<area>.cli:register"`` below.
+Other packages add command groups through the ``rayqueue.cli`` entry-point group, ``name =
+"module:register"`` with ``register(subparsers)`` adding the group (``rayqueue_local`` adds ``local``).
+Those are loaded to build the parser, so their module must be light. A group named in
+:data:`OPTIONAL_GROUPS` whose package is not installed still parses: running it says what to install
+and exits with :data:`~rayqueue_sdk.cli.exit_codes.USAGE`.
 
 Example:
-    >>> main(["--version"])  # doctest: +SKIP
-    rayqueue 0.1.0
+    >>> build_parser().parse_args(["local", "down"]).local_command
+    'down'
+    >>> sorted(BUILTIN_GROUPS)
+    ['cluster', 'job', 'queue']
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
+import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from importlib.metadata import EntryPoint, PackageNotFoundError, entry_points, version
+from typing import Any
 
-__all__ = ["SUBCOMMANDS", "build_parser", "exit_codes_help", "main"]
+from rayqueue_sdk.cli.exit_codes import INTERRUPTED, USAGE, exit_codes_help
 
-#: ``name -> "module:function"``; ``function(subparsers)`` registers the subcommand ``name``.
-SUBCOMMANDS: dict[str, str] = {
-    "local": "rayqueue_local.cli:register",
-    "job": "rayqueue_sdk.cli.job:register",
-    "cluster": "rayqueue_sdk.cli.cluster:register",
-    "queue": "rayqueue_sdk.cli.cluster:register_queue",
+__all__ = [
+    "BUILTIN_GROUPS",
+    "ENTRY_POINT_GROUP",
+    "OPTIONAL_GROUPS",
+    "build_parser",
+    "command_of",
+    "main",
+    "plugin_groups",
+]
+
+#: The entry-point group through which other packages add ``rayqueue`` command groups.
+ENTRY_POINT_GROUP = "rayqueue.cli"
+
+#: The SDK's own command groups: ``name -> (one-line help, "module:configure")``.
+BUILTIN_GROUPS: dict[str, tuple[str, str]] = {
+    "job": ("submit and follow Ray jobs (RayJob)", "rayqueue_sdk.cli.job:configure"),
+    "cluster": ("Ray clusters: list, status, apply, down, wait", "rayqueue_sdk.cli.cluster:configure"),
+    "queue": ("Kueue LocalQueues", "rayqueue_sdk.cli.queue:configure"),
+}
+
+#: Groups another package adds: ``name -> (one-line help, how to install it)``.
+OPTIONAL_GROUPS: dict[str, tuple[str, str]] = {
+    "local": (
+        "run a local Kubernetes API with Kueue/KubeRay/KEDA behaviour",
+        "pip install rayqueue_local  (from a checkout of rayqueue: pip install -e ./local)",
+    ),
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser, with every registered subcommand.
+def plugin_groups() -> list[EntryPoint]:
+    """The installed entry points of :data:`ENTRY_POINT_GROUP` (other packages' command groups).
 
     Example:
-        >>> build_parser().parse_args(["local", "down"]).local_command
-        'down'
+        >>> "local" in [ep.name for ep in plugin_groups()]  # rayqueue_local is installed here
+        True
     """
-    from importlib.metadata import PackageNotFoundError, version
+    return list(entry_points(group=ENTRY_POINT_GROUP))
 
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command group ``argv`` names: its first word that is not an option.
+
+    Example:
+        >>> command_of(["-v", "cluster", "list"]), command_of(["--help"])
+        ('cluster', None)
+    """
+    return next((arg for arg in argv if not arg.startswith("-")), None)
+
+
+def _load(name: str, target: str) -> Callable[..., Any]:
+    loaded: Callable[..., Any] = EntryPoint(name, target, ENTRY_POINT_GROUP).load()
+    return loaded
+
+
+def _not_installed(name: str, install: str) -> Callable[[argparse.Namespace], int]:
+    def run(_args: argparse.Namespace) -> int:
+        print(f"rayqueue: '{name}' needs a package that is not installed; install it with:", file=sys.stderr)
+        print(f"  {install}", file=sys.stderr)
+        return USAGE
+
+    return run
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``rayqueue`` parser; the built-in group ``command`` (``None``: none) is configured in full.
+
+    Example:
+        >>> build_parser("job").parse_args(["job", "status", "nightly", "--json"]).json
+        True
+    """
     try:
         pkg_version = version("rayqueue_sdk")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
@@ -53,42 +114,45 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rayqueue {pkg_version}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for target in SUBCOMMANDS.values():
-        module_name, _, function = target.partition(":")
-        getattr(importlib.import_module(module_name), function)(subparsers)
+    for name, (help_text, target) in BUILTIN_GROUPS.items():
+        group = subparsers.add_parser(name, help=help_text)
+        if name == command:
+            _load(name, target)(group)
+    installed = set()
+    for entry_point in plugin_groups():
+        if entry_point.name in BUILTIN_GROUPS or entry_point.name in installed:
+            continue
+        try:
+            register = entry_point.load()
+        except ImportError as err:  # metadata left behind by an uninstalled package
+            logging.getLogger(__name__).debug("rayqueue %s: %s", entry_point.name, err)
+            continue
+        register(subparsers)
+        installed.add(entry_point.name)
+    for name, (help_text, install) in OPTIONAL_GROUPS.items():
+        if name not in installed:
+            # Takes every word as an argument ("--help" included): running it says what to install.
+            group = subparsers.add_parser(name, help=f"{help_text} (not installed)", prefix_chars="\0")
+            group.add_argument("args", nargs="*")
+            group.set_defaults(func=_not_installed(name, install))
     return parser
 
 
-def exit_codes_help() -> str:
-    """The exit-code table shown by ``rayqueue --help`` (for CI pipelines), from the CLI's own tables.
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``rayqueue`` console script; returns the exit code.
 
     Example:
-        >>> "8  a job failed or was stopped" in exit_codes_help()
-        True
+        >>> main(["local"])  # no action: argparse says so and exits with its usage code
+        Traceback (most recent call last):
+        SystemExit: 2
     """
-    from rayqueue_sdk.cli.cluster import EXIT_CODES
-    from rayqueue_sdk.cli.job import JOB_FAILED
-
-    by_code: dict[int, list[str]] = {}
-    for name, code in EXIT_CODES.items():
-        by_code.setdefault(code, []).append(name)
-    lines = ["exit codes:", "  0  success"]
-    lines += [f"  {code}  {', '.join(names)}" for code, names in sorted(by_code.items())]
-    lines.append(f"  {JOB_FAILED}  a job failed or was stopped")
-    lines.append("  130  interrupted (Ctrl-C)")
-    return "\n".join(lines)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``rayqueue`` console script; returns the exit code."""
-    import logging
-
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(command_of(argv))
     args = parser.parse_args(argv)
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()
-        return 2
+        return USAGE
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -96,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = func(args)
     except KeyboardInterrupt:
-        return 130
+        return INTERRUPTED
     return code
 
 

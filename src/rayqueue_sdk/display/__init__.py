@@ -1,8 +1,10 @@
 """Showing clusters to a person: rich in a console (:mod:`.console`), ipywidgets in a notebook
-(:mod:`.widgets`).
+(:mod:`.widgets`), chosen by :mod:`.environment`.
 
-Neither ``rich`` nor ``ipywidgets`` is imported until something is shown. Tokens never reach a display:
-only names, phases, Kueue's words and addresses are rendered.
+Display sits below ``cluster/``: it is handed what the cluster layer reads (statuses, details) and, for
+the notebook browser, callables that list and act; it never imports ``cluster/`` itself (its modules name
+the cluster types only for type checkers). Neither ``rich`` nor ``ipywidgets`` is imported until something
+is shown. Tokens never reach a display: only names, phases, Kueue's words and addresses are rendered.
 
 Example:
     >>> from rayqueue_sdk.display import is_notebook
@@ -12,9 +14,11 @@ Example:
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import TYPE_CHECKING
+
+from rayqueue_sdk.display.console import print_details
+from rayqueue_sdk.display.environment import is_notebook, is_terminal
+from rayqueue_sdk.display.widgets import cluster_widget, show_widget
 
 if TYPE_CHECKING:  # pragma: no cover
     from rayqueue_sdk.cluster.observe import ClusterDetails
@@ -22,47 +26,17 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["is_notebook", "is_terminal", "show_details"]
 
 
-def is_notebook() -> bool:
-    """Whether this process is a Jupyter kernel (an IPython ZMQ shell, or Jupyter's/VS Code's env vars).
-
-    Example:
-        >>> isinstance(is_notebook(), bool)
-        True
-    """
-    ipython = sys.modules.get("IPython")
-    if ipython is not None:
-        shell = getattr(ipython, "get_ipython", lambda: None)()
-        if shell is not None and type(shell).__name__ == "ZMQInteractiveShell":
-            return True
-    return any(os.environ.get(v) for v in ("JPY_PARENT_PID", "JPY_SESSION_NAME", "VSCODE_PID_NOTEBOOK"))
-
-
-def is_terminal() -> bool:
-    """Whether stderr is an interactive terminal (where a live rich line makes sense).
-
-    Example:
-        >>> isinstance(is_terminal(), bool)
-        True
-    """
-    return bool(getattr(sys.stderr, "isatty", lambda: False)())
-
-
 def show_details(details: ClusterDetails, *, show: bool | None = None) -> None:
     """Show ``details``: a widget in a notebook, a rich panel in a terminal (``show=None``: only there).
 
     Example:
-        >>> # show_details(cluster.details(show=False), show=True)
+        >>> from rayqueue_sdk.cluster.observe import summarize
+        >>> show_details(summarize({"metadata": {"name": "ws", "namespace": "ds"}}), show=False)  # nothing
     """
     if show is False:
         return
     if is_notebook():
-        from IPython.display import display
-
-        from rayqueue_sdk.display.widgets import cluster_widget
-
-        display(cluster_widget(details))
+        show_widget(cluster_widget(details))
         return
     if show or is_terminal():
-        from rayqueue_sdk.display.console import print_details
-
         print_details(details)

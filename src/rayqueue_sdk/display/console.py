@@ -1,7 +1,8 @@
 """Rich renderings for a console: one cluster's status and shape, a table of clusters, the live wait line.
 
-``rich`` is imported inside the functions. The renderables are plain ``rich`` objects, so callers can
-print them to any ``rich.console.Console`` (tests record one to a string).
+``rich`` is imported lazily, inside the functions that render (it costs ~30 ms). The renderables are
+plain ``rich`` objects, so callers can print them to any ``rich.console.Console`` (tests record one
+to a string).
 
 Example:
     >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
@@ -15,8 +16,11 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import io
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
+
+from rayqueue_sdk.display.environment import is_terminal
 
 if TYPE_CHECKING:  # pragma: no cover
     from rayqueue_sdk.cluster.observe import ClusterDetails
@@ -32,6 +36,7 @@ __all__ = [
     "progress_line",
     "render_text",
     "status_panel",
+    "workers_text",
 ]
 
 #: rich style per phase value.
@@ -63,7 +68,15 @@ def phase_text(status: ClusterStatus) -> str:
     return phase
 
 
-def _workers(status: ClusterStatus) -> str:
+def workers_text(status: ClusterStatus) -> str:
+    """Workers ready out of desired, e.g. ``"1/2"``; ``"-"`` when the cluster does not say.
+
+    Example:
+        >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
+        >>> st = ClusterStatus("a", "b", ClusterPhase.STARTING, False, "x", workers_desired=2)
+        >>> workers_text(st), workers_text(ClusterStatus("a", "b", ClusterPhase.QUEUED, False, "x"))
+        ('0/2', '-')
+    """
     if status.workers_desired is None:
         return "-"
     return f"{status.workers_ready or 0}/{status.workers_desired}"
@@ -76,6 +89,7 @@ def clusters_table(statuses: Sequence[ClusterStatus], gpus: dict[str, int] | Non
         >>> clusters_table([]).row_count
         0
     """
+    # lazy: rich costs ~30 ms, paid only when something is shown
     from rich.table import Table
     from rich.text import Text
 
@@ -89,7 +103,7 @@ def clusters_table(statuses: Sequence[ClusterStatus], gpus: dict[str, int] | Non
             st.queue or "-",
             phase_text(st),
             "-" if st.position is None else str(st.position),
-            _workers(st),
+            workers_text(st),
             str((gpus or {}).get(st.name, "-")),
             st.dashboard_url or "-",
         ]
@@ -105,6 +119,7 @@ def status_panel(status: ClusterStatus) -> Any:
         >>> "ready" in render_text(status_panel(ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready")))
         True
     """
+    # lazy: rich costs ~30 ms, paid only when something is shown
     from rich.panel import Panel
     from rich.table import Table
     from rich.text import Text
@@ -121,7 +136,7 @@ def status_panel(status: ClusterStatus) -> Any:
         ("position", None if status.position is None else str(status.position)),
         ("position n/a", status.position_unavailable),
         ("Kueue message", status.message),
-        ("workers", _workers(status) if status.workers_desired is not None else None),
+        ("workers", workers_text(status) if status.workers_desired is not None else None),
         ("workload", status.workload),
         ("dashboard", status.dashboard_url),
         ("ray client", status.cluster_uri),
@@ -143,6 +158,7 @@ def details_panel(details: ClusterDetails) -> Any:
         >>> "gpu" in render_text(details_panel(d))
         True
     """
+    # lazy: rich costs ~30 ms, paid only when something is shown
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -164,9 +180,7 @@ def render_text(renderable: Any, width: int = 100) -> str:
         >>> render_text("hello")
         'hello\\n'
     """
-    import io
-
-    from rich.console import Console
+    from rich.console import Console  # lazy: rich costs ~30 ms, paid only when something is shown
 
     console = Console(width=width, record=True, color_system=None, force_terminal=False, file=io.StringIO())
     console.print(renderable)
@@ -179,6 +193,7 @@ def print_details(details: ClusterDetails, console: Any = None) -> None:
     Example:
         >>> # print_details(cluster.details(show=False))
     """
+    # lazy: rich costs ~30 ms, paid only when something is shown
     from rich.console import Console
 
     (console or Console()).print(details_panel(details))
@@ -192,6 +207,7 @@ def print_clusters(
     Example:
         >>> # print_clusters(list_clusters("ds-team"))
     """
+    # lazy: rich costs ~30 ms, paid only when something is shown
     from rich.console import Console
 
     (console or Console()).print(clusters_table(statuses, gpus))
@@ -208,11 +224,10 @@ def progress_line(show: bool | None = None, console: Any = None) -> Iterator[Cal
         ...     update  # doctest: +ELLIPSIS
         <function ...>
     """
-    from rayqueue_sdk.display import is_terminal
-
     if show is False or (show is None and not is_terminal()):
         yield lambda _status: None
         return
+    # lazy: rich costs ~30 ms, paid only when something is shown
     from rich.console import Console
     from rich.status import Status
     from rich.text import Text

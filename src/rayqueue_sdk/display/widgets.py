@@ -1,10 +1,11 @@
-"""ipywidgets for notebooks: a cluster browser (:func:`view_clusters`) and a per-cluster status card.
+"""ipywidgets for notebooks: a cluster browser (:class:`ClusterBrowser`) and a per-cluster status card.
 
 The browser shows a table of the namespace's clusters (name, queue, phase with Kueue's reason, position,
-workers, GPUs, dashboard link), a cluster picker and buttons: refresh, down, deactivate and resume.
-Everything it needs comes from one listing (a constant number of API calls); the buttons act through
-:class:`~rayqueue_sdk.cluster.cluster.Cluster`. ``ipywidgets`` is imported when a widget is built. Tokens are
-never put in a widget: only names, Kueue's words and addresses.
+workers, GPUs, dashboard link), a cluster picker and buttons: refresh, down, deactivate and resume. It is
+handed two callables: ``load()`` (one listing: every cluster's status with its GPU count) and
+``act(action, name)``; :func:`rayqueue_sdk.cluster.view.view_clusters` wires them to the cluster layer, so
+this module never imports it. ``ipywidgets`` is imported when a widget is built. Tokens are never put in a
+widget: only names, Kueue's words and addresses.
 
 Example:
     >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
@@ -16,23 +17,31 @@ Example:
 
 from __future__ import annotations
 
-import html as _html
-import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from html import escape
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_sdk.display.console import phase_text
+from rayqueue_sdk.display.console import phase_text, workers_text
+from rayqueue_sdk.errors import RayQueueError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
-
     from rayqueue_sdk.cluster.observe import ClusterDetails
     from rayqueue_sdk.cluster.status import ClusterStatus
-    from rayqueue_sdk.kube.client import ClientSource
 
-__all__ = ["ClusterBrowser", "cluster_widget", "clusters_html", "status_html", "view_clusters"]
+__all__ = [
+    "ClusterActor",
+    "ClusterBrowser",
+    "ClusterLoader",
+    "cluster_widget",
+    "clusters_html",
+    "show_widget",
+    "status_html",
+]
 
-log = logging.getLogger(__name__)
+#: What a browser reads: every cluster of the namespace with its GPU count, in one listing.
+ClusterLoader = Callable[[], Sequence[tuple["ClusterStatus", int]]]
+#: What a button does: ``act(action, name)``, ``action`` one of ``"down"``, ``"deactivate"``, ``"resume"``.
+ClusterActor = Callable[[str, str], object]
 
 _COLOURS = {
     "ready": "#1a7f37",
@@ -46,7 +55,7 @@ _COLOURS = {
 
 
 def _e(value: object) -> str:
-    return _html.escape("-" if value is None else str(value))
+    return escape("-" if value is None else str(value))
 
 
 def _link(url: str | None) -> str:
@@ -68,13 +77,12 @@ def clusters_html(statuses: Sequence[ClusterStatus], gpus: dict[str, int] | None
     rows = [f"<tr>{head}</tr>"]
     for st in statuses:
         colour = _COLOURS.get(st.phase.value, "#57606a")
-        workers = "-" if st.workers_desired is None else f"{st.workers_ready or 0}/{st.workers_desired}"
         cells = [
             f"<td>{_e(st.name)}</td>",
             f"<td>{_e(st.queue)}</td>",
             f'<td style="color:{colour}" title="{_e(st.explanation)}">{_e(phase_text(st))}</td>',
             f"<td>{_e(st.position)}</td>",
-            f"<td>{_e(workers)}</td>",
+            f"<td>{_e(workers_text(st))}</td>",
             f"<td>{_e((gpus or {}).get(st.name))}</td>",
             f"<td>{_link(st.dashboard_url)}</td>",
         ]
@@ -98,14 +106,7 @@ def status_html(status: ClusterStatus, gpus: int | None = None) -> str:
         ("priority", _e(status.priority_class)),
         ("position", _e(status.position)),
         ("Kueue message", _e(status.message)),
-        (
-            "workers",
-            _e(
-                None
-                if status.workers_desired is None
-                else f"{status.workers_ready or 0}/{status.workers_desired}"
-            ),
-        ),
+        ("workers", _e(workers_text(status))),
         ("GPUs", _e(gpus)),
         ("dashboard", _link(status.dashboard_url)),
         ("ray client", _e(status.cluster_uri)),
@@ -118,31 +119,58 @@ def cluster_widget(details: ClusterDetails) -> Any:
     """An ``ipywidgets.HTML`` card for one cluster (what :meth:`Cluster.details` shows in a notebook).
 
     Example:
-        >>> # cluster_widget(cluster.details(show=False))
+        >>> from rayqueue_sdk.cluster.observe import summarize
+        >>> "ds/ws" in cluster_widget(summarize({"metadata": {"name": "ws", "namespace": "ds"}})).value
+        True
     """
-    import ipywidgets as w
+    import ipywidgets as w  # lazy: ipywidgets costs ~340 ms, paid only in a notebook
 
     return w.HTML(value=status_html(details.status, details.gpus))
 
 
+def show_widget(widget: Any) -> None:
+    """Display ``widget`` in the running notebook (IPython's ``display``).
+
+    Example:
+        >>> # show_widget(cluster_widget(cluster.details(show=False)))
+    """
+    from IPython.display import display  # lazy: IPython.display costs ~310 ms, paid only in a notebook
+
+    display(widget)
+
+
 class ClusterBrowser:
     """The notebook view of a namespace's clusters: a table, a picker and action buttons.
+
+    ``load()`` lists the clusters (with their GPU counts) for the table and the picker; a button calls
+    ``act(action, name)`` for the picked cluster and then reloads. A :class:`RayQueueError` from either
+    is shown in ``message`` instead of raised. :func:`rayqueue_sdk.view_clusters` builds one for the cluster
+    layer.
 
     Attributes (all ipywidgets): ``table`` (HTML), ``picker`` (Dropdown of cluster names),
     ``refresh_button``, ``down_button``, ``deactivate_button``, ``resume_button``, ``message`` (HTML),
     and ``widget`` (the VBox holding them, displayed by Jupyter).
 
     Example:
-        >>> # browser = view_clusters("ds-team"); browser.picker.value = "ws"; browser.down_button.click()
+        >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
+        >>> done = []
+        >>> browser = ClusterBrowser(
+        ...     "ds",
+        ...     load=lambda: [(ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready"), 2)],
+        ...     act=lambda action, name: done.append((action, name)),
+        ... )
+        >>> browser.picker.value, browser.gpus
+        ('ws', {'ws': 2})
+        >>> browser.down_button.click(); done, browser.message.value
+        ([('down', 'ws')], 'down: ds/ws done')
     """
 
-    def __init__(self, namespace: str | None = None, client: ApiClient | ClientSource | None = None) -> None:
-        import ipywidgets as w
+    def __init__(self, namespace: str, load: ClusterLoader, act: ClusterActor) -> None:
+        import ipywidgets as w  # lazy: ipywidgets costs ~340 ms, paid only in a notebook
 
-        from rayqueue_sdk.kube.client import default_namespace, get_client
-
-        self._client = client
-        self.namespace = namespace or default_namespace(get_client(client))
+        self.namespace = namespace
+        self._load = load
+        self._act_on = act
         self.statuses: list[ClusterStatus] = []
         self.gpus: dict[str, int] = {}
         self.table = w.HTML()
@@ -161,19 +189,14 @@ class ClusterBrowser:
         self.refresh()
 
     def refresh(self) -> list[ClusterStatus]:
-        """Re-read the clusters (one listing) and redraw; returns the statuses."""
-        from rayqueue_sdk.cluster.observe import observe_many, summarize
-        from rayqueue_sdk.errors import RayQueueError
-        from rayqueue_sdk.kube.client import get_client
-
+        """Re-read the clusters (one ``load()``) and redraw; returns the statuses."""
         try:
-            found = observe_many(get_client(self._client), self.namespace)
+            found = sorted(self._load(), key=lambda pair: pair[0].name)
         except RayQueueError as err:
             self.message.value = f"<span style='color:#cf222e'>{_e(err)}</span>"
             return self.statuses
-        found.sort(key=lambda pair: pair[0].name)
         self.statuses = [st for st, _ in found]
-        self.gpus = {st.name: summarize(obj, st).gpus for st, obj in found}
+        self.gpus = {st.name: gpus for st, gpus in found}
         self.table.value = clusters_html(self.statuses, self.gpus)
         names = [st.name for st in self.statuses]
         current = self.picker.value
@@ -184,15 +207,11 @@ class ClusterBrowser:
         return self.statuses
 
     def _act(self, action: str) -> None:
-        from rayqueue_sdk.cluster.cluster import get_cluster
-        from rayqueue_sdk.errors import RayQueueError
-
         name = self.picker.value
         if not name:
             return
         try:
-            cluster = get_cluster(name, self.namespace, client=self._client)
-            getattr(cluster, action)()
+            self._act_on(action, name)
             self.message.value = f"{_e(action)}: {_e(self.namespace)}/{_e(name)} done"
         except RayQueueError as err:
             self.message.value = f"<span style='color:#cf222e'>{_e(action)} {_e(name)}: {_e(err)}</span>"
@@ -203,24 +222,3 @@ class ClusterBrowser:
 
     def __repr__(self) -> str:
         return f"ClusterBrowser(namespace={self.namespace!r}, clusters={[s.name for s in self.statuses]!r})"
-
-
-def view_clusters(
-    namespace: str | None = None, client: ApiClient | ClientSource | None = None
-) -> ClusterBrowser:
-    """A notebook browser of the namespace's clusters with refresh, down, deactivate and resume buttons.
-
-    Shown at once in a notebook; returned either way (its widgets can be inspected and clicked).
-
-    Example:
-        >>> from rayqueue_sdk import view_clusters
-        >>> # view_clusters("ds-team")
-    """
-    from rayqueue_sdk.display import is_notebook
-
-    browser = ClusterBrowser(namespace, client)
-    if is_notebook():
-        from IPython.display import display
-
-        display(browser.widget)
-    return browser

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import subprocess
 import sys
+from pathlib import Path
 
 import rayqueue_sdk
 
@@ -46,3 +48,31 @@ def test_import_is_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def _type_checking_names() -> dict[str, str]:
+    """Name -> module of the imports under ``if TYPE_CHECKING:`` in rayqueue_sdk/__init__.py."""
+    tree = ast.parse(Path(rayqueue_sdk.__file__).read_text(encoding="utf-8"))
+    names: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            for stmt in node.body:
+                if isinstance(stmt, ast.ImportFrom) and stmt.module:
+                    names.update({alias.name: stmt.module for alias in stmt.names})
+    return names
+
+
+def test_type_checkers_see_the_same_names_in_the_same_modules() -> None:
+    assert _type_checking_names() == rayqueue_sdk._EXPORTS
+
+
+def test_each_exported_module_imports_on_its_own() -> None:
+    """The lazy facade hides no cycle: every module it names imports first, alone, in a fresh interpreter,
+    and none of them imports the facade's lazy names back through ``rayqueue_sdk``."""
+    for module in sorted(set(rayqueue_sdk._EXPORTS.values())):
+        code = (
+            f"import sys, {module}; facade = vars(sys.modules['rayqueue_sdk']); "
+            "print(sorted(k for k in facade['_EXPORTS'] if k in facade))"
+        )
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == "[]", (module, out.stdout)
