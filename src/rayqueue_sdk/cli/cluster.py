@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import argparse
 
-import yaml
-
 from rayqueue_sdk.cli.common import add_connection_options, client_source, emit, guarded
+from rayqueue_sdk.cli.files import read_yaml_file
 from rayqueue_sdk.cluster.adopt import config_from_raycluster
 from rayqueue_sdk.cluster.cluster import Cluster, get_cluster
 from rayqueue_sdk.cluster.observe import list_clusters
@@ -73,11 +72,7 @@ def load_config(path: str, namespace: str | None) -> ClusterConfiguration:
         >>> load_config(str(f), "ds").namespace
         'ds'
     """
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = yaml.safe_load(fh)
-    except (OSError, yaml.YAMLError) as err:
-        raise ConfigError("--file", path, "a readable YAML file", problem=str(err).splitlines()[0]) from None
+    doc = read_yaml_file(path, "--file")
     if not isinstance(doc, dict):
         raise ConfigError("--file", path, "a YAML mapping of ClusterConfiguration fields or a RayCluster")
     if doc.get("kind") == "RayCluster":
@@ -95,9 +90,11 @@ def run(args: argparse.Namespace) -> int:
     """Run ``rayqueue cluster <action>``; returns the exit code."""
 
     def action() -> None:
+        command = args.cluster_command
+        # A bad file is reported before anything is sent (or a connection is even tried).
+        config = load_config(args.file, args.namespace) if command == "apply" else None
         api = get_client(client_source(args))
         ns = args.namespace or default_namespace(api)
-        command = args.cluster_command
         if command == "list":
             statuses = list_clusters(ns, api)
             emit(args, [s.to_dict() for s in statuses], render_text(clusters_table(statuses), width=160))
@@ -105,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
             st = Cluster(ClusterConfiguration(name=args.name, namespace=ns), client=api).status()
             emit(args, st.to_dict(), render_text(status_panel(st), width=120))
         elif command == "apply":
-            cluster = Cluster(load_config(args.file, args.namespace), client=api)
+            assert config is not None
+            cluster = Cluster(config, client=api)
             cluster.apply(force=args.force)
             st = cluster.wait_ready(timeout=args.timeout) if args.wait else cluster.status()
             emit(args, st.to_dict(), str(st))

@@ -23,12 +23,12 @@ Example::
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from rayqueue_sdk.admission.cluster import JobPhase
 from rayqueue_sdk.cli.common import add_connection_options, client_source, emit, guarded
 from rayqueue_sdk.cli.exit_codes import JOB_FAILED, SUCCESS
+from rayqueue_sdk.cli.files import read_text_file
 from rayqueue_sdk.config.models import ManagedClusterConfig
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.job.rayjob import RayJob
@@ -108,10 +108,7 @@ def _cluster_config(text: str | None) -> ManagedClusterConfig:
     if not text:
         return ManagedClusterConfig()
     if text.startswith("@"):
-        try:
-            text = Path(text[1:]).read_text(encoding="utf-8")
-        except OSError as err:
-            raise ConfigError("--cluster-config", text, "JSON, or @ and a readable JSON file") from err
+        text = read_text_file(text[1:], "--cluster-config", "JSON, or @ and a readable JSON file")
     return ManagedClusterConfig.model_validate_json(text)
 
 
