@@ -29,12 +29,12 @@ from rayqueue_sdk.errors import ConnectionFailedError, RayQueueError, TLSVerific
 from rayqueue_sdk.kube.client import get_client
 from rayqueue_sdk.kube.errors import retry_after, status_code, translate
 from rayqueue_sdk.kube.resources import KUEUE_GROUP, Kind, list_objects, normalize_kueue
-from rayqueue_sdk.kube.retry import is_retryable
+from rayqueue_sdk.kube.retry import RetryPolicy, is_retryable
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
 
-__all__ = ["WatchEvent", "Watcher"]
+__all__ = ["UNREACHABLE_SECONDS", "WatchEvent", "Watcher"]
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,10 @@ log = logging.getLogger(__name__)
 STREAM_SECONDS = 30
 #: A watch stream that ends sooner than this with no event counts as a failure (backoff).
 _SHORT_STREAM = 0.2
+#: How long the server may stay unreachable (no list, no stream, only transport failures) before the
+#: watch gives up with ConnectionFailedError: one call's retry budget, so a dead server is reported as
+#: such (exit 7) and not, minutes later, as a timeout.
+UNREACHABLE_SECONDS = RetryPolicy().budget
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,7 @@ class Watcher:
     def events(self) -> Iterator[WatchEvent]:
         """Yield events until the deadline or :meth:`stop`; raise a typed error on 401/403/404."""
         failures = 0
+        unreachable_since: float | None = None
         field_selector = f"metadata.name={self.name}" if self.name else None
         while not self.stopped and self._remaining() > 0:
             try:
@@ -149,13 +154,14 @@ class Watcher:
                     )
                     self.resource_version = rv
                     self.relists += 1
-                    failures = 0
+                    failures, unreachable_since = 0, None
                     yield WatchEvent("SYNC", objects=[o for o in items if self._wanted(o)], source=self.label)
                     continue
                 opened = time.monotonic()
                 count = 0
                 for event in self._stream(field_selector):
                     count += 1
+                    unreachable_since = None
                     yield event
                 if count == 0 and time.monotonic() - opened < _SHORT_STREAM:
                     # A stream that ends at once with nothing in it: do not spin on reconnects.
@@ -165,6 +171,8 @@ class Watcher:
                     failures = 0
             except RayQueueError as err:
                 if not self._retry_typed(err):
+                    raise
+                if isinstance(err, ConnectionFailedError):  # list_objects spent its retries on it
                     raise
                 failures += 1
                 self._pause(self._backoff(failures, None))
@@ -180,9 +188,18 @@ class Watcher:
                 if self.stopped:
                     return
                 if not is_retryable(exc, idempotent=True):
-                    raise translate(
-                        exc, verb="watch", resource=self.kind.key, namespace=self.namespace, name=self.name
-                    ) from exc
+                    raise self._translated(exc) from exc
+                if status_code(exc) == 0:  # no answer at all: the server may be gone
+                    now = time.monotonic()
+                    unreachable_since = unreachable_since if unreachable_since is not None else now
+                    if now - unreachable_since >= UNREACHABLE_SECONDS:
+                        raise translate(
+                            exc,
+                            verb="watch",
+                            resource=self.kind.key,
+                            namespace=self.namespace,
+                            name=self.name,
+                        ) from exc
                 failures += 1
                 pause = self._backoff(failures, exc)
                 log.debug(
@@ -194,6 +211,9 @@ class Watcher:
                 )
                 self.resumes += 1
                 self._pause(pause)
+
+    def _translated(self, exc: BaseException) -> RayQueueError:
+        return translate(exc, verb="watch", resource=self.kind.key, namespace=self.namespace, name=self.name)
 
     def _retry_typed(self, err: RayQueueError) -> bool:
         # list_objects already retried; keep going on transient answers while time remains.
