@@ -39,7 +39,7 @@ IN_COHORT_RECLAMATION = "InCohortReclamation"
 IN_COHORT_FAIR_SHARING = "InCohortFairSharing"
 IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
 
-HUMAN_READABLE_PREEMPTION_REASONS = {
+_HUMAN_READABLE_PREEMPTION_REASONS = {
     IN_CLUSTER_QUEUE: "prioritization in the ClusterQueue",
     IN_COHORT_RECLAMATION: "reclamation within the cohort",
     IN_COHORT_FAIR_SHARING: "Fair Sharing within the cohort",
@@ -104,9 +104,10 @@ def preemption_message(
         'Preempted to accommodate a workload (UID: u1, JobUID: j1) due to reclamation within the cohort \
 while borrowing; preemptor path: /ab/a; preemptee path: /ab/b'
     """
+    why = _HUMAN_READABLE_PREEMPTION_REASONS.get(reason, "UNKNOWN")
     return (
         f"Preempted to accommodate a workload (UID: {preemptor_uid or 'UNKNOWN'}, "
-        f"JobUID: {job_uid or 'UNKNOWN'}) due to {HUMAN_READABLE_PREEMPTION_REASONS.get(reason, 'UNKNOWN')}; "
+        f"JobUID: {job_uid or 'UNKNOWN'}) due to {why}; "
         f"preemptor path: {preemptor_path or 'UNKNOWN'}; preemptee path: {preemptee_path or 'UNKNOWN'}"
     )
 
