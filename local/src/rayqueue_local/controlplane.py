@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 #: Notices about what cannot run go to the package's logger, where users look first.
 notice_log = logging.getLogger("rayqueue_local")
 
-__all__ = ["ControlPlaneOptions", "LocalControlPlane"]
+__all__ = ["ControlPlaneOptions", "LocalControlPlane", "OBJECTS_DIR"]
 
 _OPTION_NAMES = frozenset(option_names())
 

@@ -57,7 +57,7 @@ __all__ = [
     "set_workload_active",
 ]
 
-KUEUE_GROUP = "kueue.x-k8s.io"
+KUEUE_GROUP = "kueue.x-k8s.io"  # Kueue's API group (its version is found per cluster)
 _VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
 _KUEUE_VERSIONS = ("v1beta2", "v1beta1")
 _VISIBILITY_POLICY = RetryPolicy(attempts=2, budget=5.0)
@@ -96,6 +96,7 @@ class Kind:
 #: The field manager of the SDK's server-side applies.
 FIELD_MANAGER = "rayqueue-sdk"
 
+# KubeRay's kinds
 RAYCLUSTERS = Kind("ray.io", "v1", "rayclusters")
 RAYJOBS = Kind("ray.io", "v1", "rayjobs")
 

@@ -27,12 +27,12 @@ from typing import Any
 
 from rayqueue_local.storage.store import StoreError
 
-__all__ = ["SCALEDOBJECTS", "hpa_name", "install", "validate"]
+__all__ = ["OWNER_LABEL", "SCALEDOBJECTS", "hpa_name", "install", "validate"]
 
-SCALEDOBJECTS = "scaledobjects.keda.sh"
+SCALEDOBJECTS = "scaledobjects.keda.sh"  # the resource key of KEDA's ScaledObjects
 _WEBHOOK = "vscaledobject.kb.io"
 _MAX_LABEL = 63
-OWNER_LABEL = "scaledobject.keda.sh/name"
+OWNER_LABEL = "scaledobject.keda.sh/name"  # on the HPA: the ScaledObject that owns it
 
 
 def hpa_name(so: dict[str, Any]) -> str:

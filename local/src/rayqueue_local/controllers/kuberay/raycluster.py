@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["RAYCLUSTERS", "RayClusterController"]
 
-RAYCLUSTERS = "rayclusters.ray.io"
+RAYCLUSTERS = "rayclusters.ray.io"  # the resource key of RayClusters
 _Item = tuple[str, str]  # (namespace, name)
 
 

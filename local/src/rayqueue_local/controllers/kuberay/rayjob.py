@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["RAYJOBS", "RayJobController"]
 
-RAYJOBS = "rayjobs.ray.io"
+RAYJOBS = "rayjobs.ray.io"  # the resource key of RayJobs
 _TERMINAL_JOB = ("STOPPED", "SUCCEEDED", "FAILED")
 _TERMINAL_DEPLOYMENT = ("Complete", "Failed", "ValidationFailed")
 

@@ -32,7 +32,10 @@ from rayqueue_local.apimachinery.time import now_rfc3339
 
 __all__ = [
     "DEFAULT_PORTS",
+    "LOCAL_IP",
+    "condition_true",
     "desired_pods",
+    "desired_resources",
     "desired_worker_replicas",
     "head_service",
     "owner_reference",
@@ -48,7 +51,7 @@ __all__ = [
 DEFAULT_PORTS = {"client": 10001, "gcs-server": 6379, "dashboard": 8265, "metrics": 8080, "serve": 8000}
 _GPU_KEYS = ("nvidia.com/gpu", "amd.com/gpu", "intel.com/gpu")
 _LOCAL_NODE = "rayqueue-local-node"
-LOCAL_IP = "127.0.0.1"
+LOCAL_IP = "127.0.0.1"  # every pod's (and the head service's) IP: all runs on this host
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' rand.String alphabet (no vowels)
 
 

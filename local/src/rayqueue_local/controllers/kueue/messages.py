@@ -14,6 +14,52 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+__all__ = [
+    "ADMITTED",
+    "ADMITTED_MESSAGE",
+    "CLUSTER_QUEUE_RESTARTED",
+    "CLUSTER_QUEUE_STOPPED_MESSAGE",
+    "DEACTIVATED_MESSAGE",
+    "DEACTIVATION_TARGET",
+    "EVICTED",
+    "EVICTED_BY_CLUSTER_QUEUE_STOPPED",
+    "EVICTED_BY_DEACTIVATION",
+    "EVICTED_BY_LOCAL_QUEUE_STOPPED",
+    "EVICTED_BY_PREEMPTION",
+    "EXCEEDING_MAXIMUM_EXECUTION_TIME",
+    "FINISHED",
+    "INADMISSIBLE",
+    "IN_CLUSTER_QUEUE",
+    "IN_COHORT_FAIR_SHARING",
+    "IN_COHORT_RECLAIM_WHILE_BORROWING",
+    "IN_COHORT_RECLAMATION",
+    "LOCAL_QUEUE_RESTARTED",
+    "MAXIMUM_EXECUTION_TIME_EXCEEDED",
+    "NAMESPACE_MISMATCH",
+    "NO_LONGER_FITS",
+    "NO_RESERVATION_MESSAGE",
+    "OVERLAPPING_TARGETS",
+    "PENDING",
+    "PODS_READY",
+    "PREEMPTED",
+    "QUOTA_RESERVED",
+    "REACTIVATED",
+    "REACTIVATED_MESSAGE",
+    "REQUEUED",
+    "cluster_queue_inactive",
+    "cluster_queue_missing",
+    "couldnt_assign",
+    "insufficient_quota",
+    "insufficient_unused_quota",
+    "local_queue_inactive",
+    "local_queue_missing",
+    "pending_preemption",
+    "preemption_message",
+    "priority_suffix",
+    "quota_reserved",
+    "resource_unavailable",
+]
+
 # Workload condition types
 QUOTA_RESERVED = "QuotaReserved"
 ADMITTED = "Admitted"
@@ -47,6 +93,7 @@ _HUMAN_READABLE_PREEMPTION_REASONS = {
     "": "UNKNOWN",
 }
 
+# Deactivation: the condition type, and the reason and message of a Workload past its maximum execution time
 DEACTIVATION_TARGET = "DeactivationTarget"
 MAXIMUM_EXECUTION_TIME_EXCEEDED = "MaximumExecutionTimeExceeded"
 EXCEEDING_MAXIMUM_EXECUTION_TIME = "exceeding the maximum execution time"
@@ -56,6 +103,7 @@ REACTIVATED = "Reactivated"
 CLUSTER_QUEUE_RESTARTED = "ClusterQueueRestarted"
 LOCAL_QUEUE_RESTARTED = "LocalQueueRestarted"
 
+# Condition messages
 DEACTIVATED_MESSAGE = "The workload is deactivated"
 REACTIVATED_MESSAGE = "The workload was reactivated"
 ADMITTED_MESSAGE = "The workload is admitted"

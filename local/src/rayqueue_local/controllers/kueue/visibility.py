@@ -27,7 +27,7 @@ from rayqueue_local.registry.registry import ResourceType
 
 __all__ = ["GROUP", "pending_items", "register", "summary"]
 
-GROUP = "visibility.kueue.x-k8s.io"
+GROUP = "visibility.kueue.x-k8s.io"  # the aggregated visibility API's group
 _VERSION = "v1beta2"
 _PREFIX = f"/apis/{GROUP}/{_VERSION}"
 _NAME = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?"

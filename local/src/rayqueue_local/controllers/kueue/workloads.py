@@ -35,6 +35,7 @@ __all__ = [
     "workload_name",
 ]
 
+# Kueue's labels, annotation and finalizer on jobs and Workloads
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
