@@ -40,7 +40,7 @@ from rayqueue_local.scenarios import SCENARIOS
 __all__ = ["options_from_args", "register"]
 
 #: The options' defaults: the command line's are the same as Python's (tested).
-DEFAULTS = ControlPlaneOptions()
+_DEFAULTS = ControlPlaneOptions()
 
 
 def register(subparsers: Any) -> None:
@@ -71,28 +71,28 @@ def register(subparsers: Any) -> None:
         "--workload-scale",
         dest="workload_scale",
         action="store_true",
-        default=DEFAULTS.workload_scale,
+        default=_DEFAULTS.workload_scale,
         help="serve Kueue workloads/scale (seed 000)",
     )
     up.add_argument(
         "--no-ray",
         dest="ray_enabled",
         action="store_false",
-        default=DEFAULTS.ray_enabled,
+        default=_DEFAULTS.ray_enabled,
         help="KubeRay without real Ray heads (clusters are ready at once, RayJobs simulated)",
     )
     up.add_argument(
         "--no-keda",
         dest="keda_enabled",
         action="store_false",
-        default=DEFAULTS.keda_enabled,
+        default=_DEFAULTS.keda_enabled,
         help="do not run the KEDA emulation",
     )
     up.add_argument(
         "--no-prometheus",
         dest="prometheus_enabled",
         action="store_false",
-        default=DEFAULTS.prometheus_enabled,
+        default=_DEFAULTS.prometheus_enabled,
         help="do not start Prometheus for the GPU metrics",
     )
     up.add_argument(

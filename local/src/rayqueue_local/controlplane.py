@@ -49,11 +49,11 @@ log = logging.getLogger(__name__)
 #: Notices about what cannot run go to the package's logger, where users look first.
 notice_log = logging.getLogger("rayqueue_local")
 
-__all__ = ["ControlPlaneOptions", "LocalControlPlane"]
+__all__ = ["ControlPlaneOptions", "LocalControlPlane", "OBJECTS_DIR"]
 
 _OPTION_NAMES = frozenset(option_names())
 
-ADMIN_CONTEXT = "rayqueue-local"
+_ADMIN_CONTEXT = "rayqueue-local"
 #: Where the objects live inside a state directory (next to ``tls/``, ``tokens.json``, ``kubeconfig``).
 OBJECTS_DIR = "objects"
 
@@ -338,11 +338,11 @@ class LocalControlPlane:
         """Context ``rayqueue-local-<name>`` (not the current one), in the user's first namespace."""
         merge_context(
             self.kubeconfig_path,
-            f"{ADMIN_CONTEXT}-{name}",
-            cluster=ADMIN_CONTEXT,
+            f"{_ADMIN_CONTEXT}-{name}",
+            cluster=_ADMIN_CONTEXT,
             server=self.server,
             ca_path=self.ca_cert_path,
-            user=f"{ADMIN_CONTEXT}-{name}",
+            user=f"{_ADMIN_CONTEXT}-{name}",
             token=token,
             namespace=namespaces[0] if namespaces else "default",
             make_current=False,
@@ -351,10 +351,10 @@ class LocalControlPlane:
     def _write_kubeconfig(self) -> None:
         merge_context(
             self.kubeconfig_path,
-            ADMIN_CONTEXT,
+            _ADMIN_CONTEXT,
             server=self.server,
             ca_path=self.ca_cert_path,
-            user=f"{ADMIN_CONTEXT}-admin",
+            user=f"{_ADMIN_CONTEXT}-admin",
             token=self.token,
         )
         for name, (token, namespaces) in self.auth.tokens().items():

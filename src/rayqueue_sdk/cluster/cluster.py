@@ -61,7 +61,7 @@ __all__ = ["Cluster", "get_cluster"]
 log = logging.getLogger(__name__)
 
 #: Seconds to wait for the dashboard after the cluster is ready, when ``timeout=None``.
-DASHBOARD_TIMEOUT = 120.0
+_DASHBOARD_TIMEOUT = 120.0
 
 
 class Cluster:
@@ -304,7 +304,9 @@ class Cluster:
                 return status
             uri = self.cluster_dashboard_uri()
             headers = dashboard.auth_headers(api) if uri.startswith("https://") else {}
-            limit = DASHBOARD_TIMEOUT if timeout is None else max(0.0, timeout - (time.monotonic() - started))
+            limit = (
+                _DASHBOARD_TIMEOUT if timeout is None else max(0.0, timeout - (time.monotonic() - started))
+            )
             deadline = time.monotonic() + limit
             pause = 0.1
             while not dashboard.dashboard_ready(
@@ -313,7 +315,7 @@ class Cluster:
                 if time.monotonic() + pause > deadline:
                     raise AdmissionTimeout(
                         self.name,
-                        timeout if timeout is not None else DASHBOARD_TIMEOUT,
+                        timeout if timeout is not None else _DASHBOARD_TIMEOUT,
                         phase=status.phase.value,
                         reason=f"the Ray dashboard at {uri} does not answer",
                         what="the Ray dashboard",

@@ -60,9 +60,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-ROUTES = Kind("route.openshift.io", "v1", "routes")
-HTTPROUTES = Kind("gateway.networking.k8s.io", "v1", "httproutes")
-INGRESSES = Kind("networking.k8s.io", "v1", "ingresses")
+_ROUTES = Kind("route.openshift.io", "v1", "routes")
+_HTTPROUTES = Kind("gateway.networking.k8s.io", "v1", "httproutes")
+_INGRESSES = Kind("networking.k8s.io", "v1", "ingresses")
 _SA_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
 
 
@@ -265,9 +265,9 @@ def exposures(api: ApiClient, namespace: str) -> dict[str, list[dict[str, Any]]]
         >>> # dashboard_from_exposure("ws", "ds", **exposures(api, "ds"))
     """
     return {
-        "routes": _list_quietly(api, ROUTES, namespace),
-        "httproutes": _list_quietly(api, HTTPROUTES, namespace),
-        "ingresses": _list_quietly(api, INGRESSES, namespace),
+        "routes": _list_quietly(api, _ROUTES, namespace),
+        "httproutes": _list_quietly(api, _HTTPROUTES, namespace),
+        "ingresses": _list_quietly(api, _INGRESSES, namespace),
     }
 
 

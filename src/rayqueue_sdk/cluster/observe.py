@@ -64,7 +64,7 @@ log = logging.getLogger(__name__)
 
 #: Page size of a listing's LISTs: one request each up to this many clusters (the API server's default
 #: chunking, 500, would make the number of calls grow with the number of clusters).
-LIST_PAGE = 10_000
+_LIST_PAGE = 10_000
 
 
 @dataclass(frozen=True)
@@ -273,12 +273,12 @@ def observe_many(
         >>> # [('ws', 'ready', None), ('ws2', 'queued', 0)]
     """
     clusters, _ = list_objects(
-        api, RAYCLUSTERS, namespace, label_selector=label_selector, page_size=LIST_PAGE
+        api, RAYCLUSTERS, namespace, label_selector=label_selector, page_size=_LIST_PAGE
     )
     by_uid: dict[str, list[dict[str, Any]]] = {}
     if clusters:
         try:
-            workloads, _ = list_objects(api, kueue_kind(api, "workloads"), namespace, page_size=LIST_PAGE)
+            workloads, _ = list_objects(api, kueue_kind(api, "workloads"), namespace, page_size=_LIST_PAGE)
             for item in workloads:
                 uid = ((item.get("metadata") or {}).get("labels") or {}).get(JOB_UID_LABEL)
                 if uid:

@@ -30,10 +30,11 @@ from rayqueue_sdk.admission.cluster import (
 )
 
 __all__ = [
-    "DASHBOARD_PORT",
     "CLIENT_PORT",
     "ClusterPhase",
     "ClusterStatus",
+    "DASHBOARD_PORT",
+    "DEFAULT_TIMEOUT",
     "JobPhase",
     "endpoint_port",
     "head_service_name",
@@ -44,6 +45,7 @@ __all__ = [
 #: Kept here (not in waiting.py) so that ``Cluster`` can name it without importing the kube layer.
 DEFAULT_TIMEOUT = 900.0
 
+# KubeRay's default head ports: the dashboard (HTTP) and the Ray client
 DASHBOARD_PORT = 8265
 CLIENT_PORT = 10001
 

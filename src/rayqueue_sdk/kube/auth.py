@@ -56,7 +56,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: (connect, read) seconds for the one credential check at login.
-LOGIN_TIMEOUT: tuple[float, float] = (3.0, 5.0)
+_LOGIN_TIMEOUT: tuple[float, float] = (3.0, 5.0)
 _SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 _CA_ENV = ("RAYQUEUE_CA_CERT_PATH", "CF_SDK_CA_CERT_PATH")
 _TRUE = frozenset({"true", "yes", "y", "1", "on"})
@@ -156,7 +156,7 @@ class _Secret:
         raise TypeError("credentials cannot be pickled")
 
 
-def check_credentials(api: ApiClient, *, timeout: tuple[float, float] = LOGIN_TIMEOUT) -> None:
+def check_credentials(api: ApiClient, *, timeout: tuple[float, float] = _LOGIN_TIMEOUT) -> None:
     """Check once, with a bounded timeout, that the server is reachable and accepts the credentials.
 
     Any answer other than 401 proves the credentials were accepted (a 403 or 404 on the discovery

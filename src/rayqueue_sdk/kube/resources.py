@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.errors import ClusterNotFoundError, ForbiddenError, NotFoundError, RayQueueError
@@ -57,12 +57,12 @@ __all__ = [
     "set_workload_active",
 ]
 
-KUEUE_GROUP = "kueue.x-k8s.io"
-VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
-KUEUE_VERSIONS = ("v1beta2", "v1beta1")
+KUEUE_GROUP = "kueue.x-k8s.io"  # Kueue's API group (its version is found per cluster)
+_VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
+_KUEUE_VERSIONS = ("v1beta2", "v1beta1")
 _VISIBILITY_POLICY = RetryPolicy(attempts=2, budget=5.0)
 #: How long "the visibility API is not served" is believed before asking again (seconds).
-VISIBILITY_ABSENT_TTL = 60.0
+_VISIBILITY_ABSENT_TTL = 60.0
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,7 @@ class Kind:
 #: The field manager of the SDK's server-side applies.
 FIELD_MANAGER = "rayqueue-sdk"
 
+# KubeRay's kinds
 RAYCLUSTERS = Kind("ray.io", "v1", "rayclusters")
 RAYJOBS = Kind("ray.io", "v1", "rayjobs")
 
@@ -117,8 +118,8 @@ def kueue_version(api: ApiClient) -> str:
     found = cache.get("kueue_version")
     if found:
         return str(found)
-    chosen = KUEUE_VERSIONS[0]
-    for version in KUEUE_VERSIONS:
+    chosen = _KUEUE_VERSIONS[0]
+    for version in _KUEUE_VERSIONS:
         try:
             get_path(api, f"/apis/{KUEUE_GROUP}/{version}")
         except (NotFoundError, ForbiddenError):
@@ -441,7 +442,7 @@ def pending_workloads(
 
     Raises:
         NotFoundError: neither version is served (the aggregated API is absent); remembered for
-            :data:`VISIBILITY_ABSENT_TTL` seconds per client, so callers do not ask on every read.
+            a minute per client, so callers do not ask on every read.
         ForbiddenError: the identity may not read ``localqueues/pendingworkloads``.
     """
     cache = cache_for(api)
@@ -452,7 +453,7 @@ def pending_workloads(
     last: Exception | None = None
     for version in versions:
         path = (
-            f"/apis/{VISIBILITY_GROUP}/{version}/namespaces/{namespace}"
+            f"/apis/{_VISIBILITY_GROUP}/{version}/namespaces/{namespace}"
             f"/localqueues/{local_queue}/pendingworkloads"
         )
         try:
@@ -467,7 +468,7 @@ def pending_workloads(
             continue
         cache["visibility_version"] = version
         return summary, version
-    cache["visibility_absent_until"] = time.monotonic() + VISIBILITY_ABSENT_TTL
+    cache["visibility_absent_until"] = time.monotonic() + _VISIBILITY_ABSENT_TTL
     assert last is not None
     raise last
 
@@ -478,13 +479,8 @@ def _served(api: ApiClient, version: str) -> bool:
     key = f"visibility_served_{version}"
     if key not in cache:
         try:
-            get_path(api, f"/apis/{VISIBILITY_GROUP}/{version}", policy=_VISIBILITY_POLICY)
+            get_path(api, f"/apis/{_VISIBILITY_GROUP}/{version}", policy=_VISIBILITY_POLICY)
             cache[key] = True
         except (NotFoundError, ForbiddenError):
             cache[key] = False
     return bool(cache[key])
-
-
-def with_version(kind: Kind, version: str) -> Kind:
-    """``kind`` at another version."""
-    return replace(kind, version=version)

@@ -73,6 +73,7 @@ class RetryPolicy:
         return rng() * ceiling
 
 
+#: The policy of every call that names none.
 DEFAULT_POLICY = RetryPolicy()
 
 

@@ -39,7 +39,7 @@ __all__ = ["UNREACHABLE_SECONDS", "WatchEvent", "Watcher"]
 log = logging.getLogger(__name__)
 
 #: Longest single watch request; the server ends it and the loop resumes from the last version.
-STREAM_SECONDS = 30
+_STREAM_SECONDS = 30
 #: A watch stream that ends sooner than this with no event counts as a failure (backoff).
 _SHORT_STREAM = 0.2
 #: How long the server may stay unreachable (no list, no stream, only transport failures) before the
@@ -91,7 +91,7 @@ class Watcher:
         name: str | None = None,
         label_selector: str | None = None,
         deadline: float | None = None,
-        stream_seconds: int = STREAM_SECONDS,
+        stream_seconds: int = _STREAM_SECONDS,
         label: str | None = None,
         sleep: Callable[[float], None] | None = None,
     ) -> None:

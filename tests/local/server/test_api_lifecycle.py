@@ -187,7 +187,7 @@ def test_missing_prometheus_is_a_notice_not_a_failure(
     from rayqueue_local.runtime import prometheus
 
     monkeypatch.setenv("PATH", str(tmp_path))  # no prometheus binary on it ...
-    monkeypatch.setattr(prometheus, "DEBIAN_BINARY", tmp_path / "prometheus")  # ... nor where Debian puts it
+    monkeypatch.setattr(prometheus, "_DEBIAN_BINARY", tmp_path / "prometheus")  # ... nor where Debian puts it
     with caplog.at_level("WARNING", logger="rayqueue_local"):
         cp = LocalControlPlane(ray_enabled=False, keda_enabled=False)
         with cp:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rayqueue_local.storage.persistence import SNAPSHOT, WAL, Persistence
+from rayqueue_local.storage.persistence import _SNAPSHOT, _WAL, Persistence
 from rayqueue_local.storage.store import Store, StoreError
 
 RC = "rayclusters.ray.io"
@@ -55,7 +55,7 @@ def test_truncated_log_record_is_ignored(tmp_path: Path) -> None:
     store = Store(state_dir=tmp_path)
     store.create(RC, rc("kept"))
     store.close()
-    with open(tmp_path / WAL, "ab") as fh:  # a crash in the middle of appending the next record
+    with open(tmp_path / _WAL, "ab") as fh:  # a crash in the middle of appending the next record
         fh.write(b'{"rv": 999, "op": "put", "key": "rayclusters.ray.io", "obj": {"metad')
     again = Store(state_dir=tmp_path)
     assert [o["metadata"]["name"] for o in again.list(RC)] == ["kept"]
@@ -70,7 +70,7 @@ def test_truncated_temp_snapshot_is_ignored(tmp_path: Path) -> None:
     store.create(RC, rc("kept"))
     store.close()
     Store(state_dir=tmp_path).close()  # compaction: everything is in the snapshot now
-    (tmp_path / f".{SNAPSHOT}.12345.tmp").write_bytes(b'{"format": 1, "resourceVersion": 10')
+    (tmp_path / f".{_SNAPSHOT}.12345.tmp").write_bytes(b'{"format": 1, "resourceVersion": 10')
     again = Store(state_dir=tmp_path)
     assert [o["metadata"]["name"] for o in again.list(RC)] == ["kept"]
     assert not list(tmp_path.glob("*.tmp"))
@@ -82,9 +82,9 @@ def test_crash_between_snapshot_and_log_truncation(tmp_path: Path) -> None:
     store.create(RC, rc("a"))
     store.create(RC, rc("b"))
     store.close()
-    wal = (tmp_path / WAL).read_bytes()
+    wal = (tmp_path / _WAL).read_bytes()
     Store(state_dir=tmp_path).close()  # compacts: snapshot has a and b, log is empty
-    (tmp_path / WAL).write_bytes(wal)  # as if the crash happened before the log was emptied
+    (tmp_path / _WAL).write_bytes(wal)  # as if the crash happened before the log was emptied
     again = Store(state_dir=tmp_path)
     assert [o["metadata"]["name"] for o in again.list(RC)] == ["a", "b"]
     again.close()
@@ -95,9 +95,9 @@ def test_snapshot_is_compact_json(tmp_path: Path) -> None:
     store.create(RC, rc("a"))
     store.close()
     Store(state_dir=tmp_path).close()
-    data = json.loads((tmp_path / SNAPSHOT).read_text())
+    data = json.loads((tmp_path / _SNAPSHOT).read_text())
     assert data["format"] == 1 and RC in data["objects"]
-    assert (tmp_path / WAL).read_bytes() == b""
+    assert (tmp_path / _WAL).read_bytes() == b""
 
 
 def test_persistence_requires_load(tmp_path: Path) -> None:
@@ -114,7 +114,7 @@ def test_log_is_compacted_when_it_grows(tmp_path: Path) -> None:
     p.put("configmaps", obj, 2)
     assert p.should_compact()
     p.compact(2, {"configmaps": [obj], "secrets": []})
-    assert not p.should_compact() and (tmp_path / WAL).read_bytes() == b""
+    assert not p.should_compact() and (tmp_path / _WAL).read_bytes() == b""
     p.delete("configmaps", ("default", "c"), 3)
     p.close()
     assert Persistence(tmp_path).load() == (3, {})
@@ -128,7 +128,7 @@ def test_store_compacts_a_long_log(tmp_path: Path) -> None:
         store.create(
             "configmaps", {"metadata": {"name": f"c{i}", "namespace": "default"}, "data": {"i": str(i)}}
         )
-    assert (tmp_path / WAL).stat().st_size < 2_000
+    assert (tmp_path / _WAL).stat().st_size < 2_000
     rv = store.resource_version
     store.close()
     again = Store(state_dir=tmp_path)

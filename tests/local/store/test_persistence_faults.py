@@ -25,7 +25,7 @@ from rayqueue_local.apiserver.rest import RestAPI
 from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_local.storage import persistence
 from rayqueue_local.storage.lock import StateDirectoryInUseError
-from rayqueue_local.storage.persistence import QUARANTINE, SNAPSHOT, WAL, StorageUnavailableError
+from rayqueue_local.storage.persistence import _QUARANTINE, _SNAPSHOT, _WAL, StorageUnavailableError
 from rayqueue_local.storage.store import Store, StoreError
 
 CM = "configmaps"
@@ -110,7 +110,7 @@ def test_full_disk_during_compaction_keeps_the_log_and_retries_later(
     failures = []
 
     def replace(src: Any, dst: Any) -> None:
-        if Path(dst).name == SNAPSHOT and len(failures) < 2:
+        if Path(dst).name == _SNAPSHOT and len(failures) < 2:
             failures.append(dst)
             raise OSError(errno.ENOSPC, "No space left on device")
         real_replace(src, dst)
@@ -120,7 +120,7 @@ def test_full_disk_during_compaction_keeps_the_log_and_retries_later(
         store.create(CM, cm(f"c{i}", "x" * 40))  # every write is acknowledged, compaction or not
     assert len(failures) == 2  # it failed, was postponed, failed again, then succeeded
     assert not list(tmp_path.glob("*.tmp"))  # the failed snapshots' temp files are gone
-    assert (tmp_path / WAL).stat().st_size < 1_500
+    assert (tmp_path / _WAL).stat().st_size < 1_500
     store.close()
     again = Store(state_dir=tmp_path)
     assert again.count(CM) == 30
@@ -164,16 +164,16 @@ def test_damaged_record_in_the_middle_loses_nothing_around_it(tmp_path: Path) ->
     for name in ("a", "b", "c", "d"):
         store.create(CM, cm(name))
     store.close()
-    lines = (tmp_path / WAL).read_bytes().splitlines(keepends=True)
+    lines = (tmp_path / _WAL).read_bytes().splitlines(keepends=True)
     damaged = b'{"rv": 7, "op": "put", "key": "configmaps", "obj": {\x00\x00 bit rot\n'
     index = next(i for i, line in enumerate(lines) if b'"name":"b"' in line)
     lines[index] = damaged
-    (tmp_path / WAL).write_bytes(b"".join(lines))
+    (tmp_path / _WAL).write_bytes(b"".join(lines))
 
     again = Store(state_dir=tmp_path)
     assert names(again) == ["a", "c", "d"]  # everything intact after the damage is there too
     assert len(again.recovery_notes) == 1 and "damaged record" in again.recovery_notes[0]
-    assert (tmp_path / QUARANTINE).read_bytes() == damaged
+    assert (tmp_path / _QUARANTINE).read_bytes() == damaged
     again.close()
     assert names(Store(state_dir=tmp_path)) == ["a", "c", "d"]  # and stays there after compaction
 
@@ -214,4 +214,4 @@ def test_state_files_are_private(tmp_path: Path) -> None:
         if path.is_file() and path.suffix != ".crt" and stat.S_IMODE(path.stat().st_mode) & 0o077
     ]
     assert loose == []
-    assert (state / "objects" / SNAPSHOT).exists()
+    assert (state / "objects" / _SNAPSHOT).exists()

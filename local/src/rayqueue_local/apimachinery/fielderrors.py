@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["field_path"]
+__all__ = ["GO_PATTERN_KEY", "field_path"]
 
 
 def _type_name(value: Any) -> str:

@@ -34,7 +34,9 @@ from rayqueue_local.errors import LocalControlPlaneError
 
 __all__ = ["MAX_DEPTH", "MAX_NODES", "YAMLLimitError", "check_depth", "load_yaml", "load_yaml_all"]
 
+#: Deepest nesting of mappings and sequences a decoded document may have.
 MAX_DEPTH = 100
+#: Most nodes (scalars, mappings, sequences) one YAML text may expand to, aliases included.
 MAX_NODES = 1_000_000
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

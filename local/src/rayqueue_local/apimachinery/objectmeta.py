@@ -21,6 +21,7 @@ __all__ = ["MAX_ANNOTATIONS_BYTES", "NAME_RULES", "metadata_causes", "name_cause
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 _NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
+#: Name formats by rule: ``{rule: (pattern, maximum length, upstream's message)}``.
 NAME_RULES: dict[str, tuple[re.Pattern[str], int, str]] = {
     "subdomain": (
         _DNS1123_SUBDOMAIN,
@@ -54,7 +55,7 @@ _LABEL_VALUE_TEXT = (
     "must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', "
     "regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
 )
-MAX_ANNOTATIONS_BYTES = 256 * 1024
+MAX_ANNOTATIONS_BYTES = 256 * 1024  # total size of keys and values, as upstream
 
 
 def name_causes(name: str, rule: str = "subdomain") -> list[dict[str, Any]]:

@@ -30,6 +30,7 @@ from rayqueue_local.errors import LocalControlPlaneError
 __all__ = [
     "FieldSelector",
     "LabelSelector",
+    "Requirement",
     "SelectorError",
     "match_selector_object",
     "parse_field_selector",

@@ -39,7 +39,9 @@ __all__ = [
 # (rayqueue_local.registry.schema.list_map_keys); for the built-in types :func:`default_list_keys` uses
 # :data:`MERGE_KEYS`.
 
+#: A structural path: field names, no list indexes.
 Path = tuple[str, ...]
+#: The resolver: a list's structural path to its map keys (``None`` for an atomic list).
 ListKeys = Callable[[tuple[str, ...]], "tuple[str, ...] | None"]
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "forbidden_message",
 ]
 
+#: Every verb a rule can grant on a collection resource.
 ALL_VERBS: tuple[str, ...] = (
     "get",
     "list",

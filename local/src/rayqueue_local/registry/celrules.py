@@ -27,7 +27,9 @@ __all__ = ["KNOWN_RULES", "KNOWN_TRANSITION_RULES", "Pred", "Rule", "TransitionP
 # map). Transition rules (those reading oldSelf) run on updates only, and only where the path has no
 # "[]" step (upstream correlates list elements by key; this does not).
 
+#: A rule's check of one value (``self``).
 Pred = Callable[[Any], bool]
+#: A transition rule's check of (``self``, ``oldSelf``).
 TransitionPred = Callable[[Any, Any], bool]
 
 

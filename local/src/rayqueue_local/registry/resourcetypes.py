@@ -28,7 +28,7 @@ ALL_VERBS: tuple[str, ...] = (
     "watch",
 )
 
-KUEUE = "kueue.x-k8s.io"
+KUEUE = "kueue.x-k8s.io"  # Kueue's API group
 
 
 def resource_key(group: str, plural: str) -> str:

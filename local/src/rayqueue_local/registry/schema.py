@@ -60,7 +60,7 @@ from rayqueue_local.registry.pruning import _prune
 if TYPE_CHECKING:
     from rayqueue_local.registry.registry import ResourceType
 
-__all__ = ["SchemaValidator", "to_json_schema"]
+__all__ = ["SchemaValidator", "list_map_keys", "to_json_schema"]
 
 _DROP = {
     "description",

@@ -44,14 +44,14 @@ log = logging.getLogger(__name__)
 
 __all__ = ["GpuDevice", "GpuMetricsExporter", "gpu_request", "pods_with_gpus"]
 
-GPU_RESOURCE = "nvidia.com/gpu"
-MODEL_NAME = "NVIDIA A100-SXM4-40GB"
-FB_TOTAL_MIB = 40960
-IDLE_POWER_W = 55.0
-BUSY_POWER_W = 320.0
+_GPU_RESOURCE = "nvidia.com/gpu"
+_MODEL_NAME = "NVIDIA A100-SXM4-40GB"
+_FB_TOTAL_MIB = 40960
+_IDLE_POWER_W = 55.0
+_BUSY_POWER_W = 320.0
 
 #: (metric, type, help) in the order dcgm-exporter's default counters list them.
-FIELDS: tuple[tuple[str, str, str], ...] = (
+_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."),
     ("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."),
     ("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)."),
@@ -78,7 +78,7 @@ def gpu_request(pod: dict[str, Any]) -> list[tuple[str, int]]:
     out: list[tuple[str, int]] = []
     for container in pod.get("spec", {}).get("containers", []) or []:
         res = container.get("resources", {}) or {}
-        value = (res.get("limits") or {}).get(GPU_RESOURCE, (res.get("requests") or {}).get(GPU_RESOURCE))
+        value = (res.get("limits") or {}).get(_GPU_RESOURCE, (res.get("requests") or {}).get(_GPU_RESOURCE))
         if value is None:
             continue
         with contextlib.suppress(TypeError, ValueError):
@@ -148,7 +148,7 @@ class GpuMetricsExporter:
         host: str = "127.0.0.1",
         port: int = 0,
         hostname: str = "rayqueue-local-node",
-        model_name: str = MODEL_NAME,
+        model_name: str = _MODEL_NAME,
         label_style: str = "kubernetes",
     ) -> None:
         if label_style not in ("kubernetes", "scraped"):
@@ -242,15 +242,15 @@ class GpuMetricsExporter:
         """Every field's value for ``device``, consistent with its utilisation."""
         util = self.utilisation(device)
         ratio = util / 100.0
-        used = round(FB_TOTAL_MIB * 0.8 * ratio) if util else 0
+        used = round(_FB_TOTAL_MIB * 0.8 * ratio) if util else 0
         return {
             "DCGM_FI_DEV_SM_CLOCK": 1410.0 if util else 210.0,
             "DCGM_FI_DEV_MEM_CLOCK": 1215.0,
             "DCGM_FI_DEV_GPU_TEMP": round(32 + 40 * ratio),
-            "DCGM_FI_DEV_POWER_USAGE": round(IDLE_POWER_W + (BUSY_POWER_W - IDLE_POWER_W) * ratio, 3),
+            "DCGM_FI_DEV_POWER_USAGE": round(_IDLE_POWER_W + (_BUSY_POWER_W - _IDLE_POWER_W) * ratio, 3),
             "DCGM_FI_DEV_GPU_UTIL": util,
             "DCGM_FI_DEV_MEM_COPY_UTIL": round(util * 0.4),
-            "DCGM_FI_DEV_FB_FREE": float(FB_TOTAL_MIB - used),
+            "DCGM_FI_DEV_FB_FREE": float(_FB_TOTAL_MIB - used),
             "DCGM_FI_DEV_FB_USED": float(used),
             "DCGM_FI_PROF_GR_ENGINE_ACTIVE": round(ratio * 0.95, 6),
             "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": round(ratio * 0.6, 6),
@@ -277,7 +277,7 @@ class GpuMetricsExporter:
         devices = self.devices()
         rows = [(self.labels(d), self.values(d)) for d in devices]
         lines: list[str] = []
-        for metric, kind, text in FIELDS:
+        for metric, kind, text in _FIELDS:
             lines.append(f"# HELP {metric} {text}")
             lines.append(f"# TYPE {metric} {kind}")
             for labels, values in rows:

@@ -67,11 +67,11 @@ class PrometheusNotInstalledError(ProcessStartError, FileNotFoundError):
 
 
 #: Where Debian's package puts the binary: tried when ``prometheus`` is not on PATH.
-DEBIAN_BINARY = Path("/usr/bin/prometheus")
+_DEBIAN_BINARY = Path("/usr/bin/prometheus")
 
 
 def find_prometheus() -> str:
-    """Path of the ``prometheus`` binary: on PATH, else :data:`DEBIAN_BINARY`.
+    """Path of the ``prometheus`` binary: on PATH, else Debian's ``/usr/bin/prometheus``.
 
     Example::
 
@@ -80,8 +80,8 @@ def find_prometheus() -> str:
     found = shutil.which("prometheus")
     if found:
         return found
-    if DEBIAN_BINARY.exists():
-        return str(DEBIAN_BINARY)
+    if _DEBIAN_BINARY.exists():
+        return str(_DEBIAN_BINARY)
     raise PrometheusNotInstalledError()
 
 

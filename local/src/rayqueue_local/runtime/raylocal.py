@@ -61,7 +61,7 @@ log = logging.getLogger(__name__)
 __all__ = ["RayHead", "RayHeadPorts", "RayHeadSpec", "ray_executable"]
 
 #: Port names as KubeRay names them in ``status.endpoints`` (plus the extra ones Ray needs).
-PORT_NAMES = (
+_PORT_NAMES = (
     "gcs-server",
     "dashboard",
     "client",
@@ -72,7 +72,7 @@ PORT_NAMES = (
     "dashboard-agent-grpc",
     "runtime-env-agent",
 )
-WORKER_PORTS = 64
+_WORKER_PORTS = 64
 _BLOCKING_MARK = "will now block forever"
 
 
@@ -128,7 +128,7 @@ class RayHeadPorts:
     def allocate(cls) -> RayHeadPorts:
         """Pick free ports for every listener and a private worker port range."""
         return cls(
-            dict(zip(PORT_NAMES, free_ports(len(PORT_NAMES)), strict=True)), free_port_range(WORKER_PORTS)
+            dict(zip(_PORT_NAMES, free_ports(len(_PORT_NAMES)), strict=True)), free_port_range(_WORKER_PORTS)
         )
 
 

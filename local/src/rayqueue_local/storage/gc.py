@@ -18,6 +18,8 @@ from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.storage.reads import StoreReads
 from rayqueue_local.storage.storetypes import Objects, StoreError
 
+__all__ = ["StoreDeletion"]
+
 
 class StoreDeletion(StoreReads):
     """The deletion methods of :class:`~rayqueue_local.storage.store.Store` and the garbage collector."""

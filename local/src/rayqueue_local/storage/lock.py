@@ -28,7 +28,7 @@ from rayqueue_local.errors import LocalControlPlaneError
 
 __all__ = ["StateDirectoryInUseError", "StateDirectoryLock"]
 
-LOCK_FILE = "lock"
+_LOCK_FILE = "lock"
 
 
 class StateDirectoryInUseError(LocalControlPlaneError):
@@ -72,7 +72,7 @@ class StateDirectoryLock:
         """Take the lock or raise :class:`StateDirectoryInUseError` at once (no waiting); returns self."""
         if self._fd is not None:
             return self
-        fd = os.open(self.state_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(self.state_dir / _LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -20,6 +20,8 @@ from rayqueue_local.registry.registry import ResourceType
 from rayqueue_local.storage.storetypes import PatchBody, StoreError
 from rayqueue_local.storage.writes import StoreWrites, _body
 
+__all__ = ["StorePatching"]
+
 
 class StorePatching(StoreWrites):
     """The patch and apply methods of :class:`~rayqueue_local.storage.store.Store`."""

@@ -57,12 +57,12 @@ log = logging.getLogger(__name__)
 
 __all__ = ["Persistence", "StorageUnavailableError", "atomic_write", "private_dir"]
 
-SNAPSHOT = "snapshot.json"
-WAL = "wal.jsonl"
-QUARANTINE = "wal.quarantine"
-FORMAT = 1
-FILE_MODE = 0o600
-DIR_MODE = 0o700
+_SNAPSHOT = "snapshot.json"
+_WAL = "wal.jsonl"
+_QUARANTINE = "wal.quarantine"
+_FORMAT = 1
+_FILE_MODE = 0o600
+_DIR_MODE = 0o700
 
 
 class StorageUnavailableError(StoreError):
@@ -96,8 +96,8 @@ def private_dir(path: str | os.PathLike[str]) -> Path:
         '0o700'
     """
     directory = Path(path)
-    directory.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
-    os.chmod(directory, DIR_MODE)  # an existing directory (or one made under a umask) too
+    directory.mkdir(parents=True, exist_ok=True, mode=_DIR_MODE)
+    os.chmod(directory, _DIR_MODE)  # an existing directory (or one made under a umask) too
     return directory
 
 
@@ -132,7 +132,7 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
         (b'x', '0o600')
     """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _FILE_MODE)
     try:
         try:
             _write_all(fd, data)
@@ -187,15 +187,15 @@ class Persistence:
         for stray in self.dir.glob("*.tmp"):
             log.info("ignoring %s left by an interrupted write", stray)
             stray.unlink(missing_ok=True)
-        for existing in (SNAPSHOT, WAL, QUARANTINE):
+        for existing in (_SNAPSHOT, _WAL, _QUARANTINE):
             if (self.dir / existing).exists():
-                os.chmod(self.dir / existing, FILE_MODE)  # state written by an older version
+                os.chmod(self.dir / existing, _FILE_MODE)  # state written by an older version
         rv = 0
         objects: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
-        snap = self.dir / SNAPSHOT
+        snap = self.dir / _SNAPSHOT
         if snap.exists():
             data = json.loads(snap.read_bytes())
-            if data.get("format") != FORMAT:
+            if data.get("format") != _FORMAT:
                 raise ValueError(f"{snap}: unknown state format {data.get('format')!r}")
             rv = int(data["resourceVersion"])
             for key, items in data["objects"].items():
@@ -203,7 +203,7 @@ class Persistence:
                 for obj in items:
                     meta = obj["metadata"]
                     bucket[(meta.get("namespace") or "", meta["name"])] = obj
-        wal = self.dir / WAL
+        wal = self.dir / _WAL
         replayed, good_end = 0, 0
         if wal.exists():
             replayed, rv, good_end = self._replay(wal, rv, objects)
@@ -241,7 +241,7 @@ class Persistence:
                     quarantined.append(line)
                     self.recovery_notes.append(
                         f"{wal}:{lineno}: set aside a truncated last record (a write that was never "
-                        f"acknowledged, {len(line)} bytes) in {QUARANTINE}"
+                        f"acknowledged, {len(line)} bytes) in {_QUARANTINE}"
                     )
                     break
                 good_end = offset
@@ -252,7 +252,7 @@ class Persistence:
                 if not _record_ok(rec):
                     quarantined.append(line)
                     self.recovery_notes.append(
-                        f"{wal}:{lineno}: set aside a damaged record ({len(line)} bytes) in {QUARANTINE}; "
+                        f"{wal}:{lineno}: set aside a damaged record ({len(line)} bytes) in {_QUARANTINE}; "
                         "every intact record before and after it was recovered"
                     )
                     continue
@@ -267,7 +267,7 @@ class Persistence:
                 else:
                     bucket.pop((rec["ns"], rec["name"]), None)
         if quarantined:
-            fd = os.open(self.dir / QUARANTINE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
+            fd = os.open(self.dir / _QUARANTINE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, _FILE_MODE)
             try:
                 _write_all(fd, b"".join(q if q.endswith(b"\n") else q + b"\n" for q in quarantined))
                 os.fsync(fd)
@@ -280,7 +280,7 @@ class Persistence:
     # -- writes ------------------------------------------------------------------------------------
     def _open_wal(self, *, truncate: bool) -> None:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if truncate else 0)
-        self._wal_fd = os.open(self.dir / WAL, flags, FILE_MODE)
+        self._wal_fd = os.open(self.dir / _WAL, flags, _FILE_MODE)
         if self.fsync:
             os.fsync(self._wal_fd)
         self._wal_end = self._wal_bytes = 0
@@ -292,9 +292,9 @@ class Persistence:
 
     def _write_snapshot(self, rv: int, objects: dict[str, list[dict[str, Any]]]) -> None:
         body = json.dumps(
-            {"format": FORMAT, "resourceVersion": rv, "objects": objects}, separators=(",", ":")
+            {"format": _FORMAT, "resourceVersion": rv, "objects": objects}, separators=(",", ":")
         )
-        atomic_write(self.dir / SNAPSHOT, body.encode(), fsync=self.fsync)
+        atomic_write(self.dir / _SNAPSHOT, body.encode(), fsync=self.fsync)
 
     def _append(self, record: dict[str, Any] | str) -> None:
         fd = self._fd()

@@ -25,6 +25,8 @@ from rayqueue_local.apimachinery.selectors import (
 from rayqueue_local.storage.storecore import StoreCore
 from rayqueue_local.storage.storetypes import ListResult, ObjKey, StoreError, _objkey
 
+__all__ = ["StoreReads"]
+
 
 def _encode_continue(rv: int, start: ObjKey) -> str:
     raw = json.dumps(

@@ -104,7 +104,7 @@ from rayqueue_local.storage.watchlog import StoreWatches
 
 __all__ = ["AdmissionHook", "Event", "ListResult", "Store", "StoreError", "Watch"]
 
-DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+_DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
 class Store(StorePatching, StoreWatches):
@@ -131,7 +131,7 @@ class Store(StorePatching, StoreWatches):
         history: int = 10_000,
         validate: bool = True,
         prune: bool = True,
-        namespaces: tuple[str, ...] = DEFAULT_NAMESPACES,
+        namespaces: tuple[str, ...] = _DEFAULT_NAMESPACES,
         fsync: bool = True,
     ) -> None:
         self.registry = registry if registry is not None else Registry()

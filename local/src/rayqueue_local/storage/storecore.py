@@ -35,6 +35,8 @@ from rayqueue_local.storage.storetypes import (
 )
 from rayqueue_local.storage.watch import Watch
 
+__all__ = ["StoreCore"]
+
 # The store's logger keeps the name it always had.
 log = logging.getLogger("rayqueue_local.storage.store")
 
@@ -43,6 +45,16 @@ class StoreCore:
     """State and primitives shared by the parts of :class:`~rayqueue_local.storage.store.Store`.
 
     Not used on its own: ``Store.__init__`` sets every attribute declared here.
+
+    Example:
+        >>> from rayqueue_local.storage.store import Store
+        >>> issubclass(Store, StoreCore)
+        True
+        >>> try:  # resolving the resource key is StoreCore's: an unknown one is 404 for every part
+        ...     Store().get("widgets", "default", "w")
+        ... except StoreError as err:
+        ...     err.to_status()["code"], err.to_status()["reason"]
+        (404, 'NotFound')
     """
 
     registry: Registry

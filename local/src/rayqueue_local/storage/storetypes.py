@@ -16,13 +16,27 @@ from typing import Any, NamedTuple
 from rayqueue_local.errors import LocalControlPlaneError
 from rayqueue_local.registry.registry import ResourceType
 
+__all__ = [
+    "MAX_OBJECT_BYTES",
+    "AdmissionHook",
+    "Event",
+    "ListResult",
+    "ObjKey",
+    "Objects",
+    "PatchBody",
+    "StoreError",
+    "invalid",
+    "qualified_kind",
+]
+
+#: An admission hook: ``(operation, new object, old object or None)`` to the object to store.
 AdmissionHook = Callable[[str, dict[str, Any], "dict[str, Any] | None"], dict[str, Any]]
 #: The largest object the store keeps, as compact JSON: the API server's 3 MiB request limit, applied
 #: to the stored object, so that a small YAML or patch that expands past it is refused too.
 MAX_OBJECT_BYTES = 3 * 1024 * 1024
 ObjKey = tuple[str, str]  # (namespace or "", name)
-Objects = list[dict[str, Any]]
-PatchBody = dict[str, Any] | list[Any]
+Objects = list[dict[str, Any]]  # a list of objects, as JSON-like dicts
+PatchBody = dict[str, Any] | list[Any]  # a patch body: a list for a JSON patch, else a dict
 
 
 class StoreError(LocalControlPlaneError):

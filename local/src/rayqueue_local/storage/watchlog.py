@@ -18,6 +18,8 @@ from rayqueue_local.storage.reads import StoreReads
 from rayqueue_local.storage.storetypes import Event, StoreError
 from rayqueue_local.storage.watch import Watch
 
+__all__ = ["StoreWatches"]
+
 
 class StoreWatches(StoreReads):
     """``Store.watch`` (see its example)."""

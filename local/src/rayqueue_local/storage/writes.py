@@ -25,6 +25,8 @@ from rayqueue_local.registry.schema import list_map_keys, metadata_causes, name_
 from rayqueue_local.storage.gc import StoreDeletion
 from rayqueue_local.storage.storetypes import Objects, StoreError, _owner_uids, invalid
 
+__all__ = ["StoreWrites"]
+
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # upstream's: no vowels, no confusable digits
 _NAME_RULE_OF = {"namespaces": "label", "services": "dns1035"}
 

@@ -77,7 +77,7 @@ def test_a_head_that_never_starts_is_reported_and_the_sdk_says_why(
         return RayHeadPorts({**ports.ports, "gcs-server": held_port}, ports.worker_ports)
 
     monkeypatch.setattr(RayHeadPorts, "allocate", classmethod(always_taken))
-    monkeypatch.setattr(runtime, "HEAD_START_ATTEMPTS", 1)
+    monkeypatch.setattr(runtime, "_HEAD_START_ATTEMPTS", 1)
     ns = f"fail-{uuid.uuid4().hex[:6]}"
     ray_cp.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     queues(ray_cp, ns)

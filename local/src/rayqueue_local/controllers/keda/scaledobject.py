@@ -47,12 +47,12 @@ log = logging.getLogger(__name__)
 
 __all__ = ["ScaledObjectController"]
 
-READY_MSG = "ScaledObject is defined correctly and is ready for scaling"
-TARGET_ERR = "ScaledObject doesn't have correct scaleTargetRef specification"
-NO_SCALE = "Target resource doesn't expose /scale subresource"
-NOT_FOUND = "Target resource doesn't exist"
-PAUSED = "autoscaling.keda.sh/paused"
-PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"
+_READY_MSG = "ScaledObject is defined correctly and is ready for scaling"
+_TARGET_ERR = "ScaledObject doesn't have correct scaleTargetRef specification"
+_NO_SCALE = "Target resource doesn't expose /scale subresource"
+_NOT_FOUND = "Target resource doesn't exist"
+_PAUSED = "autoscaling.keda.sh/paused"
+_PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"
 
 
 class ScaledObjectController:
@@ -178,7 +178,7 @@ class ScaledObjectController:
         elif key is not None:
             problem = self._check_scalable(so, key, gvkr, status)
         if problem:
-            set_condition(conditions, "Ready", False, "ScaledObjectCheckFailed", f"{TARGET_ERR}: {problem}")
+            set_condition(conditions, "Ready", False, "ScaledObjectCheckFailed", f"{_TARGET_ERR}: {problem}")
             _set_unknown(conditions, "Active", "UnknownState", "ScaledObject check failed")
         else:
             was_ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
@@ -190,7 +190,7 @@ class ScaledObjectController:
                     message="ScaledObject is ready for scaling",
                     source="keda-operator",
                 )
-            set_condition(conditions, "Ready", True, "ScaledObjectReady", READY_MSG)
+            set_condition(conditions, "Ready", True, "ScaledObjectReady", _READY_MSG)
             status["hpaName"] = hpa_name(so)
             triggers = (so.get("spec") or {}).get("triggers") or []
             status["triggersTypes"] = ",".join(dict.fromkeys(t.get("type", "") for t in triggers))
@@ -209,7 +209,7 @@ class ScaledObjectController:
         set_condition(
             conditions, "Fallback", False, "NoFallbackFound", "No fallbacks are active on this scaled object"
         )
-        paused = (meta.get("annotations") or {}).get(PAUSED, "").lower() == "true" or PAUSED_REPLICAS in (
+        paused = (meta.get("annotations") or {}).get(_PAUSED, "").lower() == "true" or _PAUSED_REPLICAS in (
             meta.get("annotations") or {}
         )
         set_condition(
@@ -235,13 +235,17 @@ class ScaledObjectController:
                 so,
                 type="Warning",
                 reason="ScaledObjectCheckFailed",
-                message=NOT_FOUND,
+                message=_NOT_FOUND,
                 source="keda-operator",
             )
             return str(err.message)
         if rt.scale is None:
             self.store.record_event(
-                so, type="Warning", reason="ScaledObjectCheckFailed", message=NO_SCALE, source="keda-operator"
+                so,
+                type="Warning",
+                reason="ScaledObjectCheckFailed",
+                message=_NO_SCALE,
+                source="keda-operator",
             )
             return "the server could not find the requested resource"
         gvk = f"{gvkr['group']}/{gvkr['version']}.{gvkr['kind']}"
@@ -273,14 +277,14 @@ class ScaledObjectController:
         annotations = meta.get("annotations") or {}
         target = self.store.get(key, namespace if rt.namespaced else None, spec["scaleTargetRef"]["name"])
         current = int(rt.scale.get_replicas(target))
-        if PAUSED_REPLICAS in annotations:
-            wanted = int(annotations[PAUSED_REPLICAS])
+        if _PAUSED_REPLICAS in annotations:
+            wanted = int(annotations[_PAUSED_REPLICAS])
             status["pausedReplicaCount"] = wanted
             if current != wanted:
                 self._scale(key, target, wanted)
             self._write(so, status)
             return
-        if annotations.get(PAUSED, "").lower() == "true":
+        if annotations.get(_PAUSED, "").lower() == "true":
             return
 
         active, errors, values = self._evaluate(so)
@@ -305,7 +309,7 @@ class ScaledObjectController:
             f"s{i}-{t.get('type', '')}": {"isActive": bool(values.get(i, (0.0, False))[1])}
             for i, t in enumerate(spec.get("triggers") or [])
         }
-        set_condition(conditions, "Ready", True, "ScaledObjectReady", READY_MSG)
+        set_condition(conditions, "Ready", True, "ScaledObjectReady", _READY_MSG)
         low = int(spec.get("minReplicaCount") or 0)
         high = 100 if spec.get("maxReplicaCount") is None else int(spec["maxReplicaCount"])
         idle = spec.get("idleReplicaCount")

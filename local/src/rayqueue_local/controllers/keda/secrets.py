@@ -30,8 +30,8 @@ log = logging.getLogger(__name__)
 
 __all__ = ["ServiceAccountTokenController", "decoded", "resolve_auth"]
 
-SA_TOKEN_TYPE = "kubernetes.io/service-account-token"
-SA_NAME_ANNOTATION = "kubernetes.io/service-account.name"
+_SA_TOKEN_TYPE = "kubernetes.io/service-account-token"
+_SA_NAME_ANNOTATION = "kubernetes.io/service-account.name"
 
 
 def decoded(secret: dict[str, Any], key: str) -> str | None:
@@ -61,14 +61,14 @@ class ServiceAccountTokenController(QueueController):
     def keys_for(self, event: Any) -> list[Any]:
         meta = event.object.get("metadata", {})
         if event.key == "secrets":
-            if event.object.get("type") != SA_TOKEN_TYPE or event.type == "DELETED":
+            if event.object.get("type") != _SA_TOKEN_TYPE or event.type == "DELETED":
                 return []
             return [(meta.get("namespace"), meta.get("name"))]
         return [
             (s["metadata"].get("namespace"), s["metadata"]["name"])
             for s in self.store.list("secrets", meta.get("namespace"))
-            if s.get("type") == SA_TOKEN_TYPE
-            and (s["metadata"].get("annotations") or {}).get(SA_NAME_ANNOTATION) == meta.get("name")
+            if s.get("type") == _SA_TOKEN_TYPE
+            and (s["metadata"].get("annotations") or {}).get(_SA_NAME_ANNOTATION) == meta.get("name")
         ]
 
     def _token(self, namespace: str, account: str) -> str:
@@ -91,8 +91,8 @@ class ServiceAccountTokenController(QueueController):
             secret = self.store.get("secrets", namespace, name)
         except StoreError:
             return
-        account = (secret["metadata"].get("annotations") or {}).get(SA_NAME_ANNOTATION)
-        if secret.get("type") != SA_TOKEN_TYPE or not account or decoded(secret, "token"):
+        account = (secret["metadata"].get("annotations") or {}).get(_SA_NAME_ANNOTATION)
+        if secret.get("type") != _SA_TOKEN_TYPE or not account or decoded(secret, "token"):
             return
         data = dict(secret.get("data") or {})
         data.update(

@@ -27,12 +27,12 @@ from typing import Any
 
 from rayqueue_local.storage.store import StoreError
 
-__all__ = ["SCALEDOBJECTS", "hpa_name", "install", "validate"]
+__all__ = ["OWNER_LABEL", "SCALEDOBJECTS", "hpa_name", "install", "validate"]
 
-SCALEDOBJECTS = "scaledobjects.keda.sh"
-WEBHOOK = "vscaledobject.kb.io"
-MAX_LABEL = 63
-OWNER_LABEL = "scaledobject.keda.sh/name"
+SCALEDOBJECTS = "scaledobjects.keda.sh"  # the resource key of KEDA's ScaledObjects
+_WEBHOOK = "vscaledobject.kb.io"
+_MAX_LABEL = 63
+OWNER_LABEL = "scaledobject.keda.sh/name"  # on the HPA: the ScaledObject that owns it
 
 
 def hpa_name(so: dict[str, Any]) -> str:
@@ -100,17 +100,17 @@ def validate(so: dict[str, Any]) -> str | None:
         return problem
     if problem := _replicas(spec):
         return problem
-    if len(name) > MAX_LABEL:
+    if len(name) > _MAX_LABEL:
         return (
-            f'scaledobject name "{name}" is {len(name)} characters long; must be no more than {MAX_LABEL} '
+            f'scaledobject name "{name}" is {len(name)} characters long; must be no more than {_MAX_LABEL} '
             f'characters because it is used as the "{OWNER_LABEL}" label value'
         )
     hpa = hpa_name(so)
-    if len(hpa) > MAX_LABEL:
+    if len(hpa) > _MAX_LABEL:
         return (
             f'HPA name "{hpa}" derived from scaledobject is {len(hpa)} characters long; must be no more than '
-            f"{MAX_LABEL} characters; set spec.advanced.horizontalPodAutoscalerConfig.name to a shorter name "
-            "or shorten the scaledobject name"
+            f"{_MAX_LABEL} characters; set spec.advanced.horizontalPodAutoscalerConfig.name to a shorter "
+            "name or shorten the scaledobject name"
         )
     fallback = spec.get("fallback")
     if fallback is not None:
@@ -140,7 +140,9 @@ def install(store: Any) -> None:
             raise StoreError(422, "Invalid", f'ScaledObject.keda.sh "{name}" is invalid: {type_problem}')
         problem = validate(new)
         if problem is not None:
-            raise StoreError(403, "Forbidden", f'admission webhook "{WEBHOOK}" denied the request: {problem}')
+            raise StoreError(
+                403, "Forbidden", f'admission webhook "{_WEBHOOK}" denied the request: {problem}'
+            )
         return new
 
     store.add_admission_hook(SCALEDOBJECTS, hook)

@@ -62,7 +62,7 @@ _PYTHON = re.compile(r"^(.*/)?python3?\Z")
 _VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 _FIELD_LABEL = re.compile(r"^metadata\.labels\['(.+)'\]\Z")
 #: How much of a failed init container's stderr is kept.
-STDERR_TAIL = 1500
+_STDERR_TAIL = 1500
 
 
 class PodPending(LocalControlPlaneError):
@@ -80,7 +80,7 @@ class InitContainerFailed(LocalControlPlaneError):
     def __init__(self, container: str, exit_code: int, stderr: str) -> None:
         self.container = container
         self.exit_code = exit_code
-        self.stderr = stderr[-STDERR_TAIL:].strip()
+        self.stderr = stderr[-_STDERR_TAIL:].strip()
         super().__init__(f'init container "{container}" exited with code {exit_code}: {self.stderr}')
 
 

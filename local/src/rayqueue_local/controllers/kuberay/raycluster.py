@@ -42,8 +42,8 @@ log = logging.getLogger(__name__)
 
 __all__ = ["RAYCLUSTERS", "RayClusterController"]
 
-RAYCLUSTERS = "rayclusters.ray.io"
-Item = tuple[str, str]  # (namespace, name)
+RAYCLUSTERS = "rayclusters.ray.io"  # the resource key of RayClusters
+_Item = tuple[str, str]  # (namespace, name)
 
 
 def _store_error() -> type[Exception]:
@@ -93,7 +93,7 @@ class RayClusterController(QueueController):
         return sorted(items)
 
     # -- reconcile --------------------------------------------------------------------------------
-    def reconcile(self, item: Item) -> None:
+    def reconcile(self, item: _Item) -> None:
         namespace, name = item
         store_error = _store_error()
         try:

@@ -56,9 +56,9 @@ log = logging.getLogger(__name__)
 
 __all__ = ["RAYJOBS", "RayJobController"]
 
-RAYJOBS = "rayjobs.ray.io"
-TERMINAL_JOB = ("STOPPED", "SUCCEEDED", "FAILED")
-TERMINAL_DEPLOYMENT = ("Complete", "Failed", "ValidationFailed")
+RAYJOBS = "rayjobs.ray.io"  # the resource key of RayJobs
+_TERMINAL_JOB = ("STOPPED", "SUCCEEDED", "FAILED")
+_TERMINAL_DEPLOYMENT = ("Complete", "Failed", "ValidationFailed")
 
 
 def _stamp(epoch_ms: int | float | None) -> str | None:
@@ -115,7 +115,7 @@ class RayJobController(QueueController):
         for job in jobs:
             status = job.get("status") or {}
             namespace = job["metadata"].get("namespace")
-            active = status.get("jobDeploymentStatus") not in TERMINAL_DEPLOYMENT + ("Suspended",)
+            active = status.get("jobDeploymentStatus") not in _TERMINAL_DEPLOYMENT + ("Suspended",)
             ttl_pending = (
                 status.get("jobDeploymentStatus") in ("Complete", "Failed")
                 and (job.get("spec") or {}).get("shutdownAfterJobFinishes")
@@ -353,7 +353,7 @@ class RayJobController(QueueController):
         status.pop("reason", None)
         if info.get("start_time"):
             status["startTime"] = status.get("startTime") or _stamp(info["start_time"])
-        if info["status"] in TERMINAL_JOB:
+        if info["status"] in _TERMINAL_JOB:
             failed = info["status"] == "FAILED"
             status["jobDeploymentStatus"] = "Failed" if failed else "Complete"
             if failed:

@@ -32,7 +32,10 @@ from rayqueue_local.apimachinery.time import now_rfc3339
 
 __all__ = [
     "DEFAULT_PORTS",
+    "LOCAL_IP",
+    "condition_true",
     "desired_pods",
+    "desired_resources",
     "desired_worker_replicas",
     "head_service",
     "owner_reference",
@@ -46,9 +49,9 @@ __all__ = [
 
 #: KubeRay's default head ports when the container declares none [R utils/constant.go].
 DEFAULT_PORTS = {"client": 10001, "gcs-server": 6379, "dashboard": 8265, "metrics": 8080, "serve": 8000}
-GPU_KEYS = ("nvidia.com/gpu", "amd.com/gpu", "intel.com/gpu")
-LOCAL_NODE = "rayqueue-local-node"
-LOCAL_IP = "127.0.0.1"
+_GPU_KEYS = ("nvidia.com/gpu", "amd.com/gpu", "intel.com/gpu")
+_LOCAL_NODE = "rayqueue-local-node"
+LOCAL_IP = "127.0.0.1"  # every pod's (and the head service's) IP: all runs on this host
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' rand.String alphabet (no vowels)
 
 
@@ -111,11 +114,11 @@ def _container_amount(template: dict[str, Any], names: Iterable[str], *, first: 
     return total
 
 
-def format_quantity(value: Decimal) -> str:
+def _format_quantity(value: Decimal) -> str:
     """A quantity string: whole numbers as they are, binary/decimal suffixes when exact, else milli.
 
     Example:
-        >>> [format_quantity(Decimal(v)) for v in (13 * 10**9, 2**31, "1.5", 3)]
+        >>> [_format_quantity(Decimal(v)) for v in (13 * 10**9, 2**31, "1.5", 3)]
         ['13G', '2Gi', '1500m', '3']
     """
     if value == value.to_integral_value():
@@ -139,7 +142,7 @@ def _group_size(spec: dict[str, Any]) -> tuple[Decimal, Decimal, Decimal, dict[s
     template = spec.get("template") or {}
     params = spec.get("rayStartParams") or {}
     cpus = _container_amount(template, ("cpu",))
-    gpus = _container_amount(template, GPU_KEYS)
+    gpus = _container_amount(template, _GPU_KEYS)
     memory = _container_amount(template, ("memory",))
     if (value := _start_param(params, "num-cpus")) is not None:
         cpus = Decimal(value)
@@ -186,13 +189,13 @@ def desired_resources(rc: dict[str, Any]) -> dict[str, str]:
     for template, count in groups:
         totals["cpu"] += _container_amount(template, ("cpu",), first="requests") * count
         totals["memory"] += _container_amount(template, ("memory",), first="requests") * count
-        totals["gpu"] += _container_amount(template, GPU_KEYS, first="requests") * count
+        totals["gpu"] += _container_amount(template, _GPU_KEYS, first="requests") * count
         totals["tpu"] += _container_amount(template, ("google.com/tpu",), first="requests") * count
     return {
-        "desiredCPU": format_quantity(totals["cpu"]),
-        "desiredMemory": format_quantity(totals["memory"]),
-        "desiredGPU": format_quantity(totals["gpu"]),
-        "desiredTPU": format_quantity(totals["tpu"]),
+        "desiredCPU": _format_quantity(totals["cpu"]),
+        "desiredMemory": _format_quantity(totals["memory"]),
+        "desiredGPU": _format_quantity(totals["gpu"]),
+        "desiredTPU": _format_quantity(totals["tpu"]),
     }
 
 
@@ -242,7 +245,7 @@ def pod_object(
         >>> pod["spec"]["nodeName"], pod["metadata"]["ownerReferences"][0]["kind"]
         ('rayqueue-local-node', 'RayCluster')
     """
-    spec["nodeName"] = LOCAL_NODE
+    spec["nodeName"] = _LOCAL_NODE
     return {
         "apiVersion": "v1",
         "kind": "Pod",

@@ -31,9 +31,9 @@ from rayqueue_local.controllers.kuberay.resources import DEFAULT_PORTS
 from rayqueue_local.runtime.raylocal import RayHead, RayHeadSpec
 
 #: How often a head that fails to start is tried (with fresh ports) before the cluster is failed.
-HEAD_START_ATTEMPTS = 3
+_HEAD_START_ATTEMPTS = 3
 #: Seconds before the next attempt, times the attempt number.
-HEAD_RETRY_DELAY = 1.0
+_HEAD_RETRY_DELAY = 1.0
 
 
 def _failure_summary(text: str, limit: int = 600) -> str:
@@ -192,11 +192,11 @@ class RayRuntime:
         """Start the head, retrying with fresh ports as KubeRay recreates a failed head pod.
 
         Returns ``None`` once ready, ``""`` if the cluster was released meanwhile, or the last
-        failure (its first line and the log's last lines) after :data:`HEAD_START_ATTEMPTS`.
+        failure (its first line and the log's last lines) after the last attempt.
         """
         assert handle.head is not None
         error = ""
-        for attempt in range(1, HEAD_START_ATTEMPTS + 1):
+        for attempt in range(1, _HEAD_START_ATTEMPTS + 1):
             try:
                 handle.head.start()  # each start allocates new ports and a new temp dir
                 handle.head.wait_ready()
@@ -212,10 +212,10 @@ class RayRuntime:
                     handle.key[0],
                     handle.key[1],
                     attempt,
-                    HEAD_START_ATTEMPTS,
+                    _HEAD_START_ATTEMPTS,
                     err,
                 )
-                if attempt < HEAD_START_ATTEMPTS and self._stop.wait(HEAD_RETRY_DELAY * attempt):
+                if attempt < _HEAD_START_ATTEMPTS and self._stop.wait(_HEAD_RETRY_DELAY * attempt):
                     return ""
         return error
 

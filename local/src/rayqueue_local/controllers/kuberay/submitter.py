@@ -66,8 +66,8 @@ log = logging.getLogger(__name__)
 
 __all__ = ["InitContainerFailed", "PodPending", "SubmitterPods", "SubmitterRun", "submitter_pod"]
 
-PODS = "pods"
-RunKey = tuple[str, str, str]  # (namespace, rayjob, jobId)
+_PODS = "pods"
+_RunKey = tuple[str, str, str]  # (namespace, rayjob, jobId)
 
 
 def _default_template(job: dict[str, Any]) -> dict[str, Any]:
@@ -153,7 +153,7 @@ def _terminated(container: dict[str, Any], code: int, message: str = "") -> dict
 class SubmitterRun:
     """One submitter pod: its object's name, filesystem and the submitter container's env."""
 
-    key: RunKey
+    key: _RunKey
     cluster: str
     pod_name: str
     pod: LocalPod
@@ -186,7 +186,7 @@ class SubmitterPods:
     def __init__(self, *, init_timeout: float = 300.0) -> None:
         self.init_timeout = init_timeout
         self._base: Path | None = None  # made on first use
-        self._runs: dict[RunKey, SubmitterRun] = {}
+        self._runs: dict[_RunKey, SubmitterRun] = {}
         self._lock = threading.Lock()
 
     def runs(self) -> list[SubmitterRun]:
@@ -203,7 +203,7 @@ class SubmitterPods:
             ValueError: the template names a path outside its volume.
         """
         meta = job["metadata"]
-        key: RunKey = (meta.get("namespace", "default"), meta["name"], status["jobId"])
+        key: _RunKey = (meta.get("namespace", "default"), meta["name"], status["jobId"])
         with self._lock:
             if key in self._runs:
                 return self._runs[key]
@@ -223,14 +223,14 @@ class SubmitterPods:
         except (PodPending, ValueError):
             shutil.rmtree(root, ignore_errors=True)
             raise
-        created = store.create(PODS, pod)
+        created = store.create(_PODS, pod)
         self._status(store, created, "Pending")
         try:
             run_init_containers(local, pod["spec"], created, store=store, timeout=self.init_timeout)
         except (InitContainerFailed, PodPending, ValueError) as err:
             shutil.rmtree(root, ignore_errors=True)
             if isinstance(err, PodPending):
-                store.delete(PODS, key[0], name)
+                store.delete(_PODS, key[0], name)
             else:
                 failure = (
                     err if isinstance(err, InitContainerFailed) else InitContainerFailed("?", 1, str(err))
@@ -255,13 +255,13 @@ class SubmitterPods:
         if run is None:
             return
         try:
-            store.delete(PODS, run.key[0], run.pod_name)
+            store.delete(_PODS, run.key[0], run.pod_name)
         except StoreError as err:
             if err.code != 404:
                 raise
         self.release(run.key)
 
-    def release(self, key: RunKey) -> None:
+    def release(self, key: _RunKey) -> None:
         """Forget a run and remove its filesystem."""
         with self._lock:
             run = self._runs.pop(key, None)
@@ -291,7 +291,7 @@ class SubmitterPods:
 
     def _set_phase(self, store: Any, run: SubmitterRun, phase: str) -> None:
         try:
-            pod = store.get(PODS, run.key[0], run.pod_name)
+            pod = store.get(_PODS, run.key[0], run.pod_name)
         except StoreError as err:
             if err.code == 404:
                 return
@@ -335,4 +335,4 @@ class SubmitterPods:
                 code = 0 if phase == "Succeeded" else 1
                 status["containerStatuses"] = [_terminated(c, code) for c in mains]
         meta = {k: v for k, v in pod["metadata"].items() if k != "resourceVersion"}
-        store.update_status(PODS, {**pod, "metadata": meta, "status": status})
+        store.update_status(_PODS, {**pod, "metadata": meta, "status": status})

@@ -61,14 +61,14 @@ __all__ = ["KueueController"]
 log = logging.getLogger(__name__)
 
 
-def resource_requests(wl: WorkloadInfo) -> list[dict[str, Any]]:
+def _resource_requests(wl: WorkloadInfo) -> list[dict[str, Any]]:
     """``status.resourceRequests`` of a pending Workload: each pod set's total requests.
 
     Example:
         >>> from rayqueue_local.controllers.kueue.snapshot import PodSetInfo
         >>> head = PodSetInfo("head", 2, {"cpu": 500}, {})
         >>> info = WorkloadInfo({}, "ns", "w", "u", "", 0, 0.0, "lq", True, [head])
-        >>> resource_requests(info)
+        >>> _resource_requests(info)
         [{'name': 'head', 'resources': {'cpu': '1'}}]
     """
     return [
@@ -262,7 +262,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         for pending in result.pending:
             wl = copy.deepcopy(pending.workload.obj)
             changed = cond.set_condition(wl, msg.QUOTA_RESERVED, False, pending.reason, pending.message, now)
-            requests = resource_requests(pending.workload)
+            requests = _resource_requests(pending.workload)
             if wl["status"].get("resourceRequests") != requests:
                 wl["status"]["resourceRequests"] = requests
                 changed = True

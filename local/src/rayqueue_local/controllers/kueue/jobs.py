@@ -49,6 +49,7 @@ def job_active(job: dict[str, Any]) -> bool:
 
 
 def pods_ready(job: dict[str, Any]) -> bool:
+    """Whether the job's pods are up: a RayJob's cluster, or the RayCluster itself, is ``ready``."""
     status = job.get("status") or {}
     if job.get("kind") == "RayJob":
         return (status.get("rayClusterStatus") or {}).get("state") == "ready"

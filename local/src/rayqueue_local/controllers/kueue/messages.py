@@ -14,6 +14,52 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+__all__ = [
+    "ADMITTED",
+    "ADMITTED_MESSAGE",
+    "CLUSTER_QUEUE_RESTARTED",
+    "CLUSTER_QUEUE_STOPPED_MESSAGE",
+    "DEACTIVATED_MESSAGE",
+    "DEACTIVATION_TARGET",
+    "EVICTED",
+    "EVICTED_BY_CLUSTER_QUEUE_STOPPED",
+    "EVICTED_BY_DEACTIVATION",
+    "EVICTED_BY_LOCAL_QUEUE_STOPPED",
+    "EVICTED_BY_PREEMPTION",
+    "EXCEEDING_MAXIMUM_EXECUTION_TIME",
+    "FINISHED",
+    "INADMISSIBLE",
+    "IN_CLUSTER_QUEUE",
+    "IN_COHORT_FAIR_SHARING",
+    "IN_COHORT_RECLAIM_WHILE_BORROWING",
+    "IN_COHORT_RECLAMATION",
+    "LOCAL_QUEUE_RESTARTED",
+    "MAXIMUM_EXECUTION_TIME_EXCEEDED",
+    "NAMESPACE_MISMATCH",
+    "NO_LONGER_FITS",
+    "NO_RESERVATION_MESSAGE",
+    "OVERLAPPING_TARGETS",
+    "PENDING",
+    "PODS_READY",
+    "PREEMPTED",
+    "QUOTA_RESERVED",
+    "REACTIVATED",
+    "REACTIVATED_MESSAGE",
+    "REQUEUED",
+    "cluster_queue_inactive",
+    "cluster_queue_missing",
+    "couldnt_assign",
+    "insufficient_quota",
+    "insufficient_unused_quota",
+    "local_queue_inactive",
+    "local_queue_missing",
+    "pending_preemption",
+    "preemption_message",
+    "priority_suffix",
+    "quota_reserved",
+    "resource_unavailable",
+]
+
 # Workload condition types
 QUOTA_RESERVED = "QuotaReserved"
 ADMITTED = "Admitted"
@@ -39,7 +85,7 @@ IN_COHORT_RECLAMATION = "InCohortReclamation"
 IN_COHORT_FAIR_SHARING = "InCohortFairSharing"
 IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
 
-HUMAN_READABLE_PREEMPTION_REASONS = {
+_HUMAN_READABLE_PREEMPTION_REASONS = {
     IN_CLUSTER_QUEUE: "prioritization in the ClusterQueue",
     IN_COHORT_RECLAMATION: "reclamation within the cohort",
     IN_COHORT_FAIR_SHARING: "Fair Sharing within the cohort",
@@ -47,6 +93,7 @@ HUMAN_READABLE_PREEMPTION_REASONS = {
     "": "UNKNOWN",
 }
 
+# Deactivation: the condition type, and the reason and message of a Workload past its maximum execution time
 DEACTIVATION_TARGET = "DeactivationTarget"
 MAXIMUM_EXECUTION_TIME_EXCEEDED = "MaximumExecutionTimeExceeded"
 EXCEEDING_MAXIMUM_EXECUTION_TIME = "exceeding the maximum execution time"
@@ -56,6 +103,7 @@ REACTIVATED = "Reactivated"
 CLUSTER_QUEUE_RESTARTED = "ClusterQueueRestarted"
 LOCAL_QUEUE_RESTARTED = "LocalQueueRestarted"
 
+# Condition messages
 DEACTIVATED_MESSAGE = "The workload is deactivated"
 REACTIVATED_MESSAGE = "The workload was reactivated"
 ADMITTED_MESSAGE = "The workload is admitted"
@@ -104,9 +152,10 @@ def preemption_message(
         'Preempted to accommodate a workload (UID: u1, JobUID: j1) due to reclamation within the cohort \
 while borrowing; preemptor path: /ab/a; preemptee path: /ab/b'
     """
+    why = _HUMAN_READABLE_PREEMPTION_REASONS.get(reason, "UNKNOWN")
     return (
         f"Preempted to accommodate a workload (UID: {preemptor_uid or 'UNKNOWN'}, "
-        f"JobUID: {job_uid or 'UNKNOWN'}) due to {HUMAN_READABLE_PREEMPTION_REASONS.get(reason, 'UNKNOWN')}; "
+        f"JobUID: {job_uid or 'UNKNOWN'}) due to {why}; "
         f"preemptor path: {preemptor_path or 'UNKNOWN'}; preemptee path: {preemptee_path or 'UNKNOWN'}"
     )
 

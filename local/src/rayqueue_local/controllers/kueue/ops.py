@@ -29,6 +29,7 @@ __all__ = [
     "metadata_of",
 ]
 
+# Resource keys of the Kueue kinds, and of the Ray kinds Kueue manages (key: kind)
 WORKLOADS = "workloads.kueue.x-k8s.io"
 CLUSTER_QUEUES = "clusterqueues.kueue.x-k8s.io"
 LOCAL_QUEUES = "localqueues.kueue.x-k8s.io"
@@ -36,6 +37,8 @@ COHORTS = "cohorts.kueue.x-k8s.io"
 FLAVORS = "resourceflavors.kueue.x-k8s.io"
 PRIORITY_CLASSES = "workloadpriorityclasses.kueue.x-k8s.io"
 JOB_KINDS = {"rayclusters.ray.io": "RayCluster", "rayjobs.ray.io": "RayJob"}
+
+# The scheduler's work-queue item, and the field managers and event sources of the three loops
 SCHEDULE = ("schedule",)
 ADMISSION = "kueue-admission"
 JOB_CONTROLLER = "kueue-job-controller"

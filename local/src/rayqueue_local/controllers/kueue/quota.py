@@ -86,11 +86,11 @@ class QuotaTree:
     cohorts: dict[str, QuotaNode]
 
 
-def parse_resource_groups(groups: Iterable[dict[str, Any]] | None) -> dict[FR, Quota]:
+def _parse_resource_groups(groups: Iterable[dict[str, Any]] | None) -> dict[FR, Quota]:
     """Quotas per ``(flavor, resource)`` from a ``spec.resourceGroups`` list.
 
     Example:
-        >>> parse_resource_groups([{"coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": [
+        >>> _parse_resource_groups([{"coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": [
         ...     {"name": "cpu", "nominalQuota": "1", "borrowingLimit": "500m"}]}]}])
         {('f', 'cpu'): Quota(nominal=1000, borrowing_limit=500, lending_limit=None)}
     """
@@ -109,7 +109,7 @@ def parse_resource_groups(groups: Iterable[dict[str, Any]] | None) -> dict[FR, Q
     return quotas
 
 
-def cohort_name_of(cq: dict[str, Any]) -> str:
+def _cohort_name_of(cq: dict[str, Any]) -> str:
     """The cohort of a ClusterQueue (``spec.cohortName``; v1beta1's ``spec.cohort`` accepted)."""
     spec = cq.get("spec") or {}
     return str(spec.get("cohortName") or spec.get("cohort") or "")
@@ -126,7 +126,7 @@ def build_tree(cluster_queues: Iterable[dict[str, Any]], cohorts: Iterable[dict[
     for obj in cohorts:
         name = obj["metadata"]["name"]
         spec = obj.get("spec") or {}
-        node = QuotaNode(name, True, quotas=parse_resource_groups(spec.get("resourceGroups")))
+        node = QuotaNode(name, True, quotas=_parse_resource_groups(spec.get("resourceGroups")))
         cohort_nodes[name] = node
         if spec.get("parentName"):
             parents[name] = spec["parentName"]
@@ -151,11 +151,11 @@ def build_tree(cluster_queues: Iterable[dict[str, Any]], cohorts: Iterable[dict[
     for obj in cluster_queues:
         name = obj["metadata"]["name"]
         node = QuotaNode(
-            name, False, quotas=parse_resource_groups((obj.get("spec") or {}).get("resourceGroups"))
+            name, False, quotas=_parse_resource_groups((obj.get("spec") or {}).get("resourceGroups"))
         )
         queues[name] = node
-        if cohort_name_of(obj):
-            parent = cohort(cohort_name_of(obj))
+        if _cohort_name_of(obj):
+            parent = cohort(_cohort_name_of(obj))
             node.parent = parent
             parent.child_queues.append(node)
 
@@ -180,7 +180,7 @@ def _update_subtree(cohort: QuotaNode) -> None:
 
 def _accumulate(parent: QuotaNode, child: QuotaNode) -> None:
     for fr, quota in child.subtree.items():
-        parent.subtree[fr] = parent.subtree.get(fr, 0) + quota - local_quota(child, fr)
+        parent.subtree[fr] = parent.subtree.get(fr, 0) + quota - _local_quota(child, fr)
 
 
 def path_to_root(node: QuotaNode) -> Iterator[QuotaNode]:
@@ -191,14 +191,14 @@ def path_to_root(node: QuotaNode) -> Iterator[QuotaNode]:
         cursor = cursor.parent
 
 
-def root_of(node: QuotaNode) -> QuotaNode:
+def _root_of(node: QuotaNode) -> QuotaNode:
     """The root of ``node``'s tree (``node`` itself when it has no parent)."""
     while node.parent is not None:
         node = node.parent
     return node
 
 
-def local_quota(node: QuotaNode, fr: FR) -> int:
+def _local_quota(node: QuotaNode, fr: FR) -> int:
     """The part of the node's quota it keeps from its parent (``subtree - lendingLimit``)."""
     quota = node.quotas.get(fr)
     if quota is None or quota.lending_limit is None:
@@ -208,7 +208,7 @@ def local_quota(node: QuotaNode, fr: FR) -> int:
 
 def local_available(node: QuotaNode, fr: FR) -> int:
     """Unused local (not lent) quota."""
-    return max(0, local_quota(node, fr) - node.usage.get(fr, 0))
+    return max(0, _local_quota(node, fr) - node.usage.get(fr, 0))
 
 
 def _available(node: QuotaNode, fr: FR) -> int:
@@ -217,7 +217,7 @@ def _available(node: QuotaNode, fr: FR) -> int:
     parent_available = _available(node.parent, fr)
     quota = node.quotas.get(fr)
     if quota is not None and quota.borrowing_limit is not None:
-        local = local_quota(node, fr)
+        local = _local_quota(node, fr)
         stored_in_parent = node.subtree.get(fr, 0) - local
         used_in_parent = max(0, node.usage.get(fr, 0) - local)
         parent_available = min(stored_in_parent - used_in_parent + quota.borrowing_limit, parent_available)
@@ -233,7 +233,7 @@ def potential_available(node: QuotaNode, fr: FR) -> int:
     """How much of ``fr`` the node could use if nothing else in its tree used any."""
     if node.parent is None:
         return node.subtree.get(fr, 0)
-    avail = local_quota(node, fr) + potential_available(node.parent, fr)
+    avail = _local_quota(node, fr) + potential_available(node.parent, fr)
     quota = node.quotas.get(fr)
     if quota is not None and quota.borrowing_limit is not None:
         avail = min(node.subtree.get(fr, 0) + quota.borrowing_limit, avail)
@@ -250,7 +250,7 @@ def add_usage(node: QuotaNode, fr: FR, value: int) -> None:
 
 def remove_usage(node: QuotaNode, fr: FR, value: int) -> None:
     """Undo :func:`add_usage`."""
-    stored_in_parent = node.usage.get(fr, 0) - local_quota(node, fr)
+    stored_in_parent = node.usage.get(fr, 0) - _local_quota(node, fr)
     node.usage[fr] = node.usage.get(fr, 0) - value
     if stored_in_parent <= 0 or node.parent is None:
         return
@@ -278,11 +278,11 @@ def quantities_fit_in_quota(node: QuotaNode, requests: dict[FR, int]) -> tuple[b
     return fits, remaining
 
 
-def node_height(node: QuotaNode) -> int:
+def _node_height(node: QuotaNode) -> int:
     """Height of a cohort: 1 when it only has ClusterQueues, more with nested cohorts."""
     height = min(len(node.child_queues) + len(node.child_cohorts), 1)
     for child in node.child_cohorts:
-        height = max(height, node_height(child) + 1)
+        height = max(height, _node_height(child) + 1)
     return height
 
 
@@ -294,6 +294,6 @@ def find_height_of_lowest_subtree_that_fits(cq: QuotaNode, fr: FR, value: int) -
     remaining = value - local_available(cq, fr)
     for node in path_to_root(cq):
         if not borrowing_with(node, fr, remaining):
-            return node_height(node), node.parent is not None
+            return _node_height(node), node.parent is not None
         remaining -= local_available(node, fr)
-    return node_height(root_of(cq.parent)), False
+    return _node_height(_root_of(cq.parent)), False

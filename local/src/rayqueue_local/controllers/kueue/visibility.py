@@ -27,9 +27,9 @@ from rayqueue_local.registry.registry import ResourceType
 
 __all__ = ["GROUP", "pending_items", "register", "summary"]
 
-GROUP = "visibility.kueue.x-k8s.io"
-VERSION = "v1beta2"
-_PREFIX = f"/apis/{GROUP}/{VERSION}"
+GROUP = "visibility.kueue.x-k8s.io"  # the aggregated visibility API's group
+_VERSION = "v1beta2"
+_PREFIX = f"/apis/{GROUP}/{_VERSION}"
 _NAME = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
 
 
@@ -84,7 +84,7 @@ def summary(items: list[dict[str, Any]], *, limit: int, offset: int) -> dict[str
     """A ``PendingWorkloadsSummary`` of ``items[offset:offset+limit]``."""
     return {
         "kind": "PendingWorkloadsSummary",
-        "apiVersion": f"{GROUP}/{VERSION}",
+        "apiVersion": f"{GROUP}/{_VERSION}",
         "metadata": {"creationTimestamp": None},
         "items": items[offset : offset + limit],
     }
@@ -105,8 +105,8 @@ def _discovery_types() -> list[Any]:
     def rt(plural: str, kind: str, namespaced: bool) -> ResourceType:
         return ResourceType(
             group=GROUP,
-            versions=(VERSION,),
-            storage_version=VERSION,
+            versions=(_VERSION,),
+            storage_version=_VERSION,
             plural=plural,
             singular="",
             kind=kind,

@@ -29,9 +29,9 @@ from rayqueue_local.storage.store import StoreError
 
 __all__ = ["field_error", "install", "mutate", "validate_create", "validate_update"]
 
-MAX_POD_SETS = 18
-ELASTIC_GATE = "kueue.x-k8s.io/elastic-job"
-UNMANAGED_NAMESPACES = ("kube-system", "kueue-system")
+_MAX_POD_SETS = 18
+_ELASTIC_GATE = "kueue.x-k8s.io/elastic-job"
+_UNMANAGED_NAMESPACES = ("kube-system", "kueue-system")
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 _MAX_EXEC_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
 _IMMUTABLE = "field is immutable"
@@ -77,10 +77,10 @@ def _cluster_spec_errors(job: dict[str, Any], spec: dict[str, Any], path: str, r
             )
         errors.append(field_error(f"{path}.enableInTreeAutoscaling", "Invalid value", True, detail))
     count = len(spec.get("workerGroupSpecs") or ()) + 1
-    if count > MAX_POD_SETS:
+    if count > _MAX_POD_SETS:
         errors.append(
             field_error(
-                f"{path}.workerGroupSpecs", "Too many", count, f"must have at most {MAX_POD_SETS} items"
+                f"{path}.workerGroupSpecs", "Too many", count, f"must have at most {_MAX_POD_SETS} items"
             )
         )
     for i, group in enumerate(spec.get("workerGroupSpecs") or ()):
@@ -200,8 +200,8 @@ def _unchanged_for_validation(old: dict[str, Any], new: dict[str, Any]) -> bool:
 
 def _gate(template: dict[str, Any]) -> None:
     gates = template.setdefault("spec", {}).setdefault("schedulingGates", [])
-    if {"name": ELASTIC_GATE} not in gates:
-        gates.append({"name": ELASTIC_GATE})
+    if {"name": _ELASTIC_GATE} not in gates:
+        gates.append({"name": _ELASTIC_GATE})
 
 
 def mutate(job: dict[str, Any], *, default_queue_exists: bool, owner_managed: bool) -> dict[str, Any]:
@@ -210,7 +210,7 @@ def mutate(job: dict[str, Any], *, default_queue_exists: bool, owner_managed: bo
     namespace = meta.get("namespace", "")
     if owner_managed:
         return job
-    if default_queue_exists and not _labels(job).get(QUEUE_LABEL) and namespace not in UNMANAGED_NAMESPACES:
+    if default_queue_exists and not _labels(job).get(QUEUE_LABEL) and namespace not in _UNMANAGED_NAMESPACES:
         meta.setdefault("labels", {})[QUEUE_LABEL] = "default"
     if _labels(job).get(QUEUE_LABEL):
         job.setdefault("spec", {})["suspend"] = True

@@ -35,14 +35,15 @@ __all__ = [
     "workload_name",
 ]
 
+# Kueue's labels, annotation and finalizer on jobs and Workloads
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 RESOURCE_IN_USE_FINALIZER = "kueue.x-k8s.io/resource-in-use"
 ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"
 MAX_EXEC_TIME_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
-KUEUE_GROUP = "kueue.x-k8s.io"
-RAY_API_VERSION = "ray.io/v1"
+_KUEUE_GROUP = "kueue.x-k8s.io"
+_RAY_API_VERSION = "ray.io/v1"
 _MAX_PREFIX = 253 - 1 - 5
 
 _AUTOSCALER = {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"cpu": "500m", "memory": "512Mi"}}
@@ -192,7 +193,7 @@ def build_workload(job: dict[str, Any], priority_classes: dict[str, int]) -> dic
         spec["maximumExecutionTimeSeconds"] = int(max_exec)
     if priority_class:
         spec["priorityClassRef"] = {
-            "group": KUEUE_GROUP,
+            "group": _KUEUE_GROUP,
             "kind": "WorkloadPriorityClass",
             "name": priority_class,
         }
@@ -200,7 +201,7 @@ def build_workload(job: dict[str, Any], priority_classes: dict[str, int]) -> dic
     else:
         spec["priority"] = 0
     return {
-        "apiVersion": f"{KUEUE_GROUP}/v1beta2",
+        "apiVersion": f"{_KUEUE_GROUP}/v1beta2",
         "kind": "Workload",
         "metadata": {
             "name": workload_name(kind, "ray.io", meta["name"], meta["uid"]),
@@ -209,7 +210,7 @@ def build_workload(job: dict[str, Any], priority_classes: dict[str, int]) -> dic
             "finalizers": [RESOURCE_IN_USE_FINALIZER],
             "ownerReferences": [
                 {
-                    "apiVersion": job.get("apiVersion", RAY_API_VERSION),
+                    "apiVersion": job.get("apiVersion", _RAY_API_VERSION),
                     "kind": kind,
                     "name": meta["name"],
                     "uid": meta["uid"],
