@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from rayqueue_sdk.errors import ConfigError
+from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from rayqueue_sdk.manifests.rayjob import runtime_env_yaml
 
 __all__ = [
     "OWNED_WORKING_DIR_LIMIT",
@@ -304,9 +306,6 @@ def ship_working_dir(
         >>> secret["metadata"]["name"], job["spec"]["runtimeEnvYAML"]
         ('j-working-dir', 'working_dir: /home/ray/rayqueue/working_dir\\n')
     """
-    from rayqueue_sdk.manifests.raycluster import MANAGED_BY_LABEL, MANAGED_BY_VALUE
-    from rayqueue_sdk.manifests.rayjob import runtime_env_yaml
-
     job = copy.deepcopy(dict(rayjob))
     meta = job["metadata"]
     name = working_dir_secret_name(meta["name"])
