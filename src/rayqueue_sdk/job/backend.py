@@ -15,10 +15,10 @@ Example:
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Protocol
 
+from rayqueue_sdk.job.runtime_env import PreparedRuntimeEnv
 from rayqueue_sdk.job.spec import JobFields
 from rayqueue_sdk.job.status import RayJobStatus
 from rayqueue_sdk.kube.client import default_namespace, get_client
@@ -80,14 +80,8 @@ class JobBackend(Protocol):
     job_id: str | None
     keeps_logs: bool
 
-    def submit(
-        self,
-        job: JobFields,
-        runtime_env: dict[str, Any] | None,
-        working_dir: Path | None,
-        excludes: Sequence[str],
-    ) -> str:
-        """Send the job (its runtime_env resolved, its local ``working_dir`` checked); returns its id."""
+    def submit(self, job: JobFields, env: PreparedRuntimeEnv) -> str:
+        """Send the job with its checked runtime_env; returns its id."""
         ...
 
     def status(self) -> RayJobStatus:

@@ -19,8 +19,7 @@ import secrets
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.admission.cluster import ClusterPhase, ErrorKind, JobAssessment, JobPhase, Verdict
@@ -29,7 +28,7 @@ from rayqueue_sdk.cluster.observe import observe_cluster
 from rayqueue_sdk.errors import ClusterNotFoundError, ConnectionFailedError, RayQueueError
 from rayqueue_sdk.job.backend import KubeTarget
 from rayqueue_sdk.job.logs import follow_lines
-from rayqueue_sdk.job.runtime_env import check_package_size
+from rayqueue_sdk.job.runtime_env import PreparedRuntimeEnv, check_package_size
 from rayqueue_sdk.job.spec import JobFields
 from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment, status_from_ray
 
@@ -146,21 +145,16 @@ class ExistingClusterJob:
         return self.job_id
 
     # -- operations -------------------------------------------------------------------------------
-    def submit(
-        self,
-        job: JobFields,
-        runtime_env: dict[str, Any] | None,
-        working_dir: Path | None,
-        excludes: Sequence[str],
-    ) -> str:
+    def submit(self, job: JobFields, env: PreparedRuntimeEnv) -> str:
         """Submit through Ray's job client (Ray uploads a local working_dir); returns the new submission id.
 
         Raises:
             ConfigError: the zipped working_dir reaches Ray's package limit.
         """
-        if working_dir is not None and runtime_env is not None:
-            check_package_size(working_dir, excludes)
-            runtime_env["working_dir"] = str(working_dir)
+        runtime_env = env.runtime_env
+        if env.working_dir is not None and runtime_env is not None:
+            check_package_size(env.working_dir, env.excludes)
+            runtime_env["working_dir"] = str(env.working_dir)
         submission_id = new_submission_id(self.job_name)
         kwargs: dict[str, Any] = {
             "entrypoint": job.entrypoint,

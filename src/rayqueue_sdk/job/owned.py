@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from rayqueue_sdk.admission.cluster import PRIORITY_LABEL, QUEUE_LABEL, JobAssessment, JobPhase, assess_job
@@ -33,7 +32,7 @@ from rayqueue_sdk.cluster.queues import (
 from rayqueue_sdk.errors import AlreadyExistsError, NotFoundError, RayQueueError
 from rayqueue_sdk.job.backend import KubeTarget
 from rayqueue_sdk.job.logs import follow_lines
-from rayqueue_sdk.job.runtime_env import ship_working_dir, zip_working_dir
+from rayqueue_sdk.job.runtime_env import PreparedRuntimeEnv, ship_working_dir, zip_working_dir
 from rayqueue_sdk.job.spec import JobFields, build_job_manifest
 from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment
 from rayqueue_sdk.kube.client import server_of
@@ -86,13 +85,7 @@ class OwnedClusterJob:
         return self.target.namespace
 
     # -- create -----------------------------------------------------------------------------------
-    def submit(
-        self,
-        job: JobFields,
-        runtime_env: dict[str, Any] | None,
-        working_dir: Path | None,
-        excludes: Sequence[str],
-    ) -> str:
+    def submit(self, job: JobFields, env: PreparedRuntimeEnv) -> str:
         """Check the queue and priority class, then create the RayJob (and the Secret that carries a local
         working_dir); returns the RayJob's name. KubeRay picks the Ray job id (see :meth:`status`).
 
@@ -101,12 +94,12 @@ class OwnedClusterJob:
             QueueNotFoundError / PriorityClassNotFoundError: unknown queue or priority class.
             AlreadyExistsError: a RayJob of that name exists.
         """
-        package = zip_working_dir(working_dir, excludes) if working_dir is not None else None
+        package = zip_working_dir(env.working_dir, env.excludes) if env.working_dir is not None else None
         self.check_queue_and_priority(job.local_queue, job.priority_class)
-        manifest = build_job_manifest(job, runtime_env)
+        manifest = build_job_manifest(job, env.runtime_env)
         secret = None
-        if package is not None and runtime_env is not None:
-            manifest, secret = ship_working_dir(manifest, runtime_env, package)
+        if package is not None and env.runtime_env is not None:
+            manifest, secret = ship_working_dir(manifest, env.runtime_env, package)
         self.create(manifest, secret)
         self.job_id = None
         return self.name

@@ -34,7 +34,7 @@ from rayqueue_sdk.job.backend import JobBackend, KubeTarget
 from rayqueue_sdk.job.existing import ExistingClusterJob
 from rayqueue_sdk.job.logs import tail
 from rayqueue_sdk.job.owned import OwnedClusterJob
-from rayqueue_sdk.job.runtime_env import check_entrypoint_script, local_working_dir
+from rayqueue_sdk.job.runtime_env import prepare_runtime_env
 from rayqueue_sdk.job.spec import _JobSpec, render_rayjob, resolve_runtime_env
 from rayqueue_sdk.job.status import RayJobStatus
 from rayqueue_sdk.manifests import dump_yaml
@@ -264,14 +264,8 @@ class RayJob:
             ...              cluster_name="my-workspace-cluster", runtime_env={"working_dir": "."})
             >>> # job.submit()   # 'quick-dev-test-3f9a1c'
         """
-        env = resolve_runtime_env(self.runtime_env)
-        if env is not None and env.get("pip") == []:
-            log.debug("%s: the pip requirements are empty; no pip environment is made", self.job_name)
-            env.pop("pip")
-        working_dir = local_working_dir(env)
-        check_entrypoint_script(self.entrypoint, working_dir)
-        excludes = list((env or {}).get("excludes") or [])
-        submitted = self._backend.submit(self, env, working_dir, excludes)
+        env = prepare_runtime_env(resolve_runtime_env(self.runtime_env), self.entrypoint)
+        submitted = self._backend.submit(self, env)
         self.cluster_name_in_status = self.cluster_name
         return submitted
 

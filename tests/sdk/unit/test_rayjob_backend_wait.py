@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +19,7 @@ from rayqueue_sdk.job.backend import JobBackend, KubeTarget
 from rayqueue_sdk.job.existing import ExistingClusterJob
 from rayqueue_sdk.job.owned import OwnedClusterJob
 from rayqueue_sdk.job.rayjob import RayJob
+from rayqueue_sdk.job.runtime_env import PreparedRuntimeEnv
 from rayqueue_sdk.job.spec import JobFields
 from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment, status_from_ray
 
@@ -35,13 +35,7 @@ class ScriptedBackend:
         self.text = logs
         self.calls: list[str] = []
 
-    def submit(
-        self,
-        job: JobFields,
-        runtime_env: dict[str, Any] | None,
-        working_dir: Path | None,
-        excludes: Sequence[str],
-    ) -> str:
+    def submit(self, job: JobFields, env: PreparedRuntimeEnv) -> str:
         self.calls.append(f"submit {job.entrypoint}")
         self.job_id = "j-1"
         return "j-1"
