@@ -1,27 +1,30 @@
 """The rayqueue_sdk error tree, documented in one place.
 
-Every error the SDK raises on purpose is a :class:`RayQueueError`. Leaves also inherit from the
-standard-library exception a caller would naturally catch, so ``except ValueError`` or
-``except TimeoutError`` keeps working::
+Every error the SDK raises on purpose is a :class:`RayQueueError`, and every one is defined here.
+Leaves also inherit from the standard-library exception a caller would naturally catch, so
+``except ValueError`` or ``except TimeoutError`` keeps working. Each class carries the exit code of
+the ``rayqueue`` CLI (``exit_code``, in brackets below; a subclass inherits its parent's unless it
+sets its own), and :func:`exit_code_table` lists them keyed by class::
 
-    RayQueueError
-    ├── ConfigError(ValueError)            bad input, rejected before anything is sent
-    ├── ApiError                           the Kubernetes API answered with an error Status
-    │   ├── AuthenticationError            401: missing, wrong or expired credentials
-    │   ├── ForbiddenError(PermissionError) 403: names the verb and the resource
-    │   ├── NotFoundError(LookupError)     404
-    │   │   ├── QueueNotFoundError         the LocalQueue does not exist; lists the usable queues
-    │   │   ├── PriorityClassNotFoundError the WorkloadPriorityClass does not exist; lists the classes
-    │   │   └── ClusterNotFoundError       the RayCluster does not exist; lists the user's clusters
-    │   ├── AlreadyExistsError             409 AlreadyExists
-    │   └── ConflictError                  409 Conflict (stale resourceVersion)
-    ├── ConnectionFailedError(ConnectionError)  the API server or the Ray dashboard cannot be reached
-    │   └── TLSVerificationError           the server certificate was not trusted
-    ├── AdmissionTimeout(TimeoutError)     gave up waiting; carries the phase, Kueue's reason, the position
-    ├── ClusterDeletedError                the cluster went away while we waited
-    ├── PreemptedError                     Kueue evicted the workload (preemption, deactivation, ...)
-    ├── JobFailedError                     a Ray job ended FAILED or STOPPED; carries the log tail
-    └── UnsupportedError                   the installation lacks a capability (e.g. Workload /scale)
+    RayQueueError [1]
+    ├── ConfigError(ValueError) [2]         bad input, rejected before anything is sent
+    ├── ApiError [1]                        the Kubernetes API answered with an error Status
+    │   ├── AuthenticationError [6]         401: missing, wrong or expired credentials
+    │   ├── ForbiddenError(PermissionError) [6]  403: names the verb and the resource
+    │   ├── NotFoundError(LookupError) [3]  404
+    │   │   ├── QueueNotFoundError          the LocalQueue does not exist; lists the usable queues
+    │   │   ├── PriorityClassNotFoundError  the WorkloadPriorityClass does not exist; lists the classes
+    │   │   ├── ClusterNotFoundError        the RayCluster does not exist; lists the user's clusters
+    │   │   └── DashboardNotFoundError      no address (yet) for a cluster's Ray dashboard
+    │   ├── AlreadyExistsError              409 AlreadyExists
+    │   └── ConflictError                   409 Conflict (stale resourceVersion)
+    ├── ConnectionFailedError(ConnectionError) [7]  the API server or the Ray dashboard cannot be reached
+    │   └── TLSVerificationError            the server certificate was not trusted
+    ├── AdmissionTimeout(TimeoutError) [4]  gave up waiting; carries the phase, Kueue's reason, the position
+    ├── ClusterDeletedError [5]             the cluster went away while we waited
+    ├── PreemptedError [5]                  Kueue evicted the workload (preemption, deactivation, ...)
+    ├── JobFailedError [8]                  a Ray job ended FAILED or STOPPED; carries the log tail
+    └── UnsupportedError [1]                the installation lacks a capability (e.g. Workload /scale)
 
 Secrets never reach these messages: the SDK builds them from names, fields and the server's
 ``Status`` message, never from request headers or credentials.
@@ -38,7 +41,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "AdmissionTimeout",
@@ -50,6 +53,7 @@ __all__ = [
     "ConfigError",
     "ConflictError",
     "ConnectionFailedError",
+    "DashboardNotFoundError",
     "ForbiddenError",
     "JobFailedError",
     "NotFoundError",
@@ -59,16 +63,22 @@ __all__ = [
     "RayQueueError",
     "TLSVerificationError",
     "UnsupportedError",
+    "exit_code_table",
 ]
 
 
 class RayQueueError(Exception):
     """Base class of every error rayqueue_sdk raises on purpose.
 
+    Attributes:
+        exit_code: the ``rayqueue`` CLI's exit code for this class (1: any other SDK error).
+
     Example:
-        >>> issubclass(ConfigError, RayQueueError)
-        True
+        >>> issubclass(ConfigError, RayQueueError), RayQueueError("x").exit_code
+        (True, 1)
     """
+
+    exit_code: ClassVar[int] = 1
 
 
 class ConfigError(RayQueueError, ValueError):
@@ -86,6 +96,8 @@ class ConfigError(RayQueueError, ValueError):
         >>> str(ConfigError("name", "My_Cluster", "a DNS-1035 label", problem="not a DNS name"))
         "name: not a DNS name (got 'My_Cluster'); allowed: a DNS-1035 label"
     """
+
+    exit_code: ClassVar[int] = 2
 
     def __init__(self, field: str, value: Any, allowed: str, *, problem: str | None = None) -> None:
         self.field = field
@@ -134,6 +146,8 @@ class AuthenticationError(ApiError):
         401
     """
 
+    exit_code: ClassVar[int] = 6
+
 
 class ForbiddenError(ApiError, PermissionError):
     """403 Forbidden: the identity may not do ``verb`` on ``resource``.
@@ -143,6 +157,8 @@ class ForbiddenError(ApiError, PermissionError):
         >>> (err.verb, err.resource)
         ('create', 'rayclusters.ray.io')
     """
+
+    exit_code: ClassVar[int] = 6
 
     def __init__(
         self,
@@ -168,6 +184,8 @@ class NotFoundError(ApiError, LookupError):
         >>> isinstance(NotFoundError(404, "NotFound", "gone"), LookupError)
         True
     """
+
+    exit_code: ClassVar[int] = 3
 
 
 class _ListingNotFound(NotFoundError):
@@ -222,6 +240,24 @@ class ClusterNotFoundError(_ListingNotFound):
     what = "RayCluster"
 
 
+class DashboardNotFoundError(NotFoundError):
+    """No address is known (yet) for a cluster's Ray dashboard or Ray client.
+
+    Raised while the cluster is queued or starting (KubeRay reports no head address yet) and no
+    Route, HTTPRoute or Ingress exposes it.
+
+    Example:
+        >>> err = DashboardNotFoundError("ws", "ds", "the head is not running yet (queued?)")
+        >>> (err.name, err.status, isinstance(err, LookupError))
+        ('ws', 404, True)
+    """
+
+    def __init__(self, name: str, namespace: str, why: str) -> None:
+        self.name = name
+        self.namespace = namespace
+        super().__init__(404, "NotFound", f"no Ray address for RayCluster {namespace}/{name}: {why}")
+
+
 class AlreadyExistsError(ApiError):
     """409 AlreadyExists: an object of that name exists.
 
@@ -248,6 +284,8 @@ class ConnectionFailedError(RayQueueError, ConnectionError):
         True
     """
 
+    exit_code: ClassVar[int] = 7
+
 
 class TLSVerificationError(ConnectionFailedError):
     """The server's TLS certificate was not trusted.
@@ -273,6 +311,8 @@ class AdmissionTimeout(RayQueueError, TimeoutError):
         >>> isinstance(err, TimeoutError), err.position
         (True, 0)
     """
+
+    exit_code: ClassVar[int] = 4
 
     def __init__(
         self,
@@ -305,6 +345,8 @@ class ClusterDeletedError(RayQueueError):
         'ws was deleted while waiting'
     """
 
+    exit_code: ClassVar[int] = 5
+
 
 class PreemptedError(RayQueueError):
     """Kueue evicted the workload: preemption, deactivation, a stopped queue, ...
@@ -317,6 +359,8 @@ class PreemptedError(RayQueueError):
         >>> PreemptedError("ws", "InClusterQueue", "Preempted to accommodate a workload").reason
         'InClusterQueue'
     """
+
+    exit_code: ClassVar[int] = 5
 
     def __init__(self, name: str, reason: str, message: str) -> None:
         self.name = name
@@ -340,6 +384,8 @@ class JobFailedError(RayQueueError):
         'ValueError: boom'
     """
 
+    exit_code: ClassVar[int] = 8
+
     def __init__(self, job_id: str, status: str, reason: str | None, log_tail: str) -> None:
         self.job_id = job_id
         self.status = status
@@ -360,6 +406,24 @@ class UnsupportedError(RayQueueError):
         >>> str(UnsupportedError("workloads/scale is not served"))
         'workloads/scale is not served'
     """
+
+
+def exit_code_table() -> dict[type[RayQueueError], int]:
+    """Every error class of this module with its CLI exit code, most general first.
+
+    Example:
+        >>> table = exit_code_table()
+        >>> table[RayQueueError], table[QueueNotFoundError], table[JobFailedError]
+        (1, 3, 8)
+    """
+    classes: list[type[RayQueueError]] = [RayQueueError]
+    for cls in classes:  # breadth-first: grows while it is walked
+        classes.extend(sub for sub in cls.__subclasses__() if sub not in classes)
+    return {
+        cls: cls.exit_code
+        for cls in classes
+        if cls.__module__ == __name__ and not cls.__name__.startswith("_")
+    }
 
 
 def _short_repr(value: Any, limit: int = 80) -> str:

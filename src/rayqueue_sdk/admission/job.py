@@ -60,7 +60,7 @@ class JobAssessment:
 
     def error(self, name: str, log_tail: str = "") -> RayQueueError | None:
         """The error for a ``FAIL`` verdict (``JobFailedError``, ``PreemptedError`` or
-        ``ClusterDeletedError``), or ``None``.
+        ``ClusterDeletedError``), or ``None``. ``RayJob.wait`` raises it.
 
         Example:
             >>> a = assess_job({"status": {"jobDeploymentStatus": "Failed", "jobStatus": "FAILED",
@@ -71,11 +71,11 @@ class JobAssessment:
         if self.verdict is not Verdict.FAIL:
             return None
         if self.error_kind is ErrorKind.DELETED:
-            return ClusterDeletedError(f"RayJob {name} was deleted while waiting")
+            return ClusterDeletedError(f"{name} is gone while waiting: {self.explanation}")
         if self.error_kind is ErrorKind.EVICTED:
             return PreemptedError(name, self.reason or str(self.phase), self.message or self.explanation)
         status = "STOPPED" if self.phase is JobPhase.STOPPED else "FAILED"
-        return JobFailedError(self.job_id or name, status, self.reason, log_tail)
+        return JobFailedError(self.job_id or name, status, self.reason or self.message, log_tail)
 
 
 _DEPLOYMENT_STARTING = {

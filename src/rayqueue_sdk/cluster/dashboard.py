@@ -5,7 +5,8 @@ Gateway API ``HTTPRoute`` or an ``Ingress`` made for the cluster (matched by the
 KubeRay's/ODH's names, never "the first one in the namespace"); the in-cluster head Service name when
 this process runs inside a Kubernetes pod; and finally the address the RayCluster status reports
 (``status.head.serviceIP`` and ``status.endpoints``, which the local control plane fills with the
-real local ports). When none is known it raises :class:`DashboardNotFoundError`, never a message string.
+real local ports). When none is known it raises :class:`~rayqueue_sdk.errors.DashboardNotFoundError`
+(defined in :mod:`rayqueue_sdk.errors`, re-exported here), never a message string.
 
 :func:`ray_job_client` builds Ray's ``JobSubmissionClient`` with the bearer token of the current
 Kubernetes credentials when the dashboard sits behind an authenticating proxy (an ``https`` address:
@@ -29,7 +30,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.cluster.status import CLIENT_PORT, DASHBOARD_PORT, endpoint_port, head_service_name
-from rayqueue_sdk.errors import ConfigError, ConnectionFailedError, ForbiddenError, NotFoundError
+from rayqueue_sdk.errors import (
+    ConfigError,
+    ConnectionFailedError,
+    DashboardNotFoundError,
+    ForbiddenError,
+    NotFoundError,
+)
 from rayqueue_sdk.kube.client import ClientSource, cache_for, get_client
 from rayqueue_sdk.kube.resources import Kind, fetch_raycluster, list_objects
 from rayqueue_sdk.kube.rest import get_path
@@ -64,24 +71,6 @@ _ROUTES = Kind("route.openshift.io", "v1", "routes")
 _HTTPROUTES = Kind("gateway.networking.k8s.io", "v1", "httproutes")
 _INGRESSES = Kind("networking.k8s.io", "v1", "ingresses")
 _SA_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
-
-
-class DashboardNotFoundError(NotFoundError):
-    """No address is known (yet) for a cluster's Ray dashboard or Ray client.
-
-    Raised while the cluster is queued or starting (KubeRay reports no head address yet) and no
-    Route, HTTPRoute or Ingress exposes it.
-
-    Example:
-        >>> err = DashboardNotFoundError("ws", "ds", "the head is not running yet (queued?)")
-        >>> (err.name, err.status, isinstance(err, LookupError))
-        ('ws', 404, True)
-    """
-
-    def __init__(self, name: str, namespace: str, why: str) -> None:
-        self.name = name
-        self.namespace = namespace
-        super().__init__(404, "NotFound", f"no Ray address for RayCluster {namespace}/{name}: {why}")
 
 
 # --------------------------------------------------------------------------------------------------

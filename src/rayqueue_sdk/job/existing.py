@@ -5,6 +5,7 @@ Kueue cannot manage a RayJob on an existing cluster (a ``clusterSelector`` RayJo
 the cluster already holds its admitted quota, so the job goes straight to the cluster's Ray dashboard
 through Ray's ``JobSubmissionClient`` (address and auth header from :mod:`rayqueue_sdk.cluster.dashboard`).
 The submission id is ``<job_name>-<6 hex>``: the job name alone would collide on re-submission.
+:class:`ExistingClusterJob` is this mode's :class:`~rayqueue_sdk.job.backend.JobBackend`.
 
 Example:
     >>> new_submission_id("quick-dev-test").startswith("quick-dev-test-")
@@ -16,28 +17,30 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+import time
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_sdk.admission.cluster import JobPhase
-from rayqueue_sdk.errors import (
-    ClusterNotFoundError,
-    ConnectionFailedError,
-    JobFailedError,
-    RayQueueError,
-)
+from rayqueue_sdk.admission.cluster import ClusterPhase, ErrorKind, JobAssessment, JobPhase, Verdict
+from rayqueue_sdk.cluster.dashboard import cluster_dashboard_uri, ray_job_client
+from rayqueue_sdk.cluster.observe import observe_cluster
+from rayqueue_sdk.errors import ClusterNotFoundError, ConnectionFailedError, RayQueueError
+from rayqueue_sdk.job.backend import KubeTarget
 from rayqueue_sdk.job.logs import follow_lines
-from rayqueue_sdk.job.status import RayJobStatus, status_from_ray
+from rayqueue_sdk.job.runtime_env import PreparedRuntimeEnv, check_package_size
+from rayqueue_sdk.job.spec import JobFields
+from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment, status_from_ray
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
     from ray.job_submission import JobSubmissionClient
 
 __all__ = ["ExistingClusterJob", "new_submission_id"]
 
 log = logging.getLogger(__name__)
 
+#: How long :meth:`ExistingClusterJob.delete` waits for a stopped job to end before deleting it.
+STOP_GRACE_SECONDS = 30.0
 #: Metadata key carrying the job name on the Ray side.
 JOB_NAME_METADATA = "rayqueue.job-name"
 
@@ -48,8 +51,6 @@ _clients_lock = threading.Lock()
 
 
 def _cached_client(api: Any, dashboard: str) -> JobSubmissionClient:
-    from rayqueue_sdk.cluster.dashboard import ray_job_client
-
     with _clients_lock:
         found = _clients.get(api, {}).get(dashboard)
     if found is not None:
@@ -83,30 +84,30 @@ def _ray_error(err: Exception, what: str, dashboard: str) -> RayQueueError:
 
 
 class ExistingClusterJob:
-    """The I/O of a job on an existing cluster (one per :class:`~rayqueue_sdk.job.rayjob.RayJob`).
+    """The job-submission backend on an existing cluster (one per :class:`~rayqueue_sdk.job.rayjob.RayJob`).
 
     The Ray job client is made once (first use) and reused.
 
     Example:
-        >>> job = ExistingClusterJob("quick-dev-test", "ws", "ds", client=None)
-        >>> job.job_id is None
-        True
+        >>> job = ExistingClusterJob("quick-dev-test", "ws", KubeTarget(None, "ds"))
+        >>> job.job_id is None, job.keeps_logs
+        (True, False)
     """
+
+    keeps_logs = False
 
     def __init__(
         self,
         job_name: str,
         cluster_name: str,
-        namespace: str,
+        target: KubeTarget,
         *,
-        client: ApiClient | None,
         dashboard_url: str | None = None,
         job_id: str | None = None,
     ) -> None:
         self.job_name = job_name
         self.cluster_name = cluster_name
-        self.namespace = namespace
-        self.api = client
+        self.target = target
         self.dashboard_override = dashboard_url
         self.job_id = job_id
         self._client: JobSubmissionClient | None = None
@@ -122,19 +123,19 @@ class ExistingClusterJob:
             ConnectionFailedError: the dashboard does not answer.
         """
         if self._client is None:
-            from rayqueue_sdk.cluster.dashboard import cluster_dashboard_uri
-
             self.dashboard = cluster_dashboard_uri(
-                self.cluster_name, self.namespace, client=self.api, override=self.dashboard_override
+                self.cluster_name,
+                self.target.namespace,
+                client=self.target.api,
+                override=self.dashboard_override,
             )
-            self._client = _cached_client(self.api, self.dashboard)
+            self._client = _cached_client(self.target.api, self.dashboard)
         return self._client
 
-    def _reconnect(self) -> JobSubmissionClient:
-        """Forget the client and the address (the cluster may have moved) and discover them again."""
-        _forget_client(self.api, self.dashboard)
+    def _forget(self) -> None:
+        """Forget the client and the address (the cluster's head may have moved): rediscover next time."""
+        _forget_client(self.target.api, self.dashboard)
         self._client = None
-        return self.job_client()
 
     def _require_id(self) -> str:
         if not self.job_id:
@@ -144,11 +145,19 @@ class ExistingClusterJob:
         return self.job_id
 
     # -- operations -------------------------------------------------------------------------------
-    def submit(self, entrypoint: str, runtime_env: Mapping[str, Any] | None) -> str:
-        """Submit through Ray's job client; returns the new submission id."""
+    def submit(self, job: JobFields, env: PreparedRuntimeEnv) -> str:
+        """Submit through Ray's job client (Ray uploads a local working_dir); returns the new submission id.
+
+        Raises:
+            ConfigError: the zipped working_dir reaches Ray's package limit.
+        """
+        runtime_env = env.runtime_env
+        if env.working_dir is not None and runtime_env is not None:
+            check_package_size(env.working_dir, env.excludes)
+            runtime_env["working_dir"] = str(env.working_dir)
         submission_id = new_submission_id(self.job_name)
         kwargs: dict[str, Any] = {
-            "entrypoint": entrypoint,
+            "entrypoint": job.entrypoint,
             "submission_id": submission_id,
             "runtime_env": dict(runtime_env) if runtime_env else None,
             "metadata": {JOB_NAME_METADATA: self.job_name},
@@ -158,21 +167,23 @@ class ExistingClusterJob:
                 self.job_client().submit_job(**kwargs)
             except (ConnectionError, OSError) as err:  # a reused client to an address that moved
                 log.debug("submitting through a reused Ray client failed (%s); reconnecting", err)
-                self._reconnect().submit_job(**kwargs)
+                self._forget()
+                self.job_client().submit_job(**kwargs)
         except (RuntimeError, ConnectionError, OSError) as err:
             raise _ray_error(err, f"submit {self.job_name!r}", self.dashboard or "?") from None
         self.job_id = submission_id
         log.info(
             "submitted %s to RayCluster %s/%s as %s",
             self.job_name,
-            self.namespace,
+            self.target.namespace,
             self.cluster_name,
             submission_id,
         )
         return submission_id
 
     def status(self) -> RayJobStatus:
-        """Ray's view of the job, typed; ``DELETED`` when the cluster or the job is gone."""
+        """Ray's view of the job, typed; ``DELETED`` when the cluster or the job is gone, ``PREEMPTED`` or
+        ``DEACTIVATED`` (a failed verdict) when Kueue took the cluster away under it."""
         job_id = self._require_id()
         try:
             info = self.job_client().get_job_info(job_id)
@@ -187,7 +198,7 @@ class ExistingClusterJob:
             raise _ray_error(err, f"read the status of {job_id}", self.dashboard or "?") from None
         return status_from_ray(
             self.job_name,
-            self.namespace,
+            self.target.namespace,
             job_id,
             self.cluster_name,
             str(getattr(info.status, "value", info.status)),
@@ -199,43 +210,53 @@ class ExistingClusterJob:
         """When the dashboard does not answer: was the cluster evicted or deleted under the job?
 
         Kueue may preempt or deactivate the cluster (its pods are deleted, so the Ray job dies with
-        the head); a requeued cluster comes back empty, so the job is lost either way.
+        the head); a requeued cluster comes back empty, so the job is lost either way and nothing
+        reruns it: the verdict is ``FAIL``.
         """
-        from rayqueue_sdk.admission.cluster import ClusterPhase
-        from rayqueue_sdk.cluster.wait import observe_cluster
-
         try:
-            cluster = observe_cluster(self.cluster_name, self.namespace, self.api, with_position=False)
+            cluster = observe_cluster(
+                self.cluster_name, self.target.namespace, self.target.api, with_position=False
+            )
         except ClusterNotFoundError:
             return self._gone(f"the RayCluster {self.cluster_name!r} was deleted")
         except RayQueueError:
             return None
         if cluster.phase in (ClusterPhase.READY, ClusterPhase.STARTING, ClusterPhase.ADMITTED):
-            _forget_client(self.api, self.dashboard)  # the head may have moved; rediscover next time
-            self._client = None
+            self._forget()
             return None
         phase = JobPhase.DEACTIVATED if cluster.phase is ClusterPhase.DEACTIVATED else JobPhase.PREEMPTED
-        return RayJobStatus(
-            self.job_name,
-            self.namespace,
+        return self._reading(
             phase,
             f"the RayCluster {self.cluster_name!r} is {cluster.phase}, the job was lost with its head: "
             f"{cluster.explanation}",
+            ErrorKind.EVICTED,
             reason=cluster.reason or str(cluster.phase),
             message=cluster.message or cluster.explanation,
-            cluster_name=self.cluster_name,
-            job_id=self.job_id,
         )
 
     def _gone(self, why: str) -> RayJobStatus:
-        return RayJobStatus(
-            self.job_name,
-            self.namespace,
-            JobPhase.DELETED,
-            why,
+        return self._reading(JobPhase.DELETED, why, ErrorKind.DELETED)
+
+    def _reading(
+        self,
+        phase: JobPhase,
+        explanation: str,
+        kind: ErrorKind,
+        *,
+        reason: str | None = None,
+        message: str | None = None,
+    ) -> RayJobStatus:
+        assessment = JobAssessment(
+            phase,
+            Verdict.FAIL,
+            explanation,
+            reason,
+            message,
             cluster_name=self.cluster_name,
             job_id=self.job_id,
+            error_kind=kind,
         )
+        return status_from_assessment(self.job_name, self.target.namespace, assessment, owns_cluster=False)
 
     def logs(self) -> str:
         """The job's logs so far."""
@@ -260,7 +281,16 @@ class ExistingClusterJob:
             raise _ray_error(err, f"stop {job_id}", self.dashboard or "?") from None
 
     def delete(self) -> bool:
-        """Delete the job's record and logs from the cluster (Ray only deletes finished jobs)."""
+        """Delete the job's record and logs from the cluster, stopping it first if it still runs (Ray only
+        deletes finished jobs). False when there was nothing to delete."""
+        st = self.status()
+        if st.phase is JobPhase.DELETED:
+            return False
+        if not st.done:
+            self.stop()
+            deadline = time.monotonic() + STOP_GRACE_SECONDS
+            while not self.status().done and time.monotonic() < deadline:
+                time.sleep(0.2)
         job_id = self._require_id()
         try:
             return bool(self.job_client().delete_job(job_id))
@@ -270,8 +300,3 @@ class ExistingClusterJob:
             if "does not exist" in str(err):
                 return False
             raise _ray_error(err, f"delete {job_id}", self.dashboard or "?") from None
-
-    def failure(self, status: RayJobStatus, tail: str) -> JobFailedError:
-        """The error for a job that ended without succeeding."""
-        state = "STOPPED" if status.phase is JobPhase.STOPPED else "FAILED"
-        return JobFailedError(status.job_id or self.job_name, state, status.reason or status.message, tail)

@@ -5,10 +5,11 @@ anything is created, creates the RayJob (and, for a local ``working_dir``, the S
 owned by the RayJob so both go together; if the Secret cannot be made the RayJob is deleted again),
 and reads the RayJob, its Kueue Workload and its queue position for
 :func:`rayqueue_sdk.admission.cluster.assess_job`. Logs come from the job's own cluster (its real name is
-``status.rayClusterName``) through Ray's job client.
+``status.rayClusterName``) through Ray's job client. It is this mode's
+:class:`~rayqueue_sdk.job.backend.JobBackend`.
 
 Example:
-    >>> job = OwnedClusterJob("final-training-run", "ds", client=None)
+    >>> job = OwnedClusterJob("final-training-run", KubeTarget(None, "ds"))
     >>> job.name, job.namespace
     ('final-training-run', 'ds')
 """
@@ -21,11 +22,29 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from rayqueue_sdk.admission.cluster import PRIORITY_LABEL, QUEUE_LABEL, JobAssessment, JobPhase, assess_job
+from rayqueue_sdk.cluster.dashboard import cluster_dashboard_uri, ray_job_client
+from rayqueue_sdk.cluster.queues import (
+    check_priority_class,
+    check_queue,
+    queue_position,
+    resolve_default_queue,
+)
 from rayqueue_sdk.errors import AlreadyExistsError, NotFoundError, RayQueueError
+from rayqueue_sdk.job.backend import KubeTarget
 from rayqueue_sdk.job.logs import follow_lines
+from rayqueue_sdk.job.runtime_env import PreparedRuntimeEnv, ship_working_dir, zip_working_dir
+from rayqueue_sdk.job.spec import JobFields, build_job_manifest
 from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment
 from rayqueue_sdk.kube.client import server_of
-from rayqueue_sdk.kube.resources import RAYJOBS, find_workload, get_rayjob, kueue_kind
+from rayqueue_sdk.kube.resources import (
+    RAYJOBS,
+    create_object,
+    delete_object,
+    find_workload,
+    get_rayjob,
+    kueue_kind,
+    patch_object,
+)
 from rayqueue_sdk.kube.retry import call
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,25 +57,55 @@ log = logging.getLogger(__name__)
 
 
 class OwnedClusterJob:
-    """The I/O of a job-owned-cluster job (one per :class:`~rayqueue_sdk.job.rayjob.RayJob`).
+    """The job-owned-cluster backend (one per :class:`~rayqueue_sdk.job.rayjob.RayJob`).
 
     Example:
-        >>> OwnedClusterJob("j", "ds", client=None).last is None
-        True
+        >>> job = OwnedClusterJob("j", KubeTarget(None, "ds"))
+        >>> job.last is None, job.keeps_logs
+        (True, True)
     """
 
-    def __init__(self, name: str, namespace: str, *, client: ApiClient) -> None:
+    keeps_logs = True
+
+    def __init__(self, name: str, target: KubeTarget) -> None:
         self.name = name
-        self.namespace = namespace
-        self.api = client
+        self.target = target
+        self.job_id: str | None = None
         self.last: RayJobStatus | None = None
         self._jc: tuple[str, JobSubmissionClient] | None = None
 
+    @property
+    def api(self) -> ApiClient:
+        """The Kubernetes client (resolved on first use)."""
+        return self.target.api
+
+    @property
+    def namespace(self) -> str:
+        """The RayJob's namespace (the client's current one unless given)."""
+        return self.target.namespace
+
     # -- create -----------------------------------------------------------------------------------
+    def submit(self, job: JobFields, env: PreparedRuntimeEnv) -> str:
+        """Check the queue and priority class, then create the RayJob (and the Secret that carries a local
+        working_dir); returns the RayJob's name. KubeRay picks the Ray job id (see :meth:`status`).
+
+        Raises:
+            ConfigError: the zipped working_dir does not fit in a Secret.
+            QueueNotFoundError / PriorityClassNotFoundError: unknown queue or priority class.
+            AlreadyExistsError: a RayJob of that name exists.
+        """
+        package = zip_working_dir(env.working_dir, env.excludes) if env.working_dir is not None else None
+        self.check_queue_and_priority(job.local_queue, job.priority_class)
+        manifest = build_job_manifest(job, env.runtime_env)
+        secret = None
+        if package is not None and env.runtime_env is not None:
+            manifest, secret = ship_working_dir(manifest, env.runtime_env, package)
+        self.create(manifest, secret)
+        self.job_id = None
+        return self.name
+
     def check_queue_and_priority(self, queue: str | None, priority: str | None) -> None:
         """Refuse an unknown LocalQueue or WorkloadPriorityClass (the errors list what exists)."""
-        from rayqueue_sdk.cluster.queues import check_priority_class, check_queue, resolve_default_queue
-
         if queue is not None:
             check_queue(self.namespace, queue, self.api)
         elif resolve_default_queue(self.namespace, self.api) is None:
@@ -71,26 +120,10 @@ class OwnedClusterJob:
 
     def create(self, manifest: Mapping[str, Any], secret: Mapping[str, Any] | None) -> dict[str, Any]:
         """Create the RayJob, then the working-dir Secret owned by it; nothing is left half-made."""
-        from kubernetes import client as k8s
-
         body = dict(manifest)
         body["metadata"] = {**dict(manifest["metadata"]), "namespace": self.namespace}
-        custom = k8s.CustomObjectsApi(self.api)
         try:
-            created = call(
-                custom.create_namespaced_custom_object,
-                RAYJOBS.group,
-                RAYJOBS.version,
-                self.namespace,
-                RAYJOBS.plural,
-                body,
-                verb="create",
-                resource=RAYJOBS.key,
-                namespace=self.namespace,
-                name=self.name,
-                server=server_of(self.api),
-                idempotent=False,
-            )
+            created = create_object(self.api, RAYJOBS, body)
         except AlreadyExistsError as err:
             raise AlreadyExistsError(
                 err.status,
@@ -105,17 +138,18 @@ class OwnedClusterJob:
             except RayQueueError:
                 self.delete()
                 raise
+        labels = body["metadata"].get("labels") or {}
         log.info(
             "created RayJob %s/%s (queue %s, priority %s)",
             self.namespace,
             self.name,
-            (body["metadata"].get("labels") or {}).get(QUEUE_LABEL),
-            (body["metadata"].get("labels") or {}).get(PRIORITY_LABEL),
+            labels.get(QUEUE_LABEL),
+            labels.get(PRIORITY_LABEL),
         )
         return created
 
     def _create_secret(self, secret: Mapping[str, Any], owner: Mapping[str, Any]) -> None:
-        from kubernetes import client as k8s
+        from kubernetes import client as k8s  # lazy: kubernetes is slow to import
 
         meta = owner["metadata"]
         body = dict(secret)
@@ -148,15 +182,12 @@ class OwnedClusterJob:
     # -- read -------------------------------------------------------------------------------------
     def observe(self) -> tuple[dict[str, Any] | None, JobAssessment]:
         """Read the RayJob, its Workload and (when queued) its position; assess them."""
-        from rayqueue_sdk.cluster.queues import queue_position
-
         try:
             rayjob: dict[str, Any] | None = get_rayjob(self.api, self.namespace, self.name)
         except NotFoundError:
             return None, assess_job(None, None)
         assert rayjob is not None
-        uid = str((rayjob.get("metadata") or {}).get("uid") or "")
-        workload = find_workload(self.api, self.namespace, uid) if uid else None
+        workload = self._workload(rayjob)
         assessment = assess_job(rayjob, workload)
         if assessment.phase in (JobPhase.QUEUED, JobPhase.REQUEUED) and workload is not None:
             queue = (workload.get("spec") or {}).get("queueName")
@@ -166,17 +197,21 @@ class OwnedClusterJob:
                 assessment = assess_job(rayjob, workload, position=position, position_unavailable=why)
         return rayjob, assessment
 
+    def _workload(self, rayjob: Mapping[str, Any]) -> dict[str, Any] | None:
+        uid = str((rayjob.get("metadata") or {}).get("uid") or "")
+        return find_workload(self.api, self.namespace, uid) if uid else None
+
     def status(self) -> RayJobStatus:
         """The job's typed status (``DELETED`` once the RayJob is gone)."""
         rayjob, assessment = self.observe()
         self.last = status_from_assessment(self.name, self.namespace, assessment, rayjob)
+        if self.last.job_id:
+            self.job_id = self.last.job_id
         return self.last
 
     # -- logs -------------------------------------------------------------------------------------
     def _job_client(self, cluster_name: str) -> JobSubmissionClient:
         if self._jc is None or self._jc[0] != cluster_name:
-            from rayqueue_sdk.cluster.dashboard import cluster_dashboard_uri, ray_job_client
-
             uri = cluster_dashboard_uri(cluster_name, self.namespace, client=self.api)
             self._jc = (cluster_name, ray_job_client(uri, client=self.api))
         return self._jc[1]
@@ -215,58 +250,20 @@ class OwnedClusterJob:
                 return bool(self._job_client(assessment.cluster_name).stop_job(assessment.job_id))
             except (RuntimeError, ConnectionError, OSError) as err:
                 log.warning("stopping %s through Ray failed (%s); deactivating its Workload", self.name, err)
-        uid = str((rayjob.get("metadata") or {}).get("uid") or "")
-        workload = find_workload(self.api, self.namespace, uid) if uid else None
+        workload = self._workload(rayjob)
         if workload is None:
-            self._patch(
-                RAYJOBS.group, RAYJOBS.version, RAYJOBS.plural, self.name, {"spec": {"suspend": True}}
-            )
+            patch_object(self.api, RAYJOBS, self.name, {"spec": {"suspend": True}}, self.namespace)
             return True
-        kind = kueue_kind(self.api, "workloads")
         wl_name = str(workload["metadata"]["name"])
-        self._patch(kind.group, kind.version, kind.plural, wl_name, {"spec": {"active": False}})
+        patch_object(
+            self.api, kueue_kind(self.api, "workloads"), wl_name, {"spec": {"active": False}}, self.namespace
+        )
         log.info("deactivated Workload %s/%s of RayJob %s", self.namespace, wl_name, self.name)
         return True
 
-    def _patch(self, group: str, version: str, plural: str, name: str, body: dict[str, Any]) -> None:
-        from kubernetes import client as k8s
-
-        call(
-            k8s.CustomObjectsApi(self.api).patch_namespaced_custom_object,
-            group,
-            version,
-            self.namespace,
-            plural,
-            name,
-            body,
-            verb="patch",
-            resource=f"{plural}.{group}",
-            namespace=self.namespace,
-            name=name,
-            server=server_of(self.api),
-            _content_type="application/merge-patch+json",
-        )
-
     def delete(self) -> bool:
         """Delete the RayJob (its cluster, Workload and Secret go with it). False if it was gone."""
-        from kubernetes import client as k8s
-
-        try:
-            call(
-                k8s.CustomObjectsApi(self.api).delete_namespaced_custom_object,
-                RAYJOBS.group,
-                RAYJOBS.version,
-                self.namespace,
-                RAYJOBS.plural,
-                self.name,
-                verb="delete",
-                resource=RAYJOBS.key,
-                namespace=self.namespace,
-                name=self.name,
-                server=server_of(self.api),
-                propagation_policy="Background",
-            )
-        except NotFoundError:
+        if not delete_object(self.api, RAYJOBS, self.name, self.namespace, propagation="Background"):
             return False
         log.info("deleted RayJob %s/%s", self.namespace, self.name)
         return True

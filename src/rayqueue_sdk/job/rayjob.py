@@ -2,10 +2,11 @@
 
 The constructor validates (no I/O); :meth:`RayJob.to_dict` / :meth:`RayJob.to_yaml` render offline.
 :meth:`RayJob.submit`, :meth:`~RayJob.status`, :meth:`~RayJob.wait`, :meth:`~RayJob.logs`,
-:meth:`~RayJob.stop` and :meth:`~RayJob.delete` talk to the cluster through two thin shells:
-:mod:`rayqueue_sdk.job.existing` (Ray's job client on an existing cluster) and
-:mod:`rayqueue_sdk.job.owned` (a Kueue-queued ``ray.io/v1`` RayJob). Local code and its limits
-are handled by :mod:`rayqueue_sdk.job.runtime_env`; the typed status is
+:meth:`~RayJob.stop` and :meth:`~RayJob.delete` go to the :class:`~rayqueue_sdk.job.backend.JobBackend`
+chosen once in the constructor: :mod:`rayqueue_sdk.job.existing` (Ray's job client on an existing
+cluster) or :mod:`rayqueue_sdk.job.owned` (a Kueue-queued ``ray.io/v1`` RayJob). :meth:`RayJob.wait`
+acts on each status's verdict (:attr:`~rayqueue_sdk.job.status.RayJobStatus.assessment`). Local code
+and its limits are handled by :mod:`rayqueue_sdk.job.runtime_env`; the typed status is
 :class:`~rayqueue_sdk.job.status.RayJobStatus`.
 
 Example:
@@ -18,26 +19,29 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from rayqueue_sdk.admission.cluster import JobPhase
+from rayqueue_sdk.admission.cluster import ErrorKind, JobPhase, Verdict
 from rayqueue_sdk.config.models import ManagedClusterConfig
-from rayqueue_sdk.errors import AdmissionTimeout, ConfigError, JobFailedError, PreemptedError, RayQueueError
-from rayqueue_sdk.job.spec import _JobSpec, build_job_manifest, render_rayjob, resolve_runtime_env
+from rayqueue_sdk.errors import AdmissionTimeout, ConfigError, RayQueueError
+from rayqueue_sdk.job.backend import JobBackend, KubeTarget
+from rayqueue_sdk.job.existing import ExistingClusterJob
+from rayqueue_sdk.job.logs import tail
+from rayqueue_sdk.job.owned import OwnedClusterJob
+from rayqueue_sdk.job.runtime_env import prepare_runtime_env
+from rayqueue_sdk.job.spec import _JobSpec, render_rayjob, resolve_runtime_env
 from rayqueue_sdk.job.status import RayJobStatus
 from rayqueue_sdk.manifests import dump_yaml
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
 
-    from rayqueue_sdk.job.existing import ExistingClusterJob
-    from rayqueue_sdk.job.owned import OwnedClusterJob
     from rayqueue_sdk.kube.client import ClientSource
 
 __all__ = ["DEFAULT_JOB_TIMEOUT", "RayJob", "RayJobStatus", "render_rayjob", "resolve_runtime_env"]
@@ -141,10 +145,28 @@ class RayJob:
             setattr(self, name, getattr(spec, name))
         self.client = client
         self.dashboard_url = dashboard_url
-        self.job_id: str | None = None
         self.cluster_name_in_status: str | None = None
-        self._existing: ExistingClusterJob | None = None
-        self._owned: OwnedClusterJob | None = None
+        target = KubeTarget(client, spec.namespace)
+        self._backend: JobBackend = (
+            OwnedClusterJob(spec.job_name, target)
+            if spec.cluster_name is None
+            else ExistingClusterJob(spec.job_name, spec.cluster_name, target, dashboard_url=dashboard_url)
+        )
+
+    @property
+    def job_id(self) -> str | None:
+        """The Ray submission id: set by :meth:`submit` on an existing cluster, followed from the status
+        for a job-owned cluster (KubeRay chooses it).
+
+        Example:
+            >>> RayJob(job_name="j", entrypoint="python x.py", cluster_name="ws").job_id is None
+            True
+        """
+        return self._backend.job_id
+
+    @job_id.setter
+    def job_id(self, value: str | None) -> None:
+        self._backend.job_id = value
 
     @property
     def owns_cluster(self) -> bool:
@@ -222,41 +244,6 @@ class RayJob:
             client=client,
         )
 
-    def _api(self) -> ApiClient:
-        from rayqueue_sdk.kube.client import get_client
-
-        return get_client(self.client)
-
-    def _namespace(self, api: ApiClient) -> str:
-        from rayqueue_sdk.kube.client import default_namespace
-
-        return self.namespace or default_namespace(api)
-
-    def _on_existing(self) -> ExistingClusterJob:
-        if self._existing is None:
-            from rayqueue_sdk.job.existing import ExistingClusterJob
-
-            assert self.cluster_name is not None
-            api = self._api()
-            self._existing = ExistingClusterJob(
-                self.job_name,
-                self.cluster_name,
-                self._namespace(api),
-                client=api,
-                dashboard_url=self.dashboard_url,
-                job_id=self.job_id,
-            )
-        self._existing.job_id = self.job_id
-        return self._existing
-
-    def _on_owned(self) -> OwnedClusterJob:
-        if self._owned is None:
-            from rayqueue_sdk.job.owned import OwnedClusterJob
-
-            api = self._api()
-            self._owned = OwnedClusterJob(self.job_name, self._namespace(api), client=api)
-        return self._owned
-
     def submit(self) -> str:
         """Send the job; returns the Ray submission id (existing cluster) or the RayJob's name.
 
@@ -277,45 +264,10 @@ class RayJob:
             ...              cluster_name="my-workspace-cluster", runtime_env={"working_dir": "."})
             >>> # job.submit()   # 'quick-dev-test-3f9a1c'
         """
-        from rayqueue_sdk.job.runtime_env import check_entrypoint_script, local_working_dir
-
-        env = resolve_runtime_env(self.runtime_env)
-        if env is not None and env.get("pip") == []:
-            log.debug("%s: the pip requirements are empty; no pip environment is made", self.job_name)
-            env.pop("pip")
-        working_dir = local_working_dir(env)
-        check_entrypoint_script(self.entrypoint, working_dir)
-        excludes = list((env or {}).get("excludes") or [])
-        if self.cluster_config is None:
-            return self._submit_existing(env, working_dir, excludes)
-        return self._submit_owned(env, working_dir, excludes)
-
-    def _submit_existing(
-        self, env: dict[str, Any] | None, working_dir: Path | None, excludes: list[str]
-    ) -> str:
-        from rayqueue_sdk.job.runtime_env import check_package_size
-
-        if working_dir is not None and env is not None:
-            check_package_size(working_dir, excludes)
-            env["working_dir"] = str(working_dir)
-        backend = self._on_existing()
-        self.job_id = backend.submit(self.entrypoint, env)
+        env = prepare_runtime_env(resolve_runtime_env(self.runtime_env), self.entrypoint)
+        submitted = self._backend.submit(self, env)
         self.cluster_name_in_status = self.cluster_name
-        return self.job_id
-
-    def _submit_owned(self, env: dict[str, Any] | None, working_dir: Path | None, excludes: list[str]) -> str:
-        from rayqueue_sdk.job.runtime_env import ship_working_dir, zip_working_dir
-
-        backend = self._on_owned()
-        package = zip_working_dir(working_dir, excludes) if working_dir is not None else None
-        backend.check_queue_and_priority(self.local_queue, self.priority_class)
-        manifest = build_job_manifest(self, env)
-        secret = None
-        if package is not None and env is not None:
-            manifest, secret = ship_working_dir(manifest, env, package)
-        backend.create(manifest, secret)
-        self.job_id = None
-        return self.job_name
+        return submitted
 
     def status(self) -> RayJobStatus:
         """The job's status, typed: a :class:`~rayqueue_sdk.job.status.RayJobStatus` whose ``phase`` is a
@@ -327,9 +279,7 @@ class RayJob:
             >>> # job.status().phase          # <JobPhase.RUNNING: 'running'>
             >>> # job.status().cluster_name   # 'final-training-run-x7k2p'
         """
-        st = self._on_existing().status() if self.cluster_config is None else self._on_owned().status()
-        if st.job_id:
-            self.job_id = st.job_id
+        st = self._backend.status()
         if st.cluster_name:
             self.cluster_name_in_status = st.cluster_name
         return st
@@ -384,30 +334,20 @@ class RayJob:
                     if on_progress is not None:
                         on_progress(st)
                     last_key, pause = key, 0.1
-                    if self.owns_cluster and st.phase is JobPhase.RUNNING:
-                        keeper.start(self._on_owned().follow)
-                if st.phase is JobPhase.SUCCEEDED:
+                    if self._backend.keeps_logs and st.phase is JobPhase.RUNNING:
+                        keeper.start(self._backend.follow)
+                verdict = st.assessment
+                if verdict.verdict is Verdict.DONE:
                     return st
-                if st.phase in (JobPhase.FAILED, JobPhase.STOPPED):
-                    raise JobFailedError(
-                        st.job_id or self.job_name,
-                        "STOPPED" if st.phase is JobPhase.STOPPED else "FAILED",
-                        st.reason or st.message,
-                        self._failure_tail(keeper, log_lines),
+                if raise_on_preemption and st.phase in (JobPhase.PREEMPTED, JobPhase.REQUEUED):
+                    verdict = dataclasses.replace(verdict, verdict=Verdict.FAIL, error_kind=ErrorKind.EVICTED)
+                if verdict.verdict is Verdict.FAIL:
+                    failed = verdict.error_kind is ErrorKind.FAILED
+                    error = verdict.error(
+                        self.job_name, self._failure_tail(keeper, log_lines) if failed else ""
                     )
-                evicted = st.phase in (JobPhase.PREEMPTED, JobPhase.REQUEUED)
-                if (
-                    st.phase is JobPhase.DEACTIVATED
-                    or (evicted and raise_on_preemption)
-                    or (evicted and not self.owns_cluster)  # lost with the cluster; nothing reruns it
-                ):
-                    raise PreemptedError(
-                        self.job_name, st.reason or str(st.phase), st.message or st.explanation
-                    )
-                if st.phase is JobPhase.DELETED:
-                    from rayqueue_sdk.errors import ClusterDeletedError
-
-                    raise ClusterDeletedError(f"{self.job_name} is gone while waiting: {st.explanation}")
+                    assert error is not None
+                    raise error
                 now = time.monotonic()
                 if deadline is not None and now >= deadline:
                     assert timeout is not None
@@ -426,8 +366,6 @@ class RayJob:
             keeper.stop()
 
     def _failure_tail(self, keeper: _LogKeeper, lines: int) -> str:
-        from rayqueue_sdk.job.logs import tail
-
         try:
             return tail(self.logs(), lines)
         except RayQueueError as err:
@@ -454,11 +392,7 @@ class RayJob:
             >>> # for line in job.logs(follow=True):
             >>> #     print(line)
         """
-        if self.cluster_config is None:
-            backend: Any = self._on_existing()
-        else:
-            backend = self._on_owned()
-        return backend.follow() if follow else backend.logs()
+        return self._backend.follow() if follow else self._backend.logs()
 
     def stop(self) -> bool:
         """Stop the job. On an existing cluster Ray stops it; a job-owned job that runs is stopped
@@ -468,9 +402,7 @@ class RayJob:
         Example:
             >>> # job.stop()   # True
         """
-        if self.cluster_config is None:
-            return self._on_existing().stop()
-        return self._on_owned().stop()
+        return self._backend.stop()
 
     def delete(self) -> bool:
         """Delete the job: the RayJob with its cluster, Workload and working-dir Secret (job-owned), or
@@ -480,18 +412,7 @@ class RayJob:
         Example:
             >>> # job.delete()   # True
         """
-        if self.cluster_config is not None:
-            return self._on_owned().delete()
-        backend = self._on_existing()
-        st = backend.status()
-        if st.phase is JobPhase.DELETED:
-            return False
-        if not st.done:
-            backend.stop()
-            deadline = time.monotonic() + 30
-            while not backend.status().done and time.monotonic() < deadline:
-                time.sleep(0.2)
-        return backend.delete()
+        return self._backend.delete()
 
     def __repr__(self) -> str:
         target = f"cluster_name={self.cluster_name!r}" if self.cluster_name else "cluster_config=..."

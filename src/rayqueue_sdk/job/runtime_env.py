@@ -16,6 +16,9 @@ Everything here is checked *before* anything is sent to a server:
   env's own ``excludes`` patterns name is left out.
 - An entrypoint ``python X.py`` whose script is not in the local ``working_dir`` is refused.
 
+:func:`prepare_runtime_env` does these checks for a submission and hands a backend a
+:class:`PreparedRuntimeEnv`.
+
 Example:
     >>> is_remote_uri("https://github.com/org/repo/archive/main.zip"), is_remote_uri("./src")
     (True, False)
@@ -35,21 +38,26 @@ import re
 import shlex
 import zipfile
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rayqueue_sdk.errors import ConfigError
+from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from rayqueue_sdk.manifests.rayjob import runtime_env_yaml
 
 __all__ = [
     "OWNED_WORKING_DIR_LIMIT",
     "RAY_PACKAGE_LIMIT",
     "SUBMITTER_WORKING_DIR",
     "WORKING_DIR_SECRET_KEY",
+    "PreparedRuntimeEnv",
     "check_entrypoint_script",
     "check_package_size",
     "entrypoint_script",
     "is_remote_uri",
     "local_working_dir",
+    "prepare_runtime_env",
     "ship_working_dir",
     "working_dir_secret_name",
     "zip_working_dir",
@@ -160,6 +168,54 @@ def check_entrypoint_script(entrypoint: str, working_dir: Path | None) -> None:
             f"a script that exists in the working_dir {str(working_dir)!r}",
             problem=f"{script!r} is not in runtime_env['working_dir']",
         )
+
+
+@dataclass
+class PreparedRuntimeEnv:
+    """A submission's runtime_env, checked: what a backend needs to send it.
+
+    Attributes:
+        runtime_env: the resolved runtime_env (``pip`` files read, an empty ``pip`` dropped), or ``None``.
+        working_dir: the absolute local ``working_dir``, or ``None`` (none, or a remote URI).
+        excludes: the runtime_env's ``excludes`` patterns.
+
+    Example:
+        >>> PreparedRuntimeEnv({"env_vars": {"A": "1"}}).working_dir is None
+        True
+    """
+
+    runtime_env: dict[str, Any] | None
+    working_dir: Path | None = None
+    excludes: list[str] = field(default_factory=list)
+
+
+def prepare_runtime_env(
+    runtime_env: dict[str, Any] | None,
+    entrypoint: str,
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> PreparedRuntimeEnv:
+    """Check a resolved runtime_env for submission: the local ``working_dir`` exists and holds the
+    entrypoint's script; an empty ``pip`` list is dropped (no pip environment is made).
+
+    Raises:
+        ConfigError: no such ``working_dir``, or ``python X.py`` without ``X.py`` in it.
+
+    Example:
+        >>> import tempfile
+        >>> d = Path(tempfile.mkdtemp()); _ = (d / "train.py").write_text("print(1)\\n")
+        >>> env = prepare_runtime_env({"working_dir": ".", "pip": [], "excludes": ["*.ckpt"]},
+        ...                           "python train.py", base_dir=d)
+        >>> env.runtime_env, env.working_dir == d.resolve(), env.excludes
+        ({'working_dir': '.', 'excludes': ['*.ckpt']}, True, ['*.ckpt'])
+    """
+    if runtime_env is not None and runtime_env.get("pip") == []:
+        log.debug("the pip requirements are empty; no pip environment is made")
+        runtime_env.pop("pip")
+    working_dir = local_working_dir(runtime_env, base_dir=base_dir)
+    check_entrypoint_script(entrypoint, working_dir)
+    excludes = list((runtime_env or {}).get("excludes") or [])
+    return PreparedRuntimeEnv(runtime_env, working_dir, excludes)
 
 
 def _excluded(rel: str, patterns: Sequence[str]) -> bool:
@@ -304,9 +360,6 @@ def ship_working_dir(
         >>> secret["metadata"]["name"], job["spec"]["runtimeEnvYAML"]
         ('j-working-dir', 'working_dir: /home/ray/rayqueue/working_dir\\n')
     """
-    from rayqueue_sdk.manifests.raycluster import MANAGED_BY_LABEL, MANAGED_BY_VALUE
-    from rayqueue_sdk.manifests.rayjob import runtime_env_yaml
-
     job = copy.deepcopy(dict(rayjob))
     meta = job["metadata"]
     name = working_dir_secret_name(meta["name"])

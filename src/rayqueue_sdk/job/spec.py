@@ -1,8 +1,10 @@
 """The validated arguments of a :class:`~rayqueue_sdk.job.rayjob.RayJob` and its offline rendering
 (pure, no I/O).
 
-:class:`_JobSpec` holds the constructor's checks (types and cross-field rules); :func:`render_rayjob`
-renders a RayJob (job-owned cluster) or the Ray job-submission request (existing cluster), and
+:class:`_JobSpec` holds the constructor's checks (types and cross-field rules); :class:`JobFields` is the
+shape the renderers read (a ``RayJob`` and a ``_JobSpec`` both have it, so this module needs neither the
+facade nor any I/O); :func:`render_rayjob` renders a RayJob (job-owned cluster) or the Ray
+job-submission request (existing cluster), and
 :func:`resolve_runtime_env` reads a ``pip`` requirements file. Both are re-exported by
 :mod:`rayqueue_sdk.job.rayjob`.
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import Field, field_validator, model_validator
 
@@ -38,12 +40,46 @@ from rayqueue_sdk.manifests.rules import (
     resolve_queue_and_priority,
 )
 
-if TYPE_CHECKING:  # pragma: no cover
-    from rayqueue_sdk.job.rayjob import RayJob
-
-__all__ = ["build_job_manifest", "render_rayjob", "resolve_runtime_env"]
+__all__ = ["JobFields", "build_job_manifest", "render_rayjob", "resolve_runtime_env"]
 
 _PIP_ALLOWED = "a list of requirement strings, or the path of an existing requirements file"
+
+
+class JobFields(Protocol):
+    """What :func:`render_rayjob` and :func:`build_job_manifest` read of a job (read-only).
+
+    :class:`~rayqueue_sdk.job.rayjob.RayJob` and :class:`_JobSpec` both provide it.
+
+    Example:
+        >>> spec = _JobSpec(job_name="j", entrypoint="python x.py", cluster_name="ws")
+        >>> build_job_manifest(spec, None)["submission_id"]
+        'j'
+    """
+
+    @property
+    def job_name(self) -> str: ...
+    @property
+    def entrypoint(self) -> str: ...
+    @property
+    def cluster_config(self) -> ManagedClusterConfig | None: ...
+    @property
+    def namespace(self) -> str | None: ...
+    @property
+    def runtime_env(self) -> dict[str, Any] | None: ...
+    @property
+    def local_queue(self) -> str | None: ...
+    @property
+    def labels(self) -> dict[str, str]: ...
+    @property
+    def priority_class(self) -> str | None: ...
+    @property
+    def ttl_seconds_after_finished(self) -> int: ...
+    @property
+    def active_deadline_seconds(self) -> int | None: ...
+    @property
+    def shutdown_after_job_finishes(self) -> bool: ...
+    @property
+    def submission_mode(self) -> str: ...
 
 
 class _JobSpec(_Model):
@@ -173,25 +209,24 @@ class _JobSpec(_Model):
         )
 
 
-def render_rayjob(job: RayJob, *, base_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+def render_rayjob(job: JobFields, *, base_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """Render ``job`` offline: a ``ray.io/v1`` RayJob, or for an existing cluster the submission request.
 
     ``base_dir`` resolves a relative requirements-file path (default: the current directory).
 
     Example:
-        >>> from rayqueue_sdk.job.rayjob import RayJob
-        >>> render_rayjob(RayJob(job_name="j", entrypoint="python x.py", cluster_name="ws"))["submission_id"]
+        >>> spec = _JobSpec(job_name="j", entrypoint="python x.py", cluster_name="ws")
+        >>> render_rayjob(spec)["submission_id"]
         'j'
     """
     return build_job_manifest(job, resolve_runtime_env(job.runtime_env, base_dir=base_dir))
 
 
-def build_job_manifest(job: RayJob, runtime_env: dict[str, Any] | None) -> dict[str, Any]:
+def build_job_manifest(job: JobFields, runtime_env: dict[str, Any] | None) -> dict[str, Any]:
     """:func:`render_rayjob` with the runtime_env already resolved (no file is read).
 
     Example:
-        >>> from rayqueue_sdk.job.rayjob import RayJob
-        >>> job = RayJob(job_name="j", entrypoint="python x.py", cluster_name="ws")
+        >>> job = _JobSpec(job_name="j", entrypoint="python x.py", cluster_name="ws")
         >>> build_job_manifest(job, {"env_vars": {"A": "1"}})["runtime_env"]
         {'env_vars': {'A': '1'}}
     """

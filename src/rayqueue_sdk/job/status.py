@@ -1,8 +1,9 @@
 """The typed status of a :class:`~rayqueue_sdk.job.rayjob.RayJob` (pure: no I/O).
 
 A job-owned job is read by :func:`rayqueue_sdk.admission.cluster.assess_job` (the RayJob, its Kueue Workload
-and its queue position); a job on an existing cluster by Ray's own job status. Both end up as one
-:class:`RayJobStatus` whose ``phase`` is a :class:`~rayqueue_sdk.admission.cluster.JobPhase`.
+and its queue position); a job on an existing cluster by :func:`assess_ray_job` (Ray's own job status).
+Both readings are a :class:`~rayqueue_sdk.admission.cluster.JobAssessment` (phase, verdict, words, the
+error a failed wait raises) and end up as one :class:`RayJobStatus` that keeps the verdict.
 
 Example:
     >>> st = status_from_ray("quick-dev-test", "ds", "quick-dev-test-3f9a1c", "ws", "RUNNING", "")
@@ -15,16 +16,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rayqueue_sdk.admission.cluster import JobAssessment, JobPhase
+from rayqueue_sdk.admission.cluster import ErrorKind, JobAssessment, JobPhase, Verdict
 
-__all__ = ["RayJobStatus", "status_from_assessment", "status_from_ray"]
+__all__ = ["RayJobStatus", "assess_ray_job", "status_from_assessment", "status_from_ray"]
 
+# Ray's job status -> (phase, verdict, error kind of a failed wait).
 _RAY_PHASES = {
-    "PENDING": JobPhase.STARTING,
-    "RUNNING": JobPhase.RUNNING,
-    "SUCCEEDED": JobPhase.SUCCEEDED,
-    "FAILED": JobPhase.FAILED,
-    "STOPPED": JobPhase.STOPPED,
+    "PENDING": (JobPhase.STARTING, Verdict.WAIT, ErrorKind.NONE),
+    "RUNNING": (JobPhase.RUNNING, Verdict.WAIT, ErrorKind.NONE),
+    "SUCCEEDED": (JobPhase.SUCCEEDED, Verdict.DONE, ErrorKind.NONE),
+    "FAILED": (JobPhase.FAILED, Verdict.FAIL, ErrorKind.FAILED),
+    "STOPPED": (JobPhase.STOPPED, Verdict.FAIL, ErrorKind.FAILED),
 }
 
 
@@ -44,6 +46,9 @@ class RayJobStatus:
         job_id: the Ray submission id.
         owns_cluster: True for a job-owned cluster (a KubeRay RayJob), False on an existing cluster.
         ray_status: Ray's own job status string (``PENDING``/``RUNNING``/...), when known.
+        verdict: the admission machine's verdict: ``DONE`` (succeeded), ``FAIL`` (a wait raises
+            :meth:`assessment`'s error), ``WAIT``.
+        error_kind: which error a ``FAIL`` verdict stands for.
 
     Example:
         >>> st = RayJobStatus("j", "ds", JobPhase.QUEUED, "queued in LocalQueue 'batch' at position 2",
@@ -63,6 +68,29 @@ class RayJobStatus:
     job_id: str | None = None
     owns_cluster: bool = False
     ray_status: str | None = None
+    verdict: Verdict = Verdict.WAIT
+    error_kind: ErrorKind = ErrorKind.NONE
+
+    @property
+    def assessment(self) -> JobAssessment:
+        """The admission machine's reading behind this status: its verdict and the error of a failed wait.
+
+        Example:
+            >>> st = status_from_ray("j", "ds", "j-1", "ws", "STOPPED", "stopped by the user")
+            >>> st.assessment.verdict, type(st.assessment.error("j")).__name__
+            (<Verdict.FAIL: 'fail'>, 'JobFailedError')
+        """
+        return JobAssessment(
+            self.phase,
+            self.verdict,
+            self.explanation,
+            self.reason,
+            self.message,
+            self.position,
+            cluster_name=self.cluster_name,
+            job_id=self.job_id,
+            error_kind=self.error_kind,
+        )
 
     @property
     def done(self) -> bool:
@@ -100,9 +128,16 @@ class RayJobStatus:
 
 
 def status_from_assessment(
-    name: str, namespace: str, assessment: JobAssessment, rayjob: dict[str, Any] | None
+    name: str,
+    namespace: str,
+    assessment: JobAssessment,
+    rayjob: dict[str, Any] | None = None,
+    *,
+    owns_cluster: bool = True,
+    ray_status: str | None = None,
 ) -> RayJobStatus:
-    """A :class:`RayJobStatus` for a job-owned job from the admission machine's reading.
+    """A :class:`RayJobStatus` from the admission machine's reading (``rayjob``: the RayJob it read, for
+    Ray's job status; ``owns_cluster=False`` for a job on an existing cluster).
 
     Example:
         >>> from rayqueue_sdk.admission.cluster import assess_job
@@ -112,7 +147,9 @@ def status_from_assessment(
         >>> st.phase, st.cluster_name, st.job_id
         (<JobPhase.RUNNING: 'running'>, 'j-x7k2p', 'j-abcde')
     """
-    status = (rayjob or {}).get("status") or {}
+    if ray_status is None:
+        job_status = ((rayjob or {}).get("status") or {}).get("jobStatus")
+        ray_status = str(job_status) if job_status else None
     return RayJobStatus(
         name=name,
         namespace=namespace,
@@ -123,8 +160,47 @@ def status_from_assessment(
         position=assessment.position,
         cluster_name=assessment.cluster_name,
         job_id=assessment.job_id,
-        owns_cluster=True,
-        ray_status=str(status.get("jobStatus")) if status.get("jobStatus") else None,
+        owns_cluster=owns_cluster,
+        ray_status=ray_status,
+        verdict=assessment.verdict,
+        error_kind=assessment.error_kind,
+    )
+
+
+def assess_ray_job(
+    job_id: str, cluster_name: str, ray_status: str, message: str | None, *, error_type: str | None = None
+) -> JobAssessment:
+    """Read Ray's status of a job on an existing cluster: the phase, the verdict and the words.
+
+    ``PENDING`` (Ray is starting the driver, maybe waiting for resources) reads as ``STARTING``.
+
+    Example:
+        >>> a = assess_ray_job("j-1", "ws", "FAILED", "exit code 1", error_type="JOB_FAILED")
+        >>> a.phase, a.verdict, a.explanation
+        (<JobPhase.FAILED: 'failed'>, <Verdict.FAIL: 'fail'>, 'the job failed: exit code 1 (JOB_FAILED)')
+    """
+    value = str(getattr(ray_status, "value", ray_status)).upper()
+    phase, verdict, kind = _RAY_PHASES.get(value, (JobPhase.UNKNOWN, Verdict.WAIT, ErrorKind.NONE))
+    lead = {
+        JobPhase.STARTING: f"submitted to RayCluster {cluster_name!r}, Ray is starting it",
+        JobPhase.RUNNING: f"running on RayCluster {cluster_name!r}",
+        JobPhase.SUCCEEDED: "the job succeeded",
+        JobPhase.FAILED: "the job failed",
+        JobPhase.STOPPED: "the job was stopped",
+    }.get(phase, f"unknown Ray job status {value!r}")
+    detail = message or ""
+    if error_type:
+        detail = f"{detail} ({error_type})" if detail else error_type
+    explanation = f"{lead}: {detail}" if detail and phase.terminal else lead
+    return JobAssessment(
+        phase,
+        verdict,
+        explanation,
+        error_type,
+        message or None,
+        cluster_name=cluster_name,
+        job_id=job_id,
+        error_kind=kind,
     )
 
 
@@ -138,9 +214,8 @@ def status_from_ray(
     *,
     error_type: str | None = None,
 ) -> RayJobStatus:
-    """A :class:`RayJobStatus` for a job on an existing cluster from Ray's job status.
-
-    ``PENDING`` (Ray is starting the driver, maybe waiting for resources) reads as ``STARTING``.
+    """A :class:`RayJobStatus` for a job on an existing cluster, from Ray's job status (read by
+    :func:`assess_ray_job`).
 
     Example:
         >>> st = status_from_ray("j", "ds", "j-1", "ws", "FAILED", "exit code 1", error_type="JOB_FAILED")
@@ -148,27 +223,5 @@ def status_from_ray(
         (<JobPhase.FAILED: 'failed'>, 'JOB_FAILED', 'the job failed: exit code 1 (JOB_FAILED)')
     """
     value = str(getattr(ray_status, "value", ray_status)).upper()
-    phase = _RAY_PHASES.get(value, JobPhase.UNKNOWN)
-    lead = {
-        JobPhase.STARTING: f"submitted to RayCluster {cluster_name!r}, Ray is starting it",
-        JobPhase.RUNNING: f"running on RayCluster {cluster_name!r}",
-        JobPhase.SUCCEEDED: "the job succeeded",
-        JobPhase.FAILED: "the job failed",
-        JobPhase.STOPPED: "the job was stopped",
-    }.get(phase, f"unknown Ray job status {value!r}")
-    detail = message or ""
-    if error_type:
-        detail = f"{detail} ({error_type})" if detail else error_type
-    explanation = f"{lead}: {detail}" if detail and phase.terminal else lead
-    return RayJobStatus(
-        name=name,
-        namespace=namespace,
-        phase=phase,
-        explanation=explanation,
-        reason=error_type,
-        message=message or None,
-        cluster_name=cluster_name,
-        job_id=job_id,
-        owns_cluster=False,
-        ray_status=value,
-    )
+    assessment = assess_ray_job(job_id, cluster_name, value, message, error_type=error_type)
+    return status_from_assessment(name, namespace, assessment, owns_cluster=False, ray_status=value)

@@ -26,6 +26,8 @@ def test_leaves_inherit_the_stdlib_exception_a_caller_expects(cls: type, std: ty
 
 def test_every_public_error_is_in_the_tree() -> None:
     for name in errors.__all__:
+        if name == "exit_code_table":  # the one public function
+            continue
         assert issubclass(getattr(errors, name), errors.RayQueueError), name
 
 
@@ -52,3 +54,75 @@ def test_admission_timeout_carries_reason_and_position() -> None:
 def test_long_values_are_shortened_in_messages() -> None:
     err = errors.ConfigError("name", "x" * 500, "at most 53 characters")
     assert len(str(err)) < 200
+
+
+def _all_sdk_modules() -> list[str]:
+    import pkgutil
+
+    import rayqueue_sdk
+
+    return sorted(m.name for m in pkgutil.walk_packages(rayqueue_sdk.__path__, "rayqueue_sdk."))
+
+
+def test_every_exception_class_defined_in_the_sdk_is_a_rayqueue_error() -> None:
+    """Walk every module of the package: each exception class defined there (warnings aside) is in
+    the tree, and is defined in rayqueue_sdk.errors, the tree's one home."""
+    import importlib
+    import inspect
+
+    modules = _all_sdk_modules()
+    assert "rayqueue_sdk.job.rayjob" in modules and "rayqueue_sdk.cluster.dashboard" in modules
+    found: dict[str, type] = {}
+    for name in modules:
+        module = importlib.import_module(name)
+        for value in vars(module).values():
+            if (
+                inspect.isclass(value)
+                and issubclass(value, BaseException)
+                and not issubclass(value, Warning)
+                and value.__module__.startswith("rayqueue_sdk")
+            ):
+                found[f"{value.__module__}.{value.__qualname__}"] = value
+    assert "rayqueue_sdk.errors.DashboardNotFoundError" in found
+    outside = {name for name, cls in found.items() if not issubclass(cls, errors.RayQueueError)}
+    assert not outside, f"exceptions outside the RayQueueError tree: {sorted(outside)}"
+    elsewhere = {name for name in found if not name.startswith("rayqueue_sdk.errors.")}
+    assert not elsewhere, f"errors defined outside rayqueue_sdk.errors: {sorted(elsewhere)}"
+
+
+def test_dashboard_not_found_is_a_not_found_error_still_importable_where_it_was() -> None:
+    import rayqueue_sdk
+    from rayqueue_sdk.cluster import dashboard
+
+    assert dashboard.DashboardNotFoundError is errors.DashboardNotFoundError
+    assert rayqueue_sdk.DashboardNotFoundError is errors.DashboardNotFoundError
+    assert issubclass(errors.DashboardNotFoundError, errors.NotFoundError)
+    assert errors.DashboardNotFoundError("ws", "ds", "queued").exit_code == 3
+
+
+def test_every_error_class_has_a_stable_cli_exit_code() -> None:
+    table = errors.exit_code_table()
+    public = {getattr(errors, name) for name in errors.__all__ if isinstance(getattr(errors, name), type)}
+    assert public <= set(table)
+    assert {cls.__name__: code for cls, code in table.items()} == {
+        "RayQueueError": 1,
+        "ConfigError": 2,
+        "ApiError": 1,
+        "AuthenticationError": 6,
+        "ForbiddenError": 6,
+        "NotFoundError": 3,
+        "QueueNotFoundError": 3,
+        "PriorityClassNotFoundError": 3,
+        "ClusterNotFoundError": 3,
+        "DashboardNotFoundError": 3,
+        "AlreadyExistsError": 1,
+        "ConflictError": 1,
+        "ConnectionFailedError": 7,
+        "TLSVerificationError": 7,
+        "AdmissionTimeout": 4,
+        "ClusterDeletedError": 5,
+        "PreemptedError": 5,
+        "JobFailedError": 8,
+        "UnsupportedError": 1,
+    }
+    assert list(table)[0] is errors.RayQueueError  # most general first

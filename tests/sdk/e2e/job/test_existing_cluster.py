@@ -218,13 +218,15 @@ def test_stop_a_running_job(workspace: str, project: Path) -> None:
 
 
 def test_submit_is_recorded_with_the_job_name(workspace: str, project: Path) -> None:
-    from rayqueue_sdk.job.existing import JOB_NAME_METADATA
+    from rayqueue_sdk.job.existing import JOB_NAME_METADATA, ExistingClusterJob
 
     job = RayJob(
         job_name="meta-test", entrypoint="python -c 'print(2)'", cluster_name=workspace, namespace=NS
     )
     job.submit()
-    info = job._on_existing().job_client().get_job_info(job.job_id)
+    backend = job._backend
+    assert isinstance(backend, ExistingClusterJob)
+    info = backend.job_client().get_job_info(job.job_id)
     assert info.metadata[JOB_NAME_METADATA] == "meta-test"
     job.wait(timeout=120)
 

@@ -193,6 +193,7 @@ def test_follow_lines_inside_a_running_loop() -> None:
     "name",
     [
         "rayqueue_sdk.job.rayjob",
+        "rayqueue_sdk.job.backend",
         "rayqueue_sdk.job.spec",
         "rayqueue_sdk.job.status",
         "rayqueue_sdk.job.existing",
