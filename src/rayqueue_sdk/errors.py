@@ -2,9 +2,9 @@
 
 Every error the SDK raises on purpose is a :class:`RayQueueError`, and every one is defined here.
 Leaves also inherit from the standard-library exception a caller would naturally catch, so
-``except ValueError`` or ``except TimeoutError`` keeps working. Each class carries the exit code of
-the ``rayqueue`` CLI (``exit_code``, in brackets below; a subclass inherits its parent's unless it
-sets its own), and :func:`exit_code_table` lists them keyed by class::
+``except ValueError`` or ``except TimeoutError`` keeps working. The exit code the ``rayqueue`` CLI
+gives each class is in brackets (a subclass has its parent's unless it is listed); the CLI's one
+table of them, keyed by class, is :data:`rayqueue_sdk.cli.exit_codes.EXIT_CODES`::
 
     RayQueueError [1]
     ├── ConfigError(ValueError) [2]         bad input, rejected before anything is sent
@@ -41,7 +41,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 __all__ = [
     "AdmissionTimeout",
@@ -63,22 +63,16 @@ __all__ = [
     "RayQueueError",
     "TLSVerificationError",
     "UnsupportedError",
-    "exit_code_table",
 ]
 
 
 class RayQueueError(Exception):
     """Base class of every error rayqueue_sdk raises on purpose.
 
-    Attributes:
-        exit_code: the ``rayqueue`` CLI's exit code for this class (1: any other SDK error).
-
     Example:
-        >>> issubclass(ConfigError, RayQueueError), RayQueueError("x").exit_code
-        (True, 1)
+        >>> issubclass(ConfigError, RayQueueError), str(RayQueueError("x"))
+        (True, 'x')
     """
-
-    exit_code: ClassVar[int] = 1
 
 
 class ConfigError(RayQueueError, ValueError):
@@ -96,8 +90,6 @@ class ConfigError(RayQueueError, ValueError):
         >>> str(ConfigError("name", "My_Cluster", "a DNS-1035 label", problem="not a DNS name"))
         "name: not a DNS name (got 'My_Cluster'); allowed: a DNS-1035 label"
     """
-
-    exit_code: ClassVar[int] = 2
 
     def __init__(self, field: str, value: Any, allowed: str, *, problem: str | None = None) -> None:
         self.field = field
@@ -146,8 +138,6 @@ class AuthenticationError(ApiError):
         401
     """
 
-    exit_code: ClassVar[int] = 6
-
 
 class ForbiddenError(ApiError, PermissionError):
     """403 Forbidden: the identity may not do ``verb`` on ``resource``.
@@ -157,8 +147,6 @@ class ForbiddenError(ApiError, PermissionError):
         >>> (err.verb, err.resource)
         ('create', 'rayclusters.ray.io')
     """
-
-    exit_code: ClassVar[int] = 6
 
     def __init__(
         self,
@@ -184,8 +172,6 @@ class NotFoundError(ApiError, LookupError):
         >>> isinstance(NotFoundError(404, "NotFound", "gone"), LookupError)
         True
     """
-
-    exit_code: ClassVar[int] = 3
 
 
 class _ListingNotFound(NotFoundError):
@@ -284,8 +270,6 @@ class ConnectionFailedError(RayQueueError, ConnectionError):
         True
     """
 
-    exit_code: ClassVar[int] = 7
-
 
 class TLSVerificationError(ConnectionFailedError):
     """The server's TLS certificate was not trusted.
@@ -311,8 +295,6 @@ class AdmissionTimeout(RayQueueError, TimeoutError):
         >>> isinstance(err, TimeoutError), err.position
         (True, 0)
     """
-
-    exit_code: ClassVar[int] = 4
 
     def __init__(
         self,
@@ -345,8 +327,6 @@ class ClusterDeletedError(RayQueueError):
         'ws was deleted while waiting'
     """
 
-    exit_code: ClassVar[int] = 5
-
 
 class PreemptedError(RayQueueError):
     """Kueue evicted the workload: preemption, deactivation, a stopped queue, ...
@@ -359,8 +339,6 @@ class PreemptedError(RayQueueError):
         >>> PreemptedError("ws", "InClusterQueue", "Preempted to accommodate a workload").reason
         'InClusterQueue'
     """
-
-    exit_code: ClassVar[int] = 5
 
     def __init__(self, name: str, reason: str, message: str) -> None:
         self.name = name
@@ -384,8 +362,6 @@ class JobFailedError(RayQueueError):
         'ValueError: boom'
     """
 
-    exit_code: ClassVar[int] = 8
-
     def __init__(self, job_id: str, status: str, reason: str | None, log_tail: str) -> None:
         self.job_id = job_id
         self.status = status
@@ -406,24 +382,6 @@ class UnsupportedError(RayQueueError):
         >>> str(UnsupportedError("workloads/scale is not served"))
         'workloads/scale is not served'
     """
-
-
-def exit_code_table() -> dict[type[RayQueueError], int]:
-    """Every error class of this module with its CLI exit code, most general first.
-
-    Example:
-        >>> table = exit_code_table()
-        >>> table[RayQueueError], table[QueueNotFoundError], table[JobFailedError]
-        (1, 3, 8)
-    """
-    classes: list[type[RayQueueError]] = [RayQueueError]
-    for cls in classes:  # breadth-first: grows while it is walked
-        classes.extend(sub for sub in cls.__subclasses__() if sub not in classes)
-    return {
-        cls: cls.exit_code
-        for cls in classes
-        if cls.__module__ == __name__ and not cls.__name__.startswith("_")
-    }
 
 
 def _short_repr(value: Any, limit: int = 80) -> str:

@@ -60,7 +60,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--queue-timeout", type=float, default=None, help="seconds queued before giving up")
     p.add_argument("--no-dashboard-check", action="store_true", help="do not wait for the dashboard")
     add_connection_options(p)
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=_run)
 
 
 def load_config(path: str, namespace: str | None) -> ClusterConfiguration:
@@ -86,7 +86,7 @@ def load_config(path: str, namespace: str | None) -> ClusterConfiguration:
     return config
 
 
-def run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace) -> int:
     """Run ``rayqueue cluster <action>``; returns the exit code."""
 
     def action() -> None:

@@ -53,6 +53,7 @@ EXIT_CODES: dict[type[BaseException], int] = {
     JobFailedError: 8,
 }
 
+#: Success.
 SUCCESS = 0
 #: Bad usage (argparse's own code), a bad configuration file, or a command whose package is not installed.
 USAGE = EXIT_CODES[ConfigError]

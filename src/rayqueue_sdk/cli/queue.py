@@ -30,7 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """
     sub = parser.add_subparsers(dest="queue_command", metavar="ACTION", required=True)
     add_connection_options(sub.add_parser("list", help="the namespace's LocalQueues (default one first)"))
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=_run)
 
 
 def queues_text(queues: list[LocalQueueInfo]) -> str:
@@ -47,7 +47,7 @@ def queues_text(queues: list[LocalQueueInfo]) -> str:
     return "\n".join(lines)
 
 
-def run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace) -> int:
     """Run ``rayqueue queue list``; returns the exit code."""
 
     def action() -> None:

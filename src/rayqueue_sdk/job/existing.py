@@ -35,12 +35,12 @@ from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment, status
 if TYPE_CHECKING:  # pragma: no cover
     from ray.job_submission import JobSubmissionClient
 
-__all__ = ["ExistingClusterJob", "new_submission_id"]
+__all__ = ["JOB_NAME_METADATA", "ExistingClusterJob", "new_submission_id"]
 
 log = logging.getLogger(__name__)
 
 #: How long :meth:`ExistingClusterJob.delete` waits for a stopped job to end before deleting it.
-STOP_GRACE_SECONDS = 30.0
+_STOP_GRACE_SECONDS = 30.0
 #: Metadata key carrying the job name on the Ray side.
 JOB_NAME_METADATA = "rayqueue.job-name"
 
@@ -288,7 +288,7 @@ class ExistingClusterJob:
             return False
         if not st.done:
             self.stop()
-            deadline = time.monotonic() + STOP_GRACE_SECONDS
+            deadline = time.monotonic() + _STOP_GRACE_SECONDS
             while not self.status().done and time.monotonic() < deadline:
                 time.sleep(0.2)
         job_id = self._require_id()

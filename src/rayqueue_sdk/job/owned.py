@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.admission.cluster import PRIORITY_LABEL, QUEUE_LABEL, JobAssessment, JobPhase, assess_job
 from rayqueue_sdk.cluster.dashboard import cluster_dashboard_uri, ray_job_client
@@ -131,7 +131,6 @@ class OwnedClusterJob:
                 f"RayJob {self.namespace}/{self.name} already exists: delete it (RayJob.delete()) or "
                 f"choose another job_name",
             ) from None
-        created = cast(dict[str, Any], created)
         if secret is not None:
             try:
                 self._create_secret(secret, created)

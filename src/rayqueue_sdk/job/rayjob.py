@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 #: Default limit of :meth:`RayJob.wait`, in seconds (queue, start-up and run). Never infinite by default.
 DEFAULT_JOB_TIMEOUT = 3600.0
 #: How many log lines a :class:`~rayqueue_sdk.errors.JobFailedError` carries by default.
-LOG_TAIL_LINES = 50
+_LOG_TAIL_LINES = 50
 
 
 class RayJob:
@@ -290,7 +290,7 @@ class RayJob:
         *,
         raise_on_preemption: bool = False,
         on_progress: Callable[[RayJobStatus], None] | None = None,
-        log_lines: int = LOG_TAIL_LINES,
+        log_lines: int = _LOG_TAIL_LINES,
     ) -> RayJobStatus:
         """Wait until the job succeeds; explain every change (``logging`` and ``on_progress``).
 
