@@ -36,6 +36,7 @@ import logging
 import os
 import re
 import shlex
+import stat
 import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -228,13 +229,41 @@ def _excluded(rel: str, patterns: Sequence[str]) -> bool:
 
 
 def _files(root: Path, excludes: Sequence[str]) -> Iterator[tuple[Path, str]]:
+    """The regular files under ``root`` (symlinks to regular files included), sorted, minus ``excludes``.
+
+    A FIFO would block the zip forever and a socket or device cannot be read: they are skipped with a
+    warning naming them, as is a symlink that loops or points nowhere. Symlinked directories are not
+    followed (``os.walk``'s default), so a directory loop cannot recurse.
+    """
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         for name in sorted(filenames):
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
-            if not _excluded(rel, excludes):
-                yield path, rel
+            if _excluded(rel, excludes):
+                continue
+            try:
+                mode = path.stat().st_mode  # follows a symlink; ELOOP/ENOENT for a bad one
+            except OSError as err:
+                log.warning("working_dir: skipping %s: %s", rel, err.strerror or type(err).__name__)
+                continue
+            if not stat.S_ISREG(mode):
+                log.warning("working_dir: skipping %s: not a regular file (a FIFO, socket or device)", rel)
+                continue
+            yield path, rel
+
+
+class _LimitedBuffer(io.BytesIO):
+    """An in-memory sink that refuses to grow past ``limit`` bytes (``OverflowError``)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def write(self, data: Any) -> int:
+        if self.tell() + len(data) > self.limit:
+            raise OverflowError
+        return super().write(data)
 
 
 class _Counter(io.RawIOBase):
@@ -260,7 +289,15 @@ def _zip_into(sink: Any, root: Path, excludes: Sequence[str]) -> tuple[int, list
     sizes: list[tuple[int, str]] = []
     with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for path, rel in _files(root, excludes):
-            zf.write(path, rel)
+            try:
+                zf.write(path, rel)
+            except OSError as err:  # unreadable (permissions), or gone since it was listed
+                raise ConfigError(
+                    "runtime_env['working_dir']",
+                    str(root),
+                    "a directory whose files can all be read",
+                    problem=f"cannot read {rel}: {err.strerror or type(err).__name__}",
+                ) from None
             count += 1
             sizes.append((path.stat().st_size, rel))
     return count, sizes
@@ -312,13 +349,14 @@ def zip_working_dir(
         >>> zipfile.ZipFile(io.BytesIO(zip_working_dir(d))).namelist()
         ['a.py']
     """
-    buffer = io.BytesIO()
-    count, sizes = _zip_into(buffer, root, excludes)
-    data = buffer.getvalue()
-    if len(data) > limit:
+    buffer = _LimitedBuffer(limit)  # checked as it streams: never more than ``limit`` bytes in memory
+    try:
+        count, sizes = _zip_into(buffer, root, excludes)
+    except OverflowError:
         raise _too_big(
             "runtime_env['working_dir']", root, limit, excludes, "it travels in a Kubernetes Secret"
-        )
+        ) from None
+    data = buffer.getvalue()
     log.info(
         "working_dir %s: %d files, %.1f KiB zipped (limit %.0f KiB)",
         root,
