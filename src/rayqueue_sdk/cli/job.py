@@ -27,10 +27,10 @@ from typing import Any
 
 from rayqueue_sdk.admission.cluster import JobPhase
 from rayqueue_sdk.cli.common import add_connection_options, client_source, emit, guarded
-from rayqueue_sdk.cli.exit_codes import JOB_FAILED, SUCCESS
+from rayqueue_sdk.cli.exit_codes import JOB_FAILED, SUCCESS, code_for
 from rayqueue_sdk.cli.files import read_text_file
 from rayqueue_sdk.config.models import ManagedClusterConfig
-from rayqueue_sdk.errors import ConfigError
+from rayqueue_sdk.errors import ConfigError, NotFoundError
 from rayqueue_sdk.job.rayjob import RayJob
 
 __all__ = ["JOB_FAILED", "configure"]
@@ -161,6 +161,8 @@ def _act(args: argparse.Namespace) -> int:
         if args.action == "status":
             st = job.status()
             emit(args, st.to_dict(), str(st))
+            if st.phase is JobPhase.DELETED:  # no such job (any more): as `cluster status` of a missing one
+                return code_for(NotFoundError)
             return JOB_FAILED if st.phase in (JobPhase.FAILED, JobPhase.STOPPED) else SUCCESS
         if args.action == "logs":
             if args.follow:
