@@ -13,12 +13,8 @@ from rayqueue_sdk.errors import NotFoundError
 
 @pytest.mark.parametrize(
     "argv",
-    [
-        ["cluster", "status", "nope"],
-        ["job", "status", "nope"],
-        ["job", "status", "nope", "--cluster", "nope"],
-    ],
-    ids=["cluster", "job-owned", "job-on-cluster"],
+    [["cluster", "status", "nope"], ["job", "status", "nope"]],
+    ids=["cluster", "job-owned"],
 )
 def test_status_of_a_missing_thing_exits_not_found(
     plane: LocalControlPlane, capsys: pytest.CaptureFixture[str], argv: list[str]
