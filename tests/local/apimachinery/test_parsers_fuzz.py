@@ -20,7 +20,11 @@ from rayqueue_local.apimachinery.status import HTTPError
 from rayqueue_local.apimachinery.strategic import strategic_merge_patch
 from rayqueue_local.apiserver.http import parse_body, parse_request
 
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomize: CI runs the same 300 examples each time (a new finding must not turn an unrelated change red);
+# run with --hypothesis-seed=N locally to explore further.
+FUZZ = settings(
+    max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 PATH_PARTS = st.sampled_from(["api", "apis", "v1", "namespaces", "ns", "pods", "status", "", "..", "%2F"])
 QUERY_KEYS = st.sampled_from(["watch", "limit", "labelSelector", "x"])
 SELECTOR_ALPHABET = st.sampled_from(list("abz09-_./=!,() \t") + ["in", "notin", "!=", "=="])

@@ -69,6 +69,10 @@ def json_patch(target: Any, operations: list[dict[str, Any]]) -> Any:
         Traceback (most recent call last):
         ...
         rayqueue_local.apimachinery.patchcore.PatchError: ...: testing value /a failed: test failed
+        >>> json_patch(None, [{"op": "remove", "path": ""}])
+        Traceback (most recent call last):
+        ...
+        rayqueue_local.apimachinery.patchcore.PatchError: Unable to remove nonexistent key: : missing value
     """
     if not isinstance(operations, list):
         raise PatchError(
@@ -95,6 +99,10 @@ def json_patch(target: Any, operations: list[dict[str, Any]]) -> Any:
             raise _test_failed(doc, path) from None
         except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as err:
             raise _failure(op, str(err)) from None
+        except (TypeError, KeyError, IndexError, AttributeError) as err:
+            # The library's own crash on a path it does not guard (e.g. removing the root of a null
+            # document): the operation cannot apply, which is the client's 422, not our 500.
+            raise _failure(op, type(err).__name__) from None
     return doc
 
 
