@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import doctest
 import importlib
-import pkgutil
 
 import pytest
-
-PACKAGES = ("rayqueue_sdk", "rayqueue_local")
+from project_modules import all_modules
 
 # Modules whose exported names cannot show a runnable example, and why.
 NO_EXAMPLE = {
@@ -26,16 +24,7 @@ NO_EXAMPLE = {
 }
 
 
-def _modules() -> list[str]:
-    names = []
-    for package in PACKAGES:
-        root = importlib.import_module(package)
-        names.append(package)
-        names.extend(info.name for info in pkgutil.walk_packages(root.__path__, package + "."))
-    return sorted(names)
-
-
-MODULES = _modules()
+MODULES = all_modules()
 
 
 def test_every_module_is_found() -> None:

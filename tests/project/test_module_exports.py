@@ -14,24 +14,12 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
-import pkgutil
 from pathlib import Path
 
 import pytest
+from project_modules import all_modules
 
-PACKAGES = ("rayqueue_sdk", "rayqueue_local")
-
-
-def _modules() -> list[str]:
-    names = []
-    for package in PACKAGES:
-        root = importlib.import_module(package)
-        names.append(package)
-        names.extend(info.name for info in pkgutil.walk_packages(root.__path__, package + "."))
-    return sorted(names)
-
-
-MODULES = _modules()
+MODULES = all_modules()
 
 
 def _is_type_checking(test: ast.expr) -> bool:

@@ -133,15 +133,13 @@ class LocalControlPlane:
         self._admin_token = admin_token
         self.controllers: list[Any] = []
         self.notices: list[str] = []
-        #: What loading ``state_dir`` had to repair (damaged log records set aside), also in :attr:`notices`.
-        self.recovery_notes: list[str] = []
         #: What cannot run here, by emulation ("ray", "prometheus"): the reason (set by :meth:`start`).
         self.unavailable: dict[str, str] = {}
         self.ray_runtime: Any = None
         self.gpu_metrics: Any = None
         self.prometheus: Any = None
         self._tmp: str | None = None
-        self._state_lock = StateDirectoryLock(self.state_dir or ".")  # taken by start() for a state_dir
+        self._state_lock: StateDirectoryLock | None = None  # held while running on a state_dir
         self._api: APIServer | None = None
         self._lock = threading.Lock()
         self.store: Store
@@ -188,10 +186,15 @@ class LocalControlPlane:
             return
         if getattr(self, "store", None) is not None:
             self.store.close()
-        self._state_lock.release()
+        self._release_state_dir()
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
+
+    def _release_state_dir(self) -> None:
+        if self._state_lock is not None:
+            self._state_lock.release()
+            self._state_lock = None
 
     def _start(self) -> None:
         if self.state_dir is not None:
@@ -215,7 +218,6 @@ class LocalControlPlane:
             state_dir=(base / OBJECTS_DIR) if self.state_dir is not None else None,
             history=self.history,
         )
-        self.recovery_notes = self.store.recovery_notes
         self.faults = FaultInjector()
         self.auth = Authenticator(admin_token=self._admin_token or self._load_tokens(base).get("admin"))
         for name, (token, namespaces) in self._load_tokens(base).get("users", {}).items():
@@ -231,7 +233,7 @@ class LocalControlPlane:
         self._write_kubeconfig()
         log.info("local control plane serving at %s", self.server)
         self._start_controllers()
-        self.notices.extend(self.recovery_notes)  # the store logged them when it set the records aside
+        self.notices.extend(self.store.recovery_notes)  # damaged log records set aside (already logged)
 
     def _check_environment(self) -> None:
         """Record (and log) what the options ask for that cannot run on this machine."""
@@ -291,7 +293,7 @@ class LocalControlPlane:
         self._api.stop()
         self._api = None
         self.store.close()
-        self._state_lock.release()
+        self._release_state_dir()
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None

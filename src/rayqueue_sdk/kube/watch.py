@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_sdk.errors import ConnectionFailedError, RayQueueError, TLSVerificationError
+from rayqueue_sdk.errors import ConnectionFailedError, RayQueueError
 from rayqueue_sdk.kube.client import get_client
 from rayqueue_sdk.kube.errors import retry_after, status_code, translate
 from rayqueue_sdk.kube.resources import KUEUE_GROUP, Kind, list_objects, normalize_kueue
@@ -172,8 +172,6 @@ class Watcher:
             except RayQueueError as err:
                 if not self._retry_typed(err):
                     raise
-                if isinstance(err, ConnectionFailedError):  # list_objects spent its retries on it
-                    raise
                 failures += 1
                 self._pause(self._backoff(failures, None))
             except Exception as exc:  # kubernetes/urllib3 exceptions from the stream
@@ -215,12 +213,18 @@ class Watcher:
     def _translated(self, exc: BaseException) -> RayQueueError:
         return translate(exc, verb="watch", resource=self.kind.key, namespace=self.namespace, name=self.name)
 
-    def _retry_typed(self, err: RayQueueError) -> bool:
-        # list_objects already retried; keep going on transient answers while time remains.
-        status = getattr(err, "status", None)
-        if isinstance(err, TLSVerificationError):
-            return False
-        return isinstance(err, ConnectionFailedError) or status in (429, 500, 502, 503, 504)
+    @staticmethod
+    def _retry_typed(err: RayQueueError) -> bool:
+        # list_objects already retried: a ConnectionFailedError (TLS included) means its retries are
+        # spent, so it ends the watch; transient answers from a server that is there are retried
+        # while time remains.
+        return not isinstance(err, ConnectionFailedError) and getattr(err, "status", None) in (
+            429,
+            500,
+            502,
+            503,
+            504,
+        )
 
     @staticmethod
     def _backoff(failures: int, exc: BaseException | None) -> float:

@@ -7,10 +7,12 @@ library would produce.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import socket
 import ssl
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -108,6 +110,24 @@ class Raw:
         except ValueError:
             parsed = payload.decode()
         return resp.status, parsed, resp
+
+    def exchange(self, head: bytes, chunks: Iterable[bytes] = ()) -> bytes:
+        """Send raw bytes on a fresh TLS connection (``head``, then ``chunks`` until the server stops
+        reading) and return everything the server answered before closing."""
+        host, port = self.cp.server.removeprefix("https://").split(":")
+        data = b""
+        with (
+            socket.create_connection((host, int(port)), timeout=30) as plain,
+            self.ctx.wrap_socket(plain, server_hostname=host) as tls,
+        ):
+            tls.sendall(head)
+            with contextlib.suppress(OSError):  # the server may close while we still send
+                for chunk in chunks:
+                    tls.sendall(chunk)
+            with contextlib.suppress(OSError):
+                while part := tls.recv(65536):
+                    data += part
+        return data
 
     def close(self) -> None:
         self.conn.close()

@@ -240,19 +240,7 @@ def test_unknown_http_method_is_405_status(raw: Any, namespace: str) -> None:
 
 
 def test_malformed_request_line_is_400_status(cp: Any, raw: Any, namespace: str) -> None:
-    import socket
-    import ssl
-
-    host, port = cp.server.removeprefix("https://").split(":")
-    ctx = ssl.create_default_context(cafile=str(cp.ca_cert_path))
-    data = b""
-    with (
-        socket.create_connection((host, int(port)), timeout=30) as plain,
-        ctx.wrap_socket(plain, server_hostname=host) as tls,
-    ):
-        tls.sendall(b"NOT A REQUEST LINE AT ALL\r\n\r\n")
-        while chunk := tls.recv(65536):
-            data += chunk
+    data = raw.exchange(b"NOT A REQUEST LINE AT ALL\r\n\r\n")
     head, _, payload = data.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 400")
     assert json.loads(payload)["reason"] == "BadRequest"
