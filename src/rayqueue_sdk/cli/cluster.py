@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from rayqueue_sdk.cli.common import add_connection_options, client_source, emit, guarded
+from rayqueue_sdk.cli.common import add_connection_options, client_source, emit, guarded, seconds
 from rayqueue_sdk.cli.files import read_yaml_file
 from rayqueue_sdk.cluster.adopt import config_from_raycluster
 from rayqueue_sdk.cluster.cluster import Cluster, get_cluster
@@ -48,7 +48,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--force", action="store_true", help="take over fields another manager owns")
     p.add_argument("--wait", action="store_true", help="then wait until it is ready")
-    p.add_argument("--timeout", type=float, default=900.0, help="seconds for --wait (default 900)")
+    p.add_argument("--timeout", type=seconds, default=900.0, help="seconds for --wait (default 900)")
     add_connection_options(p)
     p = sub.add_parser("down", help="delete a cluster the SDK made (idempotent)")
     p.add_argument("name")
@@ -56,8 +56,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_connection_options(p)
     p = sub.add_parser("wait", help="wait until a cluster is ready, saying why it waits")
     p.add_argument("name")
-    p.add_argument("--timeout", type=float, default=900.0, help="seconds in all (default 900)")
-    p.add_argument("--queue-timeout", type=float, default=None, help="seconds queued before giving up")
+    p.add_argument("--timeout", type=seconds, default=900.0, help="seconds in all (default 900)")
+    p.add_argument("--queue-timeout", type=seconds, default=None, help="seconds queued before giving up")
     p.add_argument("--no-dashboard-check", action="store_true", help="do not wait for the dashboard")
     add_connection_options(p)
     parser.set_defaults(func=_run)
@@ -77,6 +77,13 @@ def load_config(path: str, namespace: str | None) -> ClusterConfiguration:
         raise ConfigError("--file", path, "a YAML mapping of ClusterConfiguration fields or a RayCluster")
     if doc.get("kind") == "RayCluster":
         config = config_from_raycluster(doc)
+    elif "kind" in doc or "apiVersion" in doc:
+        raise ConfigError(
+            "--file",
+            f"{path} (kind {doc.get('kind')!r})",
+            "a RayCluster manifest (apiVersion ray.io/v1, kind RayCluster) or ClusterConfiguration fields",
+            problem="not a RayCluster",
+        )
     else:
         config = ClusterConfiguration.model_validate(doc)
     if namespace and config.namespace != namespace:

@@ -16,18 +16,69 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from rayqueue_sdk.cli.exit_codes import SUCCESS, exit_code
-from rayqueue_sdk.errors import RayQueueError
+from rayqueue_sdk.errors import ConfigError, RayQueueError
 from rayqueue_sdk.kube.auth import KubeConfigFileAuthentication
+from rayqueue_sdk.manifests.rules import check_dns_label
 
-__all__ = ["ERROR_DETAILS", "add_connection_options", "client_source", "emit", "fail", "guarded"]
+__all__ = [
+    "ERROR_DETAILS",
+    "add_connection_options",
+    "client_source",
+    "emit",
+    "fail",
+    "guarded",
+    "namespace_name",
+    "seconds",
+]
 
 #: Attributes of an error copied into the ``--json`` error document when the error has them.
 ERROR_DETAILS = ("log_tail", "available", "reason", "phase", "position")
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds >= 0 (``--timeout``, ``--queue-timeout``).
+
+    Example:
+        >>> seconds("90")
+        90.0
+        >>> try:
+        ...     seconds("-1")
+        ... except argparse.ArgumentTypeError as err:
+        ...     print(err)
+        got '-1'; allowed: a number of seconds >= 0
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"got {text!r}; allowed: a number of seconds >= 0")
+    return value
+
+
+def namespace_name(text: str) -> str:
+    """An argparse type: a namespace name (a DNS-1123 label), checked before anything is sent.
+
+    Example:
+        >>> namespace_name("team-a")
+        'team-a'
+        >>> try:
+        ...     namespace_name("Team A")
+        ... except argparse.ArgumentTypeError as err:
+        ...     print(str(err)[:42])
+        namespace: not a DNS-1123 label (got 'Team
+    """
+    try:
+        check_dns_label(text, "namespace")
+    except ConfigError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
 
 
 def add_connection_options(parser: argparse.ArgumentParser) -> None:
@@ -38,7 +89,9 @@ def add_connection_options(parser: argparse.ArgumentParser) -> None:
         >>> p.parse_args(["--context", "dev"]).context
         'dev'
     """
-    parser.add_argument("-n", "--namespace", help="namespace (default: the credentials' namespace)")
+    parser.add_argument(
+        "-n", "--namespace", type=namespace_name, help="namespace (default: the credentials' namespace)"
+    )
     parser.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
     parser.add_argument("--context", help="kubeconfig context (default: the current one)")
     parser.add_argument("--json", action="store_true", help="print one JSON document (per line)")

@@ -27,7 +27,7 @@ import yaml
 
 from rayqueue_sdk.errors import ConfigError
 
-__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "MAX_NODES", "read_text_file", "read_yaml_file"]
+__all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "MAX_NODES", "parse_yaml_text", "read_text_file", "read_yaml_file"]
 
 #: The largest file the CLI reads (bytes).
 MAX_FILE_BYTES = 10 * 2**20
@@ -83,7 +83,23 @@ def read_yaml_file(path: str, option: str, allowed: str = "a readable YAML file"
         ...     print(err.problem)
         an alias refers to itself (a recursive structure has no JSON form)
     """
-    text = read_text_file(path, option, allowed)
+    return parse_yaml_text(read_text_file(path, option, allowed), option, path, allowed)
+
+
+def parse_yaml_text(text: str, option: str, shown: str, allowed: str = "YAML or JSON") -> Any:
+    """The one YAML (or JSON) document in ``text``, within the module's limits; errors name ``option``
+    and show ``shown`` (the file's path, or the text itself).
+
+    Example:
+        >>> parse_yaml_text('{"num_workers": 2}', "--cluster-config", "inline")
+        {'num_workers': 2}
+        >>> try:
+        ...     parse_yaml_text('{"num_workers": ', "--cluster-config", "inline")
+        ... except ConfigError as err:
+        ...     print(err.field, "|", err.problem[:20])
+        --cluster-config | not valid YAML: whil
+    """
+    path = shown
     loader = _Loader(text)
     try:
         try:

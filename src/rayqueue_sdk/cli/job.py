@@ -26,9 +26,9 @@ import argparse
 from typing import Any
 
 from rayqueue_sdk.admission.cluster import JobPhase
-from rayqueue_sdk.cli.common import add_connection_options, client_source, emit, guarded
-from rayqueue_sdk.cli.exit_codes import JOB_FAILED, SUCCESS, code_for
-from rayqueue_sdk.cli.files import read_text_file
+from rayqueue_sdk.cli.common import add_connection_options, client_source, emit, fail, guarded, seconds
+from rayqueue_sdk.cli.exit_codes import JOB_FAILED, SUCCESS
+from rayqueue_sdk.cli.files import parse_yaml_text, read_yaml_file
 from rayqueue_sdk.config.models import ManagedClusterConfig
 from rayqueue_sdk.errors import ConfigError, NotFoundError
 from rayqueue_sdk.job.rayjob import RayJob
@@ -64,7 +64,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     submit.add_argument("--ttl", type=int, default=0, help="ttlSecondsAfterFinished (job-owned)")
     submit.add_argument("--deadline", type=int, help="activeDeadlineSeconds (job-owned)")
     submit.add_argument("--wait", action="store_true", help="wait for the job to end; exit code says how")
-    submit.add_argument("--timeout", type=float, default=3600.0, help="seconds for --wait (default 3600)")
+    submit.add_argument("--timeout", type=seconds, default=3600.0, help="seconds for --wait (default 3600)")
     submit.add_argument(
         "-e", "--entrypoint", required=True, help="the command to run, e.g. 'python train.py --lr 0.1'"
     )
@@ -82,7 +82,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         if action == "logs":
             p.add_argument("-f", "--follow", action="store_true", help="stream lines as they come")
         if action == "wait":
-            p.add_argument("--timeout", type=float, default=3600.0, help="seconds (default 3600)")
+            p.add_argument("--timeout", type=seconds, default=3600.0, help="seconds (default 3600)")
         p.set_defaults(func=_act, action=action)
 
 
@@ -104,23 +104,48 @@ def _runtime_env(args: argparse.Namespace) -> dict[str, Any] | None:
     return env or None
 
 
+_CLUSTER_CONFIG_ALLOWED = "ManagedClusterConfig fields as JSON or YAML, or @ and a file holding them"
+
+
 def _cluster_config(text: str | None) -> ManagedClusterConfig:
     if not text:
         return ManagedClusterConfig()
     if text.startswith("@"):
-        text = read_text_file(text[1:], "--cluster-config", "JSON, or @ and a readable JSON file")
-    return ManagedClusterConfig.model_validate_json(text)
+        doc = read_yaml_file(text[1:], "--cluster-config", _CLUSTER_CONFIG_ALLOWED)
+        shown = text
+    else:
+        doc = parse_yaml_text(text, "--cluster-config", text, _CLUSTER_CONFIG_ALLOWED)
+        shown = text
+    if doc is None:
+        doc = {}
+    if not isinstance(doc, dict):
+        raise ConfigError(
+            "--cluster-config", shown, _CLUSTER_CONFIG_ALLOWED, problem="not a mapping of fields"
+        )
+    return ManagedClusterConfig.model_validate(doc)
 
 
 def _submit(args: argparse.Namespace) -> int:
     def action() -> None:
         if args.cluster:
+            if args.cluster_config is not None:
+                raise ConfigError(
+                    "--cluster/--cluster-config",
+                    {"--cluster": args.cluster, "--cluster-config": args.cluster_config},
+                    "one of them: --cluster (an existing RayCluster) or --cluster-config (a job-owned one)",
+                    problem="both given",
+                )
+            # Queue, priority and lifetime options belong to job-owned clusters: RayJob refuses them here.
             job = RayJob(
                 args.name,
                 args.entrypoint,
                 cluster_name=args.cluster,
                 namespace=args.namespace,
                 runtime_env=_runtime_env(args),
+                local_queue=args.queue,
+                priority_class=args.priority,
+                ttl_seconds_after_finished=args.ttl,
+                active_deadline_seconds=args.deadline,
                 client=client_source(args),
             )
         else:
@@ -160,9 +185,13 @@ def _act(args: argparse.Namespace) -> int:
         )
         if args.action == "status":
             st = job.status()
-            emit(args, st.to_dict(), str(st))
             if st.phase is JobPhase.DELETED:  # no such job (any more): as `cluster status` of a missing one
-                return code_for(NotFoundError)
+                where = f" in namespace {args.namespace!r}" if args.namespace else ""
+                kind = f"Ray job on cluster {args.cluster!r}" if args.cluster else "RayJob"
+                return fail(
+                    args, NotFoundError(404, "NotFound", f"{kind} {args.name!r} does not exist{where}")
+                )
+            emit(args, st.to_dict(), str(st))
             return JOB_FAILED if st.phase in (JobPhase.FAILED, JobPhase.STOPPED) else SUCCESS
         if args.action == "logs":
             if args.follow:

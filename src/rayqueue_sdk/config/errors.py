@@ -79,7 +79,8 @@ class _Model(BaseModel):
 
 
 def _config_error(err: ValidationError, model: type[BaseModel]) -> ConfigError:
-    details = err.errors()
+    # An unknown field first: it is usually a typo that also explains a "missing" one ("nmae: c").
+    details = sorted(err.errors(), key=lambda d: d["type"] != "extra_forbidden")
     first = details[0]
     result = _one_error(first, model)
     if len(details) > 1:

@@ -35,12 +35,15 @@ __all__ = [
     "Cpu",
     "DictList",
     "Envs",
+    "Image",
     "Memory",
     "Names",
     "OptCpu",
+    "OptImage",
     "OptMemory",
     "OptName",
     "Replicas",
+    "Seconds",
     "StrMap",
     "Tolerations",
 ]
@@ -152,6 +155,21 @@ def _check_names(value: Any, info: Any) -> list[str]:
     return list(value)
 
 
+_IMAGE_ALLOWED = "a container image reference such as 'rayproject/ray:2.40.0' (no spaces, no controls)"
+
+
+def _check_image(value: Any, info: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(info.field_name, value, _IMAGE_ALLOWED, problem="not an image name")
+    if any(ch.isspace() or not ch.isprintable() for ch in value) or len(value) > 4096:
+        raise ConfigError(info.field_name, value, _IMAGE_ALLOWED, problem="not an image reference")
+    return value
+
+
+def _check_image_opt(value: Any, info: Any) -> str | None:
+    return None if value is None else _check_image(value, info)
+
+
 def _check_optional_name(value: Any, info: Any) -> str | None:
     if value is None:
         return None
@@ -168,12 +186,18 @@ OptMemory = Annotated[int | float | str | None, PlainValidator(_check_memory_opt
 INT32_MAX = 2**31 - 1
 #: A replica count: a real ``int`` (a bool, a float or NaN is refused, not coerced) in ``[0, INT32_MAX]``.
 Replicas = Annotated[int, Field(strict=True, ge=0, le=INT32_MAX)]
+#: A duration in whole seconds for an int32 field (a RayJob's ttlSecondsAfterFinished,
+#: activeDeadlineSeconds): a real ``int`` in ``[0, INT32_MAX]``, no bool, float or NaN.
+Seconds = Annotated[int, Field(strict=True, ge=0, le=INT32_MAX)]
 Counts = Annotated[dict[str, int | str], PlainValidator(_check_counts)]
 Tolerations = Annotated[list[Any] | None, PlainValidator(_check_tolerations)]  # dicts or V1Toleration
 StrMap = Annotated[dict[str, str], PlainValidator(_check_str_map)]
 Envs = Annotated[dict[str, Any], PlainValidator(_check_envs)]  # values: str (numbers are converted)
 DictList = Annotated[list[Any], PlainValidator(_check_dict_list)]  # dicts or kubernetes client objects
 Names = Annotated[list[str], PlainValidator(_check_names)]
+#: A container image reference: non-empty, printable, no whitespace (the registry checks the rest).
+Image = Annotated[str, PlainValidator(_check_image)]
+OptImage = Annotated[str | None, PlainValidator(_check_image_opt)]
 OptName = Annotated[str | None, PlainValidator(_check_optional_name)]
 
 

@@ -40,6 +40,7 @@ from rayqueue_sdk.config.fields import (
     Cpu,
     DictList,
     Envs,
+    Image,
     Memory,
     Names,
     OptCpu,
@@ -104,7 +105,7 @@ class _ClusterShape(_Model):
     worker_groups: list[WorkerGroup] | None = Field(
         default=None, description="a list of WorkerGroup (instead of the flat worker_* fields)"
     )
-    image: str = Field(default_factory=default_image, description="a container image with Ray installed")
+    image: Image = Field(default_factory=default_image, description="a container image with Ray installed")
     image_pull_secrets: Names = Field(default_factory=list, description="a list of Secret names")
     envs: Envs = Field(default_factory=dict, description="a dict of environment variables")
     annotations: StrMap = Field(default_factory=dict, description="a dict of str -> str annotations")

@@ -23,6 +23,7 @@ from rayqueue_sdk.config.fields import (
     Envs,
     Memory,
     OptCpu,
+    OptImage,
     OptMemory,
     Replicas,
     StrMap,
@@ -66,7 +67,7 @@ class WorkerGroup(_Model):
     labels: StrMap = Field(default_factory=dict, description="pod labels: a dict of str -> str")
     annotations: StrMap = Field(default_factory=dict, description="pod annotations: a dict of str -> str")
     envs: Envs = Field(default_factory=dict, description="extra environment variables for this group")
-    image: str | None = Field(default=None, description="a container image (default: the cluster's image)")
+    image: OptImage = Field(default=None, description="a container image (default: the cluster's image)")
     ray_start_params: StrMap = Field(
         default_factory=dict, description="extra `ray start` parameters (str -> str)"
     )

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from pydantic import Field, field_validator, model_validator
 
+from rayqueue_sdk.config.fields import Seconds
 from rayqueue_sdk.config.models import ManagedClusterConfig, _Model
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.manifests.raycluster import build_cluster_spec
@@ -100,9 +101,11 @@ class _JobSpec(_Model):
         default_factory=dict, description="a dict of str -> str labels for the RayJob"
     )
     priority_class: str | None = Field(default=None, description="the name of a Kueue WorkloadPriorityClass")
-    ttl_seconds_after_finished: int = Field(default=0, description="an integer number of seconds >= 0")
-    active_deadline_seconds: int | None = Field(
-        default=None, description="None or an integer number of seconds > 0"
+    ttl_seconds_after_finished: Seconds = Field(
+        default=0, description="an integer number of seconds >= 0 and <= 2147483647"
+    )
+    active_deadline_seconds: Seconds | None = Field(
+        default=None, description="None or an integer number of seconds > 0 and <= 2147483647"
     )
     shutdown_after_job_finishes: bool = Field(default=True, description="True or False")
     submission_mode: str = Field(default="K8sJobMode", description=" | ".join(SUBMISSION_MODES))

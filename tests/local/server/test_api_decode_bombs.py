@@ -91,31 +91,76 @@ def test_deeply_nested_json_is_400_not_500(raw: Any, namespace: str, depth: int)
     _assert_nothing_stored(raw, namespace)
 
 
+def _raycluster_apply(name: str, params_yaml: str) -> str:
+    """A RayCluster apply body whose head rayStartParams (a map of strings with no limit of its own)
+    holds ``params_yaml``: what grows here is limited only by the object size limit."""
+    params = "\n".join("        " + line for line in params_yaml.splitlines())
+    return (
+        f"apiVersion: ray.io/v1\nkind: RayCluster\nmetadata:\n  name: {name}\nspec:\n  headGroupSpec:\n"
+        f"    rayStartParams:\n{params}\n"
+        "    template: {spec: {containers: [{name: ray, image: ray}]}}\n"
+    )
+
+
+def _apply_raycluster(raw: Any, namespace: str, name: str, body: str, token: str) -> tuple[int, Any]:
+    path = f"/apis/ray.io/v1/namespaces/{namespace}/rayclusters/{name}?fieldManager=t&force=true"
+    status, parsed, _ = raw.request(
+        "PATCH", path, body, content_type="application/apply-patch+yaml", token=token
+    )
+    return status, parsed
+
+
 def test_object_that_expands_past_the_size_limit_is_413(raw: Any, namespace: str, limited_user: str) -> None:
     chunk = "x" * 100_000
     copies = MAX_OBJECT_BYTES // len(chunk) + 2  # a small YAML text, a large object once aliases expand
-    data_yaml = f"a: &big {chunk}\n" + "\n".join(f"k{i}: *big" for i in range(copies))
-    text = _configmap_patch("large", data_yaml)
+    params_yaml = f"a: &big {chunk}\n" + "\n".join(f"k{i}: *big" for i in range(copies))
+    text = _raycluster_apply("large", params_yaml)
     assert len(text) < MAX_OBJECT_BYTES  # the body itself is under the limit
-    status, body = _apply(raw, namespace, "large", text, limited_user)
-    assert status == 413 and body["reason"] == "RequestEntityTooLarge"
-    _assert_nothing_stored(raw, namespace)
-    status, _ = _apply(raw, namespace, "small", _configmap_patch("small", "a: &v x\nb: *v"), limited_user)
+    status, body = _apply_raycluster(raw, namespace, "large", text, limited_user)
+    assert status == 413 and body["reason"] == "RequestEntityTooLarge", body
+    status, listed, _ = raw.request("GET", f"/apis/ray.io/v1/namespaces/{namespace}/rayclusters")
+    assert status == 200 and listed["items"] == []
+    small = _raycluster_apply("small", "a: &v x\nb: *v")
+    status, _ = _apply_raycluster(raw, namespace, "small", small, limited_user)
     assert status in (200, 201)  # aliases within the limits still work, and the server still serves
 
 
+def test_configmap_data_past_one_mebibyte_is_invalid(raw: Any, namespace: str) -> None:
+    """Upstream's ValidateConfigMap: at most 1 MiB of data in all (422, before the object size limit)."""
+    data = {"a": "x" * (2**20 // 2), "b": "y" * (2**20 // 2 + 1)}
+    created = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}, "data": data}
+    status, parsed, _ = raw.request("POST", f"/api/v1/namespaces/{namespace}/configmaps", json.dumps(created))
+    assert (status, parsed["reason"]) == (422, "Invalid"), parsed
+    assert parsed["details"]["causes"][0] == {
+        "reason": "FieldValueTooLong",
+        "field": "data",
+        "message": "Too long: must have at most 1048576 bytes",
+    }
+
+
 def test_object_grown_past_the_limit_by_a_merge_patch_is_413(raw: Any, namespace: str) -> None:
-    created = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "grow"}, "data": {"a": "x"}}
-    status, _, _ = raw.request("POST", f"/api/v1/namespaces/{namespace}/configmaps", json.dumps(created))
+    head = {
+        "rayStartParams": {"a": "x"},
+        "template": {"spec": {"containers": [{"name": "ray", "image": "ray"}]}},
+    }
+    created = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": "grow"},
+        "spec": {"headGroupSpec": head},
+    }
+    path = f"/apis/ray.io/v1/namespaces/{namespace}/rayclusters"
+    status, _, _ = raw.request("POST", path, json.dumps(created))
     assert status == 201
     half = "y" * (MAX_OBJECT_BYTES // 2 + 10)
-    path = f"/api/v1/namespaces/{namespace}/configmaps/grow"
     for key, expected in (("b", 200), ("c", 413)):  # each body is under 3 MiB; the object would not be
-        patch = json.dumps({"data": {key: half}})
-        status, parsed, _ = raw.request("PATCH", path, patch, content_type="application/merge-patch+json")
+        patch = json.dumps({"spec": {"headGroupSpec": {"rayStartParams": {key: half}}}})
+        status, parsed, _ = raw.request(
+            "PATCH", f"{path}/grow", patch, content_type="application/merge-patch+json"
+        )
         assert status == expected, parsed
-    status, stored, _ = raw.request("GET", path)
-    assert status == 200 and set(stored["data"]) == {"a", "b"}
+    status, stored, _ = raw.request("GET", f"{path}/grow")
+    assert status == 200 and set(stored["spec"]["headGroupSpec"]["rayStartParams"]) == {"a", "b"}
 
 
 def _chunked_head(namespace: str, token: str | None) -> bytes:

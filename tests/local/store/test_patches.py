@@ -131,9 +131,14 @@ def test_json_patch_values_are_copied_not_shared() -> None:
     assert value == {"k": [1]}
 
 
-def test_json_patch_unknown_op_is_400() -> None:
+def test_json_patch_unknown_op_is_422_and_a_non_object_operation_400() -> None:
+    # Upstream decodes the operations (400 when they do not decode) and fails in Apply on an
+    # unknown op, which the API server answers with 422 (endpoints/handlers/patch.go).
     with pytest.raises(PatchError) as err:
         json_patch({}, [{"op": "frobnicate", "path": "/a"}])
+    assert (err.value.code, str(err.value)) == (422, "Unexpected kind: frobnicate")
+    with pytest.raises(PatchError) as err:
+        json_patch({}, ["not an operation"])
     assert err.value.code == 400
 
 

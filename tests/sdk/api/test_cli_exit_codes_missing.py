@@ -21,4 +21,5 @@ def test_status_of_a_missing_thing_exits_not_found(
 ) -> None:
     connection = ["--kubeconfig", str(plane.kubeconfig_path), "--context", "rayqueue-local", "-n", NS]
     assert main([*argv, *connection]) == code_for(NotFoundError) == 3
-    capsys.readouterr()
+    err = capsys.readouterr().err
+    assert "NotFound" in err and "'nope'" in err  # a pipeline's log says what was missing

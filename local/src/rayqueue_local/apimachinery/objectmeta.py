@@ -58,25 +58,31 @@ _LABEL_VALUE_TEXT = (
 MAX_ANNOTATIONS_BYTES = 256 * 1024  # total size of keys and values, as upstream
 
 
-def name_causes(name: str, rule: str = "subdomain") -> list[dict[str, Any]]:
+def name_causes(name: str, rule: str = "subdomain", *, prefix: bool = False) -> list[dict[str, Any]]:
     """Causes for an invalid ``metadata.name`` (rule: ``subdomain``, ``label`` or ``dns1035``).
+
+    ``prefix=True`` checks a ``metadata.generateName`` instead: upstream's ``maskTrailingDash`` lets a
+    prefix end in ``-`` (random characters follow it).
 
     Example:
         >>> name_causes("ok-name"), name_causes("Bad")[0]["field"]
         ([], 'metadata.name')
+        >>> name_causes("worker-", prefix=True), name_causes("Bad_", prefix=True)[0]["field"]
+        ([], 'metadata.generateName')
     """
     pattern, max_len, text = NAME_RULES[rule]
+    checked = name[:-1] + "a" if prefix and len(name) > 1 and name.endswith("-") else name
     problems = []
     if len(name) > max_len:
         problems.append(f"must be no more than {max_len} characters")
-    if not pattern.match(name):
+    if not pattern.match(checked):
         problems.append(text)
     if not problems:
         return []
     return [
         {
             "reason": "FieldValueInvalid",
-            "field": "metadata.name",
+            "field": "metadata.generateName" if prefix else "metadata.name",
             "message": f'Invalid value: "{name}": ' + ", ".join(problems),
         }
     ]
@@ -98,7 +104,7 @@ def _qualified_name_problems(key: str) -> list[str]:
 
 
 def metadata_causes(meta: dict[str, Any]) -> list[dict[str, Any]]:
-    """Causes for invalid labels, annotation keys and ownerReferences, worded as upstream.
+    """Causes for invalid labels, annotation keys, finalizers and ownerReferences, worded as upstream.
 
     Raises ``TypeError`` for a label or annotation value that is not a string (upstream fails to
     decode the body: 400 BadRequest).
@@ -147,6 +153,21 @@ def metadata_causes(meta: dict[str, Any]) -> list[dict[str, Any]]:
                         "message": f"Too long: must have at most {MAX_ANNOTATIONS_BYTES} bytes",
                     }
                 )
+    finalizers = meta.get("finalizers") or []
+    if not isinstance(finalizers, list) or not all(isinstance(f, str) for f in finalizers):
+        raise TypeError(
+            "json: cannot unmarshal into Go struct field ObjectMeta.metadata.finalizers of type []string"
+        )
+    for i, finalizer in enumerate(finalizers):
+        # Upstream's ValidateFinalizerName: a qualified name ("kubernetes" and "example.com/x" alike).
+        for problem in _qualified_name_problems(finalizer):
+            causes.append(
+                {
+                    "reason": "FieldValueInvalid",
+                    "field": f"metadata.finalizers[{i}]",
+                    "message": f'Invalid value: "{finalizer}": {problem}',
+                }
+            )
     refs = meta.get("ownerReferences") or []
     controllers = []
     for ref in refs:

@@ -59,8 +59,10 @@ _REJECTED = "the server rejected our request due to an error in our request"
 def json_patch(target: Any, operations: list[dict[str, Any]]) -> Any:
     """Apply a JSON patch (RFC 6902) and return the result; ``target`` is not modified.
 
-    A failing ``test`` raises ``PatchError(422)``, as the API server answers; so do a missing path
-    and a bad index. A body that is not a list of operations, or an unknown ``op``, is 400.
+    A failing ``test`` raises ``PatchError(422)``, as the API server answers; so do a missing path,
+    a bad index and an unknown ``op`` (upstream's ``patchObj.Apply`` fails on them and the API server
+    answers 422, staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go). A body that does not
+    decode as a list of operations is 400.
 
     Example:
         >>> json_patch({"a": {"b": 1}}, [{"op": "move", "from": "/a/b", "path": "/c"}])
@@ -80,11 +82,15 @@ def json_patch(target: Any, operations: list[dict[str, Any]]) -> Any:
         )
     doc = deep_copy(target)
     for op in operations:
-        if not isinstance(op, dict) or "op" not in op:
-            raise PatchError(400, "BadRequest", f"Unexpected kind: {op!r}")
-        kind = op["op"]
+        if not isinstance(op, dict):
+            raise PatchError(
+                400,
+                "BadRequest",
+                f"json: cannot unmarshal {type(op).__name__} into Go value of type jsonpatch.Operation",
+            )
+        kind = op.get("op")
         if kind not in _OPS:
-            raise PatchError(400, "BadRequest", f"Unexpected kind: {kind}")
+            raise PatchError(422, "Invalid", f"Unexpected kind: {kind}")
         path = op.get("path")
         if not isinstance(path, str):
             raise PatchError(422, "Invalid", f"operation {kind!r} has no path")

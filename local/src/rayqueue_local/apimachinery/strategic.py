@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rayqueue_local.apimachinery.patchcore import deep_copy
+from rayqueue_local.apimachinery.patchcore import PatchError, deep_copy
 
 __all__ = ["MERGE_KEYS", "MERGE_PRIMITIVE_LISTS", "strategic_merge_patch"]
 
@@ -67,6 +67,10 @@ def strategic_merge_patch(target: Any, patch: Any, _field: str | None = None) ->
     """
     if not isinstance(patch, dict):
         return deep_copy(patch)
+    directive = patch.get("$patch")
+    if directive not in (None, "replace", "delete", "merge"):
+        # Upstream (strategicpatch.mergeMap): "unknown patch type: %s in map: %v", a client error.
+        raise PatchError(400, "BadRequest", f"unknown patch type: {directive} in map: {patch}")
     if patch.get("$patch") == "replace":
         return {k: deep_copy(v) for k, v in patch.items() if k != "$patch"}
     if patch.get("$patch") == "delete":

@@ -185,6 +185,11 @@ def parse_body(raw: bytes, content_type: str) -> Any:
         ... except HTTPError as e:
         ...     print(e.code, e.body["reason"])
         400 BadRequest
+        >>> try:
+        ...     parse_body(b'{"a": NaN}', "application/json")
+        ... except HTTPError as e:
+        ...     print(e.body["message"])
+        couldn't get version/kind; json parse error: invalid character 'N' looking for beginning of value
     """
     media = content_type.split(";")[0].strip().lower()
     if not raw.strip():
@@ -195,7 +200,14 @@ def parse_body(raw: bytes, content_type: str) -> Any:
         except (yaml.YAMLError, UnicodeDecodeError, YAMLLimitError) as err:
             raise HTTPError.bad_request(f"error converting YAML to JSON: {_one_line(err)}") from None
     try:
-        return check_depth(json.loads(raw))
+        text = raw.decode("utf-8")  # JSON on the wire is UTF-8 (RFC 8259); no UTF-16/32 sniffing
+    except UnicodeDecodeError as err:
+        raise HTTPError.bad_request(
+            "couldn't get version/kind; json parse error: invalid character "
+            f"'\\x{raw[err.start]:02x}' (not UTF-8) at offset {err.start}"
+        ) from None
+    try:
+        return check_depth(json.loads(text, parse_constant=_no_constant))
     except YAMLLimitError as err:
         raise HTTPError.bad_request(f"couldn't get version/kind; json parse error: {err}") from None
     except RecursionError:  # the decoder's own recursion, on nesting far past MAX_DEPTH
@@ -206,6 +218,11 @@ def parse_body(raw: bytes, content_type: str) -> Any:
         raise HTTPError.bad_request(
             f"couldn't get version/kind; json parse error: {_one_line(err)}"
         ) from None
+
+
+def _no_constant(name: str) -> Any:
+    """``NaN``, ``Infinity`` and ``-Infinity`` are not JSON (Go's decoder refuses them too)."""
+    raise ValueError(f"invalid character {name[0]!r} looking for beginning of value")
 
 
 def _one_line(err: Exception) -> str:

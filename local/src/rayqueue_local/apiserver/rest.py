@@ -30,7 +30,7 @@ from rayqueue_local.apiserver.watchstream import WatchStream, event_line
 from rayqueue_local.registry.registry import ResourceType
 from rayqueue_local.storage.store import Store, StoreError
 
-__all__ = ["KUBERNETES_VERSION", "RestAPI"]
+__all__ = ["FIELD_MANAGER_MAX_LENGTH", "KUBERNETES_VERSION", "RestAPI"]
 
 #: What ``/version`` reports: the Kubernetes minor the emulation follows.
 KUBERNETES_VERSION = {
@@ -62,6 +62,50 @@ _DEFAULT_WATCH_TIMEOUT = 1800.0  # the API server's --min-request-timeout
 
 def _from_store(err: StoreError) -> HTTPError:
     return HTTPError(err.code, err.to_status())
+
+
+#: The media types a create or update body may have (upstream also takes protobuf for built-ins,
+#: which this server does not decode: kubectl falls back to JSON on the 415).
+_BODY_TYPES = ("application/json", "application/yaml")
+
+
+#: Upstream's ``FieldManagerMaxLength`` (k8s.io/apimachinery/pkg/apis/meta/v1/validation).
+FIELD_MANAGER_MAX_LENGTH = 128
+
+
+def _field_manager(query: Any, options_kind: str) -> str | None:
+    """The ``fieldManager`` parameter, checked as upstream's ``ValidateFieldManager``: at most 128
+    bytes, printable characters only (422 Invalid on the request's options object).
+
+    Example:
+        >>> _field_manager({"fieldManager": ["kubectl"]}, "PatchOptions")
+        'kubectl'
+        >>> try:
+        ...     _field_manager({"fieldManager": ["m" * 129]}, "PatchOptions")
+        ... except HTTPError as e:
+        ...     print(e.body["message"])
+        PatchOptions.meta.k8s.io "" is invalid: fieldManager: Too long: may not be more than 128 bytes
+    """
+    manager = query_str(query, "fieldManager")
+    if manager is None:
+        return None
+    problem = None
+    if len(manager.encode()) > FIELD_MANAGER_MAX_LENGTH:
+        problem = f"Too long: may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes"
+    else:
+        bad = next(((i, ch) for i, ch in enumerate(manager) if not ch.isprintable()), None)
+        if bad is not None:
+            problem = (
+                f'Invalid value: "{manager}": invalid character U+{ord(bad[1]):04X} (at position {bad[0]})'
+            )
+    if problem is None:
+        return manager
+    raise HTTPError.make(
+        422,
+        "Invalid",
+        f'{options_kind}.meta.k8s.io "" is invalid: fieldManager: {problem}',
+        causes=[{"reason": "FieldValueInvalid", "field": "fieldManager", "message": problem}],
+    )
 
 
 def _media(headers: Any) -> str:
@@ -158,7 +202,15 @@ class RestAPI:
 
     def _in(self, info: RequestInfo, rt: ResourceType, body: bytes, headers: Any) -> dict[str, Any]:
         """Decode and check a create/update body; returns it converted to the storage version."""
-        obj = parse_body(body, _media(headers))
+        media = _media(headers)
+        if media not in _BODY_TYPES:
+            raise HTTPError.make(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: "
+                + ", ".join(_BODY_TYPES),
+            )
+        obj = parse_body(body, media)
         if not isinstance(obj, dict):
             raise HTTPError.bad_request(
                 "the body of the request was in an unknown format - expected an object, "
@@ -285,7 +337,7 @@ class RestAPI:
             raise HTTPError.method_not_allowed("POST")
         obj = self._in(info, rt, body, headers)
         created = self.store.create(
-            rt.key, obj, dry_run=_dry_run(query), field_manager=query_str(query, "fieldManager")
+            rt.key, obj, dry_run=_dry_run(query), field_manager=_field_manager(query, "CreateOptions")
         )
         return Response(201, self._out(rt, created, info.version))
 
@@ -293,7 +345,7 @@ class RestAPI:
         if not info.name:
             raise HTTPError.method_not_allowed("PUT")
         obj = self._in(info, rt, body, headers)
-        dry_run, manager = _dry_run(query), query_str(query, "fieldManager")
+        dry_run, manager = _dry_run(query), _field_manager(query, "PatchOptions")
         if info.subresource == "scale":
             replicas = (obj.get("spec") or {}).get("replicas")
             return Response(200, self._set_replicas(info, rt, replicas, dry_run))
@@ -331,7 +383,7 @@ class RestAPI:
             raise HTTPError.bad_request(
                 "the body of the request was in an unknown format - expected an object"
             )
-        dry_run, manager = _dry_run(query), query_str(query, "fieldManager")
+        dry_run, manager = _dry_run(query), _field_manager(query, "PatchOptions")
         if info.subresource == "scale":
             return Response(200, self._patch_scale(info, rt, patch, patch_type, dry_run))
         if patch_type == "apply":

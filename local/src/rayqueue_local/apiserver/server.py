@@ -69,6 +69,14 @@ _PROTOCOL_REASONS = {
 }
 
 
+#: The standard library's terse protocol messages, said as what went wrong for the client.
+_PROTOCOL_MESSAGES = {
+    (431, "Line too long"): "request header fields too large: a header line is longer than 65536 bytes",
+    (431, "Too many headers"): "request header fields too large: more than 100 header lines",
+    (414, ""): "request URI too long: the request line is longer than 65536 bytes",
+}
+
+
 def _too_large() -> HTTPError:
     return HTTPError.make(
         413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_BODY_BYTES}"
@@ -128,6 +136,7 @@ class _Handler(BaseHTTPRequestHandler):
                 f"the server does not allow this method on the requested resource ({self.command})",
             )
         reason = _PROTOCOL_REASONS.get(code, "BadRequest")
+        message = _PROTOCOL_MESSAGES.get((code, message or ""), message)
         self.close_connection = True
         self._send_json(code, status_body(code, reason, message or self.responses.get(code, ("",))[0]), {})
 

@@ -74,6 +74,10 @@ _DROP = {
 }
 
 
+#: The range of each integer ``format`` the API server enforces.
+_FORMAT_BOUNDS = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
 def to_json_schema(schema: Any) -> Any:
     """A JSON Schema equivalent of a structural OpenAPI v3 schema (extensions mapped, docs dropped).
 
@@ -83,6 +87,8 @@ def to_json_schema(schema: Any) -> Any:
         >>> to_json_schema({"x-kubernetes-int-or-string": True,
         ...                 "anyOf": [{"type": "integer"}, {"type": "string"}]})
         {'type': ['integer', 'string']}
+        >>> to_json_schema({"type": "integer", "format": "int32", "minimum": 0})
+        {'type': 'integer', 'minimum': 0, 'maximum': 2147483647}
     """
     if isinstance(schema, list):
         return [to_json_schema(s) for s in schema]
@@ -103,6 +109,13 @@ def to_json_schema(schema: Any) -> Any:
             out[GO_PATTERN_KEY] = value
         else:
             out[key] = value
+    bounds = _FORMAT_BOUNDS.get(schema.get("format", "")) if schema.get("type") == "integer" else None
+    if bounds is not None:
+        # Kubernetes enforces int32/int64 on CRD integers since kubernetes#136582 (kubernetes#136091):
+        # KubeRay and Kueue decode these fields into Go int32s, which a larger value would overflow.
+        low, high = bounds
+        out["minimum"] = max(out.get("minimum", low), low)
+        out["maximum"] = min(out.get("maximum", high), high)
     if schema.get("x-kubernetes-int-or-string"):
         out.pop("anyOf", None)
         out["type"] = ["integer", "string"]

@@ -23,6 +23,26 @@ from rayqueue_local.storage.writes import StoreWrites, _body
 __all__ = ["StorePatching"]
 
 
+def _check_still_addressed(new: dict[str, Any], namespace: str | None, name: str) -> None:
+    """A patch may not move the object: upstream's ``checkName`` after patching (400 BadRequest)."""
+    meta = new.get("metadata")
+    if not isinstance(meta, dict):
+        return
+    if meta.get("name", name) != name:
+        raise StoreError(
+            400,
+            "BadRequest",
+            f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})",
+        )
+    if namespace and meta.get("namespace", namespace) != namespace:
+        raise StoreError(
+            400,
+            "BadRequest",
+            f"the namespace of the object ({meta.get('namespace')}) does not match the namespace "
+            f"on the request ({namespace})",
+        )
+
+
 class StorePatching(StoreWrites):
     """The patch and apply methods of :class:`~rayqueue_local.storage.store.Store`."""
 
@@ -93,6 +113,7 @@ class StorePatching(StoreWrites):
                 raise self._patch_error(rt, name, exc) from None
             if not isinstance(new, dict):
                 raise StoreError(422, "Invalid", "the patched object is not an object")
+            _check_still_addressed(new, namespace, name)
             precondition = isinstance(patch, dict) and "resourceVersion" in (patch.get("metadata") or {})
             if not precondition:
                 new.setdefault("metadata", {})["resourceVersion"] = old["metadata"]["resourceVersion"]

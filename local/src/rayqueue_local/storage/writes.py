@@ -18,6 +18,7 @@ import uuid
 from typing import Any
 
 from rayqueue_local.apimachinery import patch as patches
+from rayqueue_local.apimachinery.builtinchecks import builtin_causes
 from rayqueue_local.apimachinery.patch import deep_copy, interned_copy
 from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.registry.registry import ResourceType
@@ -63,6 +64,15 @@ class StoreWrites(StoreDeletion):
             raise StoreError(400, "BadRequest", str(exc)) from None
         if causes:
             raise invalid(rt, name, causes)
+
+    def _check_data(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        """A built-in kind's own fields (ConfigMap and Secret data), as its Go type decodes them."""
+        try:
+            causes = builtin_causes(rt.key, obj)
+        except TypeError as exc:
+            raise StoreError(400, "BadRequest", str(exc)) from None
+        if causes:
+            raise invalid(rt, obj["metadata"].get("name", ""), causes)
 
     def _list_keys(self, rt: ResourceType) -> patches.ListKeys | None:
         """Map-list keys for server-side apply: from the CRD schema, else the built-in table."""
@@ -151,6 +161,9 @@ class StoreWrites(StoreDeletion):
                 self._check_namespace_open(rt, ns, meta.get("name") or meta.get("generateName", ""))
             if not meta.get("name"):
                 prefix = meta.get("generateName")
+                rule = _NAME_RULE_OF.get(rt.key, "subdomain")
+                if prefix and (causes := name_causes(prefix, rule, prefix=True)):
+                    raise invalid(rt, "", causes)
                 if not prefix:
                     raise invalid(
                         rt,
@@ -183,6 +196,7 @@ class StoreWrites(StoreDeletion):
             if not rt.namespaced:
                 new["metadata"].pop("namespace", None)
             self._check_meta(rt, new["metadata"], with_name=False)
+            self._check_data(rt, new)
             self._validate(rt, new)
             meta = new["metadata"]
             meta["uid"] = str(uuid.uuid4())
@@ -372,6 +386,7 @@ class StoreWrites(StoreDeletion):
             nmeta["namespace"] = ometa["namespace"]
         if subresource != "status":
             self._check_meta(rt, nmeta, with_name=False)
+            self._check_data(rt, new)
         self._validate(rt, new, old)
         if rt.has_generation:
             nmeta["generation"] = ometa.get("generation", 1) + (1 if self._spec_changed(rt, old, new) else 0)
