@@ -2,10 +2,13 @@
 
 ``up`` starts a :class:`~rayqueue_local.LocalControlPlane` in the foreground, merges a
 kubeconfig context (``rayqueue-local`` by default) into the kubeconfig (``$KUBECONFIG`` or
-``~/.kube/config`` unless ``--kubeconfig``), writes a run file ``local.json`` under
+``~/.kube/config`` unless ``--kubeconfig``), writes a run file ``<name>.json`` under
 ``$RAYQUEUE_HOME`` (default ``~/.rayqueue``) and stays up until Ctrl-C, SIGTERM or
 ``rayqueue local down``. On the way out it removes the context and the run file. State (objects, the
-CA, tokens) lives in ``--state-dir`` (default ``$RAYQUEUE_HOME/local``), so a restart keeps them.
+CA, tokens) lives in ``--state-dir`` (default ``$RAYQUEUE_HOME/<name>``), so a restart keeps them.
+Several instances run side by side under different ``--name`` values (default ``local``; context
+``rayqueue-<name>``); a second ``up`` of the same name, or on the same state directory, fails with a
+message that says which process holds it.
 
 ``up`` runs the whole emulation by default: Kueue, KubeRay with a real local Ray head per running
 RayCluster, KEDA, and a real Prometheus scraping the GPU metrics when the ``prometheus`` binary is
@@ -34,7 +37,14 @@ import time
 from typing import Any
 
 from rayqueue_local.options import ControlPlaneOptions, option_names, with_overrides
-from rayqueue_local.runfile import alive, describe, read_run_file
+from rayqueue_local.runfile import (
+    DEFAULT_INSTANCE,
+    alive,
+    check_instance_name,
+    describe,
+    read_run_file,
+    running_instances,
+)
 from rayqueue_local.scenarios import SCENARIOS
 
 __all__ = ["options_from_args", "register"]
@@ -57,11 +67,11 @@ def register(subparsers: Any) -> None:
         default=os.environ.get("RAYQUEUE_CRDS_DIR"),
         help="directory of upstream CRD YAML files to validate against (default: $RAYQUEUE_CRDS_DIR)",
     )
-    up.add_argument("--state-dir", help="where state survives restarts (default: $RAYQUEUE_HOME/local)")
+    up.add_argument("--state-dir", help="where state survives restarts (default: $RAYQUEUE_HOME/<name>)")
     up.add_argument(
         "--kubeconfig", help="kubeconfig to merge the context into (default: $KUBECONFIG or ~/.kube/config)"
     )
-    up.add_argument("--context", default="rayqueue-local", help="kubeconfig context name")
+    up.add_argument("--context", help="kubeconfig context name (default: rayqueue-<name>)")
     up.add_argument(
         "--fresh",
         action="store_true",
@@ -115,6 +125,20 @@ def register(subparsers: Any) -> None:
     down.set_defaults(func=_down)
     status = sub.add_parser("status", help="print the running local control plane, if any")
     status.set_defaults(func=_status)
+    for parser in (up, down, status):
+        parser.add_argument(
+            "--name",
+            type=_instance_name,
+            default=DEFAULT_INSTANCE,
+            help=f"the instance (default: {DEFAULT_INSTANCE}); each has its own state, run file and context",
+        )
+
+
+def _instance_name(text: str) -> str:
+    try:
+        return check_instance_name(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def options_from_args(args: argparse.Namespace) -> ControlPlaneOptions:
@@ -156,10 +180,17 @@ def _up(args: argparse.Namespace) -> int:
     return up(args, options_from_args(args))
 
 
+def _not_running(name: str) -> str:
+    others = [n for n in running_instances() if n != name]
+    return f"No local control plane {name!r} is running." + (
+        f" Running: {', '.join(others)} (use --name)." if others else ""
+    )
+
+
 def _down(args: argparse.Namespace) -> int:
-    running = read_run_file()
+    running = read_run_file(args.name)
     if running is None:
-        print("No local control plane is running.")
+        print(_not_running(args.name))
         return 0
     pid = int(running["pid"])
     os.kill(pid, signal.SIGTERM)
@@ -174,9 +205,9 @@ def _down(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    running = read_run_file()
+    running = read_run_file(args.name)
     if running is None:
-        print("No local control plane is running.")
+        print(_not_running(args.name))
         return 1
     where = f'context "{running["context"]}" in {running["kubeconfig"]}'
     print(f"{running['server']} (pid {running['pid']}, {where})")

@@ -1,14 +1,18 @@
-"""The run file of ``rayqueue local up``: where a running control plane records its pid, URL and context.
+"""The run files of ``rayqueue local up``: where each running control plane records its pid, URL and context.
 
-``$RAYQUEUE_HOME/local.json`` (default ``~/.rayqueue``) is written by ``local up`` once it serves and
-removed on the way out; ``local down`` and ``local status`` read it. A file left by a process that
-died is treated as absent (and removed). Stdlib only, so the ``rayqueue`` command stays fast.
+Each instance has a name (``--name``, default ``local``): its state lives in ``$RAYQUEUE_HOME/<name>/``
+(default ``~/.rayqueue``), and ``$RAYQUEUE_HOME/<name>.json`` is written by ``local up`` once it serves
+and removed on the way out; ``local down``, ``local status`` and ``local user`` read it. A file left by
+a process that died is treated as absent (and removed). Stdlib only, so the ``rayqueue`` command stays
+fast.
 
 Example:
     >>> import os, tempfile
     >>> os.environ["RAYQUEUE_HOME"] = tempfile.mkdtemp()
-    >>> read_run_file() is None
-    True
+    >>> read_run_file() is None, read_run_file("ci") is None, running_instances()
+    (True, True, [])
+    >>> state_dir_of("ci").name, run_file("ci").name
+    ('ci', 'ci.json')
     >>> describe({"controllers": ["kueue"], "options": {}})
     'Controllers: kueue'
 """
@@ -17,10 +21,48 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["alive", "describe", "rayqueue_home", "read_run_file", "run_file"]
+__all__ = [
+    "DEFAULT_INSTANCE",
+    "alive",
+    "check_instance_name",
+    "describe",
+    "rayqueue_home",
+    "read_run_file",
+    "run_file",
+    "running_instances",
+    "state_dir_of",
+]
+
+#: The instance ``rayqueue local`` commands mean without ``--name``.
+DEFAULT_INSTANCE = "local"
+_INSTANCE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\Z")
+
+
+def check_instance_name(name: str) -> str:
+    """``name`` if it can name an instance (a DNS label: it becomes a directory, a file and a context).
+
+    Example:
+        >>> check_instance_name("ci-1")
+        'ci-1'
+        >>> check_instance_name("../x")
+        Traceback (most recent call last):
+        ...
+        ValueError: instance name '../x': allowed: a DNS label (lower-case letters, digits, '-'; at most 63)
+    """
+    if not isinstance(name, str) or not _INSTANCE_NAME.match(name):
+        raise ValueError(
+            f"instance name {name!r}: allowed: a DNS label (lower-case letters, digits, '-'; at most 63)"
+        )
+    return name
+
+
+def state_dir_of(name: str = DEFAULT_INSTANCE) -> Path:
+    """The default state directory of instance ``name``: ``$RAYQUEUE_HOME/<name>``."""
+    return rayqueue_home() / check_instance_name(name)
 
 
 def rayqueue_home() -> Path:
@@ -33,14 +75,14 @@ def rayqueue_home() -> Path:
     return Path(os.environ.get("RAYQUEUE_HOME") or Path.home() / ".rayqueue").expanduser()
 
 
-def run_file() -> Path:
-    """Where a running ``rayqueue local up`` records its pid, URL and kubeconfig context.
+def run_file(name: str = DEFAULT_INSTANCE) -> Path:
+    """Where the running ``rayqueue local up --name <name>`` records its pid, URL and kubeconfig context.
 
     Example:
         >>> run_file().name
         'local.json'
     """
-    return rayqueue_home() / "local.json"
+    return rayqueue_home() / f"{check_instance_name(name)}.json"
 
 
 def alive(pid: int) -> bool:
@@ -63,9 +105,9 @@ def alive(pid: int) -> bool:
     return stat.rpartition(")")[2].split()[0] != "Z"
 
 
-def read_run_file() -> dict[str, Any] | None:
-    """The running control plane's record, or ``None`` (no file, unreadable, or its process is gone)."""
-    path = run_file()
+def read_run_file(name: str = DEFAULT_INSTANCE) -> dict[str, Any] | None:
+    """Instance ``name``'s record, or ``None`` (no file, unreadable, or its process is gone)."""
+    path = run_file(name)
     try:
         data: dict[str, Any] = json.loads(path.read_text())
     except (FileNotFoundError, ValueError):
@@ -74,6 +116,15 @@ def read_run_file() -> dict[str, Any] | None:
         path.unlink(missing_ok=True)  # a stale file from a process that died
         return None
     return data
+
+
+def running_instances() -> list[str]:
+    """The names of the instances running now, sorted."""
+    names = []
+    for path in sorted(rayqueue_home().glob("*.json")):
+        if _INSTANCE_NAME.match(path.stem) and read_run_file(path.stem) is not None:
+            names.append(path.stem)
+    return names
 
 
 def describe(running: dict[str, Any]) -> str:

@@ -27,7 +27,7 @@ from rayqueue_local.apiserver.kubeconfig import default_kubeconfig_path, merge_c
 from rayqueue_local.controlplane import OBJECTS_DIR, LocalControlPlane
 from rayqueue_local.errors import LocalControlPlaneError
 from rayqueue_local.options import ControlPlaneOptions
-from rayqueue_local.runfile import describe, rayqueue_home, read_run_file, run_file
+from rayqueue_local.runfile import DEFAULT_INSTANCE, describe, read_run_file, run_file, state_dir_of
 from rayqueue_local.scenarios import scenario_objects
 from rayqueue_local.storage.persistence import atomic_write
 
@@ -37,11 +37,19 @@ __all__ = ["up"]
 def up(args: argparse.Namespace, options: ControlPlaneOptions) -> int:
     """Run ``rayqueue local up`` (parsed ``args``, the plane's ``options``) until Ctrl-C or SIGTERM;
     returns the exit code."""
-    running = read_run_file()
+    name = getattr(args, "name", DEFAULT_INSTANCE)
+    context = getattr(args, "context", None) or f"rayqueue-{name}"
+    running = read_run_file(name)
     if running is not None:
-        print(f"A local control plane is already running at {running['server']} (pid {running['pid']}).")
+        print(
+            f"A local control plane {name!r} is already running at {running['server']} "
+            f"(pid {running['pid']}); "
+            "stop it with `rayqueue local down"
+            + ("" if name == DEFAULT_INSTANCE else f" --name {name}")
+            + "`, or start another with --name."
+        )
         return 1
-    state_dir = Path(args.state_dir) if args.state_dir else rayqueue_home() / "local"
+    state_dir = Path(args.state_dir) if args.state_dir else state_dir_of(name)
     kubeconfig = Path(args.kubeconfig).expanduser() if args.kubeconfig else default_kubeconfig_path()
     if args.fresh:
         shutil.rmtree(state_dir / OBJECTS_DIR, ignore_errors=True)
@@ -58,16 +66,16 @@ def up(args: argparse.Namespace, options: ControlPlaneOptions) -> int:
     except (OSError, LocalControlPlaneError) as err:  # port in use, bad CRD directory, state dir in use, ...
         print(f"Cannot start the local control plane: {err}")
         return 1
-    path = run_file()
+    path = run_file(name)
     try:
         if args.scenario:
             cp.apply(scenario_objects(args.scenario))
         merge_context(
             kubeconfig,
-            args.context,
+            context,
             server=cp.server,
             ca_path=cp.ca_cert_path,
-            user=f"{args.context}-admin",
+            user=f"{context}-admin",
             token=cp.token,
         )
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -78,7 +86,7 @@ def up(args: argparse.Namespace, options: ControlPlaneOptions) -> int:
                     "pid": os.getpid(),
                     "server": cp.server,
                     "kubeconfig": str(kubeconfig),
-                    "context": args.context,
+                    "context": context,
                     "ca_cert": str(cp.ca_cert_path),
                     "state_dir": str(state_dir),
                     "controllers": [getattr(c, "name", type(c).__name__) for c in cp.controllers],
@@ -89,7 +97,7 @@ def up(args: argparse.Namespace, options: ControlPlaneOptions) -> int:
             ).encode(),
             fsync=False,
         )
-        print(f'Local control plane at {cp.server} (context "{args.context}" in {kubeconfig})', flush=True)
+        print(f'Local control plane at {cp.server} (context "{context}" in {kubeconfig})', flush=True)
         print(describe(json.loads(path.read_text())), flush=True)
         print("Stop it with Ctrl-C or `rayqueue local down`.", flush=True)
         while not stop.wait(0.5):
@@ -97,7 +105,7 @@ def up(args: argparse.Namespace, options: ControlPlaneOptions) -> int:
     finally:
         print("Stopping the local control plane ...", flush=True)
         cp.stop()
-        remove_context(kubeconfig, args.context)
+        remove_context(kubeconfig, context)
         path.unlink(missing_ok=True)
         print("Stopped.", flush=True)
     return 0

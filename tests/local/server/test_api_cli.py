@@ -295,3 +295,39 @@ def test_up_applies_a_scenario_and_rejects_unknown_names(env: dict[str, str]) ->
     assert out.returncode == 2
     assert "invalid choice: 'nope'" in out.stderr
     assert all(name in out.stderr for name in ("seed-000", "seed-001", "seed-004", "team"))
+
+
+def test_named_instances_run_side_by_side_each_with_its_own_state(env: dict[str, str]) -> None:
+    home, kubeconfig = Path(env["RAYQUEUE_HOME"]), env["KUBECONFIG"]
+    a = _start(env, "--name", "team-a", "--no-ray", "--no-keda", "--no-prometheus")
+    try:
+        b = _start(env, "--name", "team-b", "--no-ray", "--no-keda", "--no-prometheus")
+        try:
+            runs = {n: json.loads((home / f"{n}.json").read_text()) for n in ("team-a", "team-b")}
+            assert runs["team-a"]["server"] != runs["team-b"]["server"]
+            assert (
+                runs["team-a"]["state_dir"] == str(home / "team-a")
+                and runs["team-a"]["context"] == "rayqueue-team-a"
+            )
+            apis = {
+                n: client.CoreV1Api(config.new_client_from_config(kubeconfig, context=f"rayqueue-{n}"))
+                for n in runs
+            }
+            apis["team-a"].create_namespaced_config_map("default", {"metadata": {"name": "only-in-a"}})
+            assert [c.metadata.name for c in apis["team-b"].list_namespaced_config_map("default").items] == []
+            status = _rayqueue("local", "status", "--name", "team-b", env=env)
+            assert status.returncode == 0 and runs["team-b"]["server"] in status.stdout
+            again = _rayqueue("local", "up", "--name", "team-a", env=env)
+            assert again.returncode == 1 and "'team-a' is already running" in again.stdout
+            assert "--name" in again.stdout  # says how to start another one
+            missing = _rayqueue("local", "status", env=env)  # the default instance is not running
+            assert missing.returncode == 1 and "Running: team-a, team-b" in missing.stdout
+        finally:
+            assert _rayqueue("local", "down", "--name", "team-b", env=env).returncode == 0
+            assert b.wait(timeout=60) == 0
+        assert (home / "team-a.json").exists() and not (home / "team-b.json").exists()
+        bad = _rayqueue("local", "up", "--name", "../escape", env=env)
+        assert bad.returncode == 2 and "instance name" in bad.stderr
+    finally:
+        assert _rayqueue("local", "down", "--name", "team-a", env=env).returncode == 0
+        assert a.wait(timeout=60) == 0
