@@ -48,6 +48,7 @@ START_UP_LAZY = {
     # `rayqueue` imports rayqueue_local.cli (its entry point) to list `local` in every invocation,
     # `rayqueue --help` included; the control plane (~0.2 s) loads only when `local up` runs.
     ("rayqueue_local/cli.py", "rayqueue_local.serve"),
+    ("rayqueue_local/cli.py", "rayqueue_local.usercli"),
 }
 
 

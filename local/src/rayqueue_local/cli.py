@@ -1,4 +1,4 @@
-"""``rayqueue local up|down|status``: run the local control plane from a shell.
+"""``rayqueue local up|down|status|user``: run the local control plane from a shell.
 
 ``up`` starts a :class:`~rayqueue_local.LocalControlPlane` in the foreground, merges a
 kubeconfig context (``rayqueue-local`` by default) into the kubeconfig (``$KUBECONFIG`` or
@@ -125,7 +125,21 @@ def register(subparsers: Any) -> None:
     down.set_defaults(func=_down)
     status = sub.add_parser("status", help="print the running local control plane, if any")
     status.set_defaults(func=_status)
-    for parser in (up, down, status):
+    user = sub.add_parser("user", help="add, list or remove the running plane's users")
+    user_sub = user.add_subparsers(dest="user_command", metavar="ACTION", required=True)
+    add = user_sub.add_parser("add", help="add a user (or give it a new token) and a kubeconfig context")
+    add.add_argument("user", help="the user's name (a DNS label)")
+    add.add_argument(
+        "-n", "--namespace", action="append", default=[], help="a namespace the user may work in (repeat)"
+    )
+    add.add_argument("--admin", action="store_true", help="an admin of the whole plane")
+    user_sub.add_parser("list", help="the users (no tokens)")
+    remove = user_sub.add_parser("remove", help="remove a user: its token stops working, its context goes")
+    remove.add_argument("user")
+    parsers = [up, down, status, *user_sub.choices.values()]
+    for parser in user_sub.choices.values():
+        parser.set_defaults(func=_user)
+    for parser in parsers:
         parser.add_argument(
             "--name",
             type=_instance_name,
@@ -185,6 +199,15 @@ def _not_running(name: str) -> str:
     return f"No local control plane {name!r} is running." + (
         f" Running: {', '.join(others)} (use --name)." if others else ""
     )
+
+
+def _user(args: argparse.Namespace) -> int:
+    if args.user_command == "add" and not args.namespace and not args.admin:
+        raise SystemExit("rayqueue local user add: give --namespace NS (repeatable) or --admin")
+    # lazy: as for `up`: yaml and the kubeconfig code load only when a user command runs.
+    from rayqueue_local.usercli import user_command
+
+    return user_command(args)
 
 
 def _down(args: argparse.Namespace) -> int:

@@ -31,10 +31,11 @@ from typing import Any
 from rayqueue_local.apimachinery.limits import load_yaml_all
 from rayqueue_local.apiserver.auth import Authenticator
 from rayqueue_local.apiserver.faults import FaultInjector
-from rayqueue_local.apiserver.kubeconfig import merge_context
+from rayqueue_local.apiserver.kubeconfig import merge_context, remove_context
 from rayqueue_local.apiserver.rest import RestAPI
 from rayqueue_local.apiserver.server import APIServer
 from rayqueue_local.apiserver.tls import make_tls_bundle
+from rayqueue_local.apiserver.users import USERS_RESOURCE, user_routes
 from rayqueue_local.controllers import default_controllers
 from rayqueue_local.options import ControlPlaneOptions, option_names, with_overrides
 from rayqueue_local.registry.registry import Registry, load_crd_dir
@@ -220,13 +221,18 @@ class LocalControlPlane:
         )
         self.faults = FaultInjector()
         self.auth = Authenticator(admin_token=self._admin_token or self._load_tokens(base).get("admin"))
-        for name, (token, namespaces) in self._load_tokens(base).get("users", {}).items():
+        saved = self._load_tokens(base)
+        for name, (token, namespaces) in saved.get("users", {}).items():
             self.auth.add_user(name, namespaces, token=token)
+        for name, token in saved.get("admins", {}).items():
+            self.auth.add_user(name, [], token=token, admin=True)
         self._save_tokens(base)
         tls = make_tls_bundle(base / "tls", hosts=tuple(dict.fromkeys(("127.0.0.1", "localhost", self.host))))
         self.ca_cert_path = tls.ca_cert_path
         rest = RestAPI(self.store, self.faults, bookmark_interval=self.bookmark_interval)
         self._api = APIServer(rest, self.auth, self.faults, tls.server_context(), self.host, self.port)
+        for method, path, verb, handler in user_routes(self):
+            self._api.add_route(method, path, handler, resource=USERS_RESOURCE, verb=verb)
         self._api.start()
         self.server = self._api.url
         self.kubeconfig_path = base / "kubeconfig"
@@ -321,20 +327,38 @@ class LocalControlPlane:
         """The admin bearer token."""
         return self.auth.admin_token
 
-    def add_user(self, name: str, namespaces: Iterable[str]) -> str:
-        """A user limited to ``namespaces`` (:mod:`rayqueue_local.apiserver.auth`); returns their token.
+    def add_user(self, name: str, namespaces: Iterable[str], *, admin: bool = False) -> str:
+        """A user limited to ``namespaces`` (:mod:`rayqueue_local.apiserver.auth`), or an ``admin``;
+        returns their token (a new one when ``name`` existed: the old one stops working).
 
         A kubeconfig context ``rayqueue-local-<name>`` is added to :attr:`kubeconfig_path`.
         """
         namespaces = list(namespaces)
         with self._lock:  # one writer of tokens.json and the kubeconfig at a time
-            return self._add_user(name, namespaces)
+            return self._add_user(name, namespaces, admin)
 
-    def _add_user(self, name: str, namespaces: list[str]) -> str:
-        token = self.auth.add_user(name, namespaces)
+    def _add_user(self, name: str, namespaces: list[str], admin: bool = False) -> str:
+        token = self.auth.add_user(name, namespaces, admin=admin)
         self._save_tokens(self.kubeconfig_path.parent)
         self._write_user_context(name, token, namespaces)
         return token
+
+    def remove_user(self, name: str) -> bool:
+        """Forget user ``name`` (its token stops at once, its context goes); whether it existed."""
+        with self._lock:
+            found = self.auth.remove_user(name)
+            if found:
+                self._save_tokens(self.kubeconfig_path.parent)
+                remove_context(self.kubeconfig_path, f"{_ADMIN_CONTEXT}-{name}")
+            return found
+
+    def users(self) -> list[dict[str, Any]]:
+        """Every user but the built-in admin: name, namespaces and whether an admin (no tokens)."""
+        return [
+            {"name": u.name, "namespaces": sorted(u.namespaces), "admin": u.admin}
+            for u in sorted(self.auth.users.values(), key=lambda u: u.name)
+            if u.name != "admin"
+        ]
 
     def _write_user_context(self, name: str, token: str, namespaces: list[str]) -> None:
         """Context ``rayqueue-local-<name>`` (not the current one), in the user's first namespace."""
@@ -361,6 +385,8 @@ class LocalControlPlane:
         )
         for name, (token, namespaces) in self.auth.tokens().items():
             self._write_user_context(name, token, list(namespaces))
+        for name, token in self.auth.admin_tokens().items():
+            self._write_user_context(name, token, [])
 
     def _load_tokens(self, base: Path) -> dict[str, Any]:
         path = base / "tokens.json"
@@ -372,7 +398,11 @@ class LocalControlPlane:
     def _save_tokens(self, base: Path) -> None:
         if self.state_dir is None:
             return
-        data = {"admin": self.auth.admin_token, "users": self.auth.tokens()}
+        data = {
+            "admin": self.auth.admin_token,
+            "users": self.auth.tokens(),
+            "admins": self.auth.admin_tokens(),
+        }
         path = base / "tokens.json"
         tmp = base / "tokens.json.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 import yaml
 from kubernetes import client, config
 
@@ -331,3 +332,49 @@ def test_named_instances_run_side_by_side_each_with_its_own_state(env: dict[str,
     finally:
         assert _rayqueue("local", "down", "--name", "team-a", env=env).returncode == 0
         assert a.wait(timeout=60) == 0
+
+
+def test_users_are_added_listed_and_removed_on_a_running_plane(env: dict[str, str]) -> None:
+    kubeconfig = env["KUBECONFIG"]
+    up = _start(env, "--no-ray", "--no-keda", "--no-prometheus")
+    try:
+        admin = client.CoreV1Api(config.new_client_from_config(kubeconfig, context="rayqueue-local"))
+        admin.create_namespace({"metadata": {"name": "team-a"}})
+        added = _rayqueue("local", "user", "add", "alice", "-n", "team-a", env=env)
+        assert added.returncode == 0, added.stdout + added.stderr
+        assert 'context "rayqueue-local-alice"' in added.stdout
+        doc = yaml.safe_load(Path(kubeconfig).read_text())
+        token = next(u["user"]["token"] for u in doc["users"] if u["name"] == "rayqueue-local-alice")
+        assert token not in added.stdout + added.stderr  # the token goes only into the 0600 kubeconfig
+        assert oct(Path(kubeconfig).stat().st_mode & 0o777) == "0o600"
+        alice = client.CoreV1Api(config.new_client_from_config(kubeconfig, context="rayqueue-local-alice"))
+        alice.create_namespaced_config_map("team-a", {"metadata": {"name": "mine"}})
+        with pytest.raises(client.ApiException) as denied:
+            alice.list_namespaced_config_map("default")
+        assert denied.value.status == 403
+        cfg = alice.api_client.configuration
+        answer = requests.get(  # the users API is for admins only
+            f"{cfg.host}/apis/local.rayqueue.dev/v1/users",
+            headers={"Authorization": f"Bearer {token}"},
+            verify=cfg.ssl_ca_cert,
+            timeout=30,
+        )
+        assert answer.status_code == 403 and answer.json()["reason"] == "Forbidden"
+        assert _rayqueue("local", "user", "add", "root", "--admin", env=env).returncode == 0
+        listed = _rayqueue("local", "user", "list", env=env)
+        assert listed.returncode == 0 and token not in listed.stdout
+        rows = [line.split() for line in listed.stdout.splitlines()]
+        assert rows == [["NAME", "NAMESPACES", "ADMIN"], ["alice", "team-a", "no"], ["root", "-", "yes"]]
+        no_scope = _rayqueue("local", "user", "add", "carol", env=env)
+        assert no_scope.returncode != 0 and "--namespace" in no_scope.stderr
+        removed = _rayqueue("local", "user", "remove", "alice", env=env)
+        assert removed.returncode == 0 and "Removed user alice" in removed.stdout
+        with pytest.raises(client.ApiException) as gone:
+            alice.list_namespaced_config_map("team-a")
+        assert gone.value.status == 401  # the old token stopped working at once
+        doc = yaml.safe_load(Path(kubeconfig).read_text())
+        assert "rayqueue-local-alice" not in {c["name"] for c in doc["contexts"]}
+        again = _rayqueue("local", "user", "remove", "alice", env=env)
+        assert again.returncode == 1 and "not found" in again.stdout
+    finally:
+        _stop(env, up)

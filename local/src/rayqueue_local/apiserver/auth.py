@@ -225,16 +225,43 @@ class Authenticator:
             self._tokens = [(t, u) for t, u in self._tokens if u.name != user.name] + [(token.encode(), user)]
             self.users[user.name] = user
 
-    def add_user(self, name: str, namespaces: Iterable[str], token: str | None = None) -> str:
-        """Create (or replace) ``name`` limited to ``namespaces``; returns their bearer token."""
+    def add_user(
+        self, name: str, namespaces: Iterable[str], token: str | None = None, *, admin: bool = False
+    ) -> str:
+        """Create (or replace) ``name``, limited to ``namespaces`` or an ``admin``; returns its token."""
         token = token or secrets.token_urlsafe(32)
-        self._add(token, User(name, frozenset(namespaces)))
+        self._add(token, User(name, frozenset(namespaces), admin=admin))
         return token
 
+    def remove_user(self, name: str) -> bool:
+        """Forget ``name`` and its token at once (its next request is a 401); whether it existed.
+
+        The built-in ``admin`` cannot be removed.
+
+        Example:
+            >>> a = Authenticator()
+            >>> t = a.add_user("bob", ["team-b"])
+            >>> a.remove_user("bob"), a.authenticate(f"Bearer {t}"), a.remove_user("bob")
+            (True, None, False)
+        """
+        if name == "admin":
+            return False
+        with self._lock:
+            kept = [(t, u) for t, u in self._tokens if u.name != name]
+            found = len(kept) != len(self._tokens)
+            self._tokens = kept
+            self.users.pop(name, None)
+        return found
+
     def tokens(self) -> dict[str, tuple[str, list[str]]]:
-        """``{user: (token, namespaces)}`` for persistence (the admin excluded). Never log this."""
+        """``{user: (token, namespaces)}`` for persistence (admins excluded). Never log this."""
         with self._lock:
             return {u.name: (t.decode(), sorted(u.namespaces)) for t, u in self._tokens if not u.admin}
+
+    def admin_tokens(self) -> dict[str, str]:
+        """``{user: token}`` of the admins added by :meth:`add_user` (not the built-in one). Never log it."""
+        with self._lock:
+            return {u.name: t.decode() for t, u in self._tokens if u.admin and u.name != "admin"}
 
     def authenticate(self, authorization: str | None) -> User | None:
         """The user for an ``Authorization`` header value, or None (-> 401)."""
