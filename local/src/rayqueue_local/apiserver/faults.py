@@ -73,6 +73,7 @@ class Fault:
             500: "InternalError",
             503: "ServiceUnavailable",
             504: "Timeout",
+            410: "Expired",  # a watch or list from a resourceVersion the history no longer holds
             409: "Conflict",
             404: "NotFound",
             403: "Forbidden",
