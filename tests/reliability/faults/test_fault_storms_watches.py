@@ -103,15 +103,13 @@ def test_a_storm_that_does_not_end_is_the_typed_error_and_its_exit_code(
     Cluster(_parked("ws", fault_ns), client=fault_sdk).apply()
     storm = fault_plane.faults.inject(path=rf"/apis/ray\.io/v1/namespaces/{fault_ns}/", times=None, **fault)
     with pytest.raises(error):
-        Cluster(_parked("ws", fault_ns), client=fault_sdk).apply()
-    with pytest.raises(error):
         Cluster(_parked("other", fault_ns), client=fault_sdk).apply()
     out = _cli(fault_plane, "cluster", "status", "ws", "-n", fault_ns)
     assert out.returncode == code == code_for(error), out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
     fault_plane.faults.clear()
-    assert storm.hits >= 2
+    assert storm.hits >= 2  # the SDK retried before giving up
     assert _stored(fault_plane, fault_ns) == ["ws"]  # nothing created during the storm
     assert _cli(fault_plane, "cluster", "status", "ws", "-n", fault_ns).returncode == 0
 
