@@ -73,6 +73,12 @@ def start_plane(root: Path, crds: str | None) -> tuple[subprocess.Popen[str], st
     raise SystemExit(f"the control plane did not start: {(root / 'plane.log').read_text()[-2000:]}")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU seconds of ``pid`` so far, from ``/proc/<pid>/stat``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def proc_status(pid: int) -> tuple[float, int]:
     """(RSS in MiB, threads) of ``pid``, from ``/proc/<pid>/status``."""
     rss, threads = 0.0, 0
@@ -340,6 +346,7 @@ def run(args: argparse.Namespace, proc: subprocess.Popen[str], server: str, toke
     for p in procs:
         p.start()
     rss0, threads0 = proc_status(proc.pid)
+    cpu0 = cpu_seconds(proc.pid)
     samples: list[tuple[float, float, int, int]] = []  # (t, rss, threads, open watches)
     done = threading.Event()
 
@@ -358,6 +365,7 @@ def run(args: argparse.Namespace, proc: subprocess.Popen[str], server: str, toke
     wall = time.monotonic() - started
     done.set()
     sampler.join()
+    server_cpu = cpu_seconds(proc.pid) - cpu0
     for p in procs:
         p.join(timeout=30)
     time.sleep(2.0)  # idle: what the server keeps once the connections are gone
@@ -399,7 +407,11 @@ def run(args: argparse.Namespace, proc: subprocess.Popen[str], server: str, toke
         f"last under load {last_rss:.0f} MiB, idle after {rss_end:.0f} MiB "
         f"(growth under load after warm-up: {last_rss - rss_warm:+.0f} MiB)"
     )
+    timeline = [s for i, s in enumerate(samples) if i % 20 == 19]  # every 10 s
+    print("server RSS every 10 s: " + ", ".join(f"{s[1]:.0f}" for s in timeline) + " MiB")
     print(f"server threads: start {threads0}, peak {peak_threads}, idle after {threads_end}")
+    cores = server_cpu / wall
+    print(f"server CPU: {server_cpu:.1f} s in {wall:.1f} s ({cores:.2f} cores of the {os.cpu_count()} here)")
     print(f"open watches: peak {peak_watches}, mean {mean_watches:.0f} (of {watchers} watchers)")
 
 
