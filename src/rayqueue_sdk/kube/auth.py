@@ -415,6 +415,7 @@ class KubeConfigFileAuthentication(Authentication):
         if bearer:
             check_token(f"the token of context {chosen!r}", bearer.removeprefix("Bearer "))
         check_scheme(str(cfg.host), sends_token=bool(bearer), allow_http=self.allow_http)
+        cfg.retries = False  # before the ApiClient: its urllib3 pool reads it once, when it is made
         api = k8s.ApiClient(configuration=cfg)
         return register(
             api,

@@ -112,8 +112,12 @@ def build_api_client(
 
 
 def register(api: ApiClient, info: ClientInfo) -> ApiClient:
-    """Remember what the SDK knows about ``api`` (see :class:`ClientInfo`). Returns ``api``."""
-    api.configuration.retries = False
+    """Remember what the SDK knows about ``api`` (see :class:`ClientInfo`). Returns ``api``.
+
+    The transport is not changed here: ``api`` must have been made from a ``Configuration`` with
+    ``retries = False`` (urllib3's pool reads it once, when the ``ApiClient`` is made), so that
+    :mod:`rayqueue_sdk.kube.retry` is the only layer that retries.
+    """
     with _lock:
         _info[api] = info
     return api

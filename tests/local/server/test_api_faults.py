@@ -121,3 +121,39 @@ def test_end_watches_closes_a_raw_stream(cp: Any, core: Any, namespace: str) -> 
     cp.faults.end_watches()
     assert done.wait(30)
     assert lines == []  # an empty namespace: the stream ended without events
+
+
+def test_drop_response_makes_the_write_and_loses_the_answer(cp: Any, core: Any, namespace: str) -> None:
+    fault = cp.faults.inject(
+        method="POST", path=r"/api/v1/namespaces/.*/configmaps$", drop_response=True, times=1
+    )
+    with pytest.raises(urllib3.exceptions.ProtocolError):
+        core.create_namespaced_config_map(namespace, {"metadata": {"name": "made"}})
+    assert fault.hits == 1
+    # The client never heard, but the write was made: a blind retry of the create is a 409.
+    assert [c.metadata.name for c in core.list_namespaced_config_map(namespace).items] == ["made"]
+    with pytest.raises(ApiException) as err:
+        core.create_namespaced_config_map(namespace, {"metadata": {"name": "made"}})
+    assert err.value.status == 409
+
+
+def test_rate_hits_a_repeatable_fraction_and_seconds_end_a_storm(cp: Any, core: Any, namespace: str) -> None:
+    path = rf"/api/v1/namespaces/{namespace}/configmaps$"
+    # No Retry-After: urllib3 would retry a 429 that carries one, hiding the storm from this count.
+    storm = cp.faults.inject("GET", path, status=429, times=None, rate=0.5)
+    outcomes = []
+    for _ in range(40):
+        try:
+            core.list_namespaced_config_map(namespace)
+            outcomes.append(200)
+        except ApiException as err:
+            outcomes.append(err.status)
+    assert set(outcomes) == {200, 429} and storm.hits == outcomes.count(429)
+    cp.faults.clear()
+    cp.faults.inject("GET", path, status=503, times=None, seconds=0.0)  # a storm that is already over
+    assert core.list_namespaced_config_map(namespace).items == []
+
+
+def test_a_fault_needs_a_rate_in_range(cp: Any) -> None:
+    with pytest.raises(ValueError, match="rate"):
+        cp.faults.inject(path="/", status=500, rate=0)

@@ -11,12 +11,15 @@ import errno
 import json
 import os
 import stat
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from kubernetes import client
+from kubernetes.client.rest import ApiException
 
 from rayqueue_local.apimachinery.patch import deep_copy
 from rayqueue_local.apimachinery.status import HTTPError
@@ -215,3 +218,80 @@ def test_state_files_are_private(tmp_path: Path) -> None:
     ]
     assert loose == []
     assert (state / "objects" / _SNAPSHOT).exists()
+
+
+def test_disk_full_under_concurrent_http_writers_acknowledges_only_what_is_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """End to end: 4 writers over HTTPS (the ``kubernetes`` client) while the disk fills and frees.
+
+    Each create is either a ``201`` (then it survives a restart) or a ``507`` Status (then it is
+    nowhere, now or after the restart); reads keep answering while the disk is full.
+    """
+    state = tmp_path / "state"
+    plane = LocalControlPlane(state_dir=state, controllers=[]).start()
+    api = plane.api_client()
+    core = client.CoreV1Api(api)
+    lock, stop = threading.Lock(), threading.Event()
+    attempted: set[str] = set()
+    acked: set[str] = set()
+    refused: set[str] = set()
+    other: list[str] = []
+
+    def write(writer: int) -> None:
+        i = 0
+        while not stop.is_set():
+            name = f"w{writer}-{i}"
+            i += 1
+            with lock:
+                attempted.add(name)
+            try:
+                core.create_namespaced_config_map("default", {"metadata": {"name": name}})
+            except ApiException as err:
+                body = json.loads(err.body or "{}")
+                with lock:
+                    if err.status == 507 and body.get("reason") and "not stored" in body.get("message", ""):
+                        refused.add(name)
+                    else:
+                        other.append(f"{err.status} {body.get('message')}")
+                continue
+            with lock:
+                acked.add(name)
+
+    def wait_for(what: str, check: Any) -> None:
+        for _ in range(6000):
+            with lock:
+                if check():
+                    return
+            stop.wait(0.01)
+        raise AssertionError(f"{what} did not happen")
+
+    threads = [threading.Thread(target=write, args=(w,), daemon=True) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    try:
+        wait_for("40 writes", lambda: len(acked) >= 40)
+        with disk_full(plane.store, monkeypatch):
+            wait_for("20 refusals", lambda: len(refused) >= 20)
+            with lock:
+                acked_so_far = set(acked)
+            listed = {c.metadata.name for c in core.list_namespaced_config_map("default").items}
+            assert acked_so_far <= listed and not listed & refused  # reads answer, from what was stored
+        before = len(acked)
+        wait_for("40 writes after the disk freed", lambda: len(acked) >= before + 40)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=60)
+        api.close()
+        plane.stop()
+    assert other == []
+    again = LocalControlPlane(state_dir=state, controllers=[]).start()
+    try:
+        present = {o["metadata"]["name"] for o in again.store.list(CM, "default")}
+        present.discard("kube-root-ca.crt")
+    finally:
+        again.stop()
+    assert acked <= present, sorted(acked - present)[:5]
+    assert not present & refused, sorted(present & refused)[:5]
+    assert present <= attempted

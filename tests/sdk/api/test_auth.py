@@ -140,6 +140,9 @@ def test_the_control_planes_own_kubeconfig(plane: LocalControlPlane, user_token:
     auth = KubeConfigFileAuthentication(plane.kubeconfig_path, context="rayqueue-local-alice")
     auth.login()
     assert list_rayclusters(get_client(), NS) == []
+    # urllib3's own retries are off (the SDK retries): 4 tries per SDK attempt otherwise, each logged
+    retries = get_client().rest_client.pool_manager.connection_pool_kw.get("retries")
+    assert retries is False or getattr(retries, "total", None) is False, retries
 
 
 def test_detect_uses_kubeconfig_env(

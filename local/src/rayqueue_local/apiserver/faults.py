@@ -2,7 +2,19 @@
 
 Faults are matched in the order they were injected against the request method and path (the
 path without the query string, matched with :func:`re.match`). A fault with ``times=None``
-stays until :meth:`FaultInjector.clear`. Thread-safe.
+stays until :meth:`FaultInjector.clear` (or until its ``seconds`` run out: a storm of a given
+length). A fault with ``rate`` below 1 hits only that fraction of the matching requests, drawn
+from the injector's own seeded random generator (``FaultInjector(seed=...)``), so a storm of
+"30 % of requests answered 429" is the same storm on every run; a request it spares goes on to
+the next fault that matches, or is served. Thread-safe.
+
+The effects are those a client meets in production: an error status (``429`` with
+``Retry-After`` as upstream's API Priority and Fairness sends it, ``5xx``), a connection closed
+before the request is handled (``drop``), a connection closed *after* the request was handled
+and before the answer was sent (``drop_response``: the write is made and the client never hears
+of it, the case that duplicates a non-idempotent retry), a delay, and the end of every open
+watch stream (:meth:`FaultInjector.end_watches`, as an API server restart or a load balancer
+timeout ends them).
 
 Example:
     >>> f = FaultInjector()
@@ -17,8 +29,10 @@ Example:
 
 from __future__ import annotations
 
+import random
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -28,7 +42,10 @@ __all__ = ["Fault", "FaultInjector"]
 @dataclass
 class Fault:
     """One injected fault. ``status`` (with ``retry_after`` seconds for a 429/503), ``drop`` (close the
-    socket without a response) and ``delay`` (seconds, before the response) may be combined.
+    socket without a response, before handling), ``drop_response`` (handle the request, then close
+    the socket without the response) and ``delay`` (seconds, before the response) may be combined.
+    ``rate`` is the fraction of matching requests it hits; ``expires`` (a ``time.monotonic()``
+    value, or ``None``) is when it stops matching.
 
     Example:
         >>> Fault(method=None, path=re.compile("/"), status=429, retry_after=1).reason
@@ -44,6 +61,9 @@ class Fault:
     message: str | None = None
     times: int | None = 1
     hits: int = field(default=0)
+    drop_response: bool = False
+    rate: float = 1.0
+    expires: float | None = None
 
     @property
     def reason(self) -> str:
@@ -53,6 +73,7 @@ class Fault:
             500: "InternalError",
             503: "ServiceUnavailable",
             504: "Timeout",
+            410: "Expired",  # a watch or list from a resourceVersion the history no longer holds
             409: "Conflict",
             404: "NotFound",
             403: "Forbidden",
@@ -77,10 +98,11 @@ class FaultInjector:
         True
     """
 
-    def __init__(self) -> None:
+    def __init__(self, seed: int | None = 0) -> None:
         self._lock = threading.Lock()
         self._faults: list[Fault] = []
         self._watches: set[_WatchHandle] = set()
+        self._random = random.Random(seed)  # the draws of faults with rate < 1 (seeded: repeatable)
 
     def inject(
         self,
@@ -93,15 +115,32 @@ class FaultInjector:
         delay: float = 0.0,
         message: str | None = None,
         times: int | None = 1,
+        drop_response: bool = False,
+        rate: float = 1.0,
+        seconds: float | None = None,
     ) -> Fault:
         """Make the next ``times`` requests matching ``method`` (None: any) and ``path`` misbehave.
+
+        ``rate``: the fraction of matching requests hit (the others are spared and not counted);
+        ``seconds``: the fault stops matching that long after it was injected (with ``times=None``,
+        a storm of that length).
 
         Example:
             >>> FaultInjector().inject("GET", r"/api/", status=429, retry_after=2).retry_after
             2
+            >>> storm = FaultInjector(seed=1)
+            >>> _ = storm.inject(status=429, retry_after=1, times=None, rate=0.3)
+            >>> hit = [storm.take("GET", "/api/v1/pods") is not None for _ in range(1000)]
+            >>> 250 < sum(hit) < 350
+            True
+            >>> _ = storm.inject("DELETE", status=503, times=None, seconds=0)  # already over
+            >>> storm.take("DELETE", "/api/v1/namespaces/a/pods/p") is None
+            True
         """
-        if status is None and not drop and delay <= 0:
-            raise ValueError("a fault needs a status, drop=True or a delay")
+        if status is None and not drop and not drop_response and delay <= 0:
+            raise ValueError("a fault needs a status, drop=True, drop_response=True or a delay")
+        if not 0.0 < rate <= 1.0:
+            raise ValueError(f"rate must be in (0, 1], got {rate}")
         fault = Fault(
             method=method.upper() if method else None,
             path=re.compile(path),
@@ -111,6 +150,9 @@ class FaultInjector:
             delay=delay,
             message=message,
             times=times,
+            drop_response=drop_response,
+            rate=rate,
+            expires=None if seconds is None else time.monotonic() + seconds,
         )
         with self._lock:
             self._faults.append(fault)
@@ -122,13 +164,24 @@ class FaultInjector:
             self._faults.clear()
 
     def take(self, method: str, path: str) -> Fault | None:
-        """The fault for this request, if any (counts it against the fault's ``times``)."""
+        """The fault for this request, if any (counts it against the fault's ``times``).
+
+        Example:
+            >>> f = FaultInjector()
+            >>> _ = f.inject("POST", r"/api/v1/namespaces/a/configmaps$", drop_response=True)
+            >>> f.take("POST", "/api/v1/namespaces/a/configmaps").drop_response
+            True
+        """
         with self._lock:
             if not self._faults:
                 return None
+            now = time.monotonic()
+            self._faults = [f for f in self._faults if f.expires is None or now < f.expires]
             for fault in self._faults:
                 if fault.method not in (None, method) or not fault.path.match(path):
                     continue
+                if fault.rate < 1.0 and self._random.random() >= fault.rate:
+                    continue  # spared: this request goes on to the next fault, or is served
                 fault.hits += 1
                 if fault.times is not None:
                     fault.times -= 1

@@ -171,6 +171,7 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         path = url.path
         fault = api.faults.take(method, path)
+        lose_response = fault is not None and fault.drop_response
         if fault is not None:
             if fault.delay > 0:
                 time.sleep(fault.delay)
@@ -202,6 +203,12 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as err:  # the server keeps serving after any bug
             log.exception("internal error serving %s %s", method, path)
             response = Response(500, status_body(500, "InternalError", f"Internal error occurred: {err}"))
+        if lose_response:  # handled (a write is made), but the client never hears of it
+            close = getattr(response.stream, "close", None)
+            if close is not None:
+                close()
+            self._drop()
+            return
         if response.stream is not None:
             self._send_stream(response)
             return
