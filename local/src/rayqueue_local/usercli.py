@@ -32,12 +32,13 @@ import yaml
 
 from rayqueue_local.apiserver.kubeconfig import merge_context, remove_context
 from rayqueue_local.apiserver.users import USERS_PATH
+from rayqueue_local.errors import LocalControlPlaneError
 from rayqueue_local.runfile import DEFAULT_INSTANCE, read_run_file
 
 __all__ = ["user_command"]
 
 
-class _CommandError(Exception):
+class _CommandError(LocalControlPlaneError):
     """A failure the command reports in one line (exit 1)."""
 
 
