@@ -112,6 +112,8 @@ class RestAPI:
         if rt is None:
             raise HTTPError.not_found_resource()
         self._check_scope(info, rt)
+        if info.verb not in rt.verbs and not info.subresource:  # e.g. a GET of a create-only review
+            raise HTTPError.method_not_allowed(info.verb.upper())
         handler = getattr(self, "_" + info.verb, None) if info.verb in _VERBS else None
         if handler is None:
             raise HTTPError.method_not_allowed(info.verb.upper())
