@@ -24,6 +24,7 @@ from typing import Any
 from rayqueue_local.apimachinery import patch as patches
 from rayqueue_local.apimachinery.jsoncache import JSONCache
 from rayqueue_local.apimachinery.status import HTTPError, status_body, success_status
+from rayqueue_local.apiserver import tables
 from rayqueue_local.apiserver.faults import FaultInjector
 from rayqueue_local.apiserver.http import RequestInfo, Response, parse_body, query_bool, query_int, query_str
 from rayqueue_local.apiserver.watchstream import WatchStream, event_line
@@ -208,12 +209,30 @@ class RestAPI:
     # -- reads -------------------------------------------------------------------------------------
     def _get(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
         # copy=False: the stored object itself (never changed in place); we only serialise it
+        target = tables.negotiate(headers.get("Accept"))
+        include = tables.include_object_option(query_str(query, "includeObject")) if target else ""
         obj = self.store.get(rt.key, info.namespace, info.name, copy=False)
         if info.subresource == "scale":
             return Response(200, self.registry.scale_of(rt.key, obj))
-        return Response(200, self._out(rt, obj, info.version))
+        out = self._out(rt, obj, info.version)
+        if target is None:
+            return Response(200, out)
+        kind, api_version = target
+        if kind == "PartialObjectMetadata":
+            return Response(200, tables.partial_metadata(out, api_version))
+        if kind != "Table":
+            raise _not_acceptable(kind)
+        meta = {"resourceVersion": (out.get("metadata") or {}).get("resourceVersion", "")}
+        return Response(
+            200,
+            tables.table(
+                rt, info.version, [out], api_version=api_version, metadata=meta, include_object=include
+            ),
+        )
 
     def _list(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
+        target = tables.negotiate(headers.get("Accept"))
+        include = tables.include_object_option(query_str(query, "includeObject")) if target else ""
         limit = query_int(query, "limit")
         page = self.store.list_page(
             rt.key,
@@ -234,6 +253,20 @@ class RestAPI:
         def convert(obj: dict[str, Any]) -> dict[str, Any]:
             return self._out(rt, obj, version)
 
+        if target is not None:
+            kind, api_version = target
+            objects = [convert(o) for o in page.items]
+            if kind == "Table":
+                return Response(
+                    200,
+                    tables.table(
+                        rt, version, objects, api_version=api_version, metadata=meta, include_object=include
+                    ),
+                )
+            if kind != "PartialObjectMetadataList":
+                raise _not_acceptable(kind)
+            partial = [tables.partial_metadata(o, api_version) for o in objects]
+            return Response(200, {"kind": kind, "apiVersion": api_version, "metadata": meta, "items": partial})
         head = json.dumps(
             {
                 "apiVersion": rt.api_version_for(version),
@@ -245,7 +278,42 @@ class RestAPI:
         items = b",".join(self.json_cache.dumps(rt.key, version, o, convert) for o in page.items)
         return Response(200, head[:-1] + b',"items":[' + items + b"]}")
 
+    def _watch_encoder(
+        self, rt: ResourceType, version: str, target: tables.TableTarget | None, include: str
+    ) -> Any:
+        """How a watch writes each object: as stored (cached JSON), or as a one-row Table / metadata."""
+        if target is None:
+            return lambda obj: self.json_cache.dumps(
+                rt.key, version, obj, lambda o: self._out(rt, o, version)
+            )
+        kind, api_version = target
+        if kind not in ("Table", "PartialObjectMetadata"):
+            raise _not_acceptable(kind)
+        first = [True]
+
+        def encode(obj: dict[str, Any]) -> bytes:
+            out = self._out(rt, obj, version)
+            if kind == "PartialObjectMetadata":
+                doc = tables.partial_metadata(out, api_version)
+            else:
+                meta = {"resourceVersion": (out.get("metadata") or {}).get("resourceVersion", "")}
+                doc = tables.table(
+                    rt,
+                    version,
+                    [out],
+                    api_version=api_version,
+                    metadata=meta,
+                    include_object=include,
+                    headers=first[0],  # upstream sends the column definitions once per watch
+                )
+                first[0] = False
+            return json.dumps(doc, separators=(",", ":")).encode()
+
+        return encode
+
     def _watch(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
+        target = tables.negotiate(headers.get("Accept"))
+        include = tables.include_object_option(query_str(query, "includeObject")) if target else ""
         timeout = query_int(query, "timeoutSeconds")
         rv = query_str(query, "resourceVersion") or None
         field_selector = query_str(query, "fieldSelector")
@@ -267,15 +335,15 @@ class RestAPI:
             error = {"type": "ERROR", "object": status_body(410, err.reason, err.message)}
             return Response(200, stream=iter([event_line(error)]))
         version = info.version
+        encode = self._watch_encoder(rt, version, target, include)
+        kind, api_version = (target[0], target[1]) if target else (rt.kind, rt.api_version_for(version))
         stream = WatchStream(
             watch,
-            encode=lambda obj: self.json_cache.dumps(
-                rt.key, version, obj, lambda o: self._out(rt, o, version)
-            ),
+            encode=encode,
             current_version=lambda: self.store.resource_version,
             faults=self.faults,
-            kind=rt.kind,
-            api_version=rt.api_version_for(version),
+            kind=kind,
+            api_version=api_version,
             timeout=float(timeout) if timeout and timeout > 0 else _DEFAULT_WATCH_TIMEOUT,
             bookmark_interval=self.bookmark_interval if query_bool(query, "allowWatchBookmarks") else None,
         )
@@ -481,6 +549,11 @@ class RestAPI:
                 f'"{options["propagationPolicy"]}": supported values: "Foreground", "Background", "Orphan"',
             )
         return options
+
+
+def _not_acceptable(kind: str) -> HTTPError:
+    """The 406 of a transformation that does not fit the request (a list asked of a get, ...)."""
+    return HTTPError.make(406, "NotAcceptable", f"the requested object cannot be returned as {kind}")
 
 
 def _patch_error(err: Any, info: RequestInfo, rt: ResourceType) -> HTTPError:
