@@ -24,7 +24,8 @@ from typing import Any
 from rayqueue_local.apimachinery import patch as patches
 from rayqueue_local.apimachinery.jsoncache import JSONCache
 from rayqueue_local.apimachinery.status import HTTPError, status_body, success_status
-from rayqueue_local.apiserver import tables
+from rayqueue_local.apimachinery.strictjson import loads_checked, yaml_duplicate_keys
+from rayqueue_local.apiserver import fieldvalidation, tables
 from rayqueue_local.apiserver.faults import FaultInjector
 from rayqueue_local.apiserver.http import RequestInfo, Response, parse_body, query_bool, query_int, query_str
 from rayqueue_local.apiserver.watchstream import WatchStream, event_line
@@ -124,7 +125,7 @@ class RestAPI:
             raise _from_store(err) from None
         warning = rt.deprecated.get(info.version)
         if warning:
-            response.headers["Warning"] = f'299 - "{warning}"'
+            _add_warnings(response, [warning])
         return response
 
     def _discovery(self, info: RequestInfo) -> dict[str, Any] | None:
@@ -159,16 +160,29 @@ class RestAPI:
             return obj
         return self.registry.from_storage(rt.key, obj, version)
 
-    def _in(self, info: RequestInfo, rt: ResourceType, body: bytes, headers: Any) -> dict[str, Any]:
-        """Decode and check a create/update body; returns it converted to the storage version."""
-        obj = parse_body(body, _media(headers))
+    def _in(
+        self, info: RequestInfo, rt: ResourceType, body: bytes, headers: Any, query: Any
+    ) -> tuple[dict[str, Any], list[str]]:
+        """Decode and check a create/update body: ``(object in the storage version, warnings)``.
+
+        ``fieldValidation`` is applied here (:mod:`~rayqueue_local.apiserver.fieldvalidation`).
+        """
+        mode = fieldvalidation.directive(query, info.verb)
+        media = _media(headers)
+        obj = parse_body(body, media)
         if not isinstance(obj, dict):
             raise HTTPError.bad_request(
                 "the body of the request was in an unknown format - expected an object, "
                 f"got {type(obj).__name__}"
             )
         self._check_body(info, rt, obj)
-        return self.registry.to_storage(rt.key, obj, info.version)
+        warnings: list[str] = []
+        if info.subresource != "scale":
+            duplicates = _json_duplicates(body, media) if mode != "Ignore" else []
+            warnings = fieldvalidation.check_object(
+                rt, info.version, obj, duplicates, mode, operation=info.verb
+            )
+        return self.registry.to_storage(rt.key, obj, info.version), warnings
 
     def _check_body(self, info: RequestInfo, rt: ResourceType, obj: dict[str, Any]) -> None:
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
@@ -266,7 +280,9 @@ class RestAPI:
             if kind != "PartialObjectMetadataList":
                 raise _not_acceptable(kind)
             partial = [tables.partial_metadata(o, api_version) for o in objects]
-            return Response(200, {"kind": kind, "apiVersion": api_version, "metadata": meta, "items": partial})
+            return Response(
+                200, {"kind": kind, "apiVersion": api_version, "metadata": meta, "items": partial}
+            )
         head = json.dumps(
             {
                 "apiVersion": rt.api_version_for(version),
@@ -353,16 +369,16 @@ class RestAPI:
     def _create(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
         if info.subresource or info.name:
             raise HTTPError.method_not_allowed("POST")
-        obj = self._in(info, rt, body, headers)
+        obj, warnings = self._in(info, rt, body, headers, query)
         created = self.store.create(
             rt.key, obj, dry_run=_dry_run(query), field_manager=query_str(query, "fieldManager")
         )
-        return Response(201, self._out(rt, created, info.version))
+        return _add_warnings(Response(201, self._out(rt, created, info.version)), warnings)
 
     def _update(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
         if not info.name:
             raise HTTPError.method_not_allowed("PUT")
-        obj = self._in(info, rt, body, headers)
+        obj, warnings = self._in(info, rt, body, headers, query)
         dry_run, manager = _dry_run(query), query_str(query, "fieldManager")
         if info.subresource == "scale":
             replicas = (obj.get("spec") or {}).get("replicas")
@@ -371,7 +387,7 @@ class RestAPI:
             updated = self.store.update_status(rt.key, obj, dry_run=dry_run, field_manager=manager)
         else:
             updated = self.store.update(rt.key, obj, dry_run=dry_run, field_manager=manager)
-        return Response(200, self._out(rt, updated, info.version))
+        return _add_warnings(Response(200, self._out(rt, updated, info.version)), warnings)
 
     def _patch(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
         if not info.name:
@@ -404,6 +420,7 @@ class RestAPI:
         dry_run, manager = _dry_run(query), query_str(query, "fieldManager")
         if info.subresource == "scale":
             return Response(200, self._patch_scale(info, rt, patch, patch_type, dry_run))
+        warnings = self._check_patch_fields(info, rt, patch, patch_type, body, media, query)
         if patch_type == "apply":
             self._check_body(info, rt, patch)
             for required in ("apiVersion", "kind"):
@@ -411,7 +428,8 @@ class RestAPI:
                     raise HTTPError.bad_request(f"{required} must be set in an apply patch")
             patch = self.registry.to_storage(rt.key, patch, info.version)
         elif info.version != rt.storage_version:
-            return Response(200, self._patch_converted(info, rt, patch, patch_type, dry_run, manager))
+            converted = self._patch_converted(info, rt, patch, patch_type, dry_run, manager)
+            return _add_warnings(Response(200, converted), warnings)
         patched = self.store.patch(
             rt.key,
             info.namespace,
@@ -423,7 +441,19 @@ class RestAPI:
             field_manager=manager,
             force=query_bool(query, "force"),
         )
-        return Response(200, self._out(rt, patched, info.version))
+        return _add_warnings(Response(200, self._out(rt, patched, info.version)), warnings)
+
+    @staticmethod
+    def _check_patch_fields(
+        info: RequestInfo, rt: ResourceType, patch: Any, patch_type: str, body: bytes, media: str, query: Any
+    ) -> list[str]:
+        """``fieldValidation`` of a patch (Strict raises); returns the warnings to send."""
+        mode = fieldvalidation.directive(query, "patch")
+        if patch_type == "apply":
+            duplicates = yaml_duplicate_keys(body.decode("utf-8", "replace")) if mode != "Ignore" else []
+            return fieldvalidation.check_apply(rt, info.version, patch, duplicates, mode)
+        json_duplicates = _json_duplicates(body, media) if mode != "Ignore" else []
+        return fieldvalidation.check_patch(rt, info.version, patch, patch_type, json_duplicates, mode)
 
     def _patch_converted(
         self,
@@ -549,6 +579,25 @@ class RestAPI:
                 f'"{options["propagationPolicy"]}": supported values: "Foreground", "Background", "Orphan"',
             )
         return options
+
+
+def _add_warnings(response: Response, warnings: list[str]) -> Response:
+    """Add ``Warning: 299`` headers (one comma-separated value, as RFC 7234 allows) to a response."""
+    if warnings:
+        value = fieldvalidation.warning_header(warnings)
+        existing = response.headers.get("Warning")
+        response.headers["Warning"] = f"{existing}, {value}" if existing else value
+    return response
+
+
+def _json_duplicates(body: bytes, media: str) -> list[str]:
+    """The duplicate fields of a JSON body (already parsed once, so it is well-formed)."""
+    if media.endswith("yaml"):
+        return yaml_duplicate_keys(body.decode("utf-8", "replace"))
+    try:
+        return loads_checked(body)[1]
+    except (ValueError, RecursionError):
+        return []
 
 
 def _not_acceptable(kind: str) -> HTTPError:
