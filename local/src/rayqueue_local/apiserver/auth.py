@@ -35,6 +35,8 @@ from typing import Literal
 
 __all__ = [
     "ALL_VERBS",
+    "BASIC_USER_RULES",
+    "DISCOVERY_PATHS",
     "READ",
     "Attributes",
     "Authenticator",
@@ -43,6 +45,7 @@ __all__ = [
     "User",
     "data_scientist_rules",
     "forbidden_message",
+    "user_groups",
 ]
 
 #: Every verb a rule can grant on a collection resource.
@@ -57,6 +60,23 @@ ALL_VERBS: tuple[str, ...] = (
     "deletecollection",
 )
 READ: tuple[str, ...] = ("get", "list", "watch")
+
+#: The non-resource URLs every authenticated user may ``get``: upstream's ``system:discovery`` and
+#: ``system:public-info-viewer`` ClusterRoles (``plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go``).
+#: A trailing ``*`` matches any suffix, as RBAC's ``nonResourceURLs`` do.
+DISCOVERY_PATHS: tuple[str, ...] = (
+    "/api",
+    "/api/*",
+    "/apis",
+    "/apis/*",
+    "/healthz",
+    "/livez",
+    "/openapi",
+    "/openapi/*",
+    "/readyz",
+    "/version",
+    "/version/",
+)
 
 
 @dataclass(frozen=True)
@@ -157,6 +177,32 @@ def data_scientist_rules() -> list[Rule]:
     ]
 
 
+#: What every authenticated user may do whatever the policy says: upstream's ``system:basic-user``
+#: ClusterRole, bound to the group ``system:authenticated`` (create the self reviews).
+BASIC_USER_RULES: tuple[Rule, ...] = (
+    Rule(
+        "authorization.k8s.io",
+        ("selfsubjectaccessreviews", "selfsubjectrulesreviews"),
+        ("create",),
+        scope="cluster",
+    ),
+    Rule("authentication.k8s.io", ("selfsubjectreviews",), ("create",), scope="cluster"),
+)
+
+
+def user_groups(user: User) -> list[str]:
+    """The groups an authenticated user is in, as ``kubectl auth whoami`` shows them.
+
+    The admin is in ``system:masters`` (upstream's superuser group, which RBAC never denies); every
+    user is in ``system:authenticated``.
+
+    Example:
+        >>> user_groups(User("admin", admin=True)), user_groups(User("alice"))
+        (['system:masters', 'system:authenticated'], ['system:authenticated'])
+    """
+    return ["system:masters", "system:authenticated"] if user.admin else ["system:authenticated"]
+
+
 @dataclass
 class Policy:
     """The rules that apply to every non-admin user; admins may do anything.
@@ -176,8 +222,12 @@ class Policy:
         self.rules.append(rule)
 
     def authorize(self, user: User, attrs: Attributes) -> bool:
-        """Whether ``user`` may do ``attrs``."""
-        return user.admin or any(rule.allows(user, attrs) for rule in self.rules)
+        """Whether ``user`` may do ``attrs`` (the policy's rules, plus :data:`BASIC_USER_RULES`)."""
+        return (
+            user.admin
+            or any(rule.allows(user, attrs) for rule in self.rules)
+            or any(rule.allows(user, attrs) for rule in BASIC_USER_RULES)
+        )
 
 
 def forbidden_message(user: User, attrs: Attributes) -> str:
@@ -262,6 +312,16 @@ class Authenticator:
         """``{user: token}`` of the admins added by :meth:`add_user` (not the built-in one). Never log it."""
         with self._lock:
             return {u.name: t.decode() for t, u in self._tokens if u.admin and u.name != "admin"}
+
+    def user_for_token(self, token: str) -> User | None:
+        """The user a bearer token belongs to, or None (compared in constant time, as :meth:`authenticate`).
+
+        Example:
+            >>> a = Authenticator(admin_token="t0ken-for-tests")
+            >>> a.user_for_token("t0ken-for-tests").name, a.user_for_token("nope")
+            ('admin', None)
+        """
+        return self.authenticate(f"Bearer {token}")
 
     def authenticate(self, authorization: str | None) -> User | None:
         """The user for an ``Authorization`` header value, or None (-> 401)."""

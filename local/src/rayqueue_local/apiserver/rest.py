@@ -24,6 +24,8 @@ from typing import Any
 from rayqueue_local.apimachinery import patch as patches
 from rayqueue_local.apimachinery.jsoncache import JSONCache
 from rayqueue_local.apimachinery.status import HTTPError, status_body, success_status
+from rayqueue_local.apimachinery.strictjson import loads_checked, yaml_duplicate_keys
+from rayqueue_local.apiserver import fieldvalidation, tables
 from rayqueue_local.apiserver.faults import FaultInjector
 from rayqueue_local.apiserver.http import RequestInfo, Response, parse_body, query_bool, query_int, query_str
 from rayqueue_local.apiserver.watchstream import WatchStream, event_line
@@ -156,6 +158,8 @@ class RestAPI:
         if rt is None:
             raise HTTPError.not_found_resource()
         self._check_scope(info, rt)
+        if info.verb not in rt.verbs and not info.subresource:  # e.g. a GET of a create-only review
+            raise HTTPError.method_not_allowed(info.verb.upper())
         handler = getattr(self, "_" + info.verb, None) if info.verb in _VERBS else None
         if handler is None:
             raise HTTPError.method_not_allowed(info.verb.upper())
@@ -165,7 +169,7 @@ class RestAPI:
             raise _from_store(err) from None
         warning = rt.deprecated.get(info.version)
         if warning:
-            response.headers["Warning"] = f'299 - "{warning}"'
+            _add_warnings(response, [warning])
         return response
 
     def _discovery(self, info: RequestInfo) -> dict[str, Any] | None:
@@ -200,8 +204,14 @@ class RestAPI:
             return obj
         return self.registry.from_storage(rt.key, obj, version)
 
-    def _in(self, info: RequestInfo, rt: ResourceType, body: bytes, headers: Any) -> dict[str, Any]:
-        """Decode and check a create/update body; returns it converted to the storage version."""
+    def _in(
+        self, info: RequestInfo, rt: ResourceType, body: bytes, headers: Any, query: Any
+    ) -> tuple[dict[str, Any], list[str]]:
+        """Decode and check a create/update body: ``(object in the storage version, warnings)``.
+
+        ``fieldValidation`` is applied here (:mod:`~rayqueue_local.apiserver.fieldvalidation`).
+        """
+        mode = fieldvalidation.directive(query, info.verb)
         media = _media(headers)
         if media not in _BODY_TYPES:
             raise HTTPError.make(
@@ -217,7 +227,13 @@ class RestAPI:
                 f"got {type(obj).__name__}"
             )
         self._check_body(info, rt, obj)
-        return self.registry.to_storage(rt.key, obj, info.version)
+        warnings: list[str] = []
+        if info.subresource != "scale":
+            duplicates = _json_duplicates(body, media) if mode != "Ignore" else []
+            warnings = fieldvalidation.check_object(
+                rt, info.version, obj, duplicates, mode, operation=info.verb
+            )
+        return self.registry.to_storage(rt.key, obj, info.version), warnings
 
     def _check_body(self, info: RequestInfo, rt: ResourceType, obj: dict[str, Any]) -> None:
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
@@ -258,12 +274,30 @@ class RestAPI:
     # -- reads -------------------------------------------------------------------------------------
     def _get(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
         # copy=False: the stored object itself (never changed in place); we only serialise it
+        target = tables.negotiate(headers.get("Accept"))
+        include = tables.include_object_option(query_str(query, "includeObject")) if target else ""
         obj = self.store.get(rt.key, info.namespace, info.name, copy=False)
         if info.subresource == "scale":
             return Response(200, self.registry.scale_of(rt.key, obj))
-        return Response(200, self._out(rt, obj, info.version))
+        out = self._out(rt, obj, info.version)
+        if target is None:
+            return Response(200, out)
+        kind, api_version = target
+        if kind == "PartialObjectMetadata":
+            return Response(200, tables.partial_metadata(out, api_version))
+        if kind != "Table":
+            raise _not_acceptable(kind)
+        meta = {"resourceVersion": (out.get("metadata") or {}).get("resourceVersion", "")}
+        return Response(
+            200,
+            tables.table(
+                rt, info.version, [out], api_version=api_version, metadata=meta, include_object=include
+            ),
+        )
 
     def _list(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
+        target = tables.negotiate(headers.get("Accept"))
+        include = tables.include_object_option(query_str(query, "includeObject")) if target else ""
         limit = query_int(query, "limit")
         page = self.store.list_page(
             rt.key,
@@ -284,6 +318,22 @@ class RestAPI:
         def convert(obj: dict[str, Any]) -> dict[str, Any]:
             return self._out(rt, obj, version)
 
+        if target is not None:
+            kind, api_version = target
+            objects = [convert(o) for o in page.items]
+            if kind == "Table":
+                return Response(
+                    200,
+                    tables.table(
+                        rt, version, objects, api_version=api_version, metadata=meta, include_object=include
+                    ),
+                )
+            if kind != "PartialObjectMetadataList":
+                raise _not_acceptable(kind)
+            partial = [tables.partial_metadata(o, api_version) for o in objects]
+            return Response(
+                200, {"kind": kind, "apiVersion": api_version, "metadata": meta, "items": partial}
+            )
         head = json.dumps(
             {
                 "apiVersion": rt.api_version_for(version),
@@ -295,7 +345,42 @@ class RestAPI:
         items = b",".join(self.json_cache.dumps(rt.key, version, o, convert) for o in page.items)
         return Response(200, head[:-1] + b',"items":[' + items + b"]}")
 
+    def _watch_encoder(
+        self, rt: ResourceType, version: str, target: tables.TableTarget | None, include: str
+    ) -> Any:
+        """How a watch writes each object: as stored (cached JSON), or as a one-row Table / metadata."""
+        if target is None:
+            return lambda obj: self.json_cache.dumps(
+                rt.key, version, obj, lambda o: self._out(rt, o, version)
+            )
+        kind, api_version = target
+        if kind not in ("Table", "PartialObjectMetadata"):
+            raise _not_acceptable(kind)
+        first = [True]
+
+        def encode(obj: dict[str, Any]) -> bytes:
+            out = self._out(rt, obj, version)
+            if kind == "PartialObjectMetadata":
+                doc = tables.partial_metadata(out, api_version)
+            else:
+                meta = {"resourceVersion": (out.get("metadata") or {}).get("resourceVersion", "")}
+                doc = tables.table(
+                    rt,
+                    version,
+                    [out],
+                    api_version=api_version,
+                    metadata=meta,
+                    include_object=include,
+                    headers=first[0],  # upstream sends the column definitions once per watch
+                )
+                first[0] = False
+            return json.dumps(doc, separators=(",", ":")).encode()
+
+        return encode
+
     def _watch(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
+        target = tables.negotiate(headers.get("Accept"))
+        include = tables.include_object_option(query_str(query, "includeObject")) if target else ""
         timeout = query_int(query, "timeoutSeconds")
         rv = query_str(query, "resourceVersion") or None
         field_selector = query_str(query, "fieldSelector")
@@ -317,15 +402,15 @@ class RestAPI:
             error = {"type": "ERROR", "object": status_body(410, err.reason, err.message)}
             return Response(200, stream=iter([event_line(error)]))
         version = info.version
+        encode = self._watch_encoder(rt, version, target, include)
+        kind, api_version = (target[0], target[1]) if target else (rt.kind, rt.api_version_for(version))
         stream = WatchStream(
             watch,
-            encode=lambda obj: self.json_cache.dumps(
-                rt.key, version, obj, lambda o: self._out(rt, o, version)
-            ),
+            encode=encode,
             current_version=lambda: self.store.resource_version,
             faults=self.faults,
-            kind=rt.kind,
-            api_version=rt.api_version_for(version),
+            kind=kind,
+            api_version=api_version,
             timeout=float(timeout) if timeout and timeout > 0 else _DEFAULT_WATCH_TIMEOUT,
             bookmark_interval=self.bookmark_interval if query_bool(query, "allowWatchBookmarks") else None,
         )
@@ -335,17 +420,17 @@ class RestAPI:
     def _create(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
         if info.subresource or info.name:
             raise HTTPError.method_not_allowed("POST")
-        obj = self._in(info, rt, body, headers)
+        obj, warnings = self._in(info, rt, body, headers, query)
         created = self.store.create(
             rt.key, obj, dry_run=_dry_run(query), field_manager=_field_manager(query, "CreateOptions")
         )
-        return Response(201, self._out(rt, created, info.version))
+        return _add_warnings(Response(201, self._out(rt, created, info.version)), warnings)
 
     def _update(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
         if not info.name:
             raise HTTPError.method_not_allowed("PUT")
-        obj = self._in(info, rt, body, headers)
-        dry_run, manager = _dry_run(query), _field_manager(query, "PatchOptions")
+        obj, warnings = self._in(info, rt, body, headers, query)
+        dry_run, manager = _dry_run(query), _field_manager(query, "UpdateOptions")
         if info.subresource == "scale":
             replicas = (obj.get("spec") or {}).get("replicas")
             return Response(200, self._set_replicas(info, rt, replicas, dry_run))
@@ -353,7 +438,7 @@ class RestAPI:
             updated = self.store.update_status(rt.key, obj, dry_run=dry_run, field_manager=manager)
         else:
             updated = self.store.update(rt.key, obj, dry_run=dry_run, field_manager=manager)
-        return Response(200, self._out(rt, updated, info.version))
+        return _add_warnings(Response(200, self._out(rt, updated, info.version)), warnings)
 
     def _patch(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
         if not info.name:
@@ -386,6 +471,7 @@ class RestAPI:
         dry_run, manager = _dry_run(query), _field_manager(query, "PatchOptions")
         if info.subresource == "scale":
             return Response(200, self._patch_scale(info, rt, patch, patch_type, dry_run))
+        warnings = self._check_patch_fields(info, rt, patch, patch_type, body, media, query)
         if patch_type == "apply":
             self._check_body(info, rt, patch)
             for required in ("apiVersion", "kind"):
@@ -393,7 +479,8 @@ class RestAPI:
                     raise HTTPError.bad_request(f"{required} must be set in an apply patch")
             patch = self.registry.to_storage(rt.key, patch, info.version)
         elif info.version != rt.storage_version:
-            return Response(200, self._patch_converted(info, rt, patch, patch_type, dry_run, manager))
+            converted = self._patch_converted(info, rt, patch, patch_type, dry_run, manager)
+            return _add_warnings(Response(200, converted), warnings)
         patched = self.store.patch(
             rt.key,
             info.namespace,
@@ -405,7 +492,19 @@ class RestAPI:
             field_manager=manager,
             force=query_bool(query, "force"),
         )
-        return Response(200, self._out(rt, patched, info.version))
+        return _add_warnings(Response(200, self._out(rt, patched, info.version)), warnings)
+
+    @staticmethod
+    def _check_patch_fields(
+        info: RequestInfo, rt: ResourceType, patch: Any, patch_type: str, body: bytes, media: str, query: Any
+    ) -> list[str]:
+        """``fieldValidation`` of a patch (Strict raises); returns the warnings to send."""
+        mode = fieldvalidation.directive(query, "patch")
+        if patch_type == "apply":
+            duplicates = yaml_duplicate_keys(body.decode("utf-8", "replace")) if mode != "Ignore" else []
+            return fieldvalidation.check_apply(rt, info.version, patch, duplicates, mode)
+        json_duplicates = _json_duplicates(body, media) if mode != "Ignore" else []
+        return fieldvalidation.check_patch(rt, info.version, patch, patch_type, json_duplicates, mode)
 
     def _patch_converted(
         self,
@@ -531,6 +630,30 @@ class RestAPI:
                 f'"{options["propagationPolicy"]}": supported values: "Foreground", "Background", "Orphan"',
             )
         return options
+
+
+def _add_warnings(response: Response, warnings: list[str]) -> Response:
+    """Add ``Warning: 299`` headers (one comma-separated value, as RFC 7234 allows) to a response."""
+    if warnings:
+        value = fieldvalidation.warning_header(warnings)
+        existing = response.headers.get("Warning")
+        response.headers["Warning"] = f"{existing}, {value}" if existing else value
+    return response
+
+
+def _json_duplicates(body: bytes, media: str) -> list[str]:
+    """The duplicate fields of a JSON body (already parsed once, so it is well-formed)."""
+    if media.endswith("yaml"):
+        return yaml_duplicate_keys(body.decode("utf-8", "replace"))
+    try:
+        return loads_checked(body)[1]
+    except (ValueError, RecursionError):
+        return []
+
+
+def _not_acceptable(kind: str) -> HTTPError:
+    """The 406 of a transformation that does not fit the request (a list asked of a get, ...)."""
+    return HTTPError.make(406, "NotAcceptable", f"the requested object cannot be returned as {kind}")
 
 
 def _patch_error(err: Any, info: RequestInfo, rt: ResourceType) -> HTTPError:

@@ -37,6 +37,7 @@ from rayqueue_local.apimachinery.status import HTTPError, status_body
 from rayqueue_local.apiserver.auth import Attributes, Authenticator, User, forbidden_message
 from rayqueue_local.apiserver.faults import FaultInjector
 from rayqueue_local.apiserver.http import MAX_BODY_BYTES, RequestInfo, Response, parse_request
+from rayqueue_local.apiserver.reviews import ReviewAPI
 
 log = logging.getLogger(__name__)
 
@@ -347,6 +348,7 @@ class APIServer:
         self.auth = authenticator
         self.faults = faults
         self._routes: list[_Route] = []
+        self.reviews = ReviewAPI(authenticator, rest.registry)
         #: ``(method, path, seconds)`` per answered request once :meth:`record_timings` was called
         self.timings: collections.deque[tuple[str, str, float]] | None = None
         self._httpd = _Server((host, port), self, ssl_context)
@@ -450,6 +452,8 @@ class APIServer:
         info = parse_request(method, path, query)
         if info.kind == "resource":
             self._authorize(user, _attributes(info))
+            if self.reviews.serves(info):
+                return self.reviews.handle(info, body, headers, user)
         elif method not in ("GET", "HEAD"):
             raise HTTPError.method_not_allowed(method)
         return self.rest.handle(info, query, headers, body, user)

@@ -14,7 +14,10 @@ from typing import Any
 
 from rayqueue_local.registry.resourcetypes import KUEUE, ResourceType
 
-__all__ = ["builtin_types"]
+__all__ = ["REVIEW_GROUPS", "builtin_types", "review_types"]
+
+#: The API groups of the create-only review resources (answered by the API server, never stored).
+REVIEW_GROUPS = frozenset({"authentication.k8s.io", "authorization.k8s.io"})
 
 
 def _core(
@@ -203,6 +206,39 @@ def builtin_types() -> list[ResourceType]:
             short=("cta", "clustertriggerauth"),
         ),
     ]
+    types += review_types()
     return [
         dataclasses.replace(t, deprecated=dict(_KUEUE_DEPRECATED)) if t.group == KUEUE else t for t in types
+    ]
+
+
+def review_types() -> list[ResourceType]:
+    """The review resources of ``authentication.k8s.io/v1`` and ``authorization.k8s.io/v1``.
+
+    They are create-only and have no storage: a ``POST`` is answered with the reviewed object and its
+    ``status`` filled in (see :mod:`rayqueue_local.apiserver.reviews`). Discovery lists them as upstream
+    does, with the single verb ``create`` (``pkg/registry/authentication`` and
+    ``pkg/registry/authorization`` of kubernetes/kubernetes).
+
+    Example:
+        >>> sorted(t.plural for t in review_types() if t.group == "authentication.k8s.io")
+        ['selfsubjectreviews', 'tokenreviews']
+        >>> {t.verbs for t in review_types()}
+        {('create',)}
+    """
+    specs = [
+        ("authentication.k8s.io", "tokenreviews", "TokenReview", False),
+        ("authentication.k8s.io", "selfsubjectreviews", "SelfSubjectReview", False),
+        ("authorization.k8s.io", "localsubjectaccessreviews", "LocalSubjectAccessReview", True),
+        ("authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False),
+        ("authorization.k8s.io", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False),
+        ("authorization.k8s.io", "subjectaccessreviews", "SubjectAccessReview", False),
+    ]
+    return [
+        dataclasses.replace(
+            _custom(group, plural, kind, versions=("v1",), storage="v1", namespaced=ns, status=False),
+            has_generation=False,
+            verbs=("create",),
+        )
+        for group, plural, kind, ns in specs
     ]

@@ -50,6 +50,10 @@ def type_from_crd(crd: dict[str, Any]) -> ResourceType:
         if (v.get("schema") or {}).get("openAPIV3Schema") is not None
     }
     scale = _crd_scale(store_v.get("subresources") or {})
+    # Upstream defaults a version without columns to one "Age" column (apiextensions-apiserver
+    # pkg/apis/apiextensions/v1/defaults.go, SetDefaults_CustomResourceDefinitionSpec).
+    age = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
+    printer_columns = {v["name"]: tuple(v.get("additionalPrinterColumns") or (age,)) for v in served}
     deprecated = {
         v["name"]: v.get("deprecationWarning") or f"{spec['group']}/{v['name']} {names['kind']} is deprecated"
         for v in served
@@ -71,6 +75,7 @@ def type_from_crd(crd: dict[str, Any]) -> ResourceType:
         deprecated=deprecated,
         scale=scale,
         from_crd=True,
+        printer_columns=printer_columns,
     )
 
 

@@ -62,8 +62,8 @@ class RegistryDiscovery:
 
         Example:
             >>> from rayqueue_local.registry.registry import Registry
-            >>> [g["name"] for g in Registry().api_group_list()["groups"]][:2]
-            ['keda.sh', 'kueue.x-k8s.io']
+            >>> [g["name"] for g in Registry().api_group_list()["groups"]][:4]
+            ['authentication.k8s.io', 'authorization.k8s.io', 'keda.sh', 'kueue.x-k8s.io']
         """
         groups = []
         for group, versions in sorted(self.group_versions().items()):
@@ -104,7 +104,7 @@ class RegistryDiscovery:
                 entry["shortNames"] = list(t.short_names)
             if t.categories:
                 entry["categories"] = list(t.categories)
-            if t.storage_version == version:
+            if t.storage_version == version and "get" in t.verbs:  # create-only reviews are not stored
                 entry["storageVersionHash"] = _hash(t.key)
             resources.append(entry)
             if "status" in t.subresources:

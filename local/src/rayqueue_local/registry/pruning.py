@@ -18,7 +18,49 @@ from typing import Any
 
 from rayqueue_local.apimachinery.fielderrors import field_path
 
-__all__: list[str] = []
+__all__ = ["unknown_fields"]
+
+
+def unknown_fields(schema: dict[str, Any], value: Any, path: list[Any] | None = None) -> list[str]:
+    """The paths :func:`_prune` would drop from ``value``, without changing it (sorted, as upstream's
+    strict decoding of custom resources reports them).
+
+    ``path`` is where ``value`` sits in the object (empty for the root, whose ``apiVersion``, ``kind``
+    and ``metadata`` are kept).
+
+    Example:
+        >>> schema = {"type": "object", "properties": {"spec": {"type": "object",
+        ...     "properties": {"a": {"type": "string"}}}}}
+        >>> unknown_fields(schema, {"kind": "Foo", "spec": {"a": "x", "typo": 1, "b": None}})
+        ['spec.b', 'spec.typo']
+    """
+    found: list[str] = []
+    _walk(schema, value, list(path or []), found, root=not path)
+    return sorted(found)
+
+
+def _walk(schema: Any, value: Any, path: list[Any], found: list[str], *, root: bool = False) -> None:
+    if not isinstance(schema, dict):
+        return
+    if isinstance(value, dict):
+        preserve = schema.get("x-kubernetes-preserve-unknown-fields")
+        props = schema.get("properties")
+        additional = schema.get("additionalProperties")
+        embedded = root or schema.get("x-kubernetes-embedded-resource")
+        for key, item in value.items():
+            if embedded and key in ("apiVersion", "kind", "metadata"):
+                continue
+            if props is not None and key in props:
+                _walk(props[key], item, [*path, key], found)
+            elif isinstance(additional, dict):
+                _walk(additional, item, [*path, key], found)
+            elif preserve or additional is True or (props is None and not schema.get("type")):
+                continue
+            else:
+                found.append(field_path([*path, key]))
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            _walk(schema["items"], item, [*path, i], found)
 
 
 def _prune(

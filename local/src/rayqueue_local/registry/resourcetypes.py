@@ -89,6 +89,11 @@ class ResourceType:
     scale: ScaleHooks | None = field(default=None, compare=False, repr=False)
     verbs: tuple[str, ...] = ALL_VERBS
     from_crd: bool = False
+    #: a CRD version's ``additionalPrinterColumns`` (name, type, format, description, priority,
+    #: jsonPath), per served version; empty for built-ins, which have printers of their own
+    printer_columns: dict[str, tuple[dict[str, Any], ...]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @property
     def key(self) -> str:

@@ -53,6 +53,7 @@ from rayqueue_local.registry.celrules import KNOWN_TRANSITION_RULES as KNOWN_TRA
 from rayqueue_local.registry.celrules import Pred as Pred
 from rayqueue_local.registry.celrules import Rule, _check_rules, known_rules
 from rayqueue_local.registry.celrules import TransitionPred as TransitionPred
+from rayqueue_local.registry.defaults import apply_defaults, has_defaults
 from rayqueue_local.registry.fastcheck import Check, compile_fast
 from rayqueue_local.registry.patterns import go_pattern
 from rayqueue_local.registry.pruning import _prune
@@ -203,6 +204,30 @@ class SchemaValidator:
                 unique.append(c)
         return unique
 
+    # -- defaulting ----------------------------------------------------------------------------
+    def default(self, rt: ResourceType, obj: dict[str, Any], version: str | None = None) -> None:
+        """Fill in, in place, the ``default`` values of ``rt``'s schema.
+
+        See :mod:`~rayqueue_local.registry.defaults`.
+
+        Example:
+            >>> from rayqueue_local.registry.registry import ResourceType
+            >>> rt = ResourceType(group="x.io", versions=("v1",), storage_version="v1", plural="foos",
+            ...     singular="foo", kind="Foo", schemas={"v1": {"type": "object", "properties": {
+            ...         "spec": {"type": "object", "properties": {
+            ...             "a": {"type": "string", "default": "x"}}}}}})
+            >>> obj = {"spec": {}}; SchemaValidator().default(rt, obj); obj
+            {'spec': {'a': 'x'}}
+        """
+        schema = rt.schemas.get(version or rt.storage_version)
+        if schema is None:
+            return
+        flag = _HAS_DEFAULTS.get(id(schema))
+        if flag is None or flag[0] is not schema:
+            flag = _HAS_DEFAULTS[id(schema)] = (schema, has_defaults(schema))
+        if flag[1]:
+            apply_defaults(schema, obj)
+
     # -- pruning -------------------------------------------------------------------------------
     def prune(self, rt: ResourceType, obj: dict[str, Any], version: str | None = None) -> list[str]:
         """Drop, in place, fields ``rt``'s schema does not declare; return their paths.
@@ -229,6 +254,8 @@ class SchemaValidator:
 # schema is kept alive by the entry so that its id cannot be reused.
 _COMPILED: dict[int, tuple[dict[str, Any], Any, Check | None, list[Rule]]] = {}
 _COMPILED_LOCK = threading.Lock()
+# Whether a schema has any default, by identity (the schema is kept alive by the entry).
+_HAS_DEFAULTS: dict[int, tuple[dict[str, Any], bool]] = {}
 
 
 def _compiled_schema(schema: dict[str, Any]) -> tuple[Any, Check | None, list[Rule]]:

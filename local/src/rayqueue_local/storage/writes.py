@@ -85,11 +85,13 @@ class StoreWrites(StoreDeletion):
         return self._list_key_tables[rt.key]
 
     def _validate(self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None = None) -> None:
-        """Prune undeclared fields, then check the object against its CRD schema (422 Invalid)."""
+        """Prune undeclared fields, fill in the schema's defaults, then check the object against its
+        CRD schema (422 Invalid), in upstream's order."""
         if self._validator is None or not rt.schemas:
             return
         if self._prune_unknown:
             self._validator.prune(rt, obj)
+        self._validator.default(rt, obj)
         if self._check_schemas:
             causes = self._validator.validate(rt, obj, old=old)
             if causes:
