@@ -25,7 +25,7 @@ from rayqueue_local.apimachinery import patch as patches
 from rayqueue_local.apimachinery.jsoncache import JSONCache
 from rayqueue_local.apimachinery.status import HTTPError, status_body, success_status
 from rayqueue_local.apimachinery.strictjson import loads_checked, yaml_duplicate_keys
-from rayqueue_local.apiserver import fieldvalidation, tables
+from rayqueue_local.apiserver import fieldvalidation, listoptions, tables
 from rayqueue_local.apiserver.faults import FaultInjector
 from rayqueue_local.apiserver.http import RequestInfo, Response, parse_body, query_bool, query_int, query_str
 from rayqueue_local.apiserver.watchstream import WatchStream, event_line
@@ -299,6 +299,7 @@ class RestAPI:
         target = tables.negotiate(headers.get("Accept"))
         include = tables.include_object_option(query_str(query, "includeObject")) if target else ""
         limit = query_int(query, "limit")
+        exact = self._list_version(listoptions.parse(query, watch=False))
         page = self.store.list_page(
             rt.key,
             info.namespace,
@@ -307,6 +308,7 @@ class RestAPI:
             limit=limit,
             continue_token=query_str(query, "continue") or None,
             copy=False,
+            resource_version=exact,
         )
         meta: dict[str, Any] = {"resourceVersion": page.resource_version}
         if page.continue_token:
@@ -345,6 +347,14 @@ class RestAPI:
         items = b",".join(self.json_cache.dumps(rt.key, version, o, convert) for o in page.items)
         return Response(200, head[:-1] + b',"items":[' + items + b"]}")
 
+    def _list_version(self, options: listoptions.ListOptions) -> int | None:
+        """Wait for a future ``resourceVersion`` (or 504); the version to list exactly, if ``Exact``."""
+        if options.resource_version in (None, "0"):
+            return None
+        wanted = listoptions.version_number(str(options.resource_version))
+        listoptions.wait_for_version(lambda: self.store.resource_version, wanted)
+        return wanted if options.match == "Exact" else None
+
     def _watch_encoder(
         self, rt: ResourceType, version: str, target: tables.TableTarget | None, include: str
     ) -> Any:
@@ -382,7 +392,16 @@ class RestAPI:
         target = tables.negotiate(headers.get("Accept"))
         include = tables.include_object_option(query_str(query, "includeObject")) if target else ""
         timeout = query_int(query, "timeoutSeconds")
-        rv = query_str(query, "resourceVersion") or None
+        options = listoptions.parse(query, watch=True)
+        rv = options.resource_version
+        if options.send_initial_events:  # a watch-list: the state (not older than rv), then changes
+            if rv not in (None, "0"):
+                listoptions.wait_for_version(
+                    lambda: self.store.resource_version, listoptions.version_number(str(rv))
+                )
+            rv = None
+        elif options.send_initial_events is False and rv is None:
+            rv = self.store.resource_version  # no initial events: start at the current version
         field_selector = query_str(query, "fieldSelector")
         if info.name:  # GET .../watch/<plural>/<name>
             name_sel = f"metadata.name={info.name}"
@@ -413,6 +432,7 @@ class RestAPI:
             api_version=api_version,
             timeout=float(timeout) if timeout and timeout > 0 else _DEFAULT_WATCH_TIMEOUT,
             bookmark_interval=self.bookmark_interval if query_bool(query, "allowWatchBookmarks") else None,
+            initial_events_end=bool(options.send_initial_events) and query_bool(query, "allowWatchBookmarks"),
         )
         return Response(200, stream=stream)
 

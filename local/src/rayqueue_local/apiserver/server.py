@@ -189,12 +189,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(fault.status, status_body(fault.status, fault.reason, message), headers)
                 return
         try:
-            if (
-                not api.is_public(method, path)
-                and api.auth.authenticate(self.headers.get("Authorization")) is None
-            ):
+            authorization = self.headers.get("Authorization")
+            if (not api.is_public(method, path) or _presents_token(authorization)) and api.auth.authenticate(
+                authorization
+            ) is None:
                 # Refused before a byte of the body is read: an anonymous client cannot make the
                 # server buffer anything. The unread body makes the connection unusable: close it.
+                # A bearer token that is presented and wrong is a 401 on the public paths too.
                 self.close_connection = True
                 raise HTTPError.unauthorized()
             body = self._read_body_or_none()
@@ -410,6 +411,10 @@ class APIServer:
         """Whether ``method path`` is served without a token: the health checks, and ``GET /version``
         (public upstream through the ``system:public-info-viewer`` role).
 
+        Anonymous requests anywhere else are a 401: the plane behaves as an API server whose anonymous
+        authentication is limited to these endpoints (``AuthenticationConfiguration``
+        ``anonymous.conditions``, KEP-4633), so a client without a token learns that it needs one.
+
         Example:
             >>> APIServer.is_public("GET", "/version"), APIServer.is_public("POST", "/api/v1/namespaces")
             (True, False)
@@ -467,6 +472,21 @@ class APIServer:
                 details={k: v for k, v in (("name", attrs.name), ("group", attrs.group)) if v or k == "group"}
                 | {"kind": attrs.resource},
             )
+
+
+def _presents_token(authorization: str | None) -> bool:
+    """Whether a request presents a bearer token (then it must be valid, whatever the path).
+
+    Upstream's bearer authenticator answers an invalid token with an error, so the request is a 401
+    even where anonymous requests are allowed; no header, another scheme or an empty token leaves the
+    request anonymous (``k8s.io/apiserver/pkg/authentication/request/bearertoken``).
+
+    Example:
+        >>> _presents_token("Bearer abc"), _presents_token("Bearer "), _presents_token(None)
+        (True, False, False)
+    """
+    scheme, _, credentials = (authorization or "").partition(" ")
+    return scheme.lower() == "bearer" and bool(credentials.strip())
 
 
 def _attributes(info: RequestInfo) -> Attributes:

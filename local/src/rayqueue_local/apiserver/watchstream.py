@@ -65,6 +65,7 @@ class WatchStream:
         api_version: str,
         timeout: float,
         bookmark_interval: float | None,
+        initial_events_end: bool = False,
     ) -> None:
         self._watch = watch
         self._encode = encode
@@ -74,6 +75,7 @@ class WatchStream:
         self._api_version = api_version
         self._deadline = time.monotonic() + timeout
         self._interval = bookmark_interval
+        self._initial_end = initial_events_end
         self._handle = faults.register_watch(on_end=watch.close)
         self._done = False
         self._gen: Generator[bytes, None, None] = self._run()
@@ -89,7 +91,12 @@ class WatchStream:
         bookmarks = self._interval is not None
         interval = self._interval if self._interval is not None else float("inf")
         next_bookmark = time.monotonic() + interval
+        # A watch-list (sendInitialEvents=true) ends its initial ADDED events with a bookmark
+        # annotated k8s.io/initial-events-end (KEP-3157; the cacher's cacheWatcher).
+        pending = watch.initial_events if self._initial_end else -1
         try:
+            if pending == 0:
+                yield self._bookmark(watch.initial_resource_version, initial_end=True)
             while True:
                 now = time.monotonic()
                 if now >= self._deadline:
@@ -114,18 +121,21 @@ class WatchStream:
                         next_bookmark = time.monotonic() + interval
                         continue
                 yield b'{"type":"%s","object":%s}\n' % (event.type.encode(), self._encode(event.object))
+                if pending > 0:
+                    pending -= 1
+                    if pending == 0:
+                        yield self._bookmark(watch.initial_resource_version, initial_end=True)
         finally:
             self._release()
 
-    def _bookmark(self, rv: str) -> bytes:
+    def _bookmark(self, rv: str, *, initial_end: bool = False) -> bytes:
+        meta: dict[str, Any] = {"resourceVersion": rv}
+        if initial_end:
+            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
         return event_line(
             {
                 "type": "BOOKMARK",
-                "object": {
-                    "kind": self._kind,
-                    "apiVersion": self._api_version,
-                    "metadata": {"resourceVersion": rv},
-                },
+                "object": {"kind": self._kind, "apiVersion": self._api_version, "metadata": meta},
             }
         )
 

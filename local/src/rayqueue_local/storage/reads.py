@@ -113,8 +113,13 @@ class StoreReads(StoreCore):
         limit: int | None = None,
         continue_token: str | None = None,
         copy: bool = True,
+        resource_version: int | None = None,
     ) -> ListResult:
         """One page of a list (``limit``/``continue`` as the API server does them).
+
+        ``resource_version`` lists the state at that version exactly (``resourceVersionMatch=Exact``):
+        ``StoreError(410, "Expired")`` once the history no longer reaches back to it; a version the store
+        has not reached is the caller's to refuse.
 
         Pages after the first are taken from the state at the first page's resourceVersion, so
         writes in between neither duplicate nor skip objects. A token older than the event history
@@ -139,6 +144,11 @@ class StoreReads(StoreCore):
             start: ObjKey | None = None
             list_rv = self._rv
             objects = self._objects.get(key, {})
+            if resource_version is not None and not continue_token:
+                if resource_version < self._compacted_rv:
+                    raise StoreError(410, "Expired", "The resourceVersion for the provided list is too old.")
+                if resource_version < self._rv:
+                    list_rv, objects = resource_version, self._state_at(key, resource_version)
             if continue_token:
                 list_rv, start = _decode_continue(continue_token)
                 if list_rv < self._compacted_rv:

@@ -53,6 +53,12 @@ class Watch:
         self._on_close = on_close
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._closed = False
+        #: events at or below this resourceVersion are not sent (a watch from a future version)
+        self._after = 0
+        #: for a watch that started with the current state: how many ADDED events made it, and at
+        #: which resourceVersion (the "initial events" of a watch-list)
+        self.initial_events = 0
+        self.initial_resource_version = ""
 
     def _selected(self, obj: dict[str, Any] | None) -> bool:
         if obj is None:
@@ -66,6 +72,8 @@ class Watch:
         """Queue ``event`` if selected (called under the store lock, in commit order)."""
         if self._closed or event.key != self.key:
             return
+        if self._after and event.resource_version <= self._after:
+            return  # upstream's cacheWatcher: "only send events newer than resourceVersion"
         now = self._selected(event.object)
         if event.type == "MODIFIED":
             before = self._selected(event.old)

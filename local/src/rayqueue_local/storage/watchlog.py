@@ -37,7 +37,8 @@ class StoreWatches(StoreReads):
         ``None`` or ``"0"``: synthetic ``ADDED`` events for the current objects, then every change
         (upstream's "get state and start at most recent"). A version: every change after it;
         ``StoreError(410, "Expired", "too old resource version: X (Y)")`` when the history no
-        longer reaches back that far.
+        longer reaches back that far. A version the store has not reached yet: the changes after it,
+        once they happen (upstream's watch cache sends only events newer than the version asked).
 
         Example:
             >>> from rayqueue_local.storage.store import Store
@@ -58,6 +59,8 @@ class StoreWatches(StoreReads):
                     obj = self._objects[key][k]
                     if w._selected(obj):
                         w._queue.put(Event("ADDED", key, deep_copy(obj), None))
+                        w.initial_events += 1
+                w.initial_resource_version = str(self._rv)
             else:
                 try:
                     rv = int(resource_version or 0)
@@ -69,6 +72,8 @@ class StoreWatches(StoreReads):
                     raise StoreError(
                         410, "Expired", f"too old resource version: {rv} ({self._compacted_rv + 1})"
                     )
+                if rv > self._rv:
+                    w._after = rv  # a future version: wait for it, as upstream's watch cache does
                 for event in self._history:
                     if event.resource_version > rv:
                         w._offer(event)
