@@ -71,6 +71,7 @@ def type_from_crd(crd: dict[str, Any]) -> ResourceType:
         deprecated=deprecated,
         scale=scale,
         from_crd=True,
+        crd=crd,
     )
 
 

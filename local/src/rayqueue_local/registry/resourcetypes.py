@@ -89,6 +89,8 @@ class ResourceType:
     scale: ScaleHooks | None = field(default=None, compare=False, repr=False)
     verbs: tuple[str, ...] = ALL_VERBS
     from_crd: bool = False
+    #: the CustomResourceDefinition document the type was read from (shared: treat as read-only)
+    crd: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:
