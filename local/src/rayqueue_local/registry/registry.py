@@ -120,6 +120,15 @@ class Registry(RegistryDiscovery):
         """The type for ``key``; ``KeyError`` when unknown."""
         return self._types[key]
 
+    def lookup_key(self, key: str) -> ResourceType | None:
+        """The type for ``key``, or ``None`` when it is not served.
+
+        Example:
+            >>> Registry().lookup_key("nodes").namespaced
+            False
+        """
+        return self._types.get(key)
+
     def __contains__(self, key: object) -> bool:
         return key in self._types
 
