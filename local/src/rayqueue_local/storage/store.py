@@ -81,7 +81,7 @@ from typing import Any
 
 from rayqueue_local.apimachinery.patch import deep_copy
 from rayqueue_local.apimachinery.time import now_rfc3339
-from rayqueue_local.registry.defaults import DEFAULTED_KEYS, apply_builtin_defaults
+from rayqueue_local.registry.builtindefaults import DEFAULTED_KEYS, apply_builtin_defaults
 from rayqueue_local.registry.registry import Registry
 from rayqueue_local.registry.schema import SchemaValidator
 from rayqueue_local.storage.patching import StorePatching
