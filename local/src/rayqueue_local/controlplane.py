@@ -39,12 +39,14 @@ from rayqueue_local.apiserver.users import USERS_RESOURCE, user_routes
 from rayqueue_local.controllers import default_controllers
 from rayqueue_local.options import ControlPlaneOptions, option_names, with_overrides
 from rayqueue_local.registry.registry import Registry, load_crd_dir
+from rayqueue_local.runtime.node import local_node
 from rayqueue_local.runtime.processes import ProcessStartError
 from rayqueue_local.runtime.prometheus import PrometheusNotInstalledError, find_prometheus
 from rayqueue_local.runtime.raylocal import ray_executable
+from rayqueue_local.storage.apiextensions import serve_custom_resource_definitions
 from rayqueue_local.storage.lock import StateDirectoryLock
 from rayqueue_local.storage.persistence import private_dir
-from rayqueue_local.storage.store import Store
+from rayqueue_local.storage.store import Store, StoreError
 
 log = logging.getLogger(__name__)
 #: Notices about what cannot run go to the package's logger, where users look first.
@@ -219,6 +221,8 @@ class LocalControlPlane:
             state_dir=(base / OBJECTS_DIR) if self.state_dir is not None else None,
             history=self.history,
         )
+        serve_custom_resource_definitions(self.store)  # kubectl get crd; users' own CRDs
+        self._publish_node()
         self.faults = FaultInjector()
         self.auth = Authenticator(admin_token=self._admin_token or self._load_tokens(base).get("admin"))
         saved = self._load_tokens(base)
@@ -240,6 +244,16 @@ class LocalControlPlane:
         log.info("local control plane serving at %s", self.server)
         self._start_controllers()
         self.notices.extend(self.store.recovery_notes)  # damaged log records set aside (already logged)
+
+    def _publish_node(self) -> None:
+        """Register this machine as the plane's one Node (or refresh its status after a restart)."""
+        node = local_node(self.host)
+        name = node["metadata"]["name"]
+        try:
+            self.store.get("nodes", None, name)
+        except StoreError:
+            self.store.create("nodes", node)
+        self.store.update_status("nodes", {"metadata": {"name": name}, "status": node["status"]})
 
     def _check_environment(self) -> None:
         """Record (and log) what the options ask for that cannot run on this machine."""

@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from rayqueue_local.apimachinery import protobuf
 from rayqueue_local.apimachinery.limits import MAX_DEPTH, YAMLLimitError, check_depth, load_yaml
 from rayqueue_local.apimachinery.status import HTTPError
 
@@ -171,7 +172,9 @@ def query_int(query: dict[str, list[str]], key: str) -> int | None:
 
 
 def parse_body(raw: bytes, content_type: str) -> Any:
-    """Decode a JSON body (or YAML for ``application/apply-patch+yaml`` and ``application/yaml``).
+    """Decode a JSON body (or YAML for ``application/apply-patch+yaml`` and ``application/yaml``, or
+    Kubernetes protobuf for the core kinds :mod:`~rayqueue_local.apimachinery.protobuf` decodes; 415
+    UnsupportedMediaType for a protobuf body of any other kind, as upstream answers for custom resources).
 
     Malformed input is a 400 BadRequest worded like the API server's decoder errors.
 
@@ -194,6 +197,18 @@ def parse_body(raw: bytes, content_type: str) -> Any:
     media = content_type.split(";")[0].strip().lower()
     if not raw.strip():
         raise HTTPError.bad_request("the body of the request was in an unknown format - empty body")
+    if media == protobuf.MEDIA_TYPE:
+        try:
+            return protobuf.decode(raw)
+        except protobuf.ProtobufError as err:
+            if err.unsupported:
+                raise HTTPError.make(
+                    415,
+                    "UnsupportedMediaType",
+                    "the body of the request was in an unknown format - accepted media types include: "
+                    "application/json, application/yaml",
+                ) from None
+            raise HTTPError.bad_request(f"the body of the request was in an unknown format - {err}") from None
     if media.endswith("yaml"):
         try:
             return load_yaml(raw.decode("utf-8"), max_bytes=MAX_BODY_BYTES)

@@ -29,6 +29,7 @@ from rayqueue_local.apiserver import fieldvalidation, listoptions, tables
 from rayqueue_local.apiserver.faults import FaultInjector
 from rayqueue_local.apiserver.http import RequestInfo, Response, parse_body, query_bool, query_int, query_str
 from rayqueue_local.apiserver.watchstream import WatchStream, event_line
+from rayqueue_local.registry.openapi import OpenAPIDocuments
 from rayqueue_local.registry.registry import ResourceType
 from rayqueue_local.storage.store import Store, StoreError
 
@@ -62,13 +63,28 @@ _VERBS = frozenset({"get", "list", "watch", "create", "update", "patch", "delete
 _DEFAULT_WATCH_TIMEOUT = 1800.0  # the API server's --min-request-timeout
 
 
+def _accepts_json(accept: str | None) -> bool:
+    """Whether an ``Accept`` header admits JSON (absent or empty: yes).
+
+    Example:
+        >>> _accepts_json("application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
+        False
+        >>> _accepts_json("application/json, */*"), _accepts_json(None)
+        (True, True)
+    """
+    if not accept or not accept.strip():
+        return True
+    media = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    return bool(media & {"application/json", "application/*", "*/*", "*"})
+
+
 def _from_store(err: StoreError) -> HTTPError:
     return HTTPError(err.code, err.to_status())
 
 
-#: The media types a create or update body may have (upstream also takes protobuf for built-ins,
-#: which this server does not decode: kubectl falls back to JSON on the 415).
-_BODY_TYPES = ("application/json", "application/yaml")
+#: The media types a create or update body may have. Protobuf is decoded for the core kinds kubectl
+#: sends it for (:mod:`~rayqueue_local.apimachinery.protobuf`); any other kind's protobuf body is a 415.
+_BODY_TYPES = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
 
 
 #: Upstream's ``FieldManagerMaxLength`` (k8s.io/apimachinery/pkg/apis/meta/v1/validation).
@@ -134,6 +150,7 @@ class RestAPI:
         self.faults = faults or FaultInjector()
         self.bookmark_interval = bookmark_interval
         self.json_cache = JSONCache()
+        self.openapi = OpenAPIDocuments(self.registry)
 
     # -- entry ---------------------------------------------------------------------------------
     def handle(
@@ -148,6 +165,8 @@ class RestAPI:
         if info.kind == "other":
             if info.path.rstrip("/") == "/version":
                 return Response(200, KUBERNETES_VERSION)
+            if info.path.startswith("/openapi/"):
+                return self._openapi(info.path, query, headers)
             raise HTTPError.not_found_resource()
         if info.kind == "discovery":
             doc = self._discovery(info)
@@ -171,6 +190,39 @@ class RestAPI:
         if warning:
             _add_warnings(response, [warning])
         return response
+
+    def _openapi(self, path: str, query: dict[str, list[str]], headers: Any) -> Response:
+        """``/openapi/v2``, ``/openapi/v3`` and ``/openapi/v3/<group-version>``, in JSON.
+
+        Upstream serves protobuf too; a client that accepts only protobuf gets 406 NotAcceptable
+        (kubectl asks ``/openapi/v3`` first, in JSON, and uses v2 only where v3 is missing). A
+        document URL whose ``hash`` is stale is redirected (301) to the current one, as upstream
+        does; a current one is cacheable for good, and ``If-None-Match`` with its ETag gets 304.
+        """
+        if not _accepts_json(headers.get("Accept")):
+            raise HTTPError.make(
+                406,
+                "NotAcceptable",
+                "only the following media types are accepted: application/json, */*",
+            )
+        path = path.rstrip("/")
+        if path == "/openapi/v2":
+            return Response(200, self.openapi.v2_document())
+        if path == "/openapi/v3":
+            return Response(200, self.openapi.v3_index(), {"Cache-Control": "no-cache, private"})
+        found = self.openapi.v3_document(path.removeprefix("/openapi/v3/"))
+        if not path.startswith("/openapi/v3/") or found is None:
+            raise HTTPError.not_found_resource()
+        body, digest = found
+        etag = f'"{digest}"'
+        asked = query_str(query, "hash")
+        if asked and asked != digest:
+            location = f"{path}?hash={digest}"
+            return Response(301, status_body(301, "MovedPermanently", location), {"Location": location})
+        cache = {"Etag": etag, "Cache-Control": "public, immutable" if asked else "no-cache, private"}
+        if headers.get("If-None-Match") == etag:
+            return Response(304, b"", cache)
+        return Response(200, body, cache)
 
     def _discovery(self, info: RequestInfo) -> dict[str, Any] | None:
         reg = self.registry

@@ -1,6 +1,12 @@
-"""The resource types served without a CRD directory: core v1, rbac, networking, ray.io, kueue, keda.
+"""The resource types served without a CRD directory: core v1, rbac, networking, apps, batch,
+apiextensions, ray.io, kueue, keda.
 
 Custom ones come without schemas; a CRD directory (:mod:`~rayqueue_local.registry.crds`) replaces them.
+
+``apps/v1`` Deployments and ``batch/v1`` Jobs are stored and served (Deployments with ``status`` and
+``scale``, Jobs with ``status``), but no Deployment or Job controller runs: no ReplicaSet or Pod is
+made for them, and their status is whatever a client writes. Nodes are cluster-scoped with a
+``status`` subresource (the control plane publishes one for this machine).
 
 Example:
     >>> {t.key: t.versions for t in builtin_types()}["clusterqueues.kueue.x-k8s.io"]
@@ -12,9 +18,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from rayqueue_local.registry.resourcetypes import KUEUE, ResourceType
+from rayqueue_local.registry.resourcetypes import KUEUE, ResourceType, ScaleHooks
 
-__all__ = ["REVIEW_GROUPS", "builtin_types", "review_types"]
+__all__ = ["DEPLOYMENT_SCALE", "REVIEW_GROUPS", "builtin_types", "review_types"]
 
 #: The API groups of the create-only review resources (answered by the API server, never stored).
 REVIEW_GROUPS = frozenset({"authentication.k8s.io", "authorization.k8s.io"})
@@ -64,6 +70,39 @@ def _custom(
     )
 
 
+def _deployment_replicas(obj: dict[str, Any]) -> int:
+    replicas = (obj.get("spec") or {}).get("replicas")
+    return 1 if replicas is None else int(replicas)  # upstream's default
+
+
+def _set_deployment_replicas(obj: dict[str, Any], replicas: int) -> dict[str, Any]:
+    obj.setdefault("spec", {})["replicas"] = replicas
+    return obj
+
+
+def _selector_string(obj: dict[str, Any]) -> str:
+    """``spec.selector`` as the string ``Scale.status.selector`` carries (``a=b,c in (d)``)."""
+    selector = (obj.get("spec") or {}).get("selector") or {}
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for req in selector.get("matchExpressions") or []:
+        key, op, values = req.get("key", ""), req.get("operator", ""), req.get("values") or []
+        if op == "Exists":
+            parts.append(key)
+        elif op == "DoesNotExist":
+            parts.append(f"!{key}")
+        else:
+            parts.append(f"{key} {'notin' if op == 'NotIn' else 'in'} ({','.join(sorted(values))})")
+    return ",".join(parts)
+
+
+#: ``/scale`` of ``apps/v1`` Deployments: ``spec.replicas`` (default 1), ``status.replicas``, the selector.
+DEPLOYMENT_SCALE = ScaleHooks(
+    get_replicas=_deployment_replicas,
+    set_replicas=_set_deployment_replicas,
+    get_status_replicas=lambda o: int((o.get("status") or {}).get("replicas") or 0),
+    get_selector=_selector_string,
+)
+
 _KUEUE_V = ("v1beta2", "v1beta1")
 _KUEUE_DEPRECATED = {"v1beta1": "This version is deprecated. Use v1beta2 instead."}
 
@@ -98,6 +137,30 @@ def builtin_types() -> list[ResourceType]:
         _core("pods", "Pod", short=("po",), subresources=status, categories=("all",)),
         _core("serviceaccounts", "ServiceAccount", short=("sa",), has_generation=False),
         _core("events", "Event", short=("ev",), has_generation=False),
+        _core("nodes", "Node", namespaced=False, short=("no",), subresources=status, has_generation=False),
+        dataclasses.replace(
+            _custom(
+                "apps",
+                "deployments",
+                "Deployment",
+                versions=("v1",),
+                storage="v1",
+                short=("deploy",),
+                categories=("all",),
+            ),
+            subresources=frozenset({"status", "scale"}),
+            scale=DEPLOYMENT_SCALE,
+        ),
+        _custom("batch", "jobs", "Job", versions=("v1",), storage="v1", categories=("all",)),
+        _custom(
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            "CustomResourceDefinition",
+            versions=("v1",),
+            storage="v1",
+            namespaced=False,
+            short=("crd", "crds"),
+        ),
         dataclasses.replace(
             _custom(
                 "rbac.authorization.k8s.io", "roles", "Role", versions=("v1",), storage="v1", status=False

@@ -76,6 +76,7 @@ def type_from_crd(crd: dict[str, Any]) -> ResourceType:
         scale=scale,
         from_crd=True,
         printer_columns=printer_columns,
+        crd=crd,
     )
 
 

@@ -63,7 +63,7 @@ class RegistryDiscovery:
         Example:
             >>> from rayqueue_local.registry.registry import Registry
             >>> [g["name"] for g in Registry().api_group_list()["groups"]][:4]
-            ['authentication.k8s.io', 'authorization.k8s.io', 'keda.sh', 'kueue.x-k8s.io']
+            ['apiextensions.k8s.io', 'apps', 'authentication.k8s.io', 'authorization.k8s.io']
         """
         groups = []
         for group, versions in sorted(self.group_versions().items()):

@@ -80,6 +80,8 @@ class Registry(RegistryDiscovery):
         self, crd_dir: str | os.PathLike[str] | None = None, *, extra: Iterable[ResourceType] = ()
     ) -> None:
         self._types: dict[str, ResourceType] = {}
+        #: bumped by every :meth:`add` and :meth:`remove`: what caches of derived documents key on
+        self.revision = 0
         for t in builtin_types():
             self.add(t)
         self.crd_dir = Path(crd_dir) if crd_dir is not None else None
@@ -91,19 +93,49 @@ class Registry(RegistryDiscovery):
 
     # -- lookups ---------------------------------------------------------------------------------
     def add(self, rtype: ResourceType) -> None:
-        """Add or replace a type (keyed by ``plural.group``)."""
-        self._types[rtype.key] = rtype
+        """Add or replace a type (keyed by ``plural.group``); bumps :attr:`revision`.
+
+        The table is replaced, never changed in place, so that readers in other threads always see
+        a whole one (a CustomResourceDefinition created over HTTP adds a type while others read).
+        """
+        self._types = {**self._types, rtype.key: rtype}
+        self.revision += 1
+
+    def remove(self, key: str) -> ResourceType | None:
+        """Stop serving ``key`` (a deleted CustomResourceDefinition); returns the type removed, if any.
+
+        Example:
+            >>> reg = Registry()
+            >>> reg.remove("rayjobs.ray.io").kind, "rayjobs.ray.io" in reg
+            ('RayJob', False)
+        """
+        types = dict(self._types)
+        removed = types.pop(key, None)
+        if removed is not None:
+            self._types = types
+            self.revision += 1
+        return removed
 
     def get(self, key: str) -> ResourceType:
         """The type for ``key``; ``KeyError`` when unknown."""
         return self._types[key]
+
+    def lookup_key(self, key: str) -> ResourceType | None:
+        """The type for ``key``, or ``None`` when it is not served.
+
+        Example:
+            >>> Registry().lookup_key("nodes").namespaced
+            False
+        """
+        return self._types.get(key)
 
     def __contains__(self, key: object) -> bool:
         return key in self._types
 
     def types(self) -> list[ResourceType]:
         """All types, in a stable order."""
-        return [self._types[k] for k in sorted(self._types)]
+        types = self._types
+        return [types[k] for k in sorted(types)]
 
     def lookup(self, group: str, version: str, plural: str) -> ResourceType | None:
         """The type served at ``/apis/{group}/{version}/.../{plural}`` (or ``None``)."""
@@ -125,8 +157,9 @@ class Registry(RegistryDiscovery):
             >>> Registry().resolve("lq").key
             'localqueues.kueue.x-k8s.io'
         """
-        if name in self._types:
-            return self._types[name]
+        exact = self._types.get(name)
+        if exact is not None:
+            return exact
         for t in self.types():
             if name in (t.plural, t.singular, t.kind.lower(), *t.short_names):
                 return t
@@ -151,8 +184,12 @@ class Registry(RegistryDiscovery):
             True
         """
         t = self.get(key)
-        self._types[key] = dataclasses.replace(
-            t, subresources=t.subresources | {"scale"}, scale=ScaleHooks(get_replicas, set_replicas, selector)
+        self.add(
+            dataclasses.replace(
+                t,
+                subresources=t.subresources | {"scale"},
+                scale=ScaleHooks(get_replicas, set_replicas, selector),
+            )
         )
 
     def scale_of(self, key: str, obj: dict[str, Any]) -> dict[str, Any]:

@@ -94,6 +94,8 @@ class ResourceType:
     printer_columns: dict[str, tuple[dict[str, Any], ...]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    #: the CustomResourceDefinition document the type was read from (shared: treat as read-only)
+    crd: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:

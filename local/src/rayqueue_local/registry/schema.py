@@ -144,10 +144,23 @@ class SchemaValidator:
     def _for(self, rt: ResourceType, version: str) -> tuple[Any, Check | None, list[Rule]] | None:
         """(jsonschema validator, fast check) for ``rt`` at ``version``; shared by every instance."""
         ident = (rt.key, version)
-        if ident not in self._compiled:
-            schema = rt.schemas.get(version)
-            self._compiled[ident] = _compiled_schema(schema) if schema is not None else None
-        return self._compiled[ident]
+        if ident in self._compiled:
+            found = self._compiled.get(ident)
+            if found is not None or ident in self._compiled:  # forget() may run in another thread
+                return found
+        schema = rt.schemas.get(version)
+        compiled = _compiled_schema(schema) if schema is not None else None
+        self._compiled[ident] = compiled
+        return compiled
+
+    def forget(self, key: str) -> None:
+        """Drop the validators compiled for ``key`` (its CRD changed or went away).
+
+        Example:
+            >>> SchemaValidator().forget("foos.example.com")
+        """
+        for ident in [i for i in self._compiled if i[0] == key]:
+            self._compiled.pop(ident, None)
 
     @staticmethod
     def _compile(schema: dict[str, Any]) -> Any:

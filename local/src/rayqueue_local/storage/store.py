@@ -81,6 +81,7 @@ from typing import Any
 
 from rayqueue_local.apimachinery.patch import deep_copy
 from rayqueue_local.apimachinery.time import now_rfc3339
+from rayqueue_local.registry.builtindefaults import DEFAULTED_KEYS, apply_builtin_defaults
 from rayqueue_local.registry.registry import Registry
 from rayqueue_local.registry.schema import SchemaValidator
 from rayqueue_local.storage.patching import StorePatching
@@ -164,6 +165,8 @@ class Store(StorePatching, StoreWatches):
                 for obj in objs:
                     self._index_put(key, _objkey(obj), obj, None)
         self._compacted_rv = self._rv
+        for key in DEFAULTED_KEYS:  # upstream defaults these kinds when it decodes them
+            self._hooks[key] = [_defaulter(key)]
         for ns in namespaces:
             if ("", ns) not in self._objects.get("namespaces", {}):
                 self.create("namespaces", {"metadata": {"name": ns}})
@@ -189,6 +192,24 @@ class Store(StorePatching, StoreWatches):
     def validating(self) -> bool:
         """True when custom resources are checked against CRD schemas."""
         return self._validator is not None and self._check_schemas
+
+    def type_changed(self, key: str) -> None:
+        """Forget what was derived from ``key``'s type (compiled schemas, list keys): its CRD changed.
+
+        Example:
+            >>> store = Store()
+            >>> store.registry.remove("rayjobs.ray.io") is not None
+            True
+            >>> store.type_changed("rayjobs.ray.io")
+        """
+        with self._lock:
+            self._list_key_tables.pop(key, None)
+            rt = self.registry.lookup_key(key)
+            wanted = rt is not None and bool(rt.schemas) and (self._check_schemas or self._prune_unknown)
+            if self._validator is None and wanted:
+                self._validator = SchemaValidator()
+            if self._validator is not None:
+                self._validator.forget(key)
 
     def count(self, key: str | None = None) -> int:
         """Number of stored objects (of one resource, or in total).
@@ -310,6 +331,13 @@ class Store(StorePatching, StoreWatches):
             created = self.create("events", event)
             self._event_index[ident] = (ns, created["metadata"]["name"])
             return created
+
+
+def _defaulter(key: str) -> AdmissionHook:
+    def hook(op: str, new: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+        return apply_builtin_defaults(key, new)
+
+    return hook
 
 
 # The examples of the methods Store inherits from its parts (and of ``invalid``) run with this

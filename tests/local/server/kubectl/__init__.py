@@ -1,0 +1,1 @@
+"""Tests that drive the real kubectl binary against the local control plane."""
