@@ -135,9 +135,15 @@ def test_protobuf_create_and_protobuf_accept(raw: Any, cp: Any, namespace: str) 
     assert created["data"] == {"k": "v", "empty": ""}
     assert cp.store.get("configmaps", namespace, "pb")["data"] == {"k": "v", "empty": ""}
     code, got, _ = raw.request(
+        "GET",
+        f"/api/v1/namespaces/{namespace}/configmaps/pb",
+        headers={"Accept": f"{PROTOBUF}, application/json"},
+    )
+    assert code == 200 and got["metadata"]["name"] == "pb"  # kubectl's Accept: JSON is its fallback
+    code, got, _ = raw.request(
         "GET", f"/api/v1/namespaces/{namespace}/configmaps/pb", headers={"Accept": PROTOBUF}
     )
-    assert code == 200 and got["metadata"]["name"] == "pb"
+    assert code == 406 and got["reason"] == "NotAcceptable"  # protobuf only: nothing this server writes
 
 
 @pytest.mark.parametrize(
