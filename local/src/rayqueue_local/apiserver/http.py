@@ -168,7 +168,9 @@ def query_int(query: dict[str, list[str]], key: str) -> int | None:
     try:
         return int(str(raw))
     except ValueError:
-        raise HTTPError.bad_request(f"invalid value for {key}: {raw!r}") from None
+        raise HTTPError.bad_request(
+            f'invalid value for {key}: strconv.ParseInt: parsing "{raw}": invalid syntax'
+        ) from None
 
 
 def parse_body(raw: bytes, content_type: str) -> Any:

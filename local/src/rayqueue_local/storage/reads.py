@@ -40,8 +40,13 @@ def _decode_continue(token: str) -> tuple[int, ObjKey]:
         raw = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
         ns, _, name = raw["start"].partition("/")
         return int(raw["rv"]), (ns, name)
-    except (ValueError, KeyError, TypeError, binascii.Error) as exc:
-        raise StoreError(400, "BadRequest", f"continue key is not valid: {exc}") from None
+    except (ValueError, KeyError, TypeError, AttributeError, binascii.Error):
+        # Upstream's words (storage.DecodeContinue), never the decoder's Python exception text.
+        raise StoreError(
+            400,
+            "BadRequest",
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+        ) from None
 
 
 class StoreReads(StoreCore):

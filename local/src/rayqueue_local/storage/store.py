@@ -162,7 +162,12 @@ class Store(StorePatching, StoreWatches):
             rv, loaded = self._persistence.load()
             self._rv = rv
             for key, objs in loaded.items():
+                rt = self.registry.get(key) if key in self.registry else None
                 for obj in objs:
+                    if self._validator is not None and rt is not None:
+                        # Upstream defaults a custom resource read from etcd too: a default the CRD
+                        # gained after the object was written shows up on read.
+                        self._validator.default(rt, obj)
                     self._index_put(key, _objkey(obj), obj, None)
         self._compacted_rv = self._rv
         for key in DEFAULTED_KEYS:  # upstream defaults these kinds when it decodes them
