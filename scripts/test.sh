@@ -5,13 +5,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# A real Prometheus for the GPU-metrics tests (Debian's package), when missing.
-if ! command -v prometheus >/dev/null 2>&1; then
-  if command -v apt-get >/dev/null 2>&1; then
-    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq prometheus >/dev/null
-  fi
+# Debian packages the tests drive for real, when missing: Prometheus (GPU metrics) and kubectl
+# (the kubectl client tests; the machine image's kubectl is used when there is one).
+MISSING=""
+command -v prometheus >/dev/null 2>&1 || MISSING="$MISSING prometheus"
+command -v kubectl >/dev/null 2>&1 || MISSING="$MISSING kubernetes-client"
+if [ -n "$MISSING" ] && command -v apt-get >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $MISSING >/dev/null
 fi
 # Debian starts the packaged service; the tests run their own Prometheus on free ports.
 if command -v systemctl >/dev/null 2>&1; then systemctl stop prometheus >/dev/null 2>&1 || true; fi

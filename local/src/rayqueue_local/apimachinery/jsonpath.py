@@ -25,10 +25,12 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from rayqueue_local.errors import LocalControlPlaneError
+
 __all__ = ["JSONPathError", "find", "text"]
 
 
-class JSONPathError(ValueError):
+class JSONPathError(LocalControlPlaneError, ValueError):
     """A path outside the supported subset.
 
     Example:

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rayqueue_local.errors import LocalControlPlaneError
+
 __all__ = ["MAGIC", "MessageSpec", "ProtoError", "decode", "unwrap"]
 
 #: The prefix of every Kubernetes protobuf body.
@@ -33,7 +35,7 @@ MessageSpec = dict[int, tuple[str, str, Any]]
 _MAX_DEPTH = 32
 
 
-class ProtoError(ValueError):
+class ProtoError(LocalControlPlaneError, ValueError):
     """A body that is not valid protobuf (or not the envelope expected).
 
     Example:
