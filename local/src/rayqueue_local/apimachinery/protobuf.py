@@ -27,6 +27,7 @@ import datetime
 import json
 from typing import Any
 
+from rayqueue_local.apimachinery import protowire
 from rayqueue_local.errors import LocalControlPlaneError
 
 __all__ = ["MAGIC", "MEDIA_TYPE", "ProtobufError", "decode", "encode_unknown", "supported_kinds"]
@@ -34,7 +35,7 @@ __all__ = ["MAGIC", "MEDIA_TYPE", "ProtobufError", "decode", "encode_unknown", "
 #: The media type of Kubernetes protobuf bodies.
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 #: The 4 bytes every Kubernetes protobuf body starts with.
-MAGIC = b"k8s\x00"
+MAGIC = protowire.MAGIC
 
 
 class ProtobufError(LocalControlPlaneError, ValueError):
@@ -150,45 +151,12 @@ def supported_kinds() -> list[tuple[str, str]]:
 
 
 # -- the wire format -----------------------------------------------------------------------------
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(data) or shift > 63:
-            raise ProtobufError("truncated or overlong varint")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-
-
 def _fields(data: bytes) -> list[tuple[int, int, Any]]:
-    """``(field number, wire type, value)`` for each field: an int, or the bytes of a length-delimited one."""
-    out: list[tuple[int, int, Any]] = []
-    pos = 0
-    while pos < len(data):
-        tag, pos = _varint(data, pos)
-        number, wire = tag >> 3, tag & 7
-        value: int | bytes
-        if wire == 0:
-            value, pos = _varint(data, pos)
-        elif wire == 2:
-            length, pos = _varint(data, pos)
-            if pos + length > len(data):
-                raise ProtobufError("a length-delimited field runs past the end of the body")
-            value, pos = data[pos : pos + length], pos + length
-        elif wire in (1, 5):
-            size = 8 if wire == 1 else 4
-            if pos + size > len(data):
-                raise ProtobufError("a fixed-size field runs past the end of the body")
-            value, pos = int.from_bytes(data[pos : pos + size], "little"), pos + size
-        else:
-            raise ProtobufError(f"unsupported protobuf wire type {wire}")
-        if number == 0:
-            raise ProtobufError("protobuf field number 0")
-        out.append((number, wire, value))
-    return out
+    """One message's fields (:func:`~rayqueue_local.apimachinery.protowire.fields`), errors as ours."""
+    try:
+        return protowire.fields(data)
+    except protowire.ProtoError as err:
+        raise ProtobufError(f"malformed protobuf: {err}") from None
 
 
 def _text(value: Any) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 from rayqueue_local.errors import LocalControlPlaneError
 
-__all__ = ["MAGIC", "MessageSpec", "ProtoError", "decode", "unwrap"]
+__all__ = ["MAGIC", "MessageSpec", "ProtoError", "decode", "fields", "unwrap"]
 
 #: The prefix of every Kubernetes protobuf body.
 MAGIC = b"k8s\x00"
@@ -51,7 +51,7 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
     result = shift = 0
     while True:
         if pos >= len(data) or shift > 63:
-            raise ProtoError("truncated varint")
+            raise ProtoError("truncated or overlong varint")
         byte = data[pos]
         pos += 1
         result |= (byte & 0x7F) << shift
@@ -60,29 +60,37 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def _fields(data: bytes) -> list[tuple[int, int, Any]]:
-    """``(field number, wire type, value)`` for each field; a length-delimited value is its bytes."""
+def fields(data: bytes) -> list[tuple[int, int, Any]]:
+    """``(field number, wire type, value)`` for each field of one message: an int (varint, fixed-size)
+    or the bytes of a length-delimited field. The wire format's one reader, shared by
+    :mod:`~rayqueue_local.apimachinery.protobuf`.
+
+    Example:
+        >>> fields(b"\\x08\\x96\\x01\\x12\\x02hi")
+        [(1, 0, 150), (2, 2, b'hi')]
+    """
     out: list[tuple[int, int, Any]] = []
     pos = 0
     while pos < len(data):
         key, pos = _varint(data, pos)
         number, wire = key >> 3, key & 7
-        value: Any
+        value: int | bytes
         if wire == 0:
             value, pos = _varint(data, pos)
-        elif wire == 1:
-            value, pos = data[pos : pos + 8], pos + 8
-        elif wire == 5:
-            value, pos = data[pos : pos + 4], pos + 4
         elif wire == 2:
             length, pos = _varint(data, pos)
             if pos + length > len(data):
                 raise ProtoError(f"truncated field {number}")
             value, pos = data[pos : pos + length], pos + length
+        elif wire in (1, 5):
+            size = 8 if wire == 1 else 4
+            if pos + size > len(data):
+                raise ProtoError(f"truncated field {number}")
+            value, pos = int.from_bytes(data[pos : pos + size], "little"), pos + size
         else:
             raise ProtoError(f"unsupported wire type {wire} of field {number}")
-        if pos > len(data):
-            raise ProtoError(f"truncated field {number}")
+        if number == 0:
+            raise ProtoError("field number 0")
         out.append((number, wire, value))
     return out
 
@@ -97,7 +105,7 @@ def decode(data: bytes, spec: MessageSpec, *, _depth: int = 0) -> dict[str, Any]
     if _depth > _MAX_DEPTH:
         raise ProtoError("message nested too deeply")
     out: dict[str, Any] = {}
-    for number, wire, value in _fields(data):
+    for number, wire, value in fields(data):
         if number not in spec:
             continue
         name, kind, nested = spec[number]
