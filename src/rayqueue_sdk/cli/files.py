@@ -100,7 +100,6 @@ def parse_yaml_text(text: str, option: str, shown: str, allowed: str = "YAML or 
         ...     print(err.field, "|", err.problem[:20])
         --cluster-config | not valid YAML: whil
     """
-    path = shown
     if not _MAYBE_ALIAS.search(text) and _flow_depth(text) <= MAX_DEPTH:
         # No alias, so nothing can expand: libyaml builds it directly (the common case, and ~30% faster
         # than composing, measuring and constructing); then only the nesting of the result is checked.
@@ -108,13 +107,13 @@ def parse_yaml_text(text: str, option: str, shown: str, allowed: str = "YAML or 
             data = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a safe loader
         except yaml.YAMLError as err:
             problem = " ".join(str(err).split())[:300]
-            raise ConfigError(option, path, allowed, problem=f"not valid YAML: {problem}") from None
+            raise ConfigError(option, shown, allowed, problem=f"not valid YAML: {problem}") from None
         except RecursionError:
             raise ConfigError(
-                option, path, allowed, problem=f"nested more than {MAX_DEPTH} levels deep"
+                option, shown, allowed, problem=f"nested more than {MAX_DEPTH} levels deep"
             ) from None
         if _depth(data) > MAX_DEPTH:
-            raise ConfigError(option, path, allowed, problem=f"nested more than {MAX_DEPTH} levels deep")
+            raise ConfigError(option, shown, allowed, problem=f"nested more than {MAX_DEPTH} levels deep")
         return data
     loader = _Loader(text)
     try:
@@ -122,17 +121,17 @@ def parse_yaml_text(text: str, option: str, shown: str, allowed: str = "YAML or 
             node = loader.get_single_node()
         except yaml.YAMLError as err:
             problem = " ".join(str(err).split())[:300]
-            raise ConfigError(option, path, allowed, problem=f"not valid YAML: {problem}") from None
+            raise ConfigError(option, shown, allowed, problem=f"not valid YAML: {problem}") from None
         if node is None:
             return None
         too_big = _too_big(node)
         if too_big:
-            raise ConfigError(option, path, allowed, problem=too_big)
+            raise ConfigError(option, shown, allowed, problem=too_big)
         try:
             return loader.construct_document(node)
         except yaml.YAMLError as err:
             problem = " ".join(str(err).split())[:300]
-            raise ConfigError(option, path, allowed, problem=f"not valid YAML: {problem}") from None
+            raise ConfigError(option, shown, allowed, problem=f"not valid YAML: {problem}") from None
     finally:
         loader.dispose()
 

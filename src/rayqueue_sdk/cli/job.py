@@ -112,15 +112,13 @@ def _cluster_config(text: str | None) -> ManagedClusterConfig:
         return ManagedClusterConfig()
     if text.startswith("@"):
         doc = read_yaml_file(text[1:], "--cluster-config", _CLUSTER_CONFIG_ALLOWED)
-        shown = text
     else:
         doc = parse_yaml_text(text, "--cluster-config", text, _CLUSTER_CONFIG_ALLOWED)
-        shown = text
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):
         raise ConfigError(
-            "--cluster-config", shown, _CLUSTER_CONFIG_ALLOWED, problem="not a mapping of fields"
+            "--cluster-config", text, _CLUSTER_CONFIG_ALLOWED, problem="not a mapping of fields"
         )
     return ManagedClusterConfig.model_validate(doc)
 
