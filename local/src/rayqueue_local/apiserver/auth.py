@@ -38,6 +38,7 @@ __all__ = [
     "BASIC_USER_RULES",
     "DISCOVERY_PATHS",
     "READ",
+    "SERVICE_ACCOUNT_PREFIX",
     "Attributes",
     "Authenticator",
     "Policy",
@@ -60,6 +61,9 @@ ALL_VERBS: tuple[str, ...] = (
     "deletecollection",
 )
 READ: tuple[str, ...] = ("get", "list", "watch")
+
+#: How a service account's user name starts: ``system:serviceaccount:<namespace>:<name>``.
+SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
 
 #: The non-resource URLs every authenticated user may ``get``: upstream's ``system:discovery`` and
 #: ``system:public-info-viewer`` ClusterRoles (``plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go``).
@@ -193,14 +197,22 @@ BASIC_USER_RULES: tuple[Rule, ...] = (
 def user_groups(user: User) -> list[str]:
     """The groups an authenticated user is in, as ``kubectl auth whoami`` shows them.
 
-    The admin is in ``system:masters`` (upstream's superuser group, which RBAC never denies); every
-    user is in ``system:authenticated``.
+    The admin is in ``system:masters`` (upstream's superuser group, which RBAC never denies); a
+    service account is in ``system:serviceaccounts`` and ``system:serviceaccounts:<namespace>``
+    [pkg/serviceaccount/util.go MakeGroupNames]; every user is in ``system:authenticated``.
 
     Example:
         >>> user_groups(User("admin", admin=True)), user_groups(User("alice"))
         (['system:masters', 'system:authenticated'], ['system:authenticated'])
+        >>> user_groups(User("system:serviceaccount:ns:sa"))[:2]
+        ['system:serviceaccounts', 'system:serviceaccounts:ns']
     """
-    return ["system:masters", "system:authenticated"] if user.admin else ["system:authenticated"]
+    if user.admin:
+        return ["system:masters", "system:authenticated"]
+    if user.name.startswith(SERVICE_ACCOUNT_PREFIX):
+        namespace = user.name[len(SERVICE_ACCOUNT_PREFIX) :].split(":", 1)[0]
+        return ["system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated"]
+    return ["system:authenticated"]
 
 
 @dataclass
@@ -303,10 +315,35 @@ class Authenticator:
             self.users.pop(name, None)
         return found
 
+    def service_account_token(self, namespace: str, name: str) -> str:
+        """A bearer token for the ServiceAccount ``name`` in ``namespace`` (a new one per call).
+
+        Its user is ``system:serviceaccount:<namespace>:<name>``, as upstream names a service
+        account's identity [pkg/serviceaccount/util.go MakeUsername]. It is granted nothing beyond
+        what every authenticated user may do; what the policy grants users by namespace does not
+        apply to it. Service accounts are not :attr:`users` (nor in :meth:`tokens`): their tokens
+        live as long as this authenticator. Never log it.
+
+        Example:
+            >>> a = Authenticator()
+            >>> t = a.service_account_token("team-a", "reaper")
+            >>> a.authenticate(f"Bearer {t}").name
+            'system:serviceaccount:team-a:reaper'
+        """
+        token = secrets.token_urlsafe(32)
+        user = User(f"{SERVICE_ACCOUNT_PREFIX}{namespace}:{name}")
+        with self._lock:
+            self._tokens.append((token.encode(), user))
+        return token
+
     def tokens(self) -> dict[str, tuple[str, list[str]]]:
         """``{user: (token, namespaces)}`` for persistence (admins excluded). Never log this."""
         with self._lock:
-            return {u.name: (t.decode(), sorted(u.namespaces)) for t, u in self._tokens if not u.admin}
+            return {
+                u.name: (t.decode(), sorted(u.namespaces))
+                for t, u in self._tokens
+                if not u.admin and not u.name.startswith(SERVICE_ACCOUNT_PREFIX)
+            }
 
     def admin_tokens(self) -> dict[str, str]:
         """``{user: token}`` of the admins added by :meth:`add_user` (not the built-in one). Never log it."""
