@@ -12,9 +12,15 @@ them ``exported_pod``, ``exported_namespace``, ``exported_container``.
 really happens in Prometheus. ``label_style="scraped"`` emits the ``exported_*`` names directly,
 for a reader that does not go through that Prometheus.
 
-The utilisation follows the work on the pod's RayCluster: busy (80-100 %) while a Ray job runs on
-it, 0 otherwise, as told by an *activity source* ``(namespace, cluster) -> bool`` (the KubeRay
-controller provides one). Tests pin a value with :meth:`GpuMetricsExporter.set_utilisation`.
+The utilisation is, in this order: a value pinned with :meth:`GpuMetricsExporter.set_utilisation`
+(tests, demos); the value *measured* on a real GPU when a utilisation source is set (on a machine
+with NVIDIA GPUs and the ``rayqueue_local[gpu]`` extra, :mod:`rayqueue_local.runtime.nvml` reads the
+SM use of the GPUs that the cluster's Ray head processes hold); else the work on the pod's
+RayCluster: busy (80-100 %) while a Ray job runs on it, 0 otherwise, as told by an *activity
+source* ``(namespace, cluster) -> bool`` (the KubeRay controller provides one).
+
+The exposition is ``prometheus_client``'s (a custom collector; its text format and HTTP server), so
+escaping, number formatting and content negotiation are the reference implementation's.
 
 Example:
     >>> pods = [{"metadata": {"name": "rc-head-x", "namespace": "demo", "uid": "u1",
@@ -24,8 +30,8 @@ Example:
     ...          "status": {"phase": "Running"}}]
     >>> exp = GpuMetricsExporter(pods=lambda: pods)
     >>> exp.set_utilisation("demo", "rc", 90)
-    >>> [l for l in exp.render().splitlines() if l.startswith("DCGM_FI_DEV_GPU_UTIL{")][0][-3:]
-    ' 90'
+    >>> [l for l in exp.render().splitlines() if l.startswith("DCGM_FI_DEV_GPU_UTIL{")][0][-5:]
+    ' 90.0'
 """
 
 from __future__ import annotations
@@ -35,10 +41,13 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from wsgiref.simple_server import WSGIServer
+
+from prometheus_client import CollectorRegistry, generate_latest, start_http_server
+from prometheus_client.core import GaugeMetricFamily
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +169,10 @@ class GpuMetricsExporter:
         self._lock = threading.Lock()
         self._overrides: dict[tuple[str, str], float] = {}
         self._allocation: dict[tuple[str, str], list[int]] = {}  # (ns, pod uid/name) -> gpu indices
-        self._server: ThreadingHTTPServer | None = None
+        self._measured: Callable[[str, str], float | None] | None = None
+        self._registry = CollectorRegistry(auto_describe=False)
+        self._registry.register(self)
+        self._server: WSGIServer | None = None
         self._thread: threading.Thread | None = None
 
     # -- configuration ----------------------------------------------------------------------
@@ -171,6 +183,20 @@ class GpuMetricsExporter:
     def set_activity_source(self, activity: Callable[[str, str], bool] | None) -> None:
         """``(namespace, cluster) -> bool``: whether a Ray job is running on that RayCluster."""
         self._activity = activity
+
+    def set_utilisation_source(self, measured: Callable[[str, str], float | None] | None) -> None:
+        """``(namespace, cluster) -> percent | None``: the utilisation *measured* on a real GPU (NVML).
+
+        A number wins over the activity source; None (the cluster's processes hold no real GPU,
+        or nothing could be read) falls back to it.
+
+        Example:
+            >>> exp = GpuMetricsExporter(pods=lambda: [])
+            >>> exp.set_utilisation_source(lambda ns, cluster: 37.0)
+            >>> exp.utilisation(GpuDevice(0, "demo", "rc-head", "ray-head", "rc"))
+            37.0
+        """
+        self._measured = measured
 
     def set_utilisation(self, namespace: str, cluster: str, value: float) -> None:
         """Pin the GPU utilisation (0-100) of every GPU of ``cluster``'s pods (tests, demos)."""
@@ -221,12 +247,20 @@ class GpuMetricsExporter:
         return sorted(out, key=lambda d: d.index)
 
     def utilisation(self, device: GpuDevice, now: float | None = None) -> float:
-        """GPU_UTIL of one device: the pinned value, else busy (80-100) or idle (0)."""
+        """GPU_UTIL of one device: the pinned value, else the measured one, else busy (80-100) or idle (0)."""
         cluster = device.cluster or device.pod
         with self._lock:
             pinned = self._overrides.get((device.namespace, cluster))
         if pinned is not None:
             return pinned
+        if self._measured is not None and device.cluster:
+            try:
+                measured = self._measured(device.namespace, device.cluster)
+            except Exception:  # a measurement must never break a scrape
+                log.exception("GPU utilisation source failed")
+                measured = None
+            if measured is not None:
+                return float(measured)
         busy = False
         if self._activity is not None and device.cluster:
             try:
@@ -273,17 +307,19 @@ class GpuMetricsExporter:
         }
 
     def render(self) -> str:
-        """The Prometheus text exposition (format 0.0.4) of every series."""
+        """The Prometheus text exposition (format 0.0.4) of every series, by ``prometheus_client``."""
+        return generate_latest(self._registry).decode()
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        """One gauge family per DCGM field, a sample per device (``prometheus_client``'s collector API)."""
         devices = self.devices()
         rows = [(self.labels(d), self.values(d)) for d in devices]
-        lines: list[str] = []
-        for metric, kind, text in _FIELDS:
-            lines.append(f"# HELP {metric} {text}")
-            lines.append(f"# TYPE {metric} {kind}")
+        names = list(rows[0][0]) if rows else list(self.labels(GpuDevice(0, "", "", "", None)))
+        for metric, _kind, text in _FIELDS:
+            family = GaugeMetricFamily(metric, text, labels=names)
             for labels, values in rows:
-                body = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
-                lines.append(f"{metric}{{{body}}} {_number(values[metric])}")
-        return "\n".join(lines) + "\n"
+                family.add_metric([labels[n] for n in names], values[metric])
+            yield family
 
     # -- serving -----------------------------------------------------------------------------
     @property
@@ -297,35 +333,11 @@ class GpuMetricsExporter:
         return f"{self.host}:{self.port}"
 
     def start(self) -> None:
-        """Serve ``/metrics`` (and ``/health``) from a daemon thread. Idempotent."""
+        """Serve ``/metrics`` from a daemon thread (``prometheus_client``'s server). Idempotent."""
         if self._server is not None:
             return
-        exporter = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-                if self.path.split("?")[0] == "/metrics":
-                    body = exporter.render().encode()
-                    ctype = "text/plain; version=0.0.4; charset=utf-8"
-                elif self.path == "/health":
-                    body, ctype = b"OK", "text/plain"
-                else:
-                    self.send_error(404)
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                log.debug("metrics exporter: " + format, *args)
-
-        self._server = ThreadingHTTPServer((self.host, self.port), Handler)
-        self._server.daemon_threads = True
+        self._server, self._thread = start_http_server(self.port, addr=self.host, registry=self._registry)
         self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, name="dcgm-exporter", daemon=True)
-        self._thread.start()
 
     def stop(self) -> None:
         """Stop serving. Idempotent."""
@@ -336,11 +348,3 @@ class GpuMetricsExporter:
         if self._thread is not None:
             self._thread.join(timeout=5)
         self._server = self._thread = None
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))

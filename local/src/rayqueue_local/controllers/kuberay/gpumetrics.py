@@ -22,6 +22,7 @@ from typing import Any
 
 from rayqueue_local.controllers.kuberay.runtime import RayRuntime
 from rayqueue_local.runtime.metrics import GpuMetricsExporter
+from rayqueue_local.runtime.nvml import NvmlReader
 from rayqueue_local.runtime.prometheus import PrometheusServer
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,20 @@ class GpuMetricsController:
         self.scrape_interval = scrape_interval
         self.exporter = GpuMetricsExporter()
         self.prometheus: PrometheusServer | None = None
+        self.nvml: NvmlReader | None = None
+
+    def measured(self, namespace: str, cluster: str) -> float | None:
+        """The SM use (%) that cluster's Ray head processes make of the real GPUs they hold, by NVML.
+
+        None when there is no NVML, no such head, or its processes hold no GPU (then the exporter
+        falls back to the emulated activity).
+        """
+        handle = self.runtime.find(namespace, cluster) if self.runtime is not None else None
+        process = handle.head.process if handle is not None and handle.head is not None else None
+        if self.nvml is None or process is None:
+            return None
+        usage = self.nvml.usage(set(process.pids()))
+        return usage.sm_percent if usage.holds_gpu else None
 
     def start(self, store: Any) -> None:
         """Serve the exporter, start Prometheus (waits until it has scraped once), publish both."""
@@ -50,6 +65,10 @@ class GpuMetricsController:
             self.exporter.set_pod_source(lambda: store.list("pods"))
         if self.runtime is not None:
             self.exporter.set_activity_source(self.runtime.busy)
+            self.nvml = NvmlReader.open()
+            if self.nvml is not None:
+                self.exporter.set_utilisation_source(self.measured)
+                log.info("GPU metrics: real per-process SM use from NVML (%d GPUs)", self.nvml.gpu_count)
         self.exporter.start()
         self.cp.gpu_metrics = self.exporter
         self.cp.prometheus = None
@@ -72,3 +91,6 @@ class GpuMetricsController:
             self.prometheus.stop()
             self.prometheus = None
         self.exporter.stop()
+        if self.nvml is not None:
+            self.nvml.close()
+            self.nvml = None
