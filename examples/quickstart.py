@@ -42,19 +42,6 @@ def crd_dir() -> str | None:
     return found if Path(found).is_dir() else None
 
 
-def connect_with_retries(address: str, attempts: int = 3) -> None:
-    import ray
-
-    for attempt in range(1, attempts + 1):
-        try:
-            ray.init(address)
-            return
-        except ConnectionError as err:  # Ray's client server can be slow to start on a busy laptop
-            if attempt == attempts:
-                raise
-            logging.getLogger("quickstart").warning("ray.init attempt %d failed (%s); retrying", attempt, err)
-
-
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("rayqueue_local").setLevel(logging.WARNING)
@@ -94,7 +81,7 @@ def main() -> None:
         step("5. Connect with ray.init(cluster.cluster_uri()) and run remote tasks")
         import ray
 
-        connect_with_retries(workspace_cluster.cluster_uri())
+        ray.init(workspace_cluster.cluster_uri())
 
         @ray.remote(num_gpus=1)
         def train_model(batch: list[int]) -> int:

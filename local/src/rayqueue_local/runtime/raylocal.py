@@ -7,6 +7,13 @@ export, dashboard agent HTTP/gRPC, runtime-env agent, and a private worker port 
 heads coexist with each other and with any other Ray on the machine. It is ready once the dashboard
 answers ``/api/version`` and the job API answers (``/api/jobs/``).
 
+Ray's client proxy (for ``ray://``) is not started by ``ray start`` but by the head, from
+:mod:`rayqueue_local.runtime.rayclient`, with a private range for its per-connection servers: Ray's
+fixed 23000-23999 range made two heads that took a connection in the same second collide.
+
+The head's ``PATH`` starts with ``python``/``python3`` links to the plane's own interpreter, then that
+interpreter's directory (:func:`interpreter_path`), so a job's ``python`` is the notebook's Python.
+
 Stopping kills that head's process group and session only (never a machine-wide ``ray stop``) and
 checks that none of its processes is left.
 
@@ -40,6 +47,7 @@ import json
 import logging
 import os
 import shutil
+import socket
 import sys
 import tempfile
 import time
@@ -58,7 +66,7 @@ from rayqueue_local.runtime.processes import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RayHead", "RayHeadPorts", "RayHeadSpec", "ray_executable"]
+__all__ = ["RayHead", "RayHeadPorts", "RayHeadSpec", "interpreter_path", "ray_executable"]
 
 #: Port names as KubeRay names them in ``status.endpoints`` (plus the extra ones Ray needs).
 _PORT_NAMES = (
@@ -71,8 +79,13 @@ _PORT_NAMES = (
     "dashboard-agent-listen",
     "dashboard-agent-grpc",
     "runtime-env-agent",
+    # `ray start` always starts Ray's own client proxy; it gets this port, which nothing connects
+    # to, and the head's real proxy (runtime/rayclient.py) serves "client".
+    "ray-start-client",
 )
 _WORKER_PORTS = 64
+#: Concurrent ``ray://`` connections per head (each holds a port until ~30 s after it closes).
+_CLIENT_SERVER_PORTS = 16
 _BLOCKING_MARK = "will now block forever"
 
 
@@ -90,6 +103,29 @@ def ray_executable() -> str:
     if found is None:
         raise ProcessStartError("the `ray` command is not installed (pip install 'ray[default]')")
     return found
+
+
+def interpreter_path(bin_dir: Path, path: str) -> str:
+    """``PATH`` for a head: ``python``/``python3`` of *this* interpreter first, then its environment.
+
+    A job whose entrypoint says ``python train.py`` must run with the Python of the environment that
+    started the plane (a notebook's venv), activated or not: ``bin_dir`` gets ``python`` and
+    ``python3`` links to ``sys.executable``, and the interpreter's own directory (``ray``, ``pip``,
+    the venv's scripts) comes next, before the inherited ``path``.
+
+    Example:
+        >>> import tempfile
+        >>> d = Path(tempfile.mkdtemp()) / "bin"
+        >>> first, second = interpreter_path(d, "/usr/bin").split(os.pathsep)[:2]
+        >>> os.path.realpath(Path(first) / "python") == os.path.realpath(sys.executable)
+        True
+    """
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for name in ("python", "python3"):
+        link = bin_dir / name
+        if not link.exists():
+            link.symlink_to(sys.executable)
+    return os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent), path])
 
 
 @dataclass(frozen=True)
@@ -120,15 +156,19 @@ class RayHeadPorts:
 
     ports: dict[str, int]
     worker_ports: range
+    client_server_ports: range
 
     def __getitem__(self, name: str) -> int:
         return self.ports[name]
 
     @classmethod
     def allocate(cls) -> RayHeadPorts:
-        """Pick free ports for every listener and a private worker port range."""
+        """Pick free ports for every listener, a private worker port range and a private range for
+        the Ray client's per-connection servers (:mod:`~rayqueue_local.runtime.rayclient`)."""
         return cls(
-            dict(zip(_PORT_NAMES, free_ports(len(_PORT_NAMES)), strict=True)), free_port_range(_WORKER_PORTS)
+            dict(zip(_PORT_NAMES, free_ports(len(_PORT_NAMES)), strict=True)),
+            free_port_range(_WORKER_PORTS),
+            free_port_range(_CLIENT_SERVER_PORTS),
         )
 
 
@@ -149,6 +189,7 @@ class RayHead:
         self.ports: RayHeadPorts | None = None
         self.temp_dir: Path | None = None
         self.process: ManagedProcess | None = None
+        self.client_proxy: ManagedProcess | None = None
         self.started_at: float | None = None
         self.ready_at: float | None = None
 
@@ -205,8 +246,11 @@ class RayHead:
             self.host,
             "--dashboard-port",
             str(p["dashboard"]),
+            # `ray start` cannot be told not to start its client proxy (0 is refused): it gets an
+            # unused port, and client_proxy_command() serves p["client"] with a private range for
+            # its per-connection servers (see runtime/rayclient.py).
             "--ray-client-server-port",
-            str(p["client"]),
+            str(p["ray-start-client"]),
             "--metrics-export-port",
             str(p["metrics"]),
             "--node-manager-port",
@@ -236,6 +280,25 @@ class RayHead:
             args += ["--resources", json.dumps(self.spec.resources)]
         return args
 
+    def client_proxy_command(self) -> list[str]:
+        """Ray's client proxy for this head, on its ``client`` port, with private per-client ports."""
+        if self.ports is None:
+            raise ProcessStartError(f"{self.spec.label}: not started")
+        p = self.ports
+        return [
+            sys.executable,
+            "-m",
+            "rayqueue_local.runtime.rayclient",
+            "--specific-ports",
+            f"{p.client_server_ports.start}-{p.client_server_ports.stop}",
+            "--",
+            f"--address={self.host}:{p['gcs-server']}",
+            f"--host={self.host}",
+            f"--port={p['client']}",
+            "--mode=proxy",
+            f"--runtime-env-agent-address=http://{self.host}:{p['runtime-env-agent']}",
+        ]
+
     def start(self) -> None:
         """Start the head (returns at once; see :meth:`wait_ready`). Idempotent while running."""
         if self.process is not None and self.process.alive():
@@ -251,6 +314,7 @@ class RayHead:
         # in its single-machine mode (ray_constants.ENABLE_RAY_CLUSTER; it only otherwise refuses
         # extra worker nodes, which a local head never has). Keep every Ray server on loopback.
         env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+        env["PATH"] = interpreter_path(self.temp_dir / "bin", env.get("PATH", ""))
         self.started_at = time.monotonic()
         self.process = spawn(
             self.command(),
@@ -259,13 +323,24 @@ class RayHead:
             env=env,
             cleanup_dir=self.temp_dir,
         )
+        self.client_proxy = spawn(
+            self.client_proxy_command(),
+            name=f"ray client proxy {self.spec.label}",
+            log_path=self.temp_dir / "ray-client-proxy.log",
+            env=env,
+        )
         log.info("%s: starting Ray head, dashboard %s", self.spec.label, self.dashboard_url)
 
     def probe(self) -> bool:
         """One readiness check, as KubeRay's head readiness probe does it: the dashboard agent
         answers ``/api/local_raylet_healthz`` and the dashboard ``/api/gcs_healthz``; plus the
-        dashboard's ``/api/version`` (what the SDK and Ray's job client call first)."""
+        dashboard's ``/api/version`` (what the SDK and Ray's job client call first), and the Ray
+        client proxy accepts connections on the ``client`` port (what ``ray.init("ray://...")`` needs)."""
         if self.ports is None:
+            return False
+        try:
+            socket.create_connection((self.host, self.ports["client"]), timeout=2).close()
+        except OSError:
             return False
         agent = f"http://{self.host}:{self.ports['dashboard-agent-listen']}"
         for url in (
@@ -293,6 +368,11 @@ class RayHead:
             if self.probe():
                 self.ready_at = time.monotonic()
                 return self.ready_at - self.started_at
+            if self.client_proxy is not None and self.client_proxy.popen.poll() is not None:
+                raise ProcessStartError(
+                    f"{self.spec.label}: the Ray client proxy exited "
+                    f"with {self.client_proxy.popen.returncode}:\n" + self.client_proxy.log_tail()
+                )
             if self.process.popen.poll() is not None:
                 raise ProcessStartError(
                     f"{self.spec.label}: `ray start` exited with {self.process.popen.returncode}:\n"
@@ -312,11 +392,14 @@ class RayHead:
     def stop(self, grace: float = 10.0) -> list[int]:
         """Stop exactly this head and remove its temp dir; returns pids that survived (none)."""
         left: list[int] = []
+        if self.client_proxy is not None:
+            left += self.client_proxy.stop(0.0)
+            self.client_proxy = None
         if self.process is not None:
             # Until `ray start --block` has reached its wait loop it may not act on SIGTERM for
             # many seconds; then there is nothing to shut down gracefully: kill the session.
             blocking = _BLOCKING_MARK in self.process.log_tail(400)
-            left = self.process.stop(grace if blocking else 0.0)
+            left += self.process.stop(grace if blocking else 0.0)
             self.process = None
         if self.temp_dir is not None and not left:
             shutil.rmtree(self.temp_dir, ignore_errors=True)
