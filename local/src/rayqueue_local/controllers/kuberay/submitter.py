@@ -12,7 +12,8 @@ would do, before the controller submits in-process with Ray's ``JobSubmissionCli
   ``batch.kubernetes.io/job-name``; no batch Job object: this API server does not serve
   ``batch/v1``), owned by the RayJob, phase ``Pending`` -> ``Running`` (submitted) ->
   ``Succeeded`` / ``Failed`` (Ray job ended; init container failed);
-- materialises its volumes and runs its init containers for real (:mod:`.kubelet`: images are
+- materialises its volumes and runs its init containers for real
+  (:mod:`rayqueue_local.runtime.kubelet`: images are
   ignored, ``python3``/``python`` are this Python, pod paths live under a private per-job root);
 - resolves the submitter container's env; ``RAY_JOB_HEADERS`` there is honoured as ``ray job
   submit`` honours it; a custom submitter ``command`` is not run (the submission is always
@@ -52,7 +53,7 @@ import yaml
 from rayqueue_local.apimachinery.limits import YAMLLimitError, load_yaml
 from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.controllers.kuberay import resources as R
-from rayqueue_local.controllers.kuberay.kubelet import (
+from rayqueue_local.runtime.kubelet import (
     InitContainerFailed,
     LocalPod,
     PodPending,
