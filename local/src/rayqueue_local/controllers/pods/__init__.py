@@ -14,21 +14,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from rayqueue_local.controllers.pods.kubelet import KubeletController
-from rayqueue_local.controllers.pods.workloads import DeploymentController, JobController
+from rayqueue_local.controllers.pods.kubelet import KUBELET_BACKOFF, KubeletController
+from rayqueue_local.controllers.pods.workloads import JOB_BACKOFF, DeploymentController, JobController
 
 __all__ = ["DeploymentController", "JobController", "KubeletController", "pod_controllers"]
 
 
-def pod_controllers(cp: Any) -> list[Any]:
+def pod_controllers(
+    cp: Any, *, restart_backoff: float = KUBELET_BACKOFF, job_backoff: float = JOB_BACKOFF
+) -> list[Any]:
     """The kubelet, Deployment and Job controllers for ``cp``; the kubelet is published as
     ``cp.kubelet``. Tokens are issued by ``cp.auth.service_account_token`` (``None``: no
-    credentials are projected into pods)."""
+    credentials are projected into pods). ``restart_backoff`` and ``job_backoff``: the first
+    back-off of a container restart and of a failed Job pod's replacement (upstream: 10 s each)."""
     auth = getattr(cp, "auth", None)
     kubelet = KubeletController(
         token_source=auth.service_account_token if auth is not None else None,
         server=getattr(cp, "server", ""),
         ca_cert_path=getattr(cp, "ca_cert_path", None),
+        backoff_initial=restart_backoff,
     )
     cp.kubelet = kubelet
-    return [kubelet, DeploymentController(), JobController()]
+    return [kubelet, DeploymentController(), JobController(backoff_initial=job_backoff)]

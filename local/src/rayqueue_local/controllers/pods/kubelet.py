@@ -69,14 +69,15 @@ from rayqueue_local.storage.store import StoreError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["EMULATED_BY", "KubeletController", "PodWorker", "TokenSource", "runs_here"]
+__all__ = ["EMULATED_BY", "KUBELET_BACKOFF", "KubeletController", "PodWorker", "TokenSource", "runs_here"]
 
 PODS = "pods"
 #: An annotation on pods whose status another controller reports: this kubelet leaves them alone.
 EMULATED_BY = "rayqueue-local.io/emulated-by"
 #: ``token_source(namespace, service_account) -> bearer token``.
 TokenSource = Callable[[str, str], str]
-_BACKOFF_INITIAL = 10.0  # [R pkg/kubelet/kubelet.go backOffPeriod, MaxContainerBackOff]
+#: The first restart back-off, seconds.
+KUBELET_BACKOFF = 10.0  # [R pkg/kubelet/kubelet.go backOffPeriod, MaxContainerBackOff]
 _BACKOFF_MAX = 300.0
 _POLL = 0.2
 _HOST_IP = "127.0.0.1"
@@ -98,6 +99,12 @@ def runs_here(pod: dict[str, Any]) -> bool:
     if meta.get("deletionTimestamp"):
         return False
     return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+
+
+def _pending_on_create(operation: str, new: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+    if operation == "CREATE" and not (new.get("status") or {}).get("phase"):
+        new["status"] = {**(new.get("status") or {}), "phase": "Pending", "qosClass": "BestEffort"}
+    return new
 
 
 def _safe(text: str) -> str:
@@ -160,7 +167,7 @@ class PodWorker:
         ca_cert: bytes,
         on_status: Callable[[dict[str, Any]], None],
         event: Callable[[str, str, str], None],
-        backoff_initial: float = _BACKOFF_INITIAL,
+        backoff_initial: float = KUBELET_BACKOFF,
     ) -> None:
         self.pod = pod
         self.root = root
@@ -530,7 +537,7 @@ class KubeletController(QueueController):
         token_source: TokenSource | None,
         server: str = "",
         ca_cert_path: Path | None = None,
-        backoff_initial: float = _BACKOFF_INITIAL,
+        backoff_initial: float = KUBELET_BACKOFF,
     ) -> None:
         super().__init__()
         self.token_source = token_source
@@ -543,6 +550,12 @@ class KubeletController(QueueController):
         self._base: Path | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
+    def start(self, store: Any) -> None:
+        """Start; a pod created without a status gets ``phase: Pending`` at once, as the API
+        server's pod strategy gives it [R pkg/registry/core/pod/strategy.go PrepareForCreate]."""
+        store.add_admission_hook(PODS, _pending_on_create)
+        super().start(store)
+
     def stop(self) -> None:
         """Stop the controller, then every pod's processes (grace at most 5 s) and remove their files."""
         super().stop()

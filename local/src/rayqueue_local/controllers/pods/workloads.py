@@ -45,12 +45,21 @@ from rayqueue_local.controllers.base import QueueController
 from rayqueue_local.controllers.pods.kubelet import PODS
 from rayqueue_local.storage.store import StoreError
 
-__all__ = ["DEPLOYMENTS", "JOBS", "DeploymentController", "JobController", "job_pod_labels", "template_hash"]
+__all__ = [
+    "DEPLOYMENTS",
+    "JOB_BACKOFF",
+    "JOBS",
+    "DeploymentController",
+    "JobController",
+    "job_pod_labels",
+    "template_hash",
+]
 
 DEPLOYMENTS = "deployments.apps"
 JOBS = "jobs.batch"
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' rand.String alphabet
-_JOB_BACKOFF = 10.0
+#: The first delay before a failed Job pod is replaced, seconds.
+JOB_BACKOFF = 10.0
 _JOB_BACKOFF_MAX = 360.0
 
 
@@ -304,7 +313,7 @@ class JobController(_OwnerController):
     watches = (JOBS, PODS)
     resync_seconds = 1.0
 
-    def __init__(self, *, backoff_initial: float = _JOB_BACKOFF) -> None:
+    def __init__(self, *, backoff_initial: float = JOB_BACKOFF) -> None:
         super().__init__()
         self.backoff_initial = backoff_initial
         self._last_failure: dict[str, float] = {}  # job uid -> monotonic time of its last pod failure
