@@ -260,15 +260,21 @@ def test_a_reaper_shaped_deployment_reaches_the_plane_with_its_projected_token(
     )
     name = pods[0].metadata.name
     assert pods[0].metadata.owner_references[0].kind == "Deployment"
-    log = eventually(
-        lambda: core.read_namespaced_pod_log(name, ns), lambda text: "configmap" in text, timeout=90
-    )
+
+    def read_log() -> str:
+        try:
+            return str(core.read_namespaced_pod_log(name, ns))
+        except ApiException as err:  # 400 "waiting to start" until the kubelet has started it
+            assert err.status == 400, err.body
+            return ""
+
+    log = eventually(read_log, lambda text: "configmap" in text, timeout=90)
     assert f"namespace {ns}\n" in log
     assert "version v1." in log
     assert "configmap 403\n" in log  # its identity is system:serviceaccount:<ns>:reaper, granted nothing yet
     # the container exits and is restarted (restartPolicy Always): the Deployment keeps one replica
     deploy = eventually(
-        lambda: apps.read_namespaced_deployment(ns and "reaper", ns), lambda d: d.status.replicas == 1
+        lambda: apps.read_namespaced_deployment("reaper", ns), lambda d: d.status.replicas == 1
     )
     assert deploy.status.observed_generation == 1
 
