@@ -321,7 +321,7 @@ def test_a_job_retries_up_to_its_backoff_limit_then_fails(
     )
     job = eventually(
         lambda: batch.read_namespaced_job("bad", ns),
-        lambda j: any(c.type == "Failed" for c in j.status.conditions or []),
+        lambda j: any(c.type == "Failed" for c in (j.status and j.status.conditions) or []),
     )
     failed = next(c for c in job.status.conditions if c.type == "Failed")
     assert (failed.reason, failed.message) == (
@@ -340,7 +340,7 @@ def test_a_job_completes(pods_cp: LocalControlPlane, core: Any, ns: str) -> None
     batch.create_namespaced_job(ns, {"metadata": {"name": "ok"}, "spec": {"template": template}})
     job = eventually(
         lambda: batch.read_namespaced_job("ok", ns),
-        lambda j: any(c.type == "Complete" for c in j.status.conditions or []),
+        lambda j: any(c.type == "Complete" for c in (j.status and j.status.conditions) or []),
     )
     assert job.status.succeeded == 1 and job.status.completion_time is not None
     assert [c.type for c in job.status.conditions] == ["SuccessCriteriaMet", "Complete"]

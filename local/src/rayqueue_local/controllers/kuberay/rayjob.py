@@ -12,9 +12,10 @@ The deployment state machine follows KubeRay v1.7.0 [R controllers/ray/rayjob_co
   run its pod, whose ``ray job submit --no-wait`` + ``ray job logs --follow`` submits the job and
   keeps its logs as the pod's log; the Job and its pod outlive the job's cluster until the RayJob is
   deleted; a submitter Job that fails before Ray knows the job fails the RayJob with
-  ``SubmissionFailed``. With simulated heads the submitter pod is emulated (:class:`.submitter.SubmitterPods`:
-  its Secret/ConfigMap/emptyDir volumes, its init containers run as local processes) and the
-  entrypoint is submitted in-process with Ray's ``JobSubmissionClient`` (``runtimeEnvYAML`` parsed to a dict, its ``working_dir`` mapped from the
+  ``SubmissionFailed``. With simulated heads the submitter pod is emulated
+  (:class:`.submitter.SubmitterPods`: its Secret/ConfigMap/emptyDir volumes, its init containers
+  run as local processes) and the entrypoint is submitted in-process with Ray's
+  ``JobSubmissionClient`` (``runtimeEnvYAML`` parsed to a dict, its ``working_dir`` mapped from the
   submitter pod's mounts, ``submission_id`` = ``jobId``, ``entrypointNumCpus/Gpus/Resources``) ->
   ``Running``. A submission error or a failed init container ends ``Failed`` with reason
   ``SubmissionFailed``; a missing Secret/ConfigMap keeps it ``Initializing`` (pod Pending);
