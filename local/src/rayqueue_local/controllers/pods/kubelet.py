@@ -69,8 +69,17 @@ from rayqueue_local.storage.store import StoreError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["EMULATED_BY", "KUBELET_BACKOFF", "KubeletController", "PodWorker", "TokenSource", "runs_here"]
+__all__ = [
+    "EMULATED_BY",
+    "KUBELET_BACKOFF",
+    "PODS",
+    "KubeletController",
+    "PodWorker",
+    "TokenSource",
+    "runs_here",
+]
 
+#: The resource key of Pods.
 PODS = "pods"
 #: An annotation on pods whose status another controller reports: this kubelet leaves them alone.
 EMULATED_BY = "rayqueue-local.io/emulated-by"

@@ -55,7 +55,9 @@ __all__ = [
     "template_hash",
 ]
 
+#: The resource key of Deployments.
 DEPLOYMENTS = "deployments.apps"
+#: The resource key of Jobs.
 JOBS = "jobs.batch"
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' rand.String alphabet
 #: The first delay before a failed Job pod is replaced, seconds.
