@@ -32,6 +32,7 @@ from rayqueue_local.apimachinery.limits import load_yaml_all
 from rayqueue_local.apiserver.auth import Authenticator
 from rayqueue_local.apiserver.faults import FaultInjector
 from rayqueue_local.apiserver.kubeconfig import merge_context, remove_context
+from rayqueue_local.apiserver.podlogs import PodLogs
 from rayqueue_local.apiserver.rest import RestAPI
 from rayqueue_local.apiserver.server import APIServer
 from rayqueue_local.apiserver.tls import make_tls_bundle
@@ -237,6 +238,8 @@ class LocalControlPlane:
         self._api = APIServer(rest, self.auth, self.faults, tls.server_context(), self.host, self.port)
         for method, path, verb, handler in user_routes(self):
             self._api.add_route(method, path, handler, resource=USERS_RESOURCE, verb=verb)
+        for method, path, handler, resource, verb in PodLogs(self.store, self._container_log).routes():
+            self._api.add_route(method, path, handler, resource=resource, verb=verb)
         self._api.start()
         self.server = self._api.url
         self.kubeconfig_path = base / "kubeconfig"
@@ -244,6 +247,16 @@ class LocalControlPlane:
         log.info("local control plane serving at %s", self.server)
         self._start_controllers()
         self.notices.extend(self.store.recovery_notes)  # damaged log records set aside (already logged)
+
+    def _container_log(self, pod: dict[str, Any], container: str, previous: bool) -> Any:
+        """``(log file, still running?)`` of a container, from whichever controller runs the pod
+        (the kubelet; KubeRay for the Ray heads), for ``pods/{name}/log``."""
+        for controller in list(self.controllers):
+            locate = getattr(controller, "container_log", None)
+            found = locate(pod, container, previous) if locate is not None else None
+            if found is not None:
+                return found
+        return None
 
     def _publish_node(self) -> None:
         """Register this machine as the plane's one Node (or refresh its status after a restart)."""

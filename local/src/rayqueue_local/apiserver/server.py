@@ -43,8 +43,9 @@ log = logging.getLogger(__name__)
 
 __all__ = ["APIServer", "Response", "RouteHandler"]
 
-#: ``handler(match, query, user) -> (status_code, body)`` for :meth:`APIServer.add_route`.
-RouteHandler = Callable[[re.Match[str], dict[str, list[str]], User], tuple[int, dict[str, Any]]]
+#: ``handler(match, query, user) -> (status_code, body)`` (or a whole :class:`Response`) for
+#: :meth:`APIServer.add_route`.
+RouteHandler = Callable[[re.Match[str], dict[str, list[str]], User], "tuple[int, dict[str, Any]] | Response"]
 
 
 @dataclass
@@ -303,8 +304,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def _send_stream(self, response: Response) -> None:
+        content_type = response.headers.get("Content-Type", "application/json")
         head = (
-            f"HTTP/1.1 {response.code} OK\r\nContent-Type: application/json\r\n"
+            f"HTTP/1.1 {response.code} OK\r\nContent-Type: {content_type}\r\n"
             f"Transfer-Encoding: chunked\r\nDate: {self.date_time_string()}\r\n\r\n"
         ).encode("latin-1")
         self.log_request(response.code)
@@ -450,7 +452,10 @@ class APIServer:
                 groups.get("name") or "",
             )
             self._authorize(user, attrs)
-            code, body_dict = route.handler(match, query, user)
+            result = route.handler(match, query, user)
+            if isinstance(result, Response):  # e.g. a text/plain or streamed body (pods/log)
+                return result
+            code, body_dict = result
             return Response(code, body_dict)
         if path_matched:
             raise HTTPError.method_not_allowed(method)

@@ -1,4 +1,5 @@
-"""Controllers that run inside the local control plane: Kueue, KubeRay and KEDA behaviour.
+"""Controllers that run inside the local control plane: Kueue, the kubelet and the Deployment and Job
+controllers (:mod:`.pods`), KubeRay and KEDA behaviour.
 
 Each controller package adds itself to :func:`default_controllers`.
 """
@@ -11,6 +12,7 @@ from rayqueue_local.controllers.base import Controller, QueueController
 from rayqueue_local.controllers.keda import keda_controllers
 from rayqueue_local.controllers.kuberay import kuberay_controllers
 from rayqueue_local.controllers.kueue.controller import KueueController
+from rayqueue_local.controllers.pods import pod_controllers
 
 __all__ = ["Controller", "QueueController", "default_controllers"]
 
@@ -25,6 +27,6 @@ def default_controllers(cp: Any) -> list[Controller]:
         >>> from rayqueue_local.options import ControlPlaneOptions
         >>> class CP: options = ControlPlaneOptions(kuberay_enabled=False, keda_enabled=False)
         >>> [c.name for c in default_controllers(CP())]
-        ['kueue']
+        ['kueue', 'kubelet', 'deployment', 'job']
     """
-    return [KueueController(cp), *kuberay_controllers(cp), *keda_controllers(cp)]
+    return [KueueController(cp), *pod_controllers(cp), *kuberay_controllers(cp), *keda_controllers(cp)]

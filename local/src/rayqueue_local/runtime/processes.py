@@ -46,6 +46,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from rayqueue_local.apimachinery.crilog import format_record, parse_record
 from rayqueue_local.errors import LocalControlPlaneError
 from rayqueue_local.runtime.sessions import session_pids, stop_sessions
 
@@ -323,13 +324,36 @@ class ManagedProcess:
         []
     """
 
-    def __init__(self, popen: subprocess.Popen[bytes], name: str, log_path: Path | None) -> None:
+    def __init__(
+        self,
+        popen: subprocess.Popen[bytes],
+        name: str,
+        log_path: Path | None,
+        pumps: Sequence[threading.Thread] = (),
+    ) -> None:
         self.popen = popen
         self.name = name
         self.log_path = log_path
+        #: whether the log is in the CRI format (:mod:`rayqueue_local.apimachinery.crilog`)
+        self.cri_log = bool(pumps)
         self.pid = popen.pid
         self.sid = popen.pid  # start_new_session: the child leads its own session and group
+        self._pumps = list(pumps)
         self._stopped = False
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for the process to exit and its output to be written; returns its exit status.
+
+        Raises ``subprocess.TimeoutExpired`` after ``timeout`` seconds.
+        """
+        code = self.popen.wait(timeout=timeout)
+        self.flush_log()
+        return code
+
+    def flush_log(self, timeout: float = 5.0) -> None:
+        """Wait (up to ``timeout`` s) until everything the process printed is in its log file."""
+        for pump in self._pumps:
+            pump.join(timeout=timeout)
 
     def alive(self) -> bool:
         """Whether anything of this process's session is still running."""
@@ -348,7 +372,12 @@ class ManagedProcess:
         """The last ``lines`` lines of the process's stdout/stderr log, if it has one."""
         if self.log_path is None or not self.log_path.exists():
             return ""
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        if not self.cri_log:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        text = b"".join(
+            r.text for r in map(parse_record, self.log_path.read_bytes().splitlines(keepends=True)) if r
+        )
+        return "\n".join(text.decode(errors="replace").splitlines()[-lines:])
 
     def stop(self, grace: float = 10.0) -> list[int]:
         """Stop the whole session (TERM, then KILL after ``grace`` s); returns survivors (none).
@@ -358,6 +387,7 @@ class ManagedProcess:
         left = _kill_session(self.sid, grace)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=5)
+        self.flush_log()
         if left:
             log.warning("%s: processes survived SIGKILL: %s", self.name, left)
         else:
@@ -377,11 +407,15 @@ def spawn(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     cleanup_dir: Path | None = None,
+    cri_log: bool = False,
 ) -> ManagedProcess:
     """Start ``args`` in a new session, recorded so that it is stopped whatever happens to us.
 
-    stdout and stderr go to ``log_path`` (or are discarded). ``cleanup_dir`` is removed by the
-    watchdog if this interpreter dies without stopping the process (the caller removes it otherwise).
+    stdout and stderr go to ``log_path`` (or are discarded): as they are, or with ``cri_log`` as a
+    container runtime writes them (one timestamped record per line and stream,
+    :mod:`rayqueue_local.apimachinery.crilog`), through two pipes read by threads of this
+    interpreter. ``cleanup_dir`` is removed by the watchdog if this interpreter dies without stopping
+    the process (the caller removes it otherwise).
 
     Example:
         >>> p = spawn(["true"], name="true")
@@ -391,14 +425,20 @@ def spawn(
         []
     """
     out: IO[Any] | int
-    out = open(log_path, "ab") if log_path is not None else subprocess.DEVNULL  # noqa: SIM115
+    piped = cri_log and log_path is not None
+    if piped:
+        out = subprocess.PIPE
+    elif log_path is not None:
+        out = open(log_path, "ab")  # noqa: SIM115 - closed below, once the child has it
+    else:
+        out = subprocess.DEVNULL
     reg = registry()
     try:
         popen = subprocess.Popen(
             list(args),
             stdin=subprocess.DEVNULL,
             stdout=out,
-            stderr=subprocess.STDOUT,
+            stderr=subprocess.PIPE if piped else subprocess.STDOUT,
             env=dict(env) if env is not None else None,
             cwd=str(cwd) if cwd is not None else None,
             start_new_session=True,
@@ -410,4 +450,56 @@ def spawn(
         if not isinstance(out, int):
             out.close()
     reg.add(popen.pid, name, cleanup_dir)
-    return ManagedProcess(popen, name, log_path)
+    pumps: list[threading.Thread] = []
+    if piped:
+        assert log_path is not None and popen.stdout is not None and popen.stderr is not None
+        pumps = _start_pumps(name, log_path, {"stdout": popen.stdout, "stderr": popen.stderr})
+    return ManagedProcess(popen, name, log_path, pumps)
+
+
+#: A line longer than this is written as partial records, as container runtimes split long lines.
+_MAX_RECORD = 16 * 1024
+
+
+def _start_pumps(name: str, log_path: Path, streams: Mapping[str, IO[bytes]]) -> list[threading.Thread]:
+    """One thread per stream copying what the process prints into ``log_path`` as CRI records."""
+    sink = open(log_path, "ab", buffering=0)  # noqa: SIM115 - closed by the last pump
+    lock = threading.Lock()
+    left = [len(streams)]
+
+    def pump(stream_name: str, source: IO[bytes]) -> None:
+        pending = b""
+        try:
+            while True:
+                chunk = os.read(source.fileno(), 65536)
+                if not chunk:
+                    break
+                pending += chunk
+                lines = pending.split(b"\n")
+                pending = lines.pop()
+                records = [format_record(None, stream_name, line) for line in lines]
+                while len(pending) >= _MAX_RECORD:
+                    records.append(format_record(None, stream_name, pending[:_MAX_RECORD], partial=True))
+                    pending = pending[_MAX_RECORD:]
+                if records:
+                    with lock:
+                        sink.write(b"".join(records))
+            if pending:  # the last bytes, without a newline: a full record, as containerd writes it
+                with lock:
+                    sink.write(format_record(None, stream_name, pending))
+        except OSError:
+            log.debug("%s: reading its %s ended with an error", name, stream_name, exc_info=True)
+        finally:
+            source.close()
+            with lock:
+                left[0] -= 1
+                if left[0] == 0:
+                    sink.close()
+
+    threads = [
+        threading.Thread(target=pump, args=(n, s), name=f"log-{name}-{n}", daemon=True)
+        for n, s in streams.items()
+    ]
+    for thread in threads:
+        thread.start()
+    return threads

@@ -215,6 +215,11 @@ class RayHead:
         return f"{self.host}:{self._port('gcs-server')}"
 
     @property
+    def log_path(self) -> Path | None:
+        """The head process's output (CRI format), while it runs: its pod's container log."""
+        return self.process.log_path if self.process is not None else None
+
+    @property
     def running(self) -> bool:
         """Whether the head's processes are alive."""
         return self.process is not None and self.process.alive()
@@ -322,6 +327,7 @@ class RayHead:
             log_path=self.temp_dir / "ray-start.log",
             env=env,
             cleanup_dir=self.temp_dir,
+            cri_log=True,  # the head pod's log (pods/{name}/log), timestamped as a kubelet keeps it
         )
         self.client_proxy = spawn(
             self.client_proxy_command(),

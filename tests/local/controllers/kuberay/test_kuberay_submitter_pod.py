@@ -90,10 +90,6 @@ def _submitter_pods(core: Any, ns: str, job: str) -> list[Any]:
     return list(core.list_namespaced_pod(ns, label_selector=f"batch.kubernetes.io/job-name={job}").items)
 
 
-def _controller(cp: LocalControlPlane) -> Any:
-    return next(c for c in cp.controllers if c.name == "kuberay-rayjob")
-
-
 @pytest.mark.ray
 def test_secret_file_unpacked_by_an_init_container_reaches_the_job(
     ray_cp: LocalControlPlane, tmp_path: Path
@@ -127,17 +123,28 @@ def test_secret_file_unpacked_by_an_init_container_reaches_the_job(
     )
     assert out.read_text() == "hello from the secret, from-configmap"
 
-    pods = _submitter_pods(core, ns, "unpacked")
+    # KubeRay's submitter: the batch Job <rayjob>, owned by the RayJob, whose pod ran `ray job submit`
+    batch = client.BatchV1Api(ray_cp.api_client())
+    submitter = batch.read_namespaced_job("unpacked", ns)
+    assert submitter.metadata.owner_references[0].kind == "RayJob"
+    pods = wait_for(
+        lambda: _submitter_pods(core, ns, "unpacked"), lambda p: p and p[0].status.phase == "Succeeded"
+    )
     assert len(pods) == 1 and pods[0].metadata.name.startswith("unpacked-")
-    assert pods[0].status.phase == "Succeeded"
-    assert pods[0].metadata.owner_references[0].kind == "RayJob"
+    assert pods[0].metadata.owner_references[0].kind == "Job"
     assert [s.state.terminated.exit_code for s in pods[0].status.init_container_statuses] == [0]
     env = {e.name: e.value for e in pods[0].spec.containers[0].env}
     assert env["RAY_JOB_SUBMISSION_ID"] == done["jobId"]
 
-    # the private pod filesystem goes with the job's cluster (ttl 0: deleted once finished)
-    runs = wait_for(lambda: _controller(ray_cp).submitters.runs(), lambda r: not r, timeout=60)
-    assert runs == []
+    # the cluster goes (ttl 0), the submitter Job and its pod stay, and so do the logs it followed
+    wait_for(
+        lambda: custom.list_namespaced_custom_object("ray.io", "v1", ns, "rayclusters")["items"],
+        lambda items: items == [],
+        timeout=60,
+    )
+    log = core.read_namespaced_pod_log(pods[0].metadata.name, ns)
+    assert f"Job '{done['jobId']}' submitted successfully" in log, log
+    assert [p.status.phase for p in _submitter_pods(core, ns, "unpacked")] == ["Succeeded"]
 
 
 def test_failing_init_container_fails_the_rayjob_with_submission_failed(api_cp: LocalControlPlane) -> None:

@@ -10,8 +10,8 @@ found it cannot run here) is not attempted: a cluster's head fails at once with 
 
 Modules: :mod:`.raycluster` and :mod:`.rayjob` (the controllers), :mod:`.runtime` (the Ray heads),
 :mod:`.submitter` (the RayJob's K8sJobMode submitter pod from ``submitterPodTemplate``) over
-:mod:`.kubelet` (a pod's volumes and init containers, run locally), :mod:`.resources` (pure
-helpers), :mod:`.gpumetrics`.
+:mod:`rayqueue_local.runtime.kubelet` (a pod's volumes and init containers, run locally),
+:mod:`.resources` (pure helpers), :mod:`.gpumetrics`.
 
 Example:
     >>> from rayqueue_local.options import ControlPlaneOptions

@@ -72,6 +72,19 @@ class RayClusterController(QueueController):
         super().stop()
         self.runtime.stop()
 
+    def container_log(self, pod: dict[str, Any], container: str, previous: bool) -> Any:
+        """``(log file, still running?)`` of a head pod's container: the local Ray head's output
+        (``ray start --head --block``); ``None`` for other pods, a previous run, or a head without
+        a process (Ray disabled, not started yet)."""
+        labels = pod.get("metadata", {}).get("labels") or {}
+        if previous or labels.get("ray.io/node-type") != "head":
+            return None
+        handle = self.runtime.find(str(pod["metadata"].get("namespace")), str(labels.get("ray.io/cluster")))
+        head = handle.head if handle is not None else None
+        if head is None or head.log_path is None:
+            return None
+        return head.log_path, lambda: head.running
+
     def _head_changed(self, key: HeadKey) -> None:
         self.enqueue((key[0], key[1]))
 

@@ -6,9 +6,15 @@ The deployment state machine follows KubeRay v1.7.0 [R controllers/ray/rayjob_co
   ``rayClusterName`` = ``<job>-<rand5>``, ``jobStatus: PENDING``, ``startTime``;
 - ``Initializing``: create the job-owned RayCluster from ``rayClusterSpec`` (labels copied from the
   RayJob plus ``ray.io/originated-from-*``, owned by the RayJob); once its ``state`` is ready, set
-  ``dashboardURL``; in K8sJobMode (the default) make the submitter pod from
-  ``submitterPodTemplate`` (:mod:`.submitter`: its Secret/ConfigMap/emptyDir volumes, its init
-  containers run as local processes) and submit the entrypoint in-process with Ray's
+  ``dashboardURL``; in K8sJobMode (the default) with a real Ray head, create the ``batch/v1`` Job
+  ``<rayjob>`` owned by the RayJob (:func:`.submitter.submitter_job`, from ``submitterPodTemplate``)
+  -> ``Running``: the Job controller and the local kubelet (:mod:`rayqueue_local.controllers.pods`)
+  run its pod, whose ``ray job submit --no-wait`` + ``ray job logs --follow`` submits the job and
+  keeps its logs as the pod's log; the Job and its pod outlive the job's cluster until the RayJob is
+  deleted; a submitter Job that fails before Ray knows the job fails the RayJob with
+  ``SubmissionFailed``. With simulated heads the submitter pod is emulated
+  (:class:`.submitter.SubmitterPods`: its Secret/ConfigMap/emptyDir volumes, its init containers
+  run as local processes) and the entrypoint is submitted in-process with Ray's
   ``JobSubmissionClient`` (``runtimeEnvYAML`` parsed to a dict, its ``working_dir`` mapped from the
   submitter pod's mounts, ``submission_id`` = ``jobId``, ``entrypointNumCpus/Gpus/Resources``) ->
   ``Running``. A submission error or a failed init container ends ``Failed`` with reason
@@ -49,7 +55,9 @@ from rayqueue_local.controllers.kuberay.submitter import (
     PodPending,
     SubmitterPods,
     SubmitterRun,
+    submitter_job,
 )
+from rayqueue_local.controllers.pods.workloads import JOBS
 from rayqueue_local.storage.store import StoreError
 
 log = logging.getLogger(__name__)
@@ -257,7 +265,12 @@ class RayJobController(QueueController):
             return
         status["dashboardURL"] = f"127.0.0.1:{handle.endpoints()['dashboard']}"
         run: SubmitterRun | None = None
-        if ((job.get("spec") or {}).get("submissionMode") or "K8sJobMode") == "K8sJobMode":
+        k8s_job_mode = ((job.get("spec") or {}).get("submissionMode") or "K8sJobMode") == "K8sJobMode"
+        if k8s_job_mode and handle.head is not None:  # a real head: the submitter Job runs `ray job submit`
+            self._ensure_submitter_job(job, status)
+            status["jobDeploymentStatus"] = "Running"
+            return
+        if k8s_job_mode:
             try:
                 run = self.submitters.ensure(self.store, job, status, status["dashboardURL"])
             except PodPending as err:  # the kubelet waits for the volume's source (FailedMount)
@@ -277,6 +290,58 @@ class RayJobController(QueueController):
             _submission_failed(status, type(err).__name__, str(err))
             return
         status["jobDeploymentStatus"] = "Running"
+
+    def _ensure_submitter_job(self, job: dict[str, Any], status: dict[str, Any]) -> None:
+        """Create the ``batch/v1`` Job ``<rayjob>`` whose pod submits and follows the Ray job."""
+        meta = job["metadata"]
+        try:
+            self.store.get(JOBS, meta.get("namespace"), meta["name"])
+            return
+        except StoreError as err:
+            if err.code != 404:
+                raise
+        made = submitter_job(
+            job,
+            (job.get("spec") or {}).get("submitterPodTemplate"),
+            dashboard=status["dashboardURL"],
+            job_id=status["jobId"],
+        )
+        self.store.create(JOBS, made)
+        self.store.record_event(
+            job,
+            type="Normal",
+            reason="CreatedRayJobSubmitter",  # KubeRay's utils.CreatedRayJobSubmitter
+            message=f"Created Kubernetes Job {meta.get('namespace')}/{meta['name']}",
+            source="rayjob-controller",
+        )
+
+    def _submitter_failure(self, job: dict[str, Any]) -> str | None:
+        """Why the submitter Job failed (its condition, plus the last pod's failure), if it did."""
+        meta = job["metadata"]
+        try:
+            submitter = self.store.get(JOBS, meta.get("namespace"), meta["name"])
+        except StoreError as err:
+            if err.code != 404:
+                raise
+            return None
+        failed = next(
+            (
+                c
+                for c in (submitter.get("status") or {}).get("conditions") or []
+                if c.get("type") == "Failed" and c.get("status") == "True"
+            ),
+            None,
+        )
+        if failed is None:
+            return None
+        detail = ""
+        uid = submitter["metadata"].get("uid")
+        for pod in self.store.list("pods", meta.get("namespace"), label_selector=f"controller-uid={uid}"):
+            for entry in (pod.get("status") or {}).get("initContainerStatuses") or []:
+                term = (entry.get("state") or {}).get("terminated") or {}
+                if term.get("exitCode"):
+                    detail = f'; init container "{entry.get("name")}" exited with code {term["exitCode"]}'
+        return f"{failed.get('reason')}. Message: {failed.get('message')}{detail}"
 
     def _submit(
         self,
@@ -345,6 +410,11 @@ class RayJobController(QueueController):
         try:
             info = self._job_info(job, status, handle.dashboard_url, handle.head is None)
         except Exception as err:
+            failure = self._submitter_failure(job) if handle.head is not None else None
+            if failure is not None:  # KubeRay: the submitter Job failed before Ray knew the job
+                reason, _, message = failure.partition(". Message: ")
+                _submission_failed(status, reason, message)
+                return
             log.debug("RayJob %s/%s: job info not available yet: %s", namespace, job["metadata"]["name"], err)
             return
         status["rayClusterStatus"] = cluster.get("status") or {}
@@ -378,6 +448,11 @@ class RayJobController(QueueController):
 
     def _suspend(self, job: dict[str, Any], status: dict[str, Any]) -> None:
         self.submitters.delete(self.store, job, status)
+        try:  # KubeRay deletes the submitter Job (its pods go with it)
+            self.store.delete(JOBS, job["metadata"].get("namespace"), job["metadata"]["name"])
+        except StoreError as err:
+            if err.code != 404:
+                raise
         if not self._delete_cluster(job, status):
             return  # deleted now; the next pass sees it gone
         for key in ("rayClusterName", "dashboardURL", "jobId", "message", "reason", "startTime", "endTime"):

@@ -12,7 +12,8 @@ would do, before the controller submits in-process with Ray's ``JobSubmissionCli
   ``batch.kubernetes.io/job-name``; no batch Job object: this API server does not serve
   ``batch/v1``), owned by the RayJob, phase ``Pending`` -> ``Running`` (submitted) ->
   ``Succeeded`` / ``Failed`` (Ray job ended; init container failed);
-- materialises its volumes and runs its init containers for real (:mod:`.kubelet`: images are
+- materialises its volumes and runs its init containers for real
+  (:mod:`rayqueue_local.runtime.kubelet`: images are
   ignored, ``python3``/``python`` are this Python, pod paths live under a private per-job root);
 - resolves the submitter container's env; ``RAY_JOB_HEADERS`` there is honoured as ``ray job
   submit`` honours it; a custom submitter ``command`` is not run (the submission is always
@@ -52,7 +53,8 @@ import yaml
 from rayqueue_local.apimachinery.limits import YAMLLimitError, load_yaml
 from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.controllers.kuberay import resources as R
-from rayqueue_local.controllers.kuberay.kubelet import (
+from rayqueue_local.controllers.pods.kubelet import EMULATED_BY
+from rayqueue_local.runtime.kubelet import (
     InitContainerFailed,
     LocalPod,
     PodPending,
@@ -64,7 +66,15 @@ from rayqueue_local.storage.store import StoreError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["InitContainerFailed", "PodPending", "SubmitterPods", "SubmitterRun", "submitter_pod"]
+__all__ = [
+    "InitContainerFailed",
+    "PodPending",
+    "SubmitterPods",
+    "SubmitterRun",
+    "k8s_job_command",
+    "submitter_job",
+    "submitter_pod",
+]
 
 _PODS = "pods"
 _RunKey = tuple[str, str, str]  # (namespace, rayjob, jobId)
@@ -118,7 +128,88 @@ def submitter_pod(
     job_name = job["metadata"]["name"]
     labels = dict((template.get("metadata") or {}).get("labels") or {})
     labels.update({"job-name": job_name, "batch.kubernetes.io/job-name": job_name})
-    return R.pod_object(job, "RayJob", name, labels, template, spec)
+    pod = R.pod_object(job, "RayJob", name, labels, template, spec)
+    pod["metadata"].setdefault("annotations", {})[EMULATED_BY] = "kuberay-rayjob"  # not run by the kubelet
+    return pod
+
+
+def k8s_job_command(job: dict[str, Any], dashboard: str, job_id: str) -> str:
+    """KubeRay's submitter script: submit unless Ray already has the job, then follow its logs, so a
+    retried pod neither submits twice nor loses the logs [R utils/util.go GetK8sJobCommand].
+
+    Example:
+        >>> cmd = k8s_job_command({"spec": {"entrypoint": "python x.py"}}, "127.0.0.1:8265", "j-1")
+        >>> cmd.startswith("if ! ray job status --address http://127.0.0.1:8265 j-1 >/dev/null 2>&1 ; then")
+        True
+        >>> cmd.endswith("; fi ; ray job logs --address http://127.0.0.1:8265 --follow j-1")
+        True
+    """
+    spec = job.get("spec") or {}
+    address = f"http://{dashboard}"
+    words = ["ray", "job", "submit", "--address", address, "--no-wait", "--submission-id", job_id]
+    if spec.get("runtimeEnvYAML"):
+        words += ["--runtime-env-json", json.dumps(_yaml_env(spec["runtimeEnvYAML"]))]
+    if spec.get("metadata"):
+        words += ["--metadata-json", json.dumps(dict(spec["metadata"]))]
+    if spec.get("entrypointNumCpus") is not None:
+        words += ["--entrypoint-num-cpus", str(spec["entrypointNumCpus"])]
+    if spec.get("entrypointNumGpus") is not None:
+        words += ["--entrypoint-num-gpus", str(spec["entrypointNumGpus"])]
+    if spec.get("entrypointResources"):
+        resources = spec["entrypointResources"]
+        text = resources if isinstance(resources, str) else json.dumps(resources)
+        words += ["--entrypoint-resources", json.dumps(_yaml_env(text))]
+    status = shlex.join(["ray", "job", "status", "--address", address, job_id])
+    logs = shlex.join(["ray", "job", "logs", "--address", address, "--follow", job_id])
+    submit = shlex.join(words) + " -- " + str(spec.get("entrypoint", ""))
+    return f"if ! {status} >/dev/null 2>&1 ; then {submit} ; fi ; {logs}"
+
+
+def submitter_job(
+    job: dict[str, Any], template: dict[str, Any] | None, *, dashboard: str, job_id: str
+) -> dict[str, Any]:
+    """The ``batch/v1`` Job ``<rayjob>`` KubeRay makes in K8sJobMode, owned by the RayJob (pure):
+    its pod runs :func:`k8s_job_command` unless the template's first container has a ``command``;
+    ``backoffLimit`` 2, as KubeRay's default [R rayjob_controller.go createNewK8sJob].
+
+    Example:
+        >>> job = {"metadata": {"name": "train", "namespace": "ns", "uid": "u1"},
+        ...        "spec": {"entrypoint": "python x.py"}}
+        >>> made = submitter_job(job, None, dashboard="127.0.0.1:8265", job_id="train-x")
+        >>> made["kind"], made["metadata"]["ownerReferences"][0]["kind"], made["spec"]["backoffLimit"]
+        ('Job', 'RayJob', 2)
+    """
+    template = copy.deepcopy(template) if template else _default_template(job)
+    spec = template.setdefault("spec", {})
+    spec.setdefault("restartPolicy", "Never")
+    containers = spec.setdefault("containers", [{"name": "ray-job-submitter"}])
+    first = containers[0]
+    if not first.get("command"):
+        first["command"] = ["/bin/bash", "-ce", "--"]
+        first["args"] = [k8s_job_command(job, dashboard, job_id)]
+    first["env"] = list(first.get("env") or []) + [
+        {"name": "PYTHONUNBUFFERED", "value": "1"},
+        {"name": "RAY_DASHBOARD_ADDRESS", "value": dashboard},
+        {"name": "RAY_JOB_SUBMISSION_ID", "value": job_id},
+    ]
+    meta = job["metadata"]
+    labels = {
+        "ray.io/originated-from-cr-name": meta["name"],
+        "ray.io/originated-from-crd": "RayJob",
+        "app.kubernetes.io/created-by": "kuberay-operator",
+    }
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": meta["name"],
+            "namespace": meta.get("namespace", "default"),
+            "labels": labels,
+            "annotations": dict((template.get("metadata") or {}).get("annotations") or {}),
+            "ownerReferences": [R.owner_reference({**job, "kind": "RayJob", "apiVersion": "ray.io/v1"})],
+        },
+        "spec": {"backoffLimit": 2, "template": template},
+    }
 
 
 def _yaml_env(text: str) -> Any:

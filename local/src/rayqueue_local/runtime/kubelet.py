@@ -1,5 +1,7 @@
-"""What a kubelet does for one pod, done on this machine: volumes as directories, init containers as
-processes, container environments resolved. Used for KubeRay's submitter pod (:mod:`.submitter`).
+"""What a kubelet does for one pod, done on this machine: volumes as directories, containers as
+processes, container environments resolved. Used by the local kubelet
+(:mod:`rayqueue_local.controllers.pods.kubelet`) for every pod it runs, and by KubeRay's emulated
+submitter pod (:mod:`rayqueue_local.controllers.kuberay.submitter`) when Ray heads are simulated.
 
 There is no container runtime here, so the emulation is partial, and deliberately so:
 
@@ -14,9 +16,11 @@ There is no container runtime here, so the emulation is partial, and deliberatel
   command, the arguments, ``workingDir`` and ``env`` values (whole path components only).
 - **Volumes:** ``secret`` (``data`` base64, ``stringData``) and ``configMap`` (``data``,
   ``binaryData``), with ``items`` (``key`` -> ``path``), ``defaultMode``/``mode`` and
-  ``optional``; ``emptyDir``. Any other volume type is an empty directory. ``readOnly`` is not
-  enforced. A missing Secret/ConfigMap (not ``optional``) raises :class:`PodPending`, as a kubelet
-  would keep the pod in ``ContainerCreating`` (FailedMount) until it exists.
+  ``optional``; ``emptyDir``; the service account's token, CA and namespace at
+  ``/var/run/secrets/kubernetes.io/serviceaccount`` (:func:`project_service_account`, as the
+  ``kube-api-access-*`` projected volume upstream). Any other volume type is an empty directory.
+  ``readOnly`` is not enforced. A missing Secret/ConfigMap (not ``optional``) raises
+  :class:`PodPending`, as a kubelet would keep the pod in ``ContainerCreating`` (FailedMount) until it exists.
 - **Environment:** ``env[].value`` with ``$(VAR)`` expansion (``$$`` escapes), ``valueFrom``
   ``secretKeyRef`` / ``configMapKeyRef`` / ``fieldRef`` (``metadata.name``, ``metadata.namespace``,
   ``metadata.uid``, ``metadata.labels['k']``, ``status.podIP``), and ``envFrom``.
@@ -49,14 +53,22 @@ from rayqueue_local.errors import LocalControlPlaneError
 from rayqueue_local.storage.store import StoreError
 
 __all__ = [
+    "SERVICE_ACCOUNT_PATH",
     "InitContainerFailed",
     "LocalPod",
     "PodPending",
+    "container_command",
     "container_env",
     "expand",
     "materialise",
+    "project_service_account",
+    "python_shims",
     "run_init_containers",
 ]
+
+#: Where a pod's service account credentials are mounted [R pkg/kubelet ... serviceaccount admission
+#: DefaultAPITokenMountPath].
+SERVICE_ACCOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 _PYTHON = re.compile(r"^(.*/)?python3?\Z")
 _VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
@@ -86,14 +98,17 @@ class InitContainerFailed(LocalControlPlaneError):
 
 @dataclass
 class LocalPod:
-    """A pod's filesystem on this machine: ``volumes`` maps volume name -> local directory."""
+    """A pod's filesystem on this machine: ``volumes`` maps volume name -> local directory;
+    ``extra_mounts`` (mount path -> directory) are mounted into every container (the service
+    account's credentials)."""
 
     root: Path
     volumes: dict[str, Path] = field(default_factory=dict)
+    extra_mounts: dict[str, Path] = field(default_factory=dict)
 
     def mounts(self, container: dict[str, Any]) -> dict[str, Path]:
         """Mount path -> local directory for one container (``subPath`` honoured)."""
-        out: dict[str, Path] = {}
+        out: dict[str, Path] = dict(self.extra_mounts)
         for mount in container.get("volumeMounts") or []:
             base = self.volumes.get(mount.get("name", ""))
             if base is None:
@@ -188,6 +203,32 @@ def materialise(store: Any, namespace: str, spec: dict[str, Any], root: Path) ->
     return pod
 
 
+def project_service_account(pod: LocalPod, namespace: str, token: str, ca_cert: bytes) -> Path:
+    """Write the service account's ``token``, ``ca.crt`` and ``namespace`` files into the pod and
+    mount them at :data:`SERVICE_ACCOUNT_PATH` in every container; returns the local directory.
+
+    The files are readable by this user only (the token is a credential).
+
+    Example:
+        >>> import tempfile
+        >>> pod = LocalPod(Path(tempfile.mkdtemp()))
+        >>> d = project_service_account(pod, "team-a", "t0ken", b"CA")
+        >>> local = pod.localise(SERVICE_ACCOUNT_PATH + "/token", {})
+        >>> (d / "namespace").read_text(), local == str(d / "token")
+        ('team-a', True)
+    """
+    target = pod.root / "volumes" / "kube-api-access"
+    target.mkdir(parents=True, exist_ok=True)
+    target.chmod(0o700)
+    for name, data in (("token", token.encode()), ("ca.crt", ca_cert), ("namespace", namespace.encode())):
+        path = target / name
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+    pod.extra_mounts[SERVICE_ACCOUNT_PATH] = target
+    return target
+
+
 def expand(text: str, env: dict[str, str]) -> str:
     """Kubernetes' ``$(VAR)`` expansion: known variables are replaced, unknown ones kept, ``$$`` -> ``$``.
 
@@ -271,8 +312,14 @@ def container_env(store: Any, pod: dict[str, Any], container: dict[str, Any]) ->
     return env
 
 
-def _python_shims(root: Path) -> Path:
-    """A ``bin/`` with ``python3`` and ``python`` running this interpreter (for shell scripts)."""
+def python_shims(root: Path) -> Path:
+    """A ``bin/`` with ``python3`` and ``python`` running this interpreter (for shell scripts).
+
+    Example:
+        >>> import tempfile
+        >>> (python_shims(Path(tempfile.mkdtemp())) / "python3").read_text().startswith("#!/bin/sh")
+        True
+    """
     bin_dir = root / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
     for name in ("python3", "python"):
@@ -280,6 +327,53 @@ def _python_shims(root: Path) -> Path:
         shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
         shim.chmod(0o755)
     return bin_dir
+
+
+def container_command(
+    pod: LocalPod,
+    container: dict[str, Any],
+    pod_object: dict[str, Any],
+    *,
+    store: Any = None,
+    extra_env: dict[str, str] | None = None,
+) -> tuple[list[str], dict[str, str], Path]:
+    """``(argv, env, cwd)`` to run ``container`` of ``pod_object`` as a local process.
+
+    ``argv`` is ``command`` + ``args`` with ``$(VAR)`` expanded and mount paths localised (a bare
+    ``python``/``python3`` is this interpreter); ``env`` is this process's environment, then
+    ``extra_env`` (what the kubelet adds: ``KUBERNETES_SERVICE_HOST``, ...), then the container's own,
+    with the python shims and this interpreter's directory first on ``PATH``.
+
+    Raises:
+        ValueError: the container has no ``command`` (its image's entrypoint cannot run here).
+        PodPending: its env names a Secret/ConfigMap that does not exist.
+
+    Example:
+        >>> import tempfile
+        >>> pod = LocalPod(Path(tempfile.mkdtemp()))
+        >>> argv, env, cwd = container_command(pod, {"command": ["python", "-V"]}, {"metadata": {}})
+        >>> argv == [sys.executable, "-V"], cwd == pod.root
+        (True, True)
+    """
+    if not container.get("command"):
+        raise ValueError("no command: the image's entrypoint cannot run locally")
+    own = {k: pod.localise(v, container) for k, v in container_env(store, pod_object, container).items()}
+    argv = [
+        pod.localise(expand(str(a), own), container)
+        for a in (container.get("command") or []) + (container.get("args") or [])
+    ]
+    if _PYTHON.match(argv[0]):
+        argv[0] = sys.executable
+    shims = python_shims(pod.root)
+    path = os.pathsep.join([str(shims), str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    env = {**os.environ, **(extra_env or {}), **own}
+    env["PATH"] = f"{path}{os.pathsep}{own['PATH']}" if "PATH" in own else path
+    cwd = (
+        Path(pod.localise(str(container["workingDir"]), container))
+        if container.get("workingDir")
+        else pod.root
+    )
+    return argv, env, cwd
 
 
 def run_init_containers(
@@ -296,25 +390,12 @@ def run_init_containers(
         InitContainerFailed: one exited non-zero, timed out, had no command or could not start.
         PodPending: its env names a Secret/ConfigMap that does not exist.
     """
-    init = spec.get("initContainers") or []
-    if not init:
-        return
-    shims = _python_shims(pod.root)
-    for container in init:
+    for container in spec.get("initContainers") or []:
         name = str(container.get("name", "init"))
-        own = {k: pod.localise(v, container) for k, v in container_env(store, pod_object, container).items()}
-        argv = [
-            pod.localise(expand(str(a), own), container)
-            for a in (container.get("command") or []) + (container.get("args") or [])
-        ]
-        if not container.get("command"):
-            raise InitContainerFailed(name, 127, "no command: the image's entrypoint cannot run locally")
-        if _PYTHON.match(argv[0]):
-            argv[0] = sys.executable
-        env = {**os.environ, **own, "PATH": f"{shims}{os.pathsep}{os.environ.get('PATH', '')}"}
-        cwd = (
-            pod.localise(str(container["workingDir"]), container) if container.get("workingDir") else pod.root
-        )
+        try:
+            argv, env, cwd = container_command(pod, container, pod_object, store=store)
+        except ValueError as err:
+            raise InitContainerFailed(name, 127, str(err)) from None
         try:
             done = subprocess.run(
                 argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False

@@ -1,0 +1,703 @@
+"""The local kubelet: every Pod that says what to run (``command``) runs as local processes.
+
+There is no container runtime: a container is its ``command`` + ``args`` run as a process of this
+machine (images ignored; ``python``/``python3`` are the plane's interpreter; volumes and mount paths
+as :mod:`rayqueue_local.runtime.kubelet` maps them), each in its own session through
+:func:`~rayqueue_local.runtime.processes.spawn`, so none outlives the plane. Per pod, as the kubelet
+does it [R kubernetes/pkg/kubelet/kubelet.go SyncPod, kuberuntime/kuberuntime_manager.go]:
+
+- volumes are made (a missing Secret/ConfigMap keeps the pod ``Pending``, event ``FailedMount``,
+  retried), the service account's credentials are projected at
+  ``/var/run/secrets/kubernetes.io/serviceaccount`` (``token``, ``ca.crt``, ``namespace``) unless
+  ``automountServiceAccountToken: false`` (pod, else ServiceAccount), and
+  ``KUBERNETES_SERVICE_HOST``/``KUBERNETES_SERVICE_PORT`` point at the plane, so a client's in-cluster
+  configuration reaches it;
+- init containers run in order, each to completion; then every container starts;
+- ``restartPolicy`` (``Always``, the default; ``OnFailure``; ``Never``) decides what an exited
+  container does: restart with the kubelet's back-off (10 s doubling to 5 min, waiting reason
+  ``CrashLoopBackOff``), or stay ``terminated``; the phase is ``Pending`` -> ``Running`` ->
+  ``Succeeded`` (every container exited 0 and none restarts) or ``Failed``;
+- ``status.containerStatuses`` / ``initContainerStatuses`` carry ``state`` (``waiting`` /
+  ``running`` / ``terminated`` with ``exitCode``, ``reason`` ``Completed``/``Error``, times),
+  ``lastState``, ``restartCount``, ``ready``, ``started``; conditions ``PodScheduled``,
+  ``Initialized``, ``ContainersReady``, ``Ready`` (a running container is ready: probes are not run);
+- output goes to one log file per container and restart, in the CRI format
+  (:mod:`rayqueue_local.apimachinery.crilog`), served by ``pods/{name}/log``
+  (:meth:`KubeletController.container_log`); the files go with the pod;
+- deleting the pod sends SIGTERM to each container's process group, then SIGKILL after
+  ``terminationGracePeriodSeconds`` (default 30). The API object itself is removed at once (this
+  store has no graceful pod deletion), so the kubelet works from the last copy it saw.
+
+Pods that cannot run honestly here stay ``Pending`` with a ``Failed`` event and the waiting reason
+``CreateContainerError`` saying why: a container without ``command`` (its image's entrypoint is
+unknown here). Not run by this kubelet: KubeRay's head and worker pods (label ``ray.io/node-type``;
+:mod:`rayqueue_local.controllers.kuberay` runs the Ray head), and pods annotated
+``rayqueue-local.io/emulated-by`` (another controller reports their status). Probes, resource
+limits, ``hostNetwork``, ports and sidecar (``restartPolicy: Always``) init containers are not
+emulated.
+
+Example:
+    >>> KubeletController(token_source=None).watches
+    ('pods',)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import re
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rayqueue_local.apimachinery.time import format_rfc3339, now_rfc3339
+from rayqueue_local.controllers.base import QueueController
+from rayqueue_local.runtime.kubelet import (
+    PodPending,
+    container_command,
+    materialise,
+    project_service_account,
+)
+from rayqueue_local.runtime.processes import ManagedProcess, ProcessStartError, spawn
+from rayqueue_local.storage.store import StoreError
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "EMULATED_BY",
+    "KUBELET_BACKOFF",
+    "PODS",
+    "KubeletController",
+    "PodWorker",
+    "TokenSource",
+    "runs_here",
+]
+
+#: The resource key of Pods.
+PODS = "pods"
+#: An annotation on pods whose status another controller reports: this kubelet leaves them alone.
+EMULATED_BY = "rayqueue-local.io/emulated-by"
+#: ``token_source(namespace, service_account) -> bearer token``.
+TokenSource = Callable[[str, str], str]
+#: The first restart back-off, seconds.
+KUBELET_BACKOFF = 10.0  # [R pkg/kubelet/kubelet.go backOffPeriod, MaxContainerBackOff]
+_BACKOFF_MAX = 300.0
+_POLL = 0.2
+_HOST_IP = "127.0.0.1"
+_SOURCE = "kubelet"
+
+
+def runs_here(pod: dict[str, Any]) -> bool:
+    """Whether this kubelet runs ``pod`` (not a Ray node, not emulated elsewhere, not finished).
+
+    Example:
+        >>> runs_here({"metadata": {"labels": {"ray.io/node-type": "head"}}, "spec": {}})
+        False
+        >>> runs_here({"metadata": {}, "spec": {"containers": [{"name": "c"}]}})
+        True
+    """
+    meta = pod.get("metadata") or {}
+    if "ray.io/node-type" in (meta.get("labels") or {}) or EMULATED_BY in (meta.get("annotations") or {}):
+        return False
+    if meta.get("deletionTimestamp"):
+        return False
+    return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+
+
+def _pending_on_create(operation: str, new: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+    if operation == "CREATE" and not (new.get("status") or {}).get("phase"):
+        new["status"] = {**(new.get("status") or {}), "phase": "Pending", "qosClass": "BestEffort"}
+    return new
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
+
+
+@dataclass
+class _Container:
+    """One container's life inside a :class:`PodWorker`."""
+
+    spec: dict[str, Any]
+    log_dir: Path
+    restarts: int = 0
+    process: ManagedProcess | None = None
+    state: dict[str, Any] = field(default_factory=lambda: {"waiting": {"reason": "PodInitializing"}})
+    last_state: dict[str, Any] = field(default_factory=dict)
+    started_at: float = 0.0
+    next_start: float = 0.0
+    backoff: float = 0.0
+    done: bool = False  # terminated and will not restart
+
+    @property
+    def name(self) -> str:
+        return str(self.spec.get("name", ""))
+
+    def log_path(self, restart: int | None = None) -> Path:
+        return self.log_dir / f"{self.restarts if restart is None else restart}.log"
+
+    def status(self) -> dict[str, Any]:
+        running = "running" in self.state
+        out: dict[str, Any] = {
+            "name": self.name,
+            "image": self.spec.get("image", ""),
+            "imageID": "",
+            "ready": running,
+            "started": running,
+            "restartCount": self.restarts,
+            "state": self.state,
+        }
+        if self.last_state:
+            out["lastState"] = self.last_state
+        return out
+
+
+class PodWorker:
+    """One pod run on this machine, in its own thread (see the module docstring).
+
+    ``on_status(pod_status)`` is called after every change; ``event(type, reason, message)``
+    records an Event about the pod.
+    """
+
+    def __init__(
+        self,
+        pod: dict[str, Any],
+        *,
+        root: Path,
+        store: Any,
+        extra_env: dict[str, str],
+        token_source: TokenSource | None,
+        ca_cert: bytes,
+        on_status: Callable[[dict[str, Any]], None],
+        event: Callable[[str, str, str], None],
+        backoff_initial: float = KUBELET_BACKOFF,
+    ) -> None:
+        self.pod = pod
+        self.root = root
+        self.store = store
+        self.extra_env = extra_env
+        self.token_source = token_source
+        self.ca_cert = ca_cert
+        self.on_status = on_status
+        self.event = event
+        self.backoff_initial = backoff_initial
+        spec = pod.get("spec") or {}
+        self.restart_policy = str(spec.get("restartPolicy") or "Always")
+        self.grace = float(spec.get("terminationGracePeriodSeconds", 30))
+        self.inits = [
+            _Container(c, root / "logs" / _safe(str(c.get("name")))) for c in spec.get("initContainers") or []
+        ]
+        self.mains = [
+            _Container(c, root / "logs" / _safe(str(c.get("name")))) for c in spec.get("containers") or []
+        ]
+        self.phase = "Pending"
+        self.reason = ""
+        self.message = ""
+        self.initialized = not self.inits
+        self.start_time = now_rfc3339()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    # -- public ---------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Run the pod in a background thread."""
+        self._thread = threading.Thread(
+            target=self._run, name=f"kubelet-{self.pod['metadata'].get('name')}", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self, grace: float | None = None) -> None:
+        """Stop every container (SIGTERM, SIGKILL after ``grace``, default the pod's
+        ``terminationGracePeriodSeconds``) and wait for the worker thread."""
+        self._stop.set()
+        grace = self.grace if grace is None else grace
+        for c in self.inits + self.mains:
+            if c.process is not None and c.process.alive():
+                self.event("Normal", "Killing", f"Stopping container {c.name}")
+                c.process.stop(grace)
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=grace + 10)
+
+    def container(self, name: str) -> _Container | None:
+        """The container (or init container) called ``name``."""
+        return next((c for c in self.inits + self.mains if c.name == name), None)
+
+    def log_of(self, name: str, previous: bool) -> tuple[Path, Callable[[], bool]] | None:
+        """``(log file, still running?)`` of container ``name`` (its previous run with
+        ``previous``), or ``None`` when that container has not run (yet)."""
+        c = self.container(name)
+        if c is None:
+            return None
+        if previous:
+            if c.restarts == 0 or not c.log_path(c.restarts - 1).exists():
+                return None
+            return c.log_path(c.restarts - 1), lambda: False
+        if c.process is None and not c.log_path().exists():
+            return None
+        current = c.restarts
+        return (
+            c.log_path(current),
+            lambda: (
+                not self._stop.is_set()
+                and c.restarts == current
+                and c.process is not None
+                and c.process.popen.poll() is None
+            ),
+        )
+
+    def status(self) -> dict[str, Any]:
+        """The pod's ``status`` as the kubelet reports it."""
+        with self._lock:
+            ready = self.phase == "Running" and all("running" in c.state for c in self.mains)
+            stamp = now_rfc3339()
+
+            def cond(kind: str, ok: bool, reason: str = "") -> dict[str, Any]:
+                out = {"type": kind, "status": "True" if ok else "False", "lastTransitionTime": stamp}
+                if reason and not ok:
+                    out["reason"] = reason
+                return out
+
+            not_ready = "PodCompleted" if self.phase in ("Succeeded", "Failed") else "ContainersNotReady"
+            status: dict[str, Any] = {
+                "phase": self.phase,
+                "hostIP": _HOST_IP,
+                "hostIPs": [{"ip": _HOST_IP}],
+                "podIP": _HOST_IP,
+                "podIPs": [{"ip": _HOST_IP}],
+                "startTime": self.start_time,
+                "qosClass": "BestEffort",
+                "conditions": [
+                    cond("PodScheduled", True),
+                    cond("Initialized", self.initialized, "ContainersNotInitialized"),
+                    cond("ContainersReady", ready, not_ready),
+                    cond("Ready", ready, not_ready),
+                ],
+                "containerStatuses": [c.status() for c in self.mains],
+            }
+            if self.inits:
+                status["initContainerStatuses"] = [c.status() for c in self.inits]
+            if self.reason:
+                status["reason"] = self.reason
+            if self.message:
+                status["message"] = self.message
+            return status
+
+    # -- the pod's life -------------------------------------------------------------------------
+    def _where(self) -> str:
+        meta = self.pod["metadata"]
+        return f"{meta.get('namespace')}/{meta.get('name')}"
+
+    def _report(self) -> None:
+        try:
+            self.on_status(self.status())
+        except Exception:  # the store may be closing; the next change reports again
+            log.debug("kubelet: status of %s not written", self.pod["metadata"].get("name"), exc_info=True)
+
+    def _run(self) -> None:
+        try:
+            if self._prepare():
+                self._supervise()
+        except Exception:
+            log.exception(
+                "kubelet: pod %s/%s failed",
+                self.pod["metadata"].get("namespace"),
+                self.pod["metadata"].get("name"),
+            )
+
+    def _prepare(self) -> bool:
+        """Volumes, credentials and init containers; False when the pod ended (or was stopped)."""
+        missing = [c for c in self.inits + self.mains if not c.spec.get("command")]
+        if missing:
+            why = (
+                f'container "{missing[0].name}" has no command: the local control plane runs containers as '
+                "local processes and cannot run an image's entrypoint; give the container a command"
+            )
+            for c in missing:
+                c.state = {"waiting": {"reason": "CreateContainerError", "message": why}}
+            self.event("Warning", "Failed", f"Error: {why}")
+            self._report()
+            return False
+        meta = self.pod["metadata"]
+        namespace = str(meta.get("namespace") or "default")
+        last_error = ""
+        while not self._stop.is_set():
+            try:
+                self.local = materialise(self.store, namespace, self.pod.get("spec") or {}, self.root)
+                break
+            except PodPending as err:
+                for c in self.inits + self.mains:
+                    c.state = {"waiting": {"reason": "ContainerCreating"}}
+                if str(err) != last_error:
+                    last_error = str(err)
+                    self.event("Warning", "FailedMount", f"MountVolume.SetUp failed: {err}")
+                    self._report()
+                self._stop.wait(1.0)
+            except ValueError as err:
+                self._fail("Failed", str(err))
+                return False
+        if self._stop.is_set():
+            return False
+        self._project_token(namespace)
+        for c in self.mains:
+            c.state = {"waiting": {"reason": "PodInitializing" if self.inits else "ContainerCreating"}}
+        self._report()
+        for c in self.inits:
+            if not self._run_init(c):
+                return False
+        with self._lock:
+            self.initialized = True
+        return True
+
+    def _project_token(self, namespace: str) -> None:
+        spec = self.pod.get("spec") or {}
+        if self.token_source is None or spec.get("automountServiceAccountToken") is False:
+            return
+        account = str(spec.get("serviceAccountName") or spec.get("serviceAccount") or "default")
+        if spec.get("automountServiceAccountToken") is None:
+            try:
+                sa = self.store.get("serviceaccounts", namespace, account)
+                if sa.get("automountServiceAccountToken") is False:
+                    return
+            except StoreError:
+                pass  # no ServiceAccount object: its token is still issued (no admission here)
+        project_service_account(self.local, namespace, self.token_source(namespace, account), self.ca_cert)
+
+    def _launch(self, c: _Container) -> bool:
+        """Start one container; False (container left waiting with the reason) if it cannot start."""
+        try:
+            argv, env, cwd = container_command(
+                self.local, c.spec, self.pod, store=self.store, extra_env=self.extra_env
+            )
+        except (PodPending, ValueError) as err:
+            c.state = {"waiting": {"reason": "CreateContainerConfigError", "message": str(err)}}
+            self.event("Warning", "Failed", f"Error: {err}")
+            return False
+        c.log_dir.mkdir(parents=True, exist_ok=True)
+        path = c.log_path()
+        path.unlink(missing_ok=True)
+        try:
+            c.process = spawn(
+                argv,
+                name=f"pod {self._where()} {c.name}",
+                log_path=path,
+                env=env,
+                cwd=cwd,
+                cri_log=True,
+            )
+        except ProcessStartError as err:
+            c.process = None
+            c.state = {
+                "terminated": {
+                    "exitCode": 128,
+                    "reason": "StartError",
+                    "message": str(err),
+                    "startedAt": format_rfc3339(0),
+                    "finishedAt": now_rfc3339(),
+                }
+            }
+            self.event("Warning", "Failed", f"Error: {err}")
+            return True
+        c.started_at = time.time()
+        with self._lock:
+            c.state = {"running": {"startedAt": format_rfc3339(c.started_at)}}
+        self.event("Normal", "Started", f"Started container {c.name}")
+        return True
+
+    def _exited(self, c: _Container) -> int | None:
+        """The exit code if ``c`` finished (its state then ``terminated``), else ``None``."""
+        if c.process is None:
+            term = c.state.get("terminated")
+            return int(term["exitCode"]) if term else None
+        if c.process.popen.poll() is None:
+            return None
+        code = c.process.wait()
+        if code < 0:  # killed by a signal: a runtime reports 128 + signal
+            code = 128 - code
+        c.process.stop(0)  # whatever of its session is left
+        c.process = None
+        with self._lock:
+            c.state = {
+                "terminated": {
+                    "exitCode": code,
+                    "reason": "Completed" if code == 0 else "Error",
+                    "startedAt": format_rfc3339(c.started_at),
+                    "finishedAt": now_rfc3339(),
+                }
+            }
+        return code
+
+    def _schedule_restart(self, c: _Container) -> None:
+        """Back-off before the next start, as the kubelet's CrashLoopBackOff."""
+        c.backoff = self.backoff_initial if c.backoff == 0 else min(c.backoff * 2, _BACKOFF_MAX)
+        c.next_start = time.monotonic() + c.backoff
+        meta = self.pod["metadata"]
+        message = (
+            f"back-off {c.backoff:g}s restarting failed container={c.name} "
+            f"pod={meta.get('name')}_{meta.get('namespace')}({meta.get('uid')})"
+        )
+        with self._lock:
+            c.last_state, c.state = c.state, {"waiting": {"reason": "CrashLoopBackOff", "message": message}}
+        self.event(
+            "Warning",
+            "BackOff",
+            f"Back-off restarting failed container {c.name} in pod {meta.get('name')}_{meta.get('namespace')}"
+            f"({meta.get('uid')})",
+        )
+
+    def _restart(self, c: _Container) -> None:
+        c.restarts += 1
+        self._launch(c)
+
+    def _run_init(self, c: _Container) -> bool:
+        self._launch(c)
+        self._report()
+        while not self._stop.is_set():
+            code = self._exited(c)
+            if code is None:
+                self._stop.wait(_POLL)
+                continue
+            if code == 0:
+                self._report()
+                return True
+            if self.restart_policy == "Never":
+                self._fail("", "")
+                return False
+            self._schedule_restart(c)
+            self._report()
+            while not self._stop.is_set() and time.monotonic() < c.next_start:
+                self._stop.wait(_POLL)
+            if not self._stop.is_set():
+                self._restart(c)
+                self._report()
+        return False
+
+    def _fail(self, reason: str, message: str) -> None:
+        with self._lock:
+            self.phase, self.reason, self.message = "Failed", reason, message
+            for c in self.mains:
+                if "waiting" in c.state:
+                    c.state = {"waiting": {"reason": "PodInitializing"}} if reason == "" else c.state
+        self._report()
+
+    def _supervise(self) -> None:
+        for c in self.mains:
+            self._launch(c)
+        with self._lock:
+            self.phase = "Running"
+        self._report()
+        while not self._stop.is_set():
+            changed = False
+            for c in self.mains:
+                if c.done:
+                    continue
+                if c.process is None and "waiting" in c.state:
+                    if c.next_start and time.monotonic() >= c.next_start:
+                        c.next_start = 0.0
+                        self._restart(c)
+                        changed = True
+                    continue
+                code = self._exited(c)
+                if code is None:
+                    if c.backoff and time.time() - c.started_at > 600:  # ran 10 min: back-off resets
+                        c.backoff = 0.0
+                    continue
+                changed = True
+                restart = self.restart_policy == "Always" or (
+                    self.restart_policy == "OnFailure" and code != 0
+                )
+                if restart:
+                    self._schedule_restart(c)
+                else:
+                    c.done = True
+            if all(c.done for c in self.mains):
+                failed = any(int(c.state["terminated"]["exitCode"]) != 0 for c in self.mains)
+                with self._lock:
+                    self.phase = "Failed" if failed else "Succeeded"
+                self._report()
+                return
+            if changed:
+                self._report()
+            self._stop.wait(_POLL)
+
+
+class KubeletController(QueueController):
+    """Runs the pods of the local node (see the module docstring).
+
+    ``token_source(namespace, service_account)`` issues the projected tokens (``None``: no
+    credentials are projected); ``server`` (``https://127.0.0.1:<port>``) and ``ca_cert_path`` are
+    the plane's, for ``KUBERNETES_SERVICE_HOST``/``_PORT`` and ``ca.crt``. ``backoff_initial``: the
+    first restart back-off (upstream: 10 s).
+    """
+
+    name = "kubelet"
+    watches = (PODS,)
+    resync_seconds = 2.0
+
+    def __init__(
+        self,
+        *,
+        token_source: TokenSource | None,
+        server: str = "",
+        ca_cert_path: Path | None = None,
+        backoff_initial: float = KUBELET_BACKOFF,
+    ) -> None:
+        super().__init__()
+        self.token_source = token_source
+        self.server = server
+        self.ca_cert_path = ca_cert_path
+        self.backoff_initial = backoff_initial
+        self._workers: dict[str, PodWorker] = {}  # pod uid -> worker
+        self._names: dict[tuple[str, str], str] = {}  # (namespace, name) -> uid
+        self._wlock = threading.Lock()
+        self._base: Path | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def start(self, store: Any) -> None:
+        """Start; a pod created without a status gets ``phase: Pending`` at once, as the API
+        server's pod strategy gives it [R pkg/registry/core/pod/strategy.go PrepareForCreate]."""
+        store.add_admission_hook(PODS, _pending_on_create)
+        super().start(store)
+
+    def stop(self) -> None:
+        """Stop the controller, then every pod's processes (grace at most 5 s) and remove their files."""
+        super().stop()
+        with self._wlock:
+            workers = list(self._workers.values())
+            self._workers.clear()
+            self._names.clear()
+        for worker in workers:
+            worker.stop(min(worker.grace, 5.0))
+        if self._base is not None:
+            shutil.rmtree(self._base, ignore_errors=True)
+            self._base = None
+
+    def keys_for(self, event: Any) -> list[Any]:
+        meta = event.object.get("metadata", {})
+        return [(meta.get("namespace"), meta.get("name"))]
+
+    def resync(self) -> list[Any]:
+        if self.store is None:
+            return []
+        items = {
+            (p["metadata"].get("namespace"), p["metadata"]["name"])
+            for p in self.store.list(PODS)
+            if runs_here(p)
+        }
+        with self._wlock:
+            items.update(self._names)
+        return sorted(items, key=lambda i: (str(i[0]), str(i[1])))
+
+    # -- logs -----------------------------------------------------------------------------------
+    def container_log(
+        self, pod: dict[str, Any], container: str, previous: bool
+    ) -> tuple[Path, Callable[[], bool]] | None:
+        """``(CRI log file, still running?)`` of one container of a pod this kubelet runs."""
+        with self._wlock:
+            worker = self._workers.get(str(pod.get("metadata", {}).get("uid")))
+        return worker.log_of(container, previous) if worker is not None else None
+
+    def worker(self, uid: str) -> PodWorker | None:
+        """The worker of the pod with ``uid``, while it runs here."""
+        with self._wlock:
+            return self._workers.get(uid)
+
+    # -- reconcile ------------------------------------------------------------------------------
+    def reconcile(self, item: tuple[str, str]) -> None:
+        namespace, name = item
+        try:
+            pod: dict[str, Any] | None = self.store.get(PODS, namespace, name)
+        except StoreError as err:
+            if err.code != 404:
+                raise
+            pod = None
+        uid = str(pod["metadata"].get("uid")) if pod is not None else None
+        with self._wlock:
+            known = self._names.get((namespace, name))
+        if known is not None and known != uid:  # deleted (or replaced by a new pod of the same name)
+            self._forget(namespace, name, known)
+        if pod is None or uid is None or not runs_here(pod):
+            return
+        with self._wlock:
+            if uid in self._workers:
+                return
+            if self._base is None:
+                self._base = Path(tempfile.mkdtemp(prefix="rayqueue-kubelet-"))
+            root = self._base / _safe(f"{namespace}_{name}_{uid}")
+            worker = PodWorker(
+                dict(pod),
+                root=root,
+                store=self.store,
+                extra_env=self._service_env(),
+                token_source=self.token_source,
+                ca_cert=self.ca_cert_path.read_bytes()
+                if self.ca_cert_path and self.ca_cert_path.is_file()
+                else b"",
+                on_status=functools.partial(self._write_status, namespace, name, uid),
+                event=functools.partial(self._event, dict(pod)),
+                backoff_initial=self.backoff_initial,
+            )
+            self._workers[uid] = worker
+            self._names[(namespace, name)] = uid
+        root.mkdir(parents=True, exist_ok=True)
+        worker.start()
+
+    def _forget(self, namespace: str, name: str, uid: str) -> None:
+        with self._wlock:
+            worker = self._workers.pop(uid, None)
+            if self._names.get((namespace, name)) == uid:
+                del self._names[(namespace, name)]
+        if worker is None:
+            return
+
+        def stop() -> None:
+            worker.stop()
+            shutil.rmtree(worker.root, ignore_errors=True)
+
+        threading.Thread(target=stop, name=f"kubelet-kill-{name}", daemon=True).start()
+
+    def _service_env(self) -> dict[str, str]:
+        """``KUBERNETES_SERVICE_HOST``/``_PORT`` (and the ``KUBERNETES_PORT*`` family) for the plane."""
+        if not self.server:
+            return {}
+        host, _, port = self.server.removeprefix("https://").rpartition(":")
+        return {
+            "KUBERNETES_SERVICE_HOST": host,
+            "KUBERNETES_SERVICE_PORT": port,
+            "KUBERNETES_SERVICE_PORT_HTTPS": port,
+            "KUBERNETES_PORT": f"tcp://{host}:{port}",
+            "KUBERNETES_PORT_443_TCP": f"tcp://{host}:{port}",
+            "KUBERNETES_PORT_443_TCP_PROTO": "tcp",
+            "KUBERNETES_PORT_443_TCP_ADDR": host,
+            "KUBERNETES_PORT_443_TCP_PORT": port,
+        }
+
+    def _write_status(self, namespace: str, name: str, uid: str, status: dict[str, Any]) -> None:
+        for _ in range(5):
+            try:
+                pod = self.store.get(PODS, namespace, name)
+            except StoreError as err:
+                if err.code == 404:
+                    return
+                raise
+            if str(pod["metadata"].get("uid")) != uid:
+                return
+            meta = {k: v for k, v in pod["metadata"].items() if k != "resourceVersion"}
+            try:
+                self.store.update_status(PODS, {**pod, "metadata": meta, "status": status})
+                return
+            except StoreError as err:
+                if err.code not in (404, 409):
+                    raise
+                if err.code == 404:
+                    return
+
+    def _event(self, pod: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        with contextlib.suppress(Exception):  # an event is best effort, as upstream's recorder
+            self.store.record_event(pod, type=type_, reason=reason, message=message, source=_SOURCE)
