@@ -30,7 +30,8 @@ Secrets never reach these messages: the SDK builds them from names, fields and t
 ``Status`` message, never from request headers or credentials.
 
 Every message ends with where to read more: ``(see docs/troubleshooting.md#<class name in lower
-case>)``, the entry for the error's class in the troubleshooting page (:func:`troubleshooting_ref`).
+case>)``, the entry for the error's class in the troubleshooting page
+(:meth:`RayQueueError.troubleshooting_ref`).
 That is a path in the repository and, with ``.md`` dropped, on the documentation site; the class name
 is a word a search finds. Only ``str(err)`` carries it: attributes such as ``message`` (the server's or
 Kueue's own words) are left as they were.
@@ -47,10 +48,9 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
-    "TROUBLESHOOTING_PAGE",
     "AdmissionTimeout",
     "AlreadyExistsError",
     "ApiError",
@@ -70,31 +70,13 @@ __all__ = [
     "RayQueueError",
     "TLSVerificationError",
     "UnsupportedError",
-    "troubleshooting_ref",
 ]
-
-#: The page (a path in the repository, and on the site without ``.md``) with one entry per error class.
-TROUBLESHOOTING_PAGE = "docs/troubleshooting.md"
-
-
-def troubleshooting_ref(error_class: type[BaseException]) -> str:
-    """Where the troubleshooting entry of ``error_class`` is: the page and the anchor of its class.
-
-    The anchor is the name of the first public class in the MRO (private helpers share their public
-    parent's entry), in lower case, as MkDocs and GitHub both make it from the entry's heading.
-
-    Example:
-        >>> troubleshooting_ref(QueueNotFoundError)
-        'docs/troubleshooting.md#queuenotfounderror'
-    """
-    public = next(c for c in error_class.__mro__ if not c.__name__.startswith("_"))
-    return f"{TROUBLESHOOTING_PAGE}#{public.__name__.lower()}"
 
 
 class RayQueueError(Exception):
     """Base class of every error rayqueue_sdk raises on purpose.
 
-    ``str(err)`` is the message, then where its troubleshooting entry is (:func:`troubleshooting_ref`):
+    ``str(err)`` is the message, then where its troubleshooting entry is (:meth:`troubleshooting_ref`):
     on the same line, or on a line of its own after a message of several lines (a log tail).
 
     Example:
@@ -102,9 +84,26 @@ class RayQueueError(Exception):
         (True, 'x (see docs/troubleshooting.md#rayqueueerror)')
     """
 
+    #: The page (a path in the repository, and on the site without ``.md``) with an entry per class.
+    troubleshooting_page: ClassVar[str] = "docs/troubleshooting.md"
+
+    @classmethod
+    def troubleshooting_ref(cls) -> str:
+        """Where the troubleshooting entry of this class is: the page and the anchor of the class.
+
+        The anchor is the name of the first public class in the MRO (private helpers share their
+        public parent's entry), in lower case, as MkDocs and GitHub both make it from the heading.
+
+        Example:
+            >>> QueueNotFoundError.troubleshooting_ref()
+            'docs/troubleshooting.md#queuenotfounderror'
+        """
+        public = next(c for c in cls.__mro__ if not c.__name__.startswith("_"))
+        return f"{cls.troubleshooting_page}#{public.__name__.lower()}"
+
     def __str__(self) -> str:
         text = super().__str__()
-        see = f"(see {troubleshooting_ref(type(self))})"
+        see = f"(see {self.troubleshooting_ref()})"
         if not text:
             return see
         return f"{text}\n{see}" if "\n" in text else f"{text} {see}"
