@@ -36,7 +36,7 @@ def resolve(name: str) -> object:
 def test_the_table_is_read() -> None:
     rows = table()
     assert len(rows) >= len(CODEFLARE_NAMES) + 10
-    assert ("get_cluster", "get_cluster", "same") == rows[5][:3]
+    assert rows[5][:3] == ("get_cluster", "get_cluster", "same")
 
 
 def test_every_codeflare_name_has_exactly_one_row() -> None:
