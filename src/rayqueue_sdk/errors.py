@@ -29,19 +29,26 @@ table of them, keyed by class, is :data:`rayqueue_sdk.cli.exit_codes.EXIT_CODES`
 Secrets never reach these messages: the SDK builds them from names, fields and the server's
 ``Status`` message, never from request headers or credentials.
 
+Every message ends with where to read more: ``(see docs/troubleshooting.md#<class name in lower
+case>)``, the entry for the error's class in the troubleshooting page
+(:meth:`RayQueueError.troubleshooting_ref`).
+That is a path in the repository and, with ``.md`` dropped, on the documentation site; the class name
+is a word a search finds. Only ``str(err)`` carries it: attributes such as ``message`` (the server's or
+Kueue's own words) are left as they were.
+
 Example:
     >>> from rayqueue_sdk.errors import ConfigError
     >>> try:
     ...     raise ConfigError("num_workers", -1, "an integer >= 0")
     ... except ValueError as err:
     ...     print(err)
-    num_workers: got -1; allowed: an integer >= 0
+    num_workers: got -1; allowed: an integer >= 0 (see docs/troubleshooting.md#configerror)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "AdmissionTimeout",
@@ -69,10 +76,37 @@ __all__ = [
 class RayQueueError(Exception):
     """Base class of every error rayqueue_sdk raises on purpose.
 
+    ``str(err)`` is the message, then where its troubleshooting entry is (:meth:`troubleshooting_ref`):
+    on the same line, or on a line of its own after a message of several lines (a log tail).
+
     Example:
         >>> issubclass(ConfigError, RayQueueError), str(RayQueueError("x"))
-        (True, 'x')
+        (True, 'x (see docs/troubleshooting.md#rayqueueerror)')
     """
+
+    #: The page (a path in the repository, and on the site without ``.md``) with an entry per class.
+    troubleshooting_page: ClassVar[str] = "docs/troubleshooting.md"
+
+    @classmethod
+    def troubleshooting_ref(cls) -> str:
+        """Where the troubleshooting entry of this class is: the page and the anchor of the class.
+
+        The anchor is the name of the first public class in the MRO (private helpers share their
+        public parent's entry), in lower case, as MkDocs and GitHub both make it from the heading.
+
+        Example:
+            >>> QueueNotFoundError.troubleshooting_ref()
+            'docs/troubleshooting.md#queuenotfounderror'
+        """
+        public = next(c for c in cls.__mro__ if not c.__name__.startswith("_"))
+        return f"{cls.troubleshooting_page}#{public.__name__.lower()}"
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        see = f"(see {self.troubleshooting_ref()})"
+        if not text:
+            return see
+        return f"{text}\n{see}" if "\n" in text else f"{text} {see}"
 
 
 class ConfigError(RayQueueError, ValueError):
@@ -87,8 +121,10 @@ class ConfigError(RayQueueError, ValueError):
         problem: optional short description of what is wrong, placed before the value.
 
     Example:
-        >>> str(ConfigError("name", "My_Cluster", "a DNS-1035 label", problem="not a DNS name"))
-        "name: not a DNS name (got 'My_Cluster'); allowed: a DNS-1035 label"
+        >>> print(ConfigError("name", "My_Cluster", "a DNS-1035 label", problem="not a DNS name"))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        name: not a DNS name (got 'My_Cluster'); allowed: a DNS-1035 label
+        (see docs/troubleshooting.md#configerror)
     """
 
     def __init__(self, field: str, value: Any, allowed: str, *, problem: str | None = None) -> None:
@@ -197,8 +233,9 @@ class QueueNotFoundError(_ListingNotFound):
     """The LocalQueue does not exist; ``available`` lists the queues the user can use.
 
     Example:
-        >>> str(QueueNotFoundError("gpu", ["team-q"], namespace="ds"))
-        "404 NotFound: LocalQueue 'gpu' does not exist in namespace 'ds'; available: team-q"
+        >>> print(QueueNotFoundError("gpu", ["team-q"], namespace="ds"))  # doctest: +NORMALIZE_WHITESPACE
+        404 NotFound: LocalQueue 'gpu' does not exist in namespace 'ds'; available: team-q
+        (see docs/troubleshooting.md#queuenotfounderror)
     """
 
     what = "LocalQueue"
@@ -324,7 +361,7 @@ class ClusterDeletedError(RayQueueError):
 
     Example:
         >>> str(ClusterDeletedError("ws was deleted while waiting"))
-        'ws was deleted while waiting'
+        'ws was deleted while waiting (see docs/troubleshooting.md#clusterdeletederror)'
     """
 
 
@@ -358,8 +395,8 @@ class JobFailedError(RayQueueError):
 
     Example:
         >>> err = JobFailedError("job-1", "FAILED", "AppFailed", "Traceback ...\\nValueError: boom")
-        >>> err.log_tail.splitlines()[-1]
-        'ValueError: boom'
+        >>> err.log_tail.splitlines()[-1], str(err).splitlines()[-1]
+        ('ValueError: boom', '(see docs/troubleshooting.md#jobfailederror)')
     """
 
     def __init__(self, job_id: str, status: str, reason: str | None, log_tail: str) -> None:
@@ -380,7 +417,7 @@ class UnsupportedError(RayQueueError):
 
     Example:
         >>> str(UnsupportedError("workloads/scale is not served"))
-        'workloads/scale is not served'
+        'workloads/scale is not served (see docs/troubleshooting.md#unsupportederror)'
     """
 
 

@@ -154,7 +154,7 @@ class Assessment:
 
         Example:
             >>> str(assess_cluster(None, None).error("ws"))
-            'RayCluster ws was deleted while waiting'
+            'RayCluster ws was deleted while waiting (see docs/troubleshooting.md#clusterdeletederror)'
         """
         if self.verdict is not Verdict.FAIL:
             return None

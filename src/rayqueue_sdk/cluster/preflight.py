@@ -21,7 +21,8 @@ Example:
     Traceback (most recent call last):
     ...
     rayqueue_sdk.errors.QueueNotFoundError: 404 NotFound: LocalQueue 'gpu' does not exist in namespace 'ds'; \
-available: default. Omit local_queue to use the namespace's default queue 'default'.
+available: default. Omit local_queue to use the namespace's default queue 'default'. \
+(see docs/troubleshooting.md#queuenotfounderror)
 """
 
 from __future__ import annotations
@@ -94,7 +95,8 @@ def check_ours(obj: Mapping[str, Any], how: str) -> None:
         Traceback (most recent call last):
         ...
         rayqueue_sdk.errors.ConflictError: 409 Conflict: RayCluster ds/x was not made by rayqueue_sdk \
-(no label app.kubernetes.io/managed-by=rayqueue-sdk); leaving it alone (down(force=True) would delete it)
+(no label app.kubernetes.io/managed-by=rayqueue-sdk); leaving it alone (down(force=True) would delete it) \
+(see docs/troubleshooting.md#conflicterror)
     """
     meta = obj.get("metadata") or {}
     if (meta.get("labels") or {}).get(MANAGED_BY_LABEL) != MANAGED_BY_VALUE:

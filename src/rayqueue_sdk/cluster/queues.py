@@ -137,7 +137,8 @@ def queue_not_found(
 
     Example:
         >>> str(queue_not_found("gpu", "ds", ["default", "team-q"])).endswith(
-        ...     "Omit local_queue to use the namespace's default queue 'default'.")
+        ...     "Omit local_queue to use the namespace's default queue 'default'."
+        ...     " (see docs/troubleshooting.md#queuenotfounderror)")
         True
     """
     if "default" in available and not hint:

@@ -156,7 +156,7 @@ def tls_error(server: str | None, exc: BaseException | None = None) -> TLSVerifi
         TLS verification of https://api.example:6443 failed (the certificate could not be verified).
         Pass ca_cert_path='/path/to/ca.crt' (the CA that signed the API server's certificate), or
         skip_tls=True to connect without verifying it (insecure: anyone on the network path could
-        read your token).
+        read your token). (see docs/troubleshooting.md#tlsverificationerror)
     """
     detail = _tls_detail(exc) if exc is not None else "the certificate could not be verified"
     where = server or "the API server"

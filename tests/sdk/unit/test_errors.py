@@ -41,7 +41,10 @@ def test_queue_not_found_lists_available_queues_sorted() -> None:
     err = errors.QueueNotFoundError("nope", ["b-queue", "a-queue"], namespace="team")
     assert err.available == ["a-queue", "b-queue"]
     assert "a-queue, b-queue" in str(err) and "'team'" in str(err)
-    assert str(errors.QueueNotFoundError("nope", [])).endswith("available: none")
+    # the message ends with the list, then (appended for every error) its troubleshooting entry
+    assert str(errors.QueueNotFoundError("nope", [])).endswith(
+        "available: none (see docs/troubleshooting.md#queuenotfounderror)"
+    )
 
 
 def test_admission_timeout_carries_reason_and_position() -> None:
