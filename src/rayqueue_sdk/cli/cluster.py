@@ -69,7 +69,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--idle-signal", default="gpu", help="gpu (default), jobs or gpu_and_jobs")
     p.add_argument("--prometheus", default=None, help="the Prometheus URL to query (KEDA needs one)")
     p.add_argument("--hook", default=None, help="a pre-stop command run on the head (reaper)")
-    p.add_argument("--dry-run", action="store_true", help="say what the policy would decide now; create nothing")
+    p.add_argument("--dry-run", action="store_true", help="what the policy would decide now; nothing made")
     p.add_argument("--remove", action="store_true", help="remove the policy instead")
     add_connection_options(p)
     p = sub.add_parser("resume", help="queue a cluster scaled to zero (or deactivated) again")

@@ -51,6 +51,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = [
+    "HOOK_PREFIX",
     "STATE_ANNOTATION",
     "Agent",
     "AgentState",

@@ -11,7 +11,7 @@ import yaml
 from crd_schema import validate
 
 from rayqueue_sdk import Cluster, ClusterConfiguration, ConfigError, IdlePolicy
-from rayqueue_sdk.manifests.scaling import keda_objects, policy_name, pod_regex, reaper_objects
+from rayqueue_sdk.manifests.scaling import keda_objects, pod_regex, policy_name, reaper_objects
 from rayqueue_sdk.scaling import agent
 from rayqueue_sdk.scaling.policy import Capabilities, agent_source, choose_mode, plan
 from rayqueue_sdk.scaling.seeds import render_seeds
