@@ -44,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     "RayQueueError": "rayqueue_sdk.errors",
     "TLSVerificationError": "rayqueue_sdk.errors",
     "UnsupportedError": "rayqueue_sdk.errors",
+    "ScaledToZeroError": "rayqueue_sdk.errors",
     # configuration, clusters, jobs
     "Cluster": "rayqueue_sdk.cluster.cluster",
     "ClusterConfiguration": "rayqueue_sdk.config.models",
@@ -51,6 +52,7 @@ _EXPORTS: dict[str, str] = {
     "RayJob": "rayqueue_sdk.job.rayjob",
     "RayJobStatus": "rayqueue_sdk.job.status",
     "WorkerGroup": "rayqueue_sdk.config.models",
+    "IdlePolicy": "rayqueue_sdk.config.idle",
     # authentication, queues, status
     "TokenAuthentication": "rayqueue_sdk.kube.auth",
     "KubeConfigFileAuthentication": "rayqueue_sdk.kube.auth",
@@ -84,12 +86,14 @@ __all__ = [
     "RayQueueError",
     "TLSVerificationError",
     "UnsupportedError",
+    "ScaledToZeroError",
     "Cluster",
     "ClusterConfiguration",
     "ManagedClusterConfig",
     "RayJob",
     "RayJobStatus",
     "WorkerGroup",
+    "IdlePolicy",
     "TokenAuthentication",
     "KubeConfigFileAuthentication",
     "list_local_queues",
@@ -111,6 +115,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from rayqueue_sdk.cluster.queues import list_local_queues  # noqa: F401
     from rayqueue_sdk.cluster.status import ClusterStatus  # noqa: F401
     from rayqueue_sdk.cluster.view import view_clusters  # noqa: F401
+    from rayqueue_sdk.config.idle import IdlePolicy  # noqa: F401
     from rayqueue_sdk.config.models import ClusterConfiguration, ManagedClusterConfig, WorkerGroup  # noqa: F401
     from rayqueue_sdk.errors import (  # noqa: F401
         AdmissionTimeout,
@@ -129,6 +134,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         PriorityClassNotFoundError,
         QueueNotFoundError,
         RayQueueError,
+        ScaledToZeroError,
         TLSVerificationError,
         UnsupportedError,
     )

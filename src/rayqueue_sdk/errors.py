@@ -24,6 +24,7 @@ table of them, keyed by class, is :data:`rayqueue_sdk.cli.exit_codes.EXIT_CODES`
     ├── ClusterDeletedError [5]             the cluster went away while we waited
     ├── PreemptedError [5]                  Kueue evicted the workload (preemption, deactivation, ...)
     ├── JobFailedError [8]                  a Ray job ended FAILED or STOPPED; carries the log tail
+    ├── ScaledToZeroError [5]               the idle policy scaled the cluster to zero; resume() it
     └── UnsupportedError [1]                the installation lacks a capability (e.g. Workload /scale)
 
 Secrets never reach these messages: the SDK builds them from names, fields and the server's
@@ -68,6 +69,7 @@ __all__ = [
     "PriorityClassNotFoundError",
     "QueueNotFoundError",
     "RayQueueError",
+    "ScaledToZeroError",
     "TLSVerificationError",
     "UnsupportedError",
 ]
@@ -410,6 +412,29 @@ class JobFailedError(RayQueueError):
         if log_tail:
             msg += "; last log lines:\n" + log_tail
         super().__init__(msg)
+
+
+class ScaledToZeroError(RayQueueError):
+    """The cluster's idle policy scaled it to zero: its quota went back to the queue, no head runs.
+
+    Raised at once by ``wait_ready()`` and ``cluster_uri()`` rather than waiting for a cluster that will
+    not come back by itself; ``cluster.resume()`` queues it again.
+
+    Attributes:
+        name, namespace: the RayCluster.
+        detail: what the SDK knows (when, after how long, by which mechanism).
+
+    Example:
+        >>> err = ScaledToZeroError("ws", "ds", "scaled to zero at 14:02 after 60 idle min")
+        >>> str(err)
+        'ds/ws: scaled to zero at 14:02 after 60 idle min; call cluster.resume()'
+    """
+
+    def __init__(self, name: str, namespace: str, detail: str = "scaled to zero") -> None:
+        self.name = name
+        self.namespace = namespace
+        self.detail = detail
+        super().__init__(f"{namespace}/{name}: {detail}; call cluster.resume()")
 
 
 class UnsupportedError(RayQueueError):

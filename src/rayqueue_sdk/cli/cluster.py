@@ -1,4 +1,4 @@
-"""``rayqueue cluster list|status|apply|down|wait``: clusters from CI pipelines.
+"""``rayqueue cluster list|status|apply|down|wait|scale-to-zero|resume``: clusters from CI pipelines.
 
 Every action takes ``-n/--namespace``, ``--kubeconfig``/``--context`` (default: the usual detection:
 ``$KUBECONFIG``, ``~/.kube/config``, the in-cluster account) and ``--json`` (one JSON document on stdout).
@@ -59,6 +59,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=seconds, default=900.0, help="seconds in all (default 900)")
     p.add_argument("--queue-timeout", type=seconds, default=None, help="seconds queued before giving up")
     p.add_argument("--no-dashboard-check", action="store_true", help="do not wait for the dashboard")
+    add_connection_options(p)
+    p = sub.add_parser(
+        "scale-to-zero", help="give the quota back after N idle minutes (KEDA where served, else the reaper)"
+    )
+    p.add_argument("name")
+    p.add_argument("--idle-minutes", type=float, default=None, help="idle minutes before scaling to zero")
+    p.add_argument("--mode", default="auto", help="auto (default), keda or reaper")
+    p.add_argument("--idle-signal", default="gpu", help="gpu (default), jobs or gpu_and_jobs")
+    p.add_argument("--prometheus", default=None, help="the Prometheus URL to query (KEDA needs one)")
+    p.add_argument("--hook", default=None, help="a pre-stop command run on the head (reaper)")
+    p.add_argument("--dry-run", action="store_true", help="what the policy would decide now; nothing made")
+    p.add_argument("--remove", action="store_true", help="remove the policy instead")
+    add_connection_options(p)
+    p = sub.add_parser("resume", help="queue a cluster scaled to zero (or deactivated) again")
+    p.add_argument("name")
     add_connection_options(p)
     parser.set_defaults(func=_run)
 
@@ -129,5 +144,27 @@ def _run(args: argparse.Namespace) -> int:
                 dashboard_check=not args.no_dashboard_check,
             )
             emit(args, st.to_dict(), str(st))
+        elif command == "scale-to-zero":
+            if args.remove == (args.idle_minutes is not None):
+                raise ConfigError(
+                    "--idle-minutes", args.idle_minutes, "--idle-minutes N, or --remove (not both)"
+                )
+            cluster = Cluster(ClusterConfiguration(name=args.name, namespace=ns), client=api)
+            report = cluster.scale_to_zero(
+                None if args.remove else args.idle_minutes,
+                mode=args.mode,
+                idle_signal=args.idle_signal,
+                prometheus=args.prometheus,
+                hook=args.hook,
+                dry_run=args.dry_run,
+            )
+            emit(args, {"name": args.name, "namespace": ns, "report": report}, report)
+        elif command == "resume":
+            changed = Cluster(ClusterConfiguration(name=args.name, namespace=ns), client=api).resume()
+            emit(
+                args,
+                {"name": args.name, "namespace": ns, "resumed": changed},
+                f"{ns}/{args.name}: resumed ({changed}); it queues again",
+            )
 
     return guarded(args, action)

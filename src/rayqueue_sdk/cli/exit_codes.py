@@ -25,6 +25,7 @@ from rayqueue_sdk.errors import (
     NotFoundError,
     PreemptedError,
     RayQueueError,
+    ScaledToZeroError,
 )
 
 __all__ = [
@@ -47,6 +48,7 @@ EXIT_CODES: dict[type[BaseException], int] = {
     AdmissionTimeout: 4,
     PreemptedError: 5,
     ClusterDeletedError: 5,
+    ScaledToZeroError: 5,
     AuthenticationError: 6,
     ForbiddenError: 6,
     ConnectionFailedError: 7,
@@ -69,7 +71,7 @@ MEANINGS: dict[int, str] = {
     USAGE: "bad input (usage, configuration file; a command whose package is not installed)",
     3: "not found (job, cluster, LocalQueue, priority class; lists what exists)",
     4: "timed out (gave up waiting: still queued or starting)",
-    5: "preempted, deactivated or deleted while waiting",
+    5: "preempted, deactivated, scaled to zero or deleted while waiting",
     6: "authentication or permission refused (401/403)",
     7: "the API server or the Ray dashboard could not be reached",
     JOB_FAILED: "a job failed or was stopped (the log tail is printed)",

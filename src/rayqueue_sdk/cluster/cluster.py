@@ -28,6 +28,7 @@ from rayqueue_sdk.cluster.observe import ClusterDetails, observe_one, summarize
 from rayqueue_sdk.cluster.preflight import check_ours, decide, fetch_facts
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus
 from rayqueue_sdk.cluster.wait import wait_for_cluster
+from rayqueue_sdk.config.idle import IdlePolicy, PreStopHook, PrometheusSource
 from rayqueue_sdk.config.models import ClusterConfiguration
 from rayqueue_sdk.display import show_details
 from rayqueue_sdk.display.console import progress_line
@@ -36,6 +37,8 @@ from rayqueue_sdk.errors import (
     AlreadyExistsError,
     ConfigError,
     NotFoundError,
+    RayQueueError,
+    ScaledToZeroError,
     UnsupportedError,
 )
 from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
@@ -46,11 +49,14 @@ from rayqueue_sdk.kube.resources import (
     create_object,
     delete_object,
     fetch_raycluster,
+    find_workload,
     get_raycluster,
+    patch_object,
     set_workload_active,
 )
 from rayqueue_sdk.manifests import dump_yaml
 from rayqueue_sdk.manifests.raycluster import build_raycluster
+from rayqueue_sdk.scaling import policy as scaling
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
@@ -121,14 +127,33 @@ class Cluster:
         return build_raycluster(self.config)
 
     def to_yaml(self) -> str:
-        """The RayCluster manifest as YAML (what ``kubectl apply -f`` would take).
+        """The RayCluster manifest as YAML (what ``kubectl apply -f`` would take), followed by the idle
+        scale-to-zero objects when the configuration has ``idle_scale_to_zero``.
+
+        Offline, ``mode="auto"`` shows the reaper (discovery decides at apply time), and the objects'
+        ownerReferences (and KEDA's Workload name) are filled in at apply time: the server assigns the uid.
 
         Example:
+            >>> from rayqueue_sdk.config.idle import IdlePolicy
             >>> from rayqueue_sdk.config.models import ClusterConfiguration
             >>> Cluster(ClusterConfiguration(name="ws")).to_yaml().splitlines()[0]
             'apiVersion: ray.io/v1'
+            >>> text = Cluster(ClusterConfiguration(name="ws", local_queue="q",
+            ...                idle_scale_to_zero=IdlePolicy(idle_minutes=60))).to_yaml()
+            >>> "kind: Deployment" in text and "name: ws-idle" in text
+            True
         """
-        return dump_yaml(self.to_dict())
+        manifest = self.to_dict()
+        text = dump_yaml(manifest)
+        policy = self.config.idle_scale_to_zero
+        if policy is None:
+            return text
+        the_plan = scaling.plan(None, manifest, policy)
+        note = (
+            f"# idle scale-to-zero, {the_plan.summary().split(':')[0]}; at apply time: ownerReferences to "
+            "the RayCluster (its uid), the mode (auto: KEDA where served) and KEDA's Workload name\n"
+        )
+        return text + "---\n" + note + dump_yaml(the_plan.objects)
 
     def __repr__(self) -> str:
         return f"Cluster(name={self.config.name!r}, namespace={self._namespace or self.config.namespace!r})"
@@ -202,6 +227,8 @@ class Cluster:
         )
         stored = apply_object(api, RAYCLUSTERS, manifest, field_manager=FIELD_MANAGER, force=force)
         log.info("%s/%s: applied", self.namespace, self.name)
+        if self.config.idle_scale_to_zero is not None:
+            self._enable(api, stored, self.config.idle_scale_to_zero)
         return stored
 
     def up(self) -> dict[str, Any]:
@@ -222,6 +249,8 @@ class Cluster:
                 f"get_cluster({self.name!r}, {self.namespace!r}) to adopt it, or down() first",
             ) from err
         log.info("%s/%s: created", self.namespace, self.name)
+        if self.config.idle_scale_to_zero is not None:
+            self._enable(api, stored, self.config.idle_scale_to_zero)
         return stored
 
     def down(self, force: bool = False) -> bool:
@@ -245,6 +274,9 @@ class Cluster:
             return False
         if not force:
             check_ours(obj, "down(force=True) would delete it")
+        if scaling.policy_of(obj) is not None:
+            removed = scaling.remove_policy(api, self.namespace, self.name, annotation=False)
+            log.info("%s/%s: idle policy removed (%s)", self.namespace, self.name, ", ".join(removed))
         if not delete_object(api, RAYCLUSTERS, self.name, self.namespace, propagation="Background"):
             return False
         log.info("%s/%s: deleted", self.namespace, self.name)
@@ -261,7 +293,34 @@ class Cluster:
             >>> # st = cluster.status(); print(st.phase.value, st.position, st.explanation)
         """
         api = self._api()
-        return observe_one(api, self.name, self._namespace_of(api))[0]
+        status, obj = observe_one(api, self.name, self._namespace_of(api))
+        return self._with_idle(api, status, obj)
+
+    def _with_idle(self, api: ApiClient, status: ClusterStatus, obj: dict[str, Any] | None) -> ClusterStatus:
+        """``status`` with the idle policy's line, when the cluster has one (one more read or two)."""
+        if obj is None or scaling.policy_of(obj) is None:
+            return status
+        uid = str((obj.get("metadata") or {}).get("uid") or "")
+        try:
+            workload = find_workload(api, self.namespace, uid) if uid else None
+            idle = scaling.idle_status(api, obj, workload)
+        except RayQueueError as err:
+            log.debug("cannot read the idle policy's state: %s", err)
+            return status
+        if idle is None:
+            return status
+        line = idle.text()
+        if idle.scaled_to_zero:
+            return replace(
+                status, idle_scale_to_zero=line, scaled_to_zero=True, explanation=f"{line.split(': ', 1)[1]}"
+            )
+        return replace(status, idle_scale_to_zero=line)
+
+    def _refuse_if_scaled_to_zero(self, api: ApiClient) -> None:
+        status, obj = observe_one(api, self.name, self._namespace_of(api))
+        status = self._with_idle(api, status, obj)
+        if status.scaled_to_zero:
+            raise ScaledToZeroError(self.name, self.namespace, status.idle_scale_to_zero or "scaled to zero")
 
     def wait_ready(
         self,
@@ -290,6 +349,7 @@ class Cluster:
         """
         api = self._api()
         started = time.monotonic()
+        self._refuse_if_scaled_to_zero(api)
         with progress_line(show) as progress:
             wait_for_cluster(
                 self.name,
@@ -333,7 +393,7 @@ class Cluster:
         """
         api = self._api()
         status, obj = observe_one(api, self.name, self._namespace_of(api))
-        found = summarize(obj, status)
+        found = summarize(obj, self._with_idle(api, status, obj))
         show_details(found, show=show)
         return found
 
@@ -342,12 +402,17 @@ class Cluster:
 
         Raises:
             DashboardNotFoundError: the head has no address yet (queued or starting).
+            ScaledToZeroError: the idle policy scaled the cluster to zero ("call cluster.resume()").
 
         Example:
             >>> # import ray; ray.init(cluster.cluster_uri())
         """
         api = self._api()
-        return dashboard.cluster_uri(self.name, self._namespace_of(api), client=api)
+        try:
+            return dashboard.cluster_uri(self.name, self._namespace_of(api), client=api)
+        except NotFoundError:
+            self._refuse_if_scaled_to_zero(api)  # a better answer than "no address", where it applies
+            raise
 
     def cluster_dashboard_uri(self, override: str | None = None) -> str:
         """The Ray dashboard URL (override, Route/HTTPRoute/Ingress, in-cluster Service, status address).
@@ -414,12 +479,106 @@ class Cluster:
         return self._set_active(False)
 
     def resume(self) -> str:
-        """Requeue a deactivated cluster: ``Workload.spec.active=true``. Returns the Workload's name.
+        """Requeue a deactivated (or scaled-to-zero) cluster: ``Workload.spec.active=true``; a cluster
+        without a queue that its idle policy suspended gets ``spec.suspend=false``. Returns the name of
+        the object changed (the Workload, or the RayCluster).
+
+        With an idle policy, the resumed cluster gets the whole idle period again: under KEDA the
+        ScaledObject is recreated first (the old one's ``lastActiveTime`` is old and its metric still 0,
+        so it would scale the cluster straight back to zero); the reaper restarts its clock at the
+        Workload's new admission.
 
         Example:
             >>> # cluster.resume(); cluster.wait_ready()
         """
+        api = self._api()
+        namespace = self._namespace_of(api)
+        rc = fetch_raycluster(api, namespace, self.name)
+        info = scaling.policy_of(rc)
+        if info is None:
+            return self._set_active(True)
+        uid = str((rc.get("metadata") or {}).get("uid") or "")
+        workload = find_workload(api, namespace, uid) if info.get("mechanism") == "workload" else None
+        done = scaling.on_resume(api, rc, workload)
+        log.info("%s/%s: %s", namespace, self.name, done)
+        if info.get("mechanism") == "suspend":
+            patch_object(api, RAYCLUSTERS, self.name, {"spec": {"suspend": False}}, namespace)
+            self.__dict__.pop("job_client", None)
+            return self.name
         return self._set_active(True)
+
+    # -- idle scale-to-zero ------------------------------------------------------------------------
+    def _enable(self, api: ApiClient, rc: dict[str, Any], policy: IdlePolicy) -> list[str]:
+        the_plan = scaling.plan(api, rc, policy)
+        return scaling.apply_plan(api, the_plan, previous=scaling.policy_of(rc))
+
+    def scale_to_zero(
+        self,
+        idle_minutes: float | None,
+        *,
+        mode: str = "auto",
+        idle_signal: str = "gpu",
+        prometheus: PrometheusSource | str | dict[str, Any] | None = None,
+        hook: PreStopHook | str | None = None,
+        initial_cooldown_minutes: float | None = None,
+        polling_seconds: int = 30,
+        dry_run: bool = False,
+    ) -> str:
+        """Give the cluster's quota back after ``idle_minutes`` without use; ``None`` removes the policy.
+
+        The arguments are those of :class:`~rayqueue_sdk.config.idle.IdlePolicy` and are checked before
+        anything is sent. ``mode="auto"`` uses KEDA where discovery shows ``workloads/scale`` and
+        ``scaledobjects.keda.sh`` (and the policy needs nothing KEDA cannot do), else the in-cluster
+        reaper; a cluster without a queue is suspended through KubeRay's ``spec.suspend``. The objects are
+        owned by the RayCluster and replace any previous policy. ``dry_run=True`` creates nothing and
+        says what the policy would decide now and why. Returns a one-line report.
+
+        Raises:
+            ConfigError: a bad value; ``mode="keda"`` where KEDA or Workload ``/scale`` is not served
+                (names what is missing and offers ``mode="reaper"``).
+            ForbiddenError: the identity may not create one of the objects (names the verb and the
+                resource); nothing this call made is left behind.
+
+        Example:
+            >>> # cluster.scale_to_zero(idle_minutes=60)            # auto: KEDA where served, else the reaper
+            >>> # cluster.scale_to_zero(60, dry_run=True)           # what it would do now, and why
+            >>> # cluster.scale_to_zero(None)                       # remove the policy
+        """
+        if idle_minutes is None:
+            api = self._api()
+            removed = scaling.remove_policy(api, self._namespace_of(api), self.name)
+            object.__setattr__(self.config, "idle_scale_to_zero", None)
+            return f"idle policy removed ({', '.join(removed) or 'nothing to remove'})"
+        policy: IdlePolicy = IdlePolicy.model_validate(
+            {
+                "idle_minutes": idle_minutes,
+                "mode": mode,
+                "idle_signal": idle_signal,
+                "prometheus": prometheus,
+                "hook": hook,
+                "initial_cooldown_minutes": initial_cooldown_minutes,
+                "polling_seconds": polling_seconds,
+            }
+        )
+        api = self._api()
+        namespace = self._namespace_of(api)
+        rc = fetch_raycluster(api, namespace, self.name)
+        the_plan = scaling.plan(api, rc, policy)
+        if dry_run:
+            uid = str((rc.get("metadata") or {}).get("uid") or "")
+            workload = find_workload(api, namespace, uid) if the_plan.mechanism == "workload" else None
+            jobs = gpu = None
+            try:
+                jobs = [
+                    {"submission_id": j.submission_id, "status": str(getattr(j.status, "value", j.status))}
+                    for j in self.list_jobs()
+                ]
+            except (RayQueueError, OSError, RuntimeError, ValueError) as err:
+                log.debug("dry run: Ray jobs not readable: %s", err)
+            return scaling.dry_run(policy, the_plan, workload, rc=rc, jobs=jobs, gpu=gpu)
+        made = scaling.apply_plan(api, the_plan, previous=scaling.policy_of(rc))
+        object.__setattr__(self.config, "idle_scale_to_zero", policy)
+        return f"{namespace}/{self.name}: {the_plan.summary().split(':')[0]}: {', '.join(made)}"
 
     def _set_active(self, active: bool) -> str:
         api = self._api()

@@ -68,6 +68,9 @@ class ClusterStatus:
         workload: the Kueue Workload's name, once Kueue created it.
         workers_ready, workers_desired: worker pods ready / wanted, as KubeRay reports them.
         dashboard_url, cluster_uri: the Ray dashboard and ``ray://`` client addresses.
+        idle_scale_to_zero: the idle policy and its clock in one line (``None``: no policy), e.g.
+            ``"reaper mode: idle 12 of 60 min"``.
+        scaled_to_zero: the idle policy gave the quota back; ``resume()`` queues the cluster again.
 
     Example:
         >>> st = ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready (2/2 workers ready)")
@@ -92,6 +95,8 @@ class ClusterStatus:
     workers_desired: int | None = None
     dashboard_url: str | None = None
     cluster_uri: str | None = None
+    idle_scale_to_zero: str | None = None
+    scaled_to_zero: bool = False
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}: {self.explanation}"

@@ -51,6 +51,7 @@ from rayqueue_sdk.config.fields import (
     Tolerations,
     _resolve_limits,
 )
+from rayqueue_sdk.config.idle import IdlePolicy
 from rayqueue_sdk.config.worker_group import WorkerGroup
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.manifests.quantities import CPU_ALLOWED, MEMORY_ALLOWED
@@ -315,6 +316,9 @@ class ClusterConfiguration(_ClusterShape):
     elastic: bool = Field(default=False, description="True adds the kueue.x-k8s.io/elastic-job annotation")
     verify_tls: bool = Field(
         default=True, description="True or False: verify the dashboard's TLS certificate"
+    )
+    idle_scale_to_zero: IdlePolicy | None = Field(
+        default=None, description="an IdlePolicy(idle_minutes=...) or None: give the quota back when idle"
     )
 
     def head_extended_resources(self) -> dict[str, int | str]:

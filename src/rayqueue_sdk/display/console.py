@@ -140,6 +140,7 @@ def status_panel(status: ClusterStatus) -> Any:
         ("workload", status.workload),
         ("dashboard", status.dashboard_url),
         ("ray client", status.cluster_uri),
+        ("scale to zero", status.idle_scale_to_zero),
     ]
     for label, value in rows:
         if value:

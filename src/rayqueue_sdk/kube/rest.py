@@ -16,7 +16,7 @@ from rayqueue_sdk.kube.retry import DEFAULT_POLICY, DEFAULT_REQUEST_TIMEOUT, Ret
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
 
-__all__ = ["get_path"]
+__all__ = ["get_path", "send_path"]
 
 
 def get_path(
@@ -66,5 +66,70 @@ def get_path(
         server=server_of(api),
         policy=policy,
         deadline=deadline,
+        request_timeout=None,
+    )
+
+
+def send_path(
+    api: ApiClient,
+    method: str,
+    path: str,
+    body: Any = None,
+    *,
+    content_type: str = "application/json",
+    verb: str,
+    resource: str,
+    namespace: str | None = None,
+    name: str | None = None,
+    idempotent: bool = True,
+    query: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Send ``method`` to an API path with a JSON body; the decoded answer (typed errors, retries).
+
+    For the kinds the generated ``CustomObjectsApi`` cannot reach (the core group's ``/api/v1``) or
+    reaches only typed: ServiceAccounts, Secrets, Roles, ConfigMaps, Deployments.
+    ``idempotent=False`` (a create) is not repeated after an unclear failure.
+
+    Example:
+        >>> from rayqueue_sdk.errors import ConnectionFailedError
+        >>> from rayqueue_sdk.kube.connection import build_api_client
+        >>> api = build_api_client("https://127.0.0.1:1")
+        >>> try:
+        ...     send_path(api, "DELETE", "/api/v1/namespaces/ds/configmaps/x", verb="delete",
+        ...               resource="configmaps", idempotent=False)
+        ... except ConnectionFailedError as err:
+        ...     print("unreachable" in str(err))
+        True
+    """
+
+    def _send() -> dict[str, Any]:
+        from kubernetes.client.exceptions import ApiException  # lazy: kubernetes is slow to import
+
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        params = api.param_serialize(
+            method=method,
+            resource_path=path,
+            query_params=list((query or {}).items()),
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        response = api.call_api(*params, _request_timeout=DEFAULT_REQUEST_TIMEOUT)
+        response.read()
+        if not 200 <= response.status <= 299:
+            text = response.data.decode("utf-8", errors="replace") if response.data else None
+            raise ApiException.from_response(http_resp=response, body=text, data=None)
+        return json.loads(response.data or b"{}")
+
+    return call(
+        _send,
+        verb=verb,
+        resource=resource,
+        namespace=namespace,
+        name=name,
+        server=server_of(api),
+        idempotent=idempotent,
         request_timeout=None,
     )

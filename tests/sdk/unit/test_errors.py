@@ -123,5 +123,6 @@ def test_every_error_class_has_a_stable_cli_exit_code() -> None:
         "ClusterDeletedError": 5,
         "PreemptedError": 5,
         "JobFailedError": 8,
+        "ScaledToZeroError": 5,
         "UnsupportedError": 1,
     }

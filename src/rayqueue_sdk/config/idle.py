@@ -1,0 +1,353 @@
+"""The idle scale-to-zero policy: :class:`IdlePolicy`, :class:`PrometheusSource`, :class:`PreStopHook`.
+
+Pure models (no I/O), checked in their constructors like every configuration model: a bad value is a
+:class:`~rayqueue_sdk.errors.ConfigError` naming the field, the value and what is allowed, raised before
+anything is sent. The policy is given to ``ClusterConfiguration(idle_scale_to_zero=...)`` or, on a live
+cluster, to ``Cluster.scale_to_zero(...)``; the objects it stands for are built by
+:mod:`rayqueue_sdk.manifests.scaling` and applied by :mod:`rayqueue_sdk.scaling`.
+
+What counts as idle is a choice, as in SkyPilot's autostop (``wait_for``): ``idle_signal="gpu"`` (the
+default: no GPU use, whatever else runs), ``"jobs"`` (no pending or running Ray job) or ``"gpu_and_jobs"``
+(both). KEDA can only see the Prometheus query, so ``mode="keda"`` takes ``idle_signal="gpu"``, a
+``prometheus`` source and no ``hook``; ``mode="auto"`` picks the reaper when the policy asks for more.
+
+The Prometheus query is a template: ``{pods}`` (required: the regex of this cluster's head and worker
+pods), ``{namespace}``, ``{window}``, ``{pod_label}`` and ``{namespace_label}`` are replaced by plain
+text substitution (PromQL's own braces stay as written). The default reads dcgm-exporter's
+``DCGM_FI_DEV_GPU_UTIL`` as scraped through a ServiceMonitor, whose series carry ``exported_pod`` and
+``exported_namespace``; a gauge wants ``max_over_time`` over a window (``rate()`` of a gauge is
+meaningless), and ``max`` makes it one series, as KEDA requires.
+
+Example:
+    >>> p = IdlePolicy(idle_minutes=60)
+    >>> p.mode, p.idle_signal, p.idle_seconds, p.initial_cooldown_seconds
+    ('auto', 'gpu', 3600, 3600)
+    >>> IdlePolicy(idle_minutes=0)
+    Traceback (most recent call last):
+    ...
+    rayqueue_sdk.errors.ConfigError: idle_minutes: not above 0 (got 0); allowed: a number of minutes > 0...
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from rayqueue_sdk.config.errors import _Model
+from rayqueue_sdk.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_GPU_QUERY",
+    "IDLE_SIGNALS",
+    "MODES",
+    "IdlePolicy",
+    "PreStopHook",
+    "PrometheusSource",
+]
+
+#: The ways to scale a cluster to zero: KEDA on the Workload's ``/scale``, the in-cluster reaper, or
+#: whichever the cluster supports (KEDA where served).
+MODES: tuple[str, ...] = ("auto", "keda", "reaper")
+#: What counts as busy: GPU use, Ray jobs pending or running, or either of them.
+IDLE_SIGNALS: tuple[str, ...] = ("gpu", "jobs", "gpu_and_jobs")
+
+#: The default query: the highest DCGM GPU utilisation of this cluster's pods over the window.
+DEFAULT_GPU_QUERY = (
+    "max(max_over_time(DCGM_FI_DEV_GPU_UTIL"
+    '{{namespace_label}="{namespace}",{pod_label}=~"{pods}"}[{window}]))'
+)
+
+_DURATION = re.compile(r"^([0-9]+(ms|s|m|h|d|w|y))+$")
+_LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+_PLACEHOLDERS = ("{pods}", "{namespace}", "{window}", "{pod_label}", "{namespace_label}")
+
+
+def _positive_number(field: str, value: Any, unit: str, *, zero_ok: bool = False) -> float:
+    allowed = f"a number of {unit} {'>=' if zero_ok else '>'} 0, e.g. 60"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(field, value, allowed, problem="not a number")
+    if not math.isfinite(value):
+        raise ConfigError(field, value, allowed, problem="not a finite number")
+    if value < 0 or (value == 0 and not zero_ok):
+        raise ConfigError(field, value, allowed, problem="not above 0" if not zero_ok else "negative")
+    return float(value)
+
+
+class PrometheusSource(_Model):
+    """Where and how idleness is read from Prometheus (both modes; the reaper can do without it).
+
+    ``url`` is the Prometheus (or Thanos querier) HTTP API base, ``http://`` or ``https://``; seed 000's
+    ``https://thanos-querier.openshift-monitoring.svc.cluster.local:9092`` is an example, never a default.
+    ``auth="bearer"`` sends the policy's ServiceAccount token (KEDA: through a TriggerAuthentication on
+    the token Secret, as seed 000 does; the reaper: its own projected token); ``"none"`` sends nothing.
+
+    Example:
+        >>> src = PrometheusSource(url="http://prometheus.monitoring:9090")
+        >>> src.render_query(pods="ws-(head|g-worker)-[a-z0-9]+", namespace="ds")
+        'max(max_over_time(DCGM_FI_DEV_GPU_UTIL{exported_namespace="ds",exported_pod=~"ws-(head|g-worker)-[a-z0-9]+"}[1m]))'
+        >>> PrometheusSource(url="ftp://x")
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ConfigError: url: not an http(s) URL (got 'ftp://x'); allowed: ...
+    """
+
+    url: str = Field(description="the Prometheus HTTP API base URL, http:// or https://")
+    query: str = Field(
+        default=DEFAULT_GPU_QUERY,
+        description="a PromQL query returning one series, with the placeholder {pods} (this cluster's pods)",
+    )
+    pod_label: str = Field(default="exported_pod", description="the label naming the pod on the series")
+    namespace_label: str = Field(
+        default="exported_namespace", description="the label naming the namespace on the series"
+    )
+    window: str = Field(default="1m", description="a Prometheus duration such as 30s, 1m or 5m")
+    auth: Literal["bearer", "none"] = Field(default="none", description="'bearer' or 'none'")
+
+    @field_validator("url", mode="before")
+    @classmethod
+    def _url(cls, value: Any) -> Any:
+        if not isinstance(value, str) or not re.match(r"^https?://[^/\s]+", value):
+            raise ConfigError(
+                "url",
+                value,
+                "an http:// or https:// URL, e.g. http://prometheus.monitoring.svc:9090",
+                problem="not an http(s) URL",
+            )
+        return value.rstrip("/")
+
+    @field_validator("query", mode="before")
+    @classmethod
+    def _query(cls, value: Any) -> Any:
+        if not isinstance(value, str) or "{pods}" not in value:
+            raise ConfigError(
+                "query",
+                value,
+                "a PromQL query with the placeholder {pods} (this cluster's pod regex), e.g. "
+                + DEFAULT_GPU_QUERY,
+                problem="no placeholder for the cluster",
+            )
+        return value
+
+    @field_validator("pod_label", "namespace_label", mode="before")
+    @classmethod
+    def _label(cls, value: Any) -> Any:
+        if not isinstance(value, str) or not _LABEL.match(value):
+            raise ConfigError("label", value, "a Prometheus label name, e.g. exported_pod")
+        return value
+
+    @field_validator("window", mode="before")
+    @classmethod
+    def _window(cls, value: Any) -> Any:
+        if not isinstance(value, str) or not _DURATION.match(value):
+            raise ConfigError("window", value, "a Prometheus duration such as 30s, 1m or 5m")
+        return value
+
+    def render_query(self, *, pods: str, namespace: str) -> str:
+        """The query for one cluster: the placeholders replaced (plain text, PromQL braces kept).
+
+        Example:
+            >>> PrometheusSource(url="http://p:9090", query='max(up{pod=~"{pods}"})').render_query(
+            ...     pods="a-.*", namespace="n")
+            'max(up{pod=~"a-.*"})'
+        """
+        values = {
+            "{pods}": pods,
+            "{namespace}": namespace,
+            "{window}": self.window,
+            "{pod_label}": self.pod_label,
+            "{namespace_label}": self.namespace_label,
+        }
+        text = self.query
+        for key in _PLACEHOLDERS:
+            text = text.replace(key, values[key])
+        return text
+
+
+class PreStopHook(_Model):
+    """A command run on the Ray head (as a Ray job) before the quota is given back, e.g. a checkpoint.
+
+    It runs with a timeout; its outcome (succeeded, failed, timed out) shows in ``cluster.status()``.
+    The cluster is scaled to zero whatever the outcome: the hook is a courtesy, not a veto.
+
+    Example:
+        >>> PreStopHook(command="python checkpoint.py", timeout_seconds=120).timeout_seconds
+        120.0
+    """
+
+    command: str = Field(description="a shell command, run on the head as a Ray job entrypoint")
+    timeout_seconds: float = Field(default=300.0, description="a number of seconds > 0")
+
+    @field_validator("command", mode="before")
+    @classmethod
+    def _command(cls, value: Any) -> Any:
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError("command", value, "a non-empty shell command, e.g. 'python ckpt.py'")
+        return value
+
+    @field_validator("timeout_seconds", mode="before")
+    @classmethod
+    def _timeout(cls, value: Any) -> Any:
+        return _positive_number("timeout_seconds", value, "seconds")
+
+
+class IdlePolicy(_Model):
+    """Scale the cluster to zero after ``idle_minutes`` without use, giving its quota back to the queue.
+
+    Args:
+        idle_minutes: minutes without use before scaling to zero (fractions allowed, > 0).
+        mode: ``"auto"`` (KEDA where Kueue serves ``workloads/scale`` and KEDA is installed, else the
+            reaper), ``"keda"`` or ``"reaper"``.
+        idle_signal: ``"gpu"`` (default), ``"jobs"`` or ``"gpu_and_jobs"``.
+        prometheus: a :class:`PrometheusSource` (or a URL string); KEDA needs one, the reaper uses
+            Ray's own view from the head without one.
+        hook: a :class:`PreStopHook` (or a command string), reaper only.
+        initial_cooldown_minutes: how long a freshly admitted cluster is left alone before its idle
+            time counts (default ``idle_minutes``). KEDA counts it from the ScaledObject's creation
+            (KEDA cannot see Kueue admission); the reaper from the Workload's admission.
+        polling_seconds: how often idleness is checked (KEDA's ``pollingInterval``).
+
+    Example:
+        >>> IdlePolicy(idle_minutes=30, mode="keda", prometheus="http://prom:9090").prometheus.url
+        'http://prom:9090'
+        >>> IdlePolicy(idle_minutes=30, mode="keda", idle_signal="jobs", prometheus="http://prom:9090")
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ConfigError: idle_signal: KEDA sees only the Prometheus query (got 'jobs'); ...
+    """
+
+    idle_minutes: float = Field(description="a number of minutes > 0, e.g. 60")
+    mode: Literal["auto", "keda", "reaper"] = Field(default="auto", description="'auto', 'keda' or 'reaper'")
+    idle_signal: Literal["gpu", "jobs", "gpu_and_jobs"] = Field(
+        default="gpu", description="'gpu', 'jobs' or 'gpu_and_jobs'"
+    )
+    prometheus: PrometheusSource | None = Field(
+        default=None, description="a PrometheusSource or an http(s) URL"
+    )
+    hook: PreStopHook | None = Field(default=None, description="a PreStopHook or a shell command")
+    initial_cooldown_minutes: float | None = Field(
+        default=None, description="a number of minutes >= 0 (default: idle_minutes)"
+    )
+    polling_seconds: int = Field(default=30, description="an integer number of seconds >= 1")
+
+    @field_validator("idle_minutes", mode="before")
+    @classmethod
+    def _idle(cls, value: Any) -> Any:
+        return _positive_number("idle_minutes", value, "minutes")
+
+    @field_validator("initial_cooldown_minutes", mode="before")
+    @classmethod
+    def _initial(cls, value: Any) -> Any:
+        return (
+            None
+            if value is None
+            else _positive_number("initial_cooldown_minutes", value, "minutes", zero_ok=True)
+        )
+
+    @field_validator("polling_seconds", mode="before")
+    @classmethod
+    def _polling(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError("polling_seconds", value, "an integer number of seconds >= 1")
+        return value
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _mode(cls, value: Any) -> Any:
+        if value not in MODES:
+            raise ConfigError(
+                "mode", value, "one of " + ", ".join(repr(m) for m in MODES), problem="unknown mode"
+            )
+        return value
+
+    @field_validator("idle_signal", mode="before")
+    @classmethod
+    def _signal(cls, value: Any) -> Any:
+        if value not in IDLE_SIGNALS:
+            raise ConfigError(
+                "idle_signal", value, "one of " + ", ".join(repr(s) for s in IDLE_SIGNALS), problem="unknown"
+            )
+        return value
+
+    @field_validator("prometheus", mode="before")
+    @classmethod
+    def _prometheus(cls, value: Any) -> Any:
+        return PrometheusSource(url=value) if isinstance(value, str) else value
+
+    @field_validator("hook", mode="before")
+    @classmethod
+    def _hook(cls, value: Any) -> Any:
+        return PreStopHook(command=value) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _keda_limits(self) -> IdlePolicy:
+        if self.mode != "keda":
+            return self
+        if self.idle_signal != "gpu":
+            raise ConfigError(
+                "idle_signal",
+                self.idle_signal,
+                "'gpu' with mode='keda', or mode='reaper' (it also reads Ray's jobs)",
+                problem="KEDA sees only the Prometheus query",
+            )
+        if self.prometheus is None:
+            raise ConfigError(
+                "prometheus",
+                None,
+                "a PrometheusSource or URL with mode='keda' (e.g. seed 000's "
+                "https://thanos-querier.openshift-monitoring.svc.cluster.local:9092), or mode='reaper'",
+                problem="KEDA needs a Prometheus to query",
+            )
+        if self.hook is not None:
+            raise ConfigError(
+                "hook",
+                self.hook.command,
+                "no hook with mode='keda', or mode='reaper'",
+                problem="KEDA runs no hooks",
+            )
+        return self
+
+    @property
+    def idle_seconds(self) -> int:
+        """The idle period in whole seconds (at least 1).
+
+        Example:
+            >>> IdlePolicy(idle_minutes=0.1).idle_seconds
+            6
+        """
+        return max(1, math.ceil(self.idle_minutes * 60 - 1e-9))
+
+    @property
+    def initial_cooldown_seconds(self) -> int:
+        """The initial cooldown in whole seconds (``idle_minutes`` when not given).
+
+        Example:
+            >>> IdlePolicy(idle_minutes=1, initial_cooldown_minutes=5).initial_cooldown_seconds
+            300
+        """
+        minutes = (
+            self.idle_minutes if self.initial_cooldown_minutes is None else self.initial_cooldown_minutes
+        )
+        return max(0, math.ceil(minutes * 60 - 1e-9))
+
+    def keda_possible(self) -> bool:
+        """Whether KEDA could carry this policy (GPU signal, a Prometheus source, no hook).
+
+        Example:
+            >>> IdlePolicy(idle_minutes=5).keda_possible(), IdlePolicy(idle_minutes=5,
+            ...     prometheus="http://p:9090").keda_possible()
+            (False, True)
+        """
+        return self.idle_signal == "gpu" and self.prometheus is not None and self.hook is None
+
+    def describe(self) -> str:
+        """One line for humans: the period, the signal and the mode.
+
+        Example:
+            >>> IdlePolicy(idle_minutes=60).describe()
+            'scale to zero after 60 idle min (signal gpu, mode auto)'
+        """
+        what = f"signal {self.idle_signal}, mode {self.mode}"
+        return f"scale to zero after {self.idle_minutes:g} idle min ({what})"

@@ -1,0 +1,652 @@
+"""Idle scale-to-zero, the I/O shell: discovery, apply and removal of the policy's objects, resume, status.
+
+- :func:`discover`: whether Kueue serves ``workloads/scale`` and KEDA serves ``scaledobjects.keda.sh``
+  (discovery documents, ``GET /apis/<group>/<version>``); :func:`choose_mode` turns that, the policy and
+  whether the cluster is queued into a mode and a mechanism, refusing ``mode="keda"`` where it cannot
+  work with a :class:`~rayqueue_sdk.errors.ConfigError` that names what is missing and offers the reaper.
+- :func:`plan` builds the objects (:mod:`rayqueue_sdk.manifests.scaling`) for a stored RayCluster (its
+  uid for the ownerReferences, its Workload's name for KEDA); :func:`apply_plan` creates them in order
+  and, when one is refused (a 403 on the Role, say), deletes what it had made before re-raising: nothing
+  half-made stays behind. The RayCluster gets the annotation ``scaling.rayqueue-sdk.io/policy``.
+- :func:`remove_policy` deletes every object either mode makes (idempotent).
+- :func:`on_resume` gives a resumed cluster its whole idle period again: under KEDA the ScaledObject is
+  recreated (KEDA's ``lastActiveTime`` is old and the metric still 0, so the old one would scale the
+  cluster straight back to zero; a new one has no ``lastActiveTime`` and its ``initialCooldownPeriod``
+  counts from its creation); the reaper's state annotation is cleared (its clock restarts anyway at the
+  Workload's new admission).
+- :func:`idle_status` reads the policy, the idle clock and whether the cluster was scaled to zero into an
+  :class:`IdleStatus`, and :func:`dry_run` says what the policy would decide now and why, using the
+  agent's own decision core (:func:`rayqueue_sdk.scaling.agent.decide`).
+
+Example:
+    >>> choose_mode(IdlePolicy(idle_minutes=5), Capabilities(True, True), queued=True)
+    ('reaper', 'workload')
+    >>> keda_ok = IdlePolicy(idle_minutes=5, prometheus="http://p:9090")
+    >>> choose_mode(keda_ok, Capabilities(True, True), queued=True)
+    ('keda', 'workload')
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rayqueue_sdk.config.idle import IdlePolicy
+from rayqueue_sdk.errors import ConfigError, ForbiddenError, NotFoundError, RayQueueError
+from rayqueue_sdk.kube.objects import create_manifest, delete_manifest, get_manifest, patch_manifest
+from rayqueue_sdk.kube.resources import find_workload, kueue_version
+from rayqueue_sdk.kube.rest import get_path
+from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
+from rayqueue_sdk.manifests.scaling import (
+    IDLE_STATE_ANNOTATION,
+    POLICY_ANNOTATION,
+    keda_objects,
+    policy_annotation,
+    policy_name,
+    reaper_objects,
+    token_secret_name,
+)
+from rayqueue_sdk.scaling import agent
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubernetes.client import ApiClient
+
+__all__ = [
+    "Capabilities",
+    "IdleStatus",
+    "Plan",
+    "agent_source",
+    "apply_plan",
+    "choose_mode",
+    "discover",
+    "dry_run",
+    "idle_status",
+    "on_resume",
+    "plan",
+    "policy_of",
+    "remove_policy",
+]
+
+log = logging.getLogger(__name__)
+
+#: How long :func:`plan` waits for Kueue to create the cluster's Workload (KEDA mode needs its name).
+_WORKLOAD_WAIT = 20.0
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the API server serves for KEDA mode.
+
+    Example:
+        >>> Capabilities(False, True).missing
+        ['workloads/scale (kueue.x-k8s.io: Kueue without the Workload /scale subresource, kueue#4927)']
+    """
+
+    workload_scale: bool
+    keda: bool
+
+    @property
+    def missing(self) -> list[str]:
+        """What KEDA mode lacks here, in words."""
+        out = []
+        if not self.workload_scale:
+            out.append(
+                "workloads/scale (kueue.x-k8s.io: Kueue without the Workload /scale subresource, kueue#4927)"
+            )
+        if not self.keda:
+            out.append("scaledobjects.keda.sh (KEDA is not installed)")
+        return out
+
+
+def _served(api: ApiClient, path: str) -> set[str]:
+    try:
+        doc = get_path(api, path)
+    except (NotFoundError, ForbiddenError):
+        return set()
+    return {str(r.get("name")) for r in doc.get("resources") or []}
+
+
+def discover(api: ApiClient) -> Capabilities:
+    """Ask discovery whether ``workloads/scale`` and ``scaledobjects.keda.sh`` are served.
+
+    Example:
+        >>> # discover(api)   # Capabilities(workload_scale=False, keda=True) on upstream Kueue
+    """
+    version = kueue_version(api)
+    return Capabilities(
+        workload_scale="workloads/scale" in _served(api, f"/apis/kueue.x-k8s.io/{version}"),
+        keda="scaledobjects" in _served(api, "/apis/keda.sh/v1alpha1"),
+    )
+
+
+def choose_mode(policy: IdlePolicy, caps: Capabilities, *, queued: bool) -> tuple[str, str]:
+    """``(mode, mechanism)``: ``keda``/``reaper`` and ``workload``/``suspend``.
+
+    A cluster without a queue has no Workload: the reaper suspends it through KubeRay's ``spec.suspend``.
+
+    Example:
+        >>> choose_mode(IdlePolicy(idle_minutes=5), Capabilities(True, True), queued=False)
+        ('reaper', 'suspend')
+        >>> choose_mode(IdlePolicy(idle_minutes=5, mode="keda", prometheus="http://p:9090"),
+        ...             Capabilities(False, True), queued=True)
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ConfigError: mode: KEDA is not served here: workloads/scale ...
+    """
+    if not queued:
+        if policy.mode == "keda":
+            raise ConfigError(
+                "mode",
+                "keda",
+                "mode='reaper' or 'auto' (a cluster without a queue is suspended: KubeRay's spec.suspend)",
+                problem="a cluster without a Kueue queue has no Workload for KEDA to scale",
+            )
+        return "reaper", "suspend"
+    if policy.mode == "keda":
+        if caps.missing:
+            raise ConfigError(
+                "mode",
+                "keda",
+                "mode='reaper' (works with upstream Kueue) or mode='auto'",
+                problem=f"KEDA is not served here: {'; '.join(caps.missing)}",
+            )
+        return "keda", "workload"
+    if policy.mode == "auto" and not caps.missing and policy.keda_possible():
+        return "keda", "workload"
+    return "reaper", "workload"
+
+
+def agent_source() -> str:
+    """The agent's source text, as shipped in the ConfigMap (the very file that runs in the cluster).
+
+    Example:
+        >>> "def decide(" in agent_source() and "import rayqueue_sdk" not in agent_source()
+        True
+    """
+    return Path(agent.__file__).read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What :func:`apply_plan` will create, and why.
+
+    Example:
+        >>> Plan("ws", "ds", "reaper", "suspend", []).summary()
+        'reaper mode (RayCluster spec.suspend): 0 objects'
+    """
+
+    cluster: str
+    namespace: str
+    mode: str
+    mechanism: str
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    annotation: str = ""
+
+    def summary(self) -> str:
+        """One line: the mode, the mechanism and the objects."""
+        how = "Workload spec.active=false" if self.mechanism == "workload" else "RayCluster spec.suspend"
+        names = ", ".join(f"{o['kind']}/{o['metadata']['name']}" for o in self.objects)
+        return f"{self.mode} mode ({how}): {len(self.objects)} objects" + (f": {names}" if names else "")
+
+
+def _groups(rc: dict[str, Any]) -> list[str]:
+    return [str(g.get("groupName")) for g in (rc.get("spec") or {}).get("workerGroupSpecs") or []]
+
+
+def _image(rc: dict[str, Any]) -> str:
+    containers = (((rc.get("spec") or {}).get("headGroupSpec") or {}).get("template") or {}).get("spec", {})
+    return str((containers.get("containers") or [{}])[0].get("image") or "")
+
+
+def plan(
+    api: ApiClient | None,
+    rc: dict[str, Any],
+    policy: IdlePolicy,
+    *,
+    caps: Capabilities | None = None,
+    workload: str | None = None,
+) -> Plan:
+    """The objects for the stored RayCluster ``rc`` (``api=None``: offline, as ``to_yaml()`` shows them).
+
+    Offline, ``auto`` renders the reaper (discovery decides at apply time), the ownerReferences are left
+    out (the uid is the server's) and KEDA's Workload name is a placeholder.
+
+    Example:
+        >>> rc = {"metadata": {"name": "ws", "namespace": "ds", "labels": {"kueue.x-k8s.io/queue-name": "q"}},
+        ...       "spec": {"workerGroupSpecs": [{"groupName": "g"}]}}
+        >>> plan(None, rc, IdlePolicy(idle_minutes=5)).summary()
+        'reaper mode (Workload spec.active=false): 5 objects: ServiceAccount/ws-idle, Role/ws-idle, ...'
+    """
+    meta = rc.get("metadata") or {}
+    name, namespace = str(meta.get("name")), str(meta.get("namespace") or "default")
+    uid = meta.get("uid") or None
+    queued = bool((meta.get("labels") or {}).get("kueue.x-k8s.io/queue-name"))
+    if caps is None:
+        caps = (
+            discover(api) if api is not None else Capabilities(policy.mode == "keda", policy.mode == "keda")
+        )
+    mode, mechanism = choose_mode(policy, caps, queued=queued)
+    groups = _groups(rc)
+    if mode == "keda":
+        version = kueue_version(api) if api is not None else "v1beta2"
+        objects = keda_objects(
+            policy,
+            cluster=name,
+            namespace=namespace,
+            groups=groups,
+            workload=workload
+            or (_workload_name(api, namespace, uid) if api and uid else f"raycluster-{name}-<uid>"),
+            workload_api_version=f"kueue.x-k8s.io/{version}",
+            uid=uid,
+        )
+    else:
+        objects = reaper_objects(
+            policy,
+            cluster=name,
+            namespace=namespace,
+            groups=groups,
+            image=_image(rc),
+            agent_source=agent_source(),
+            mechanism=mechanism,
+            uid=uid,
+        )
+    return Plan(
+        name, namespace, mode, mechanism, objects, policy_annotation(policy, mode=mode, mechanism=mechanism)
+    )
+
+
+def _workload_name(api: ApiClient, namespace: str, uid: str) -> str:
+    deadline = time.monotonic() + _WORKLOAD_WAIT
+    pause = 0.1
+    while True:
+        found = find_workload(api, namespace, uid)
+        if found is not None:
+            return str((found.get("metadata") or {}).get("name"))
+        if time.monotonic() + pause > deadline:
+            raise NotFoundError(
+                404,
+                "NotFound",
+                f"Kueue made no Workload (label {JOB_UID_LABEL}={uid}) in {namespace!r} within "
+                f"{_WORKLOAD_WAIT:g}s: KEDA needs its name (is Kueue running?)",
+            )
+        time.sleep(pause)
+        pause = min(1.0, pause * 2)
+
+
+def _rc_ref(name: str, namespace: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": name, "namespace": namespace},
+    }
+
+
+def apply_plan(api: ApiClient, the_plan: Plan, *, previous: dict[str, Any] | None = None) -> list[str]:
+    """Replace any previous policy objects with ``the_plan``'s, all or nothing; returns ``Kind/name``s.
+
+    Raises:
+        ForbiddenError: a create was refused (names the verb and the resource); what this call had
+            created is deleted first.
+
+    Example:
+        >>> # apply_plan(api, plan(api, stored_raycluster, IdlePolicy(idle_minutes=60)))
+    """
+    if previous is not None:
+        remove_policy(api, the_plan.namespace, the_plan.cluster, annotation=False, mode=previous.get("mode"))
+    made: list[dict[str, Any]] = []
+    try:
+        for obj in the_plan.objects:
+            create_manifest(api, obj)
+            made.append(obj)
+        patch_manifest(
+            api,
+            _rc_ref(the_plan.cluster, the_plan.namespace),
+            {"metadata": {"annotations": {POLICY_ANNOTATION: the_plan.annotation}}},
+        )
+    except RayQueueError:
+        for obj in reversed(made):
+            try:
+                delete_manifest(api, obj)
+            except RayQueueError as err:  # pragma: no cover - best effort; the ownerReferences remain
+                log.warning("could not remove %s/%s: %s", obj["kind"], obj["metadata"]["name"], err)
+        raise
+    log.info("%s/%s: %s", the_plan.namespace, the_plan.cluster, the_plan.summary())
+    return [f"{o['kind']}/{o['metadata']['name']}" for o in made]
+
+
+def _all_kinds(name: str, namespace: str, mode: str | None = None) -> list[dict[str, Any]]:
+    base = policy_name(name)
+    keda_only = {"ScaledObject", "TriggerAuthentication", "Secret"}
+    reaper_only = {"Deployment", "ConfigMap"}
+    kinds = [
+        ("keda.sh/v1alpha1", "ScaledObject", base),
+        ("keda.sh/v1alpha1", "TriggerAuthentication", base),
+        ("apps/v1", "Deployment", base),
+        ("v1", "ConfigMap", base),
+        ("rbac.authorization.k8s.io/v1", "RoleBinding", base),
+        ("rbac.authorization.k8s.io/v1", "Role", base),
+        ("v1", "Secret", token_secret_name(name)),
+        ("v1", "ServiceAccount", base),
+    ]
+    skip = reaper_only if mode == "keda" else keda_only if mode == "reaper" else set()
+    return [
+        {"apiVersion": v, "kind": k, "metadata": {"name": n, "namespace": namespace}}
+        for v, k, n in kinds
+        if k not in skip
+    ]
+
+
+def remove_policy(
+    api: ApiClient, namespace: str, name: str, *, annotation: bool = True, mode: str | None = None
+) -> list[str]:
+    """Delete the objects ``mode`` makes (``None``: the policy annotation's mode, else both modes') for
+    cluster ``name`` (idempotent); the removed ``Kind/name``s. With ``annotation`` the RayCluster's
+    policy annotation goes too.
+
+    A kind the server does not serve (no KEDA) counts as absent.
+
+    Example:
+        >>> # remove_policy(api, "ds", "ws")   # ['Deployment/ws-idle', ...], then []
+    """
+    rc_ref = _rc_ref(name, namespace)
+    if mode is None:
+        try:
+            mode = (policy_of(get_manifest(api, rc_ref)) or {}).get("mode")
+        except NotFoundError:
+            mode = None
+    removed = []
+    for obj in _all_kinds(name, namespace, mode):
+        try:
+            if delete_manifest(api, obj):
+                removed.append(f"{obj['kind']}/{obj['metadata']['name']}")
+        except NotFoundError:
+            continue
+    if annotation:
+        with contextlib.suppress(NotFoundError):
+            patch_manifest(api, rc_ref, {"metadata": {"annotations": {POLICY_ANNOTATION: None}}})
+    return removed
+
+
+def policy_of(rc: dict[str, Any]) -> dict[str, Any] | None:
+    """The policy annotation of a RayCluster, decoded (``None``: no policy).
+
+    Example:
+        >>> policy_of({"metadata": {"annotations": {POLICY_ANNOTATION: '{"mode": "keda"}'}}})
+        {'mode': 'keda'}
+    """
+    text = ((rc.get("metadata") or {}).get("annotations") or {}).get(POLICY_ANNOTATION)
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def on_resume(api: ApiClient, rc: dict[str, Any], workload: dict[str, Any] | None) -> str | None:
+    """Give a resumed cluster its whole idle period again; what was done, in words (``None``: no policy).
+
+    Example:
+        >>> # on_resume(api, raycluster, workload)   # 'ScaledObject ws-idle recreated: ...'
+    """
+    info = policy_of(rc)
+    if info is None:
+        return None
+    meta = rc.get("metadata") or {}
+    name, namespace = str(meta.get("name")), str(meta.get("namespace"))
+    if info.get("mode") == "keda":
+        ref = {
+            "apiVersion": "keda.sh/v1alpha1",
+            "kind": "ScaledObject",
+            "metadata": {"name": policy_name(name), "namespace": namespace},
+        }
+        try:
+            old = get_manifest(api, ref)
+        except NotFoundError:
+            return "no ScaledObject to recreate"
+        old_meta = old.get("metadata") or {}
+        annotations = dict(old_meta.get("annotations") or {})
+        annotations["scaling.rayqueue-sdk.io/resumed-at"] = agent.format_time(time.time()) or ""
+        fresh = {
+            "apiVersion": old["apiVersion"],
+            "kind": "ScaledObject",
+            "metadata": {
+                k: v
+                for k, v in {
+                    "name": old_meta.get("name"),
+                    "namespace": namespace,
+                    "labels": {
+                        k: v
+                        for k, v in (old_meta.get("labels") or {}).items()
+                        if not k.startswith("scaledobject.keda.sh/")
+                    },
+                    "annotations": annotations,
+                    "ownerReferences": old_meta.get("ownerReferences"),
+                }.items()
+                if v
+            },
+            "spec": old.get("spec"),
+        }
+        delete_manifest(api, ref)
+        _wait_gone(api, ref)
+        create_manifest(api, fresh)
+        return f"ScaledObject {policy_name(name)} recreated: KEDA counts the idle period from now"
+    holder = workload if info.get("mechanism") == "workload" else rc
+    if holder is not None:
+        ref = {
+            "apiVersion": holder.get("apiVersion", "ray.io/v1"),
+            "kind": holder.get("kind", "RayCluster"),
+            "metadata": {"name": (holder.get("metadata") or {}).get("name"), "namespace": namespace},
+        }
+        if ref["kind"] == "Workload":
+            return "the reaper restarts its idle clock at the new admission"
+        patch_manifest(api, ref, {"metadata": {"annotations": {IDLE_STATE_ANNOTATION: None}}})
+    return "the reaper restarts its idle clock at the new admission"
+
+
+def _wait_gone(api: ApiClient, ref: dict[str, Any], limit: float = 10.0) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            get_manifest(api, ref)
+        except NotFoundError:
+            return
+        time.sleep(0.1)
+
+
+@dataclass(frozen=True)
+class IdleStatus:
+    """The policy in force and where its idle clock stands, for ``status()``, ``details()`` and the CLI.
+
+    Attributes:
+        mode, mechanism: ``keda``/``reaper``; ``workload``/``suspend``.
+        idle_minutes, idle_signal: the policy.
+        idle_since: when the idle clock started (epoch seconds), if it runs.
+        scaled_to_zero: the policy gave the quota back and the cluster waits for ``resume()``.
+        scaled_at: when, if known; ``idle_for`` how long it had been idle then (seconds).
+        decision, hook: the reaper's last decision and the pre-stop hook's outcome.
+
+    Example:
+        >>> st = IdleStatus("reaper", "workload", 60, "gpu", idle_since=1000.0)
+        >>> st.text(now=1000.0 + 12 * 60)
+        'reaper mode: idle 12 of 60 min'
+        >>> IdleStatus("keda", "workload", 60, "gpu", scaled_to_zero=True, scaled_at=0.0,
+        ...            idle_for=3600).text(now=10.0)
+        'keda mode: scaled to zero at 00:00 UTC after 60 idle min; quota released; ...'
+    """
+
+    mode: str
+    mechanism: str
+    idle_minutes: float
+    idle_signal: str
+    idle_since: float | None = None
+    scaled_to_zero: bool = False
+    scaled_at: float | None = None
+    idle_for: float | None = None
+    decision: str | None = None
+    hook: str | None = None
+
+    def text(self, now: float | None = None) -> str:
+        """One line for humans (times in UTC)."""
+        now = time.time() if now is None else now
+        head = f"{self.mode} mode"
+        if self.scaled_to_zero:
+            when = (
+                f" at {time.strftime('%H:%M', time.gmtime(self.scaled_at))} UTC"
+                if self.scaled_at is not None
+                else ""
+            )
+            after = f" after {self.idle_for / 60:.0f} idle min" if self.idle_for else ""
+            released = "quota released" if self.mechanism == "workload" else "suspended"
+            out = f"{head}: scaled to zero{when}{after}; {released}; cluster.resume() queues it again"
+        elif self.idle_since is not None:
+            out = f"{head}: idle {max(0.0, now - self.idle_since) / 60:.0f} of {self.idle_minutes:g} min"
+        else:
+            out = f"{head}: scale to zero after {self.idle_minutes:g} idle min ({self.decision or 'waiting'})"
+        if self.hook:
+            out += f"; pre-stop hook {self.hook}"
+        return out
+
+
+def idle_status(api: ApiClient, rc: dict[str, Any], workload: dict[str, Any] | None) -> IdleStatus | None:
+    """Read the policy and its clock for the stored RayCluster ``rc`` (``None``: no policy).
+
+    Example:
+        >>> # idle_status(api, raycluster, workload).text()   # 'keda mode: idle 12 of 60 min'
+    """
+    info = policy_of(rc)
+    if info is None:
+        return None
+    meta = rc.get("metadata") or {}
+    name, namespace = str(meta.get("name")), str(meta.get("namespace"))
+    mode, mechanism = str(info.get("mode")), str(info.get("mechanism"))
+    base: dict[str, Any] = {
+        "mode": mode,
+        "mechanism": mechanism,
+        "idle_minutes": float(info.get("idle_minutes") or 0),
+        "idle_signal": str(info.get("idle_signal") or "gpu"),
+    }
+    stopped = (
+        ((workload or {}).get("spec") or {}).get("active") is False
+        if mechanism == "workload"
+        else bool((rc.get("spec") or {}).get("suspend"))
+    )
+    if mode == "keda":
+        ref = {
+            "apiVersion": "keda.sh/v1alpha1",
+            "kind": "ScaledObject",
+            "metadata": {"name": policy_name(name), "namespace": namespace},
+        }
+        try:
+            so = get_manifest(api, ref)
+        except RayQueueError:
+            return IdleStatus(**base, scaled_to_zero=stopped, decision="ScaledObject not readable")
+        st = so.get("status") or {}
+        last = agent.parse_time(st.get("lastActiveTime"))
+        since = (
+            last
+            if last is not None
+            else agent.parse_time((so.get("metadata") or {}).get("creationTimestamp"))
+        )
+        scaled_at = _keda_scaled_at(workload) if stopped else None
+        return IdleStatus(
+            **base,
+            idle_since=None if stopped else since,
+            scaled_to_zero=stopped,
+            scaled_at=scaled_at,
+            idle_for=(scaled_at - since) if scaled_at is not None and since is not None else None,
+        )
+    holder = workload if mechanism == "workload" else rc
+    text = (((holder or {}).get("metadata") or {}).get("annotations") or {}).get(IDLE_STATE_ANNOTATION)
+    try:
+        state = json.loads(text) if text else {}
+    except ValueError:
+        state = {}
+    return IdleStatus(
+        **base,
+        idle_since=None if stopped else agent.parse_time(state.get("idleSince")),
+        scaled_to_zero=stopped,
+        scaled_at=agent.parse_time(state.get("scaledAt")) if stopped else None,
+        idle_for=state.get("idleSeconds") if stopped else None,
+        decision=state.get("decision"),
+        hook=state.get("hook"),
+    )
+
+
+def _keda_scaled_at(workload: dict[str, Any] | None) -> float | None:
+    for cond in ((workload or {}).get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Evicted" and cond.get("reason") == "Deactivated":
+            return agent.parse_time(cond.get("lastTransitionTime"))
+    return None
+
+
+def dry_run(
+    policy: IdlePolicy,
+    the_plan: Plan,
+    workload: dict[str, Any] | None,
+    *,
+    rc: dict[str, Any],
+    jobs: list[dict[str, Any]] | None,
+    gpu: bool | None,
+    now: float | None = None,
+) -> str:
+    """What the policy would decide now and why, without acting (the agent's own decision core).
+
+    ``jobs`` (the Ray jobs) and ``gpu`` (GPU in use) are what the caller could read; ``None``: unknown.
+
+    Example:
+        >>> rc = {"metadata": {"name": "ws", "namespace": "ds"}, "spec": {"suspend": False},
+        ...       "status": {"conditions": [{"type": "HeadPodReady", "status": "True",
+        ...                                  "lastTransitionTime": "1970-01-01T00:00:00Z"}]}}
+        >>> p = Plan("ws", "ds", "reaper", "suspend", [])
+        >>> print(dry_run(IdlePolicy(idle_minutes=1, idle_signal="jobs"), p, None, rc=rc, jobs=[],
+        ...               gpu=None, now=90.0))
+        reaper mode (RayCluster spec.suspend): 0 objects. Now: would scale to zero (idle 1.5 min: ...)
+    """
+    now = time.time() if now is None else now
+    cond: dict[str, Any]
+    if the_plan.mechanism == "suspend":
+        running = not (rc.get("spec") or {}).get("suspend")
+        cond = next(
+            (c for c in (rc.get("status") or {}).get("conditions") or [] if c.get("type") == "HeadPodReady"),
+            {},
+        )
+    else:
+        running = ((workload or {}).get("spec") or {}).get("active", True) is not False and any(
+            c.get("type") == "Admitted" and c.get("status") == "True"
+            for c in ((workload or {}).get("status") or {}).get("conditions") or []
+        )
+        cond = next(
+            (
+                c
+                for c in ((workload or {}).get("status") or {}).get("conditions") or []
+                if c.get("type") == "Admitted"
+            ),
+            {},
+        )
+    busy = agent.busy_from(policy.idle_signal, gpu, None if jobs is None else agent.jobs_busy(jobs))
+    obs = agent.Observation(
+        running,
+        admitted_at=agent.parse_time(cond.get("lastTransitionTime")) if running else None,
+        busy=busy,
+        why="" if running else "not admitted or already scaled to zero",
+    )
+    if busy is None and running:
+        obs = agent.Observation(
+            True, admitted_at=obs.admitted_at, busy=None, why="the idle signal is not readable from here"
+        )
+    decision = agent.decide(
+        agent.AgentState(),
+        obs,
+        now,
+        idle_seconds=policy.idle_seconds,
+        initial_cooldown_seconds=policy.initial_cooldown_seconds,
+    )
+    verdict = "would scale to zero" if decision.action == "scale" else "would wait"
+    return f"{the_plan.summary()}. Now: {verdict} ({decision.state.decision})"

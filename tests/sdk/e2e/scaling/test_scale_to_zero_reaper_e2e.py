@@ -1,0 +1,235 @@
+"""Reaper mode end to end: the agent runs as a real process (``python agent.py``, the ConfigMap's own
+text) against the local control plane with real Ray heads, and scales the first of seed 000's clusters
+to zero once its Ray job has ended and the idle period has passed; the second is admitted and becomes
+ready with no other action; ``resume()`` queues the first again, behind the second.
+
+The agent gets the admin token through its token-directory override (``RAYQUEUE_AGENT_TOKEN_DIR``);
+the lead wires the real ServiceAccount path once the plane runs Deployments and RBAC from Roles.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rayqueue_local.controlplane import LocalControlPlane
+from rayqueue_sdk import Cluster, ClusterConfiguration, ForbiddenError, ScaledToZeroError
+from rayqueue_sdk.errors import NotFoundError
+from rayqueue_sdk.kube.objects import get_manifest
+from rayqueue_sdk.kube.resources import find_workload
+from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, policy_name
+
+pytestmark = [pytest.mark.ray]
+
+
+def wait_for(read: Callable[[], Any], ok: Callable[[Any], bool], timeout: float = 240.0) -> Any:
+    deadline = time.monotonic() + timeout
+    value = read()
+    while not ok(value):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting; last value: {value!r}")
+        time.sleep(0.5)
+        value = read()
+    return value
+
+
+def seed_cluster(name: str, ns: str, client: Any, queue: str = "user-queue") -> Cluster:
+    return Cluster(
+        ClusterConfiguration(
+            name=name,
+            namespace=ns,
+            head_cpu_requests=2,
+            head_cpu_limits=2,
+            head_memory_requests=8,
+            head_memory_limits=8,
+            head_extended_resource_requests={"nvidia.com/gpu": 1},
+            worker_extended_resource_requests={"nvidia.com/gpu": 1},
+            num_workers=1,
+            worker_cpu_requests=2,
+            worker_cpu_limits=2,
+            worker_memory_requests=8,
+            worker_memory_limits=8,
+            local_queue=queue,
+        ),
+        client=client,
+    )
+
+
+def start_agent(plane: LocalControlPlane, ns: str, cluster: str, admin: Any, tmp: Path) -> subprocess.Popen:
+    """The agent from its ConfigMap, as the kubelet would run it: ``python <mount>/agent.py``."""
+    cm = get_manifest(
+        admin,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": policy_name(cluster), "namespace": ns},
+        },
+    )
+    mount = tmp / "agent"
+    mount.mkdir()
+    for key, text in cm["data"].items():
+        (mount / key).write_text(text)
+    tokens = tmp / "serviceaccount"
+    tokens.mkdir()
+    (tokens / "token").write_text(plane.token)
+    (tokens / "token").chmod(0o600)
+    shutil.copy(plane.ca_cert_path, tokens / "ca.crt")
+    (tokens / "namespace").write_text(ns)
+    host, port = plane.server.removeprefix("https://").rsplit(":", 1)
+    env = {
+        **os.environ,
+        "KUBERNETES_SERVICE_HOST": host,
+        "KUBERNETES_SERVICE_PORT": port,
+        "RAYQUEUE_AGENT_TOKEN_DIR": str(tokens),
+        "RAYQUEUE_AGENT_CONFIG": str(mount / "config.json"),
+        "PYTHONPATH": "",  # stdlib only: nothing of the SDK on its path
+    }
+    log = open(tmp / "agent.log", "w")  # noqa: SIM115 - closed with the process
+    return subprocess.Popen(
+        [sys.executable, str(mount / "agent.py")], env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp
+    )
+
+
+def test_reaper_scales_the_idle_cluster_to_zero_and_the_next_one_runs(
+    idle_plane: LocalControlPlane, idle_ns: str, idle_admin: Any, tmp_path: Path
+) -> None:
+    ns = idle_ns
+    first, second = (
+        seed_cluster("first-raycluster", ns, idle_admin),
+        seed_cluster("second-raycluster", ns, idle_admin),
+    )
+    first.apply()
+    first.wait_ready(timeout=300)
+    second.apply()
+    wait_for(lambda: second.status().phase.value, lambda p: p == "queued")
+
+    report = first.scale_to_zero(idle_minutes=0.1, mode="reaper", idle_signal="jobs", polling_seconds=1)
+    assert "reaper mode" in report and "Deployment/first-raycluster-idle" in report
+    dep = get_manifest(
+        idle_admin,
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "first-raycluster-idle", "namespace": ns},
+        },
+    )
+    assert (
+        dep["metadata"]["ownerReferences"][0]["uid"] == first.to_dict().get("metadata", {}).get("uid")
+        or dep["metadata"]["ownerReferences"][0]["name"] == "first-raycluster"
+    )
+    assert "reaper mode" in (first.status().idle_scale_to_zero or "")
+
+    # a job keeps the cluster busy; the agent runs as a real process from the ConfigMap's text
+    job_id = first.job_client.submit_job(entrypoint='python -c "import time; time.sleep(8)"')
+    agent = start_agent(idle_plane, ns, "first-raycluster", idle_admin, tmp_path)
+    try:
+        uid = first.status().workload  # the Workload's name
+        assert uid
+        rc_uid = get_manifest(
+            idle_admin,
+            {
+                "apiVersion": "ray.io/v1",
+                "kind": "RayCluster",
+                "metadata": {"name": "first-raycluster", "namespace": ns},
+            },
+        )["metadata"]["uid"]
+
+        def workload() -> dict:
+            found = find_workload(idle_admin, ns, rc_uid)
+            assert found is not None
+            return found
+
+        stopped = wait_for(workload, lambda w: w["spec"].get("active") is False, timeout=300)
+        # the job had ended before the cluster was scaled down: a running job keeps it alive
+        state = json.loads(stopped["metadata"]["annotations"][IDLE_STATE_ANNOTATION])
+        assert state["decision"].startswith("scaled to zero after")
+        evicted = wait_for(
+            workload,
+            lambda w: any(
+                c["type"] == "Evicted" and c["status"] == "True" for c in w["status"].get("conditions", [])
+            ),
+        )
+        cond = {c["type"]: c for c in evicted["status"]["conditions"]}["Evicted"]
+        assert cond["reason"] == "Deactivated"
+        assert cond["message"] == "The workload is deactivated"
+
+        # the second is admitted and becomes ready without any other action
+        assert second.wait_ready(timeout=300).ready
+
+        st = first.status()
+        assert st.scaled_to_zero and "scaled to zero" in (st.idle_scale_to_zero or "")
+        with pytest.raises(ScaledToZeroError, match=r"call cluster\.resume\(\)"):
+            first.wait_ready(timeout=5)
+
+        # resume: queued again, behind the second, and no longer "scaled to zero"
+        first.resume()
+        resumed = wait_for(lambda: first.status(), lambda s: s.phase.value == "queued")
+        assert not resumed.scaled_to_zero
+        assert workload()["spec"]["active"] is True
+    finally:
+        agent.terminate()
+        agent.wait(timeout=30)
+        print((tmp_path / "agent.log").read_text()[-3000:])
+
+    assert "JobStatus" not in str(job_id)
+    removed = first.scale_to_zero(None)
+    assert "Deployment/first-raycluster-idle" in removed and "ConfigMap/first-raycluster-idle" in removed
+    with pytest.raises(NotFoundError):
+        get_manifest(
+            idle_admin,
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "first-raycluster-idle", "namespace": ns},
+            },
+        )
+    assert first.status().idle_scale_to_zero is None
+    second.down()
+    first.down()
+
+
+def test_a_user_who_may_not_create_a_deployment_leaves_nothing_half_made(
+    idle_plane: LocalControlPlane, idle_ns: str, idle_admin: Any
+) -> None:
+    """The plane's data scientist may create ServiceAccounts, Roles and ConfigMaps but not Deployments:
+    the 403 names the verb and the resource, and what was made before it is deleted."""
+    ns = idle_ns
+    idle_plane.apply(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta1",
+            "kind": "LocalQueue",
+            "metadata": {"name": "nowhere", "namespace": ns},
+            "spec": {"clusterQueue": "no-such-cluster-queue"},
+        }
+    )
+    token = idle_plane.add_user(f"u-{ns}"[:60], [ns])
+    from rayqueue_sdk.kube.client import build_api_client
+
+    user = build_api_client(idle_plane.server, token=token, ca_cert_path=str(idle_plane.ca_cert_path))
+    cluster = seed_cluster("ws", ns, user, queue="nowhere")  # stays queued: no Ray head starts
+    cluster.apply()
+    with pytest.raises(ForbiddenError) as info:
+        cluster.scale_to_zero(idle_minutes=30, mode="reaper")
+    assert info.value.verb == "create" and info.value.resource == "deployments.apps"
+    for kind, api_version in (
+        ("ServiceAccount", "v1"),
+        ("Role", "rbac.authorization.k8s.io/v1"),
+        ("RoleBinding", "rbac.authorization.k8s.io/v1"),
+        ("ConfigMap", "v1"),
+    ):
+        with pytest.raises(NotFoundError):
+            get_manifest(
+                idle_admin,
+                {"apiVersion": api_version, "kind": kind, "metadata": {"name": "ws-idle", "namespace": ns}},
+            )
+    assert cluster.status().idle_scale_to_zero is None
+    cluster.down()

@@ -1,0 +1,227 @@
+"""IdlePolicy's checks, the KEDA and reaper builders (validated against KEDA's CRDs), to_yaml, seeds."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from crd_schema import validate
+
+from rayqueue_sdk import Cluster, ClusterConfiguration, ConfigError, IdlePolicy
+from rayqueue_sdk.manifests.scaling import keda_objects, pod_regex, policy_name, reaper_objects
+from rayqueue_sdk.scaling import agent
+from rayqueue_sdk.scaling.policy import Capabilities, agent_source, choose_mode, plan
+from rayqueue_sdk.scaling.seeds import render_seeds
+
+PROM = {"url": "https://thanos-querier.openshift-monitoring.svc.cluster.local:9092", "auth": "bearer"}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field", "words"),
+    [
+        ({"idle_minutes": 0}, "idle_minutes", "not above 0"),
+        ({"idle_minutes": -5}, "idle_minutes", "not above 0"),
+        ({"idle_minutes": "sixty"}, "idle_minutes", "not a number"),
+        ({"idle_minutes": True}, "idle_minutes", "not a number"),
+        ({"idle_minutes": float("nan")}, "idle_minutes", "not a finite number"),
+        ({"idle_minutes": 5, "mode": "turbo"}, "mode", "unknown mode"),
+        ({"idle_minutes": 5, "idle_signal": "ssh"}, "idle_signal", "unknown"),
+        ({"idle_minutes": 5, "prometheus": "ftp://prom:9090"}, "prometheus.url", "not an http(s) URL"),
+        (
+            {"idle_minutes": 5, "prometheus": {"url": "http://p:9090", "query": "max(DCGM_FI_DEV_GPU_UTIL)"}},
+            "prometheus.query",
+            "no placeholder for the cluster",
+        ),
+        ({"idle_minutes": 5, "mode": "keda"}, "prometheus", "KEDA needs a Prometheus"),
+        (
+            {"idle_minutes": 5, "mode": "keda", "prometheus": PROM, "hook": "ckpt"},
+            "hook",
+            "KEDA runs no hooks",
+        ),
+        ({"idle_minutes": 5, "polling_seconds": 0}, "polling_seconds", ""),
+        ({"idle_minutes": 5, "hook": {"command": "x", "timeout_seconds": 0}}, "hook.timeout_seconds", ""),
+    ],
+)
+def test_bad_input_is_a_config_error_naming_the_field(kwargs: dict, field: str, words: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        IdlePolicy(**kwargs)
+    assert info.value.field == field
+    assert words in str(info.value)
+
+
+def test_cluster_configuration_carries_the_policy_and_rejects_a_bad_one() -> None:
+    cfg = ClusterConfiguration(name="ws", idle_scale_to_zero=IdlePolicy(idle_minutes=30))
+    assert cfg.idle_scale_to_zero is not None and cfg.idle_scale_to_zero.idle_seconds == 1800
+    with pytest.raises(ConfigError) as info:
+        ClusterConfiguration(name="ws", idle_scale_to_zero={"idle_minutes": 0})
+    assert info.value.field == "idle_scale_to_zero.idle_minutes"
+
+
+def test_keda_mode_refused_where_not_served_offers_the_reaper() -> None:
+    pol = IdlePolicy(idle_minutes=5, mode="keda", prometheus=PROM)
+    with pytest.raises(ConfigError) as info:
+        choose_mode(pol, Capabilities(workload_scale=False, keda=True), queued=True)
+    assert "workloads/scale" in str(info.value) and "mode='reaper'" in str(info.value)
+    with pytest.raises(ConfigError) as info:
+        choose_mode(pol, Capabilities(workload_scale=True, keda=False), queued=True)
+    assert "scaledobjects.keda.sh" in str(info.value)
+    assert choose_mode(
+        IdlePolicy(idle_minutes=5, prometheus=PROM), Capabilities(False, False), queued=True
+    ) == (
+        "reaper",
+        "workload",
+    )
+    assert choose_mode(IdlePolicy(idle_minutes=5), Capabilities(True, True), queued=False) == (
+        "reaper",
+        "suspend",
+    )
+
+
+def test_pod_regex_matches_this_clusters_pods_only() -> None:
+    rx = re.compile(pod_regex("first-raycluster", ["small-group-first-raycluster"]))
+    assert rx.fullmatch("first-raycluster-head-x7k2p")
+    assert rx.fullmatch("first-raycluster-small-group-first-raycluster-worker-ab12c")
+    assert not rx.fullmatch("first-raycluster-2-head-x7k2p")  # the seed's first-raycluster.* matched it
+    assert not rx.fullmatch("second-raycluster-head-x7k2p")
+
+
+def test_keda_objects_fit_the_keda_crds_and_correct_the_seed(crd_dir: Path) -> None:
+    pol = IdlePolicy(idle_minutes=60, mode="keda", prometheus=PROM, polling_seconds=30)
+    objs = keda_objects(
+        pol,
+        cluster="first-raycluster",
+        namespace="demo",
+        groups=["g"],
+        workload="raycluster-first-raycluster-abcde",
+        uid="1234-5678",
+    )
+    kinds = [o["kind"] for o in objs]
+    assert kinds == [
+        "ServiceAccount",
+        "Secret",
+        "Role",
+        "RoleBinding",
+        "TriggerAuthentication",
+        "ScaledObject",
+    ]
+    for obj in objs:
+        assert obj["metadata"]["ownerReferences"] == [
+            {"apiVersion": "ray.io/v1", "kind": "RayCluster", "name": "first-raycluster", "uid": "1234-5678"}
+        ]
+        if obj["apiVersion"].startswith("keda.sh/"):
+            validate(obj, crd_dir)
+    so = objs[-1]
+    spec = so["spec"]
+    assert (spec["minReplicaCount"], spec["maxReplicaCount"]) == (0, 1)
+    assert spec["scaleTargetRef"]["kind"] == "Workload"
+    assert spec["cooldownPeriod"] == 3600 and spec["initialCooldownPeriod"] == 3600
+    query = spec["triggers"][0]["metadata"]["query"]
+    assert "max_over_time(" in query and "rate(" not in query
+    assert 'exported_namespace="demo"' in query and "exported_pod=~" in query
+    assert all(isinstance(v, str) for v in spec["triggers"][0]["metadata"].values())  # KEDA: strings
+    assert len(so["metadata"]["name"]) <= 54
+
+
+def test_policy_names_fit_kedas_limit_for_the_longest_cluster_name() -> None:
+    long = "c" * 53
+    assert len(policy_name(long)) == 54 and policy_name(long) != policy_name("c" * 52 + "d")
+
+
+def test_label_names_are_settable() -> None:
+    pol = IdlePolicy(
+        idle_minutes=1,
+        mode="keda",
+        prometheus={"url": "http://p:9090", "pod_label": "pod", "namespace_label": "namespace"},
+    )
+    so = keda_objects(pol, cluster="ws", namespace="ds", groups=[], workload="w")[-1]
+    assert (
+        so["spec"]["triggers"][0]["metadata"]["query"].count('namespace="ds",pod=~"ws-(head)-[a-z0-9]+"') == 1
+    )
+    assert [o["kind"] for o in keda_objects(pol, cluster="ws", namespace="ds", groups=[], workload="w")] == [
+        "ScaledObject"  # no auth: no token, no Role
+    ]
+
+
+def test_reaper_objects_minimal_role_and_the_agent_shipped_in_the_configmap() -> None:
+    pol = IdlePolicy(idle_minutes=5, idle_signal="gpu_and_jobs", hook="python ckpt.py")
+    objs = reaper_objects(
+        pol,
+        cluster="ws",
+        namespace="ds",
+        groups=["g"],
+        image="rayproject/ray:2.41.0",
+        agent_source=agent_source(),
+        uid="u1",
+    )
+    role = next(o for o in objs if o["kind"] == "Role")
+    assert role["rules"] == [
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["get", "list", "patch"]},
+        {"apiGroups": ["ray.io"], "resources": ["rayclusters"], "resourceNames": ["ws"], "verbs": ["get"]},
+    ]
+    cm = next(o for o in objs if o["kind"] == "ConfigMap")
+    assert cm["data"]["agent.py"] == Path(agent.__file__).read_text()
+    config = json.loads(cm["data"]["config.json"])
+    assert config["hook"] == {"command": "python ckpt.py", "timeout_seconds": 300.0}
+    assert config["idle_signal"] == "gpu_and_jobs" and config["mechanism"] == "workload"
+    deploy = objs[-1]
+    container = deploy["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == "rayproject/ray:2.41.0" and container["command"][0] == "python"
+    assert deploy["spec"]["replicas"] == 1 and deploy["spec"]["strategy"] == {"type": "Recreate"}
+    assert deploy["spec"]["template"]["spec"]["serviceAccountName"] == "ws-idle"
+    suspend_role = next(
+        o
+        for o in reaper_objects(
+            pol, cluster="ws", namespace="ds", groups=[], image="i", agent_source="", mechanism="suspend"
+        )
+        if o["kind"] == "Role"
+    )
+    assert suspend_role["rules"][0]["verbs"] == ["get", "patch"] and "workloads" not in str(suspend_role)
+
+
+def test_agent_source_imports_only_the_standard_library() -> None:
+    import ast
+    import sys
+
+    tree = ast.parse(agent_source())
+    names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert names - {"__future__"} <= set(sys.stdlib_module_names), names
+
+
+def test_to_yaml_includes_the_policy_objects(crd_dir: Path) -> None:
+    cluster = Cluster(
+        ClusterConfiguration(
+            name="ws",
+            namespace="ds",
+            local_queue="q",
+            idle_scale_to_zero=IdlePolicy(idle_minutes=60, mode="keda", prometheus=PROM),
+        )
+    )
+    docs = [d for d in yaml.safe_load_all(cluster.to_yaml()) if d]
+    assert [d["kind"] for d in docs] == [
+        "RayCluster",
+        "ServiceAccount",
+        "Secret",
+        "Role",
+        "RoleBinding",
+        "TriggerAuthentication",
+        "ScaledObject",
+    ]
+    for d in docs[-2:]:
+        validate(d, crd_dir)
+    plain = Cluster(ClusterConfiguration(name="ws", namespace="ds"))
+    assert [d["kind"] for d in yaml.safe_load_all(plain.to_yaml()) if d] == ["RayCluster"]
+    reaper = plan(None, cluster.to_dict(), IdlePolicy(idle_minutes=5))
+    assert reaper.mode == "reaper" and reaper.objects[-1]["kind"] == "Deployment"
+
+
+def test_render_seeds_gives_seed_000s_objects_by_name(crd_dir: Path) -> None:
+    objs = render_seeds()
+    so = objs["ScaledObject/first-raycluster-idle"]
+    assert so["spec"]["triggers"][0]["metadata"]["authModes"] == "bearer"
+    assert objs["Secret/first-raycluster-idle-token"]["type"] == "kubernetes.io/service-account-token"
+    for key in ("ScaledObject/first-raycluster-idle", "TriggerAuthentication/first-raycluster-idle"):
+        validate(objs[key], crd_dir)
