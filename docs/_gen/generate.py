@@ -70,6 +70,7 @@ EXAMPLES: dict[str, Any] = {
     "min_workers": 0,
     "max_workers": 4,
     "elastic": True,
+    "idle_scale_to_zero": {"idle_minutes": 60},
     "verify_tls": False,
     "head_accelerators": {"nvidia.com/gpu": 1},
     "worker_accelerators": {"nvidia.com/gpu": 2},

@@ -426,8 +426,10 @@ class ScaledToZeroError(RayQueueError):
 
     Example:
         >>> err = ScaledToZeroError("ws", "ds", "scaled to zero at 14:02 after 60 idle min")
-        >>> str(err)
+        >>> str(err).split(" (see")[0]
         'ds/ws: scaled to zero at 14:02 after 60 idle min; call cluster.resume()'
+        >>> err.troubleshooting_ref()
+        'docs/troubleshooting.md#scaledtozeroerror'
     """
 
     def __init__(self, name: str, namespace: str, detail: str = "scaled to zero") -> None:

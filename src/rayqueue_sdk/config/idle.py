@@ -196,7 +196,7 @@ class PreStopHook(_Model):
 class IdlePolicy(_Model):
     """Scale the cluster to zero after ``idle_minutes`` without use, giving its quota back to the queue.
 
-    Args:
+    Attributes:
         idle_minutes: minutes without use before scaling to zero (fractions allowed, > 0).
         mode: ``"auto"`` (KEDA where Kueue serves ``workloads/scale`` and KEDA is installed, else the
             reaper), ``"keda"`` or ``"reaper"``.

@@ -57,7 +57,11 @@ from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 if TYPE_CHECKING:  # pragma: no cover
     from rayqueue_sdk.config.idle import IdlePolicy
 
+#: Where a pod's ServiceAccount token, CA and namespace are projected.
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+
 __all__ = [
+    "SERVICE_ACCOUNT_DIR",
     "AGENT_CONFIG_KEY",
     "AGENT_MOUNT",
     "AGENT_SOURCE_KEY",
@@ -417,6 +421,9 @@ def reaper_objects(
                                         "name": "RAYQUEUE_AGENT_CONFIG",
                                         "value": f"{AGENT_MOUNT}/{AGENT_CONFIG_KEY}",
                                     },
+                                    # the default path, named so that a kubelet that maps the
+                                    # projected token elsewhere (the local plane's) can rewrite it
+                                    {"name": "RAYQUEUE_AGENT_TOKEN_DIR", "value": SERVICE_ACCOUNT_DIR},
                                     {"name": "PYTHONUNBUFFERED", "value": "1"},
                                 ],
                                 "resources": {
