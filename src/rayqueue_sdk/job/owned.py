@@ -36,6 +36,7 @@ from rayqueue_sdk.job.runtime_env import PreparedRuntimeEnv, ship_working_dir, z
 from rayqueue_sdk.job.spec import JobFields, build_job_manifest
 from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment
 from rayqueue_sdk.kube.client import server_of
+from rayqueue_sdk.kube.pods import JOB_NAME_LABEL, submitter_log
 from rayqueue_sdk.kube.resources import (
     RAYJOBS,
     create_object,
@@ -222,12 +223,29 @@ class OwnedClusterJob:
         return st.cluster_name, st.job_id
 
     def logs(self) -> str:
-        """The logs so far, from the job's cluster (gone once KubeRay deleted the cluster)."""
+        """The logs so far: from Ray on the job's cluster while it exists, else from the log of KubeRay's
+        submitter pod (which followed them, and outlives the cluster until the RayJob is deleted).
+
+        Raises:
+            NotFoundError: neither source exists any more (the message names both).
+        """
         cluster, job_id = self._ids()
         try:
             return str(self._job_client(cluster).get_job_logs(job_id))
-        except (RuntimeError, ConnectionError, OSError) as err:
-            raise RayQueueError(f"cannot read the logs of {job_id} on RayCluster {cluster}: {err}") from None
+        except (RuntimeError, ConnectionError, OSError, RayQueueError) as err:
+            from_ray = f"{type(err).__name__}: {Exception.__str__(err)}"  # without the docs reference
+        found = submitter_log(self.api, self.namespace, self.name)
+        if found is not None:
+            log.info(
+                "logs of %s from submitter pod %s (cluster %s: %s)", job_id, found.pod, cluster, from_ray
+            )
+            return str(found)
+        raise NotFoundError(
+            404,
+            "NotFound",
+            f"no logs left for RayJob {self.namespace}/{self.name}: Ray on RayCluster {cluster} cannot give "
+            f"them ({from_ray}) and no submitter pod (label {JOB_NAME_LABEL}={self.name}) exists",
+        )
 
     def follow(self, stop: threading.Event | None = None) -> Iterator[str]:
         """The job's log lines as they come."""

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from rayqueue_sdk.admission.cluster import ErrorKind, JobPhase, Verdict
 from rayqueue_sdk.config.models import ManagedClusterConfig
-from rayqueue_sdk.errors import AdmissionTimeout, ConfigError, RayQueueError
+from rayqueue_sdk.errors import AdmissionTimeout, ConfigError, NotFoundError, RayQueueError
 from rayqueue_sdk.job.backend import JobBackend, KubeTarget
 from rayqueue_sdk.job.existing import ExistingClusterJob
 from rayqueue_sdk.job.logs import tail
@@ -52,6 +52,8 @@ log = logging.getLogger(__name__)
 DEFAULT_JOB_TIMEOUT = 3600.0
 #: How many log lines a :class:`~rayqueue_sdk.errors.JobFailedError` carries by default.
 _LOG_TAIL_LINES = 50
+#: The most log lines wait() keeps of a job-owned job it followed.
+_KEPT_LINES = 100_000
 
 
 class RayJob:
@@ -146,6 +148,7 @@ class RayJob:
         self.client = client
         self.dashboard_url = dashboard_url
         self.cluster_name_in_status: str | None = None
+        self._kept_logs: str | None = None  # what wait() followed, for logs() once no source is left
         target = KubeTarget(client, spec.namespace)
         self._backend: JobBackend = (
             OwnedClusterJob(spec.job_name, target)
@@ -364,6 +367,8 @@ class RayJob:
                 pause = min(2.0, pause * 1.5)
         finally:
             keeper.stop()
+            if keeper.seen:
+                self._kept_logs = keeper.text()
 
     def _failure_tail(self, keeper: _LogKeeper, lines: int) -> str:
         try:
@@ -371,7 +376,7 @@ class RayJob:
         except RayQueueError as err:
             kept = keeper.text()
             if kept:
-                return kept
+                return tail(kept, lines)
             return f"(logs unavailable: {err})"
 
     @overload
@@ -387,12 +392,24 @@ class RayJob:
         Following runs Ray's async ``tail_job_logs`` on a background thread with its own event loop, so
         it works in scripts and inside a running event loop alike (a Jupyter cell).
 
+        A job-owned job's logs outlive its cluster: once KubeRay has deleted the cluster they come from
+        the log of KubeRay's submitter pod (``pods/{name}/log``), and after that pod is gone from what
+        :meth:`wait` followed; with no source left this raises
+        :class:`~rayqueue_sdk.errors.NotFoundError` naming the sources it tried.
+
         Example:
             >>> # print(job.logs())
             >>> # for line in job.logs(follow=True):
             >>> #     print(line)
         """
-        return self._backend.follow() if follow else self._backend.logs()
+        if follow:
+            return self._backend.follow()
+        try:
+            return self._backend.logs()
+        except NotFoundError:
+            if self._kept_logs is None:
+                raise
+            return self._kept_logs
 
     def stop(self) -> bool:
         """Stop the job. On an existing cluster Ray stops it; a job-owned job that runs is stopped
@@ -420,11 +437,11 @@ class RayJob:
 
 
 class _LogKeeper:
-    """Keeps the last lines of a job-owned job's logs while it runs (its cluster may be deleted the
-    moment it ends, taking the logs along)."""
+    """Keeps a job-owned job's logs while it runs (its cluster may be deleted the moment it ends, taking
+    Ray's copy along): up to :data:`_KEPT_LINES` lines, what ``wait()`` then leaves to ``logs()``."""
 
     def __init__(self, lines: int) -> None:
-        self.lines: deque[str] = deque(maxlen=max(1, lines))
+        self.lines: deque[str] = deque(maxlen=max(_KEPT_LINES, lines))
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -441,6 +458,10 @@ class _LogKeeper:
 
         self._thread = threading.Thread(target=run, name="rayqueue-log-keeper", daemon=True)
         self._thread.start()
+
+    @property
+    def seen(self) -> bool:
+        return bool(self.lines)
 
     def text(self) -> str:
         return "\n".join(self.lines)

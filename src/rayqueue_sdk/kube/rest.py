@@ -16,7 +16,7 @@ from rayqueue_sdk.kube.retry import DEFAULT_POLICY, DEFAULT_REQUEST_TIMEOUT, Ret
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
 
-__all__ = ["get_path", "send_path"]
+__all__ = ["get_path", "get_text", "send_path"]
 
 
 def get_path(
@@ -41,15 +41,53 @@ def get_path(
         ...     print("unreachable" in str(err))
         True
     """
+    body = _get_bytes(api, path, "application/json", query, request_timeout, policy, deadline)
+    decoded: dict[str, Any] = json.loads(body or b"{}")
+    return decoded
 
-    def _get() -> dict[str, Any]:
+
+def get_text(
+    api: ApiClient,
+    path: str,
+    *,
+    query: dict[str, Any] | None = None,
+    request_timeout: tuple[float, float] | float = DEFAULT_REQUEST_TIMEOUT,
+    policy: RetryPolicy = DEFAULT_POLICY,
+) -> str:
+    """GET an API path whose answer is text (``pods/{name}/log``), decoded as UTF-8 (typed errors, retries).
+
+    Example:
+        >>> from rayqueue_sdk.errors import ConnectionFailedError
+        >>> from rayqueue_sdk.kube.connection import build_api_client
+        >>> from rayqueue_sdk.kube.retry import RetryPolicy
+        >>> api = build_api_client("https://127.0.0.1:1")
+        >>> try:
+        ...     get_text(api, "/api/v1/namespaces/ds/pods/p/log", policy=RetryPolicy(attempts=1))
+        ... except ConnectionFailedError as err:
+        ...     print("unreachable" in str(err))
+        True
+    """
+    body = _get_bytes(api, path, "text/plain, */*", query, request_timeout, policy, None)
+    return body.decode("utf-8", errors="replace")
+
+
+def _get_bytes(
+    api: ApiClient,
+    path: str,
+    accept: str,
+    query: dict[str, Any] | None,
+    request_timeout: tuple[float, float] | float,
+    policy: RetryPolicy,
+    deadline: float | None,
+) -> bytes:
+    def _get() -> bytes:
         from kubernetes.client.exceptions import ApiException  # lazy: kubernetes is slow to import
 
         params = api.param_serialize(
             method="GET",
             resource_path=path,
             query_params=list((query or {}).items()),
-            header_params={"Accept": "application/json"},
+            header_params={"Accept": accept},
             auth_settings=["BearerToken"],
         )
         response = api.call_api(*params, _request_timeout=request_timeout)
@@ -57,7 +95,7 @@ def get_path(
         if not 200 <= response.status <= 299:
             text = response.data.decode("utf-8", errors="replace") if response.data else None
             raise ApiException.from_response(http_resp=response, body=text, data=None)
-        return json.loads(response.data or b"{}")
+        return bytes(response.data or b"")
 
     return call(
         _get,

@@ -24,6 +24,7 @@ from rayqueue_sdk import (
     JobFailedError,
     JobPhase,
     ManagedClusterConfig,
+    NotFoundError,
     PreemptedError,
     RayJob,
     RayJobStatus,
@@ -133,6 +134,33 @@ def test_seed001_workflow3_admitted_runs_succeeds_and_cleans_up(
     # Its cluster is gone after the TTL (default 0: KubeRay deletes it at once; the quota goes back).
     gone = poll(lambda: rayclusters(logged_in), lambda names: final.cluster_name not in names, 120)
     assert final.cluster_name not in gone
+
+    # Its logs outlive the cluster: a RayJob object that followed nothing reads them from KubeRay's
+    # submitter pod (a batch Job's pod, owned by the RayJob); the one that waited also kept its copy.
+    def fresh() -> RayJob:
+        return RayJob(job_name="final-training-run", entrypoint="-", cluster_config=ManagedClusterConfig())
+
+    def submitter_done() -> bool:
+        job = k8s.BatchV1Api(logged_in).read_namespaced_job("final-training-run", NS)
+        return any(c.type == "Complete" and c.status == "True" for c in job.status.conditions or [])
+
+    assert poll(submitter_done, bool, 120)  # its pod has printed all it will
+    pod_logs = fresh().logs()
+    assert "sum 45" in pod_logs, pod_logs
+    pods = (
+        k8s.CoreV1Api(logged_in)
+        .list_namespaced_pod(NS, label_selector="batch.kubernetes.io/job-name=final-training-run")
+        .items
+    )
+    assert pods and pods[0].metadata.owner_references[0].kind == "Job"
+    for pod in pods:
+        ray_plane.store.delete("pods", NS, pod.metadata.name)
+    with pytest.raises(NotFoundError) as gone_err:
+        fresh().logs()
+    message = str(gone_err.value)
+    assert final.cluster_name in message and "batch.kubernetes.io/job-name=final-training-run" in message
+    assert "sum 45" in production_job.logs()  # what wait() followed
+
     assert production_job.delete() is True
     assert production_job.delete() is False
     assert production_job.status().phase is JobPhase.DELETED

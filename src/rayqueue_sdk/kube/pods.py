@@ -1,0 +1,85 @@
+"""Reading a pod's log through ``pods/{name}/log``: the logs of a job-owned job after its cluster is gone.
+
+KubeRay runs a job-owned RayJob's submission in a batch Job named after the RayJob, whose pod runs
+``ray job submit`` (or ``ray job logs --follow``) and so prints the job's logs as they come. When the
+job ends KubeRay deletes the RayCluster (``shutdownAfterJobFinishes``), taking Ray's own copy of the
+logs with it, but the submitter Job and its pod stay, owned by the RayJob, until the RayJob is
+deleted [R ray-operator/controllers/ray/rayjob_controller.go createNewK8sJob]. Their log is what is left.
+The pods are found by the Job controller's label ``batch.kubernetes.io/job-name``.
+
+Example:
+    >>> pods = [{"metadata": {"name": "a", "creationTimestamp": "2026-01-01T00:00:00Z"}},
+    ...         {"metadata": {"name": "b", "creationTimestamp": "2026-01-02T00:00:00Z"}}]
+    >>> newest_pod(pods)["metadata"]["name"]
+    'b'
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rayqueue_sdk.kube.rest import get_path, get_text
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+__all__ = ["JOB_NAME_LABEL", "PodLog", "newest_pod", "submitter_log"]
+
+#: The label the Job controller puts on a Job's pods.
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+
+
+class PodLog(str):
+    """A pod's log text that also says which pod and container it came from.
+
+    Example:
+        >>> log = PodLog("hello\\n", pod="train-x2k4p", container="ray-job-submitter")
+        >>> log, log.pod
+        ('hello\\n', 'train-x2k4p')
+    """
+
+    pod: str
+    container: str
+
+    def __new__(cls, text: str, *, pod: str, container: str) -> PodLog:
+        made = super().__new__(cls, text)
+        made.pod, made.container = pod, container
+        return made
+
+
+def newest_pod(pods: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The most recently created of ``pods`` (a retried Job has several), or None.
+
+    Example:
+        >>> newest_pod([]) is None
+        True
+    """
+    return max(pods, key=lambda p: (p.get("metadata") or {}).get("creationTimestamp") or "", default=None)
+
+
+def submitter_log(
+    api: ApiClient, namespace: str, rayjob: str, *, tail_lines: int | None = None
+) -> PodLog | None:
+    """The log of the newest pod of KubeRay's submitter Job for ``rayjob``; None when there is no such pod.
+
+    Raises:
+        ForbiddenError: the identity may not list pods or read ``pods/log``.
+        ApiError, ConnectionFailedError: as every API call.
+    """
+    pods = (
+        get_path(
+            api, f"/api/v1/namespaces/{namespace}/pods", query={"labelSelector": f"{JOB_NAME_LABEL}={rayjob}"}
+        ).get("items")
+        or []
+    )
+    pod = newest_pod(pods)
+    if pod is None:
+        return None
+    name = pod["metadata"]["name"]
+    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    container = containers[0].get("name") or ""
+    query: dict[str, Any] = {"container": container} if container else {}
+    if tail_lines is not None:
+        query["tailLines"] = tail_lines
+    text = get_text(api, f"/api/v1/namespaces/{namespace}/pods/{name}/log", query=query)
+    return PodLog(text, pod=name, container=container)
