@@ -117,6 +117,18 @@ class RegistryDiscovery:
                         "verbs": ["get", "patch", "update"],
                     }
                 )
+            if "token" in t.subresources:  # serviceaccounts/token: TokenRequest, create only
+                resources.append(
+                    {
+                        "name": f"{t.plural}/token",
+                        "singularName": "",
+                        "namespaced": t.namespaced,
+                        "group": "authentication.k8s.io",
+                        "version": "v1",
+                        "kind": "TokenRequest",
+                        "verbs": ["create"],
+                    }
+                )
             if "scale" in t.subresources:
                 resources.append(
                     {
