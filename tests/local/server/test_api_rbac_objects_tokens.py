@@ -109,9 +109,9 @@ def test_a_role_binding_grants_a_service_account_exactly_its_rules(
     )
     assert code == 403
     assert (
-        f'workloads.kueue.x-k8s.io "w" is forbidden: User "system:serviceaccount:{namespace}:reaper" cannot get '
-        f'resource "workloads" in API group "kueue.x-k8s.io" in the namespace "{namespace}"'
-    ) in body
+        f'workloads.kueue.x-k8s.io "w" is forbidden: User "system:serviceaccount:{namespace}:reaper" '
+        f'cannot get resource "workloads" in API group "kueue.x-k8s.io" in the namespace "{namespace}"'
+    ) == body
     # issue 12's reaper Role: get/patch Workloads, get RayClusters by name only
     cp.apply(
         _role(
