@@ -127,7 +127,8 @@ def test_codeflare_sdk_session(codeflare_python: Path, codeflare_plane: Any, tmp
     assert steps.get("bad_login") == {
         "type": "UnauthorizedException",
         "status": 401,
-        "printed": "Access to the API is unauthorized.\nCheck your credentials or permissions.\nDetails: Unauthorized\n",
+        "printed": "Access to the API is unauthorized.\nCheck your credentials or permissions.\n"
+        "Details: Unauthorized\n",
     }, context
     assert steps.get("login") == f"Logged into {cp.server}", context
     assert steps.get("status") == ["READY", True], context
