@@ -18,6 +18,9 @@ from typing import Any
 
 import pytest
 
+from rayqueue_local import LocalControlPlane
+from rayqueue_local.scenarios import team_queue
+
 CODEFLARE_VERSION = "0.40.1"
 CACHE = Path(os.environ.get("RAYQUEUE_TEST_CACHE", Path.home() / ".cache" / "rayqueue-tests"))
 
@@ -50,9 +53,6 @@ def codeflare_python() -> Path:
 @pytest.fixture(scope="session")
 def codeflare_plane(crd_dir: Path) -> Iterator[Any]:
     """A control plane with real Ray heads and the team queue in the namespace ``cf-team``."""
-    from rayqueue_local import LocalControlPlane
-    from rayqueue_local.scenarios import team_queue
-
     with LocalControlPlane(crd_dir=crd_dir, keda_enabled=False, prometheus_enabled=False) as cp:
         cp.store.create("namespaces", {"metadata": {"name": "cf-team"}})
         for obj in team_queue("cf-team"):

@@ -19,6 +19,9 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from rayqueue_local.apiserver.auth import Authenticator
+from rayqueue_local.controllers.serviceaccounts import TokensController
+
 RBAC = "rbac.authorization.k8s.io"
 KUEUE = "kueue.x-k8s.io"
 
@@ -407,8 +410,6 @@ def test_expired_and_orphaned_tokens_are_401(
 @pytest.fixture
 def tokens_controller(cp: Any) -> Iterator[Any]:
     """The service account tokens controller on the suite's plane (which runs no controllers)."""
-    from rayqueue_local.controllers.serviceaccounts import TokensController
-
     controller = TokensController(cp.auth, ca_pem=cp.ca_cert_path.read_bytes())
     controller.start(cp.store)
     yield controller
@@ -473,9 +474,6 @@ def test_a_token_secret_is_filled_and_dies_with_its_secret_or_account(
 
 def test_restarted_controller_registers_the_stored_tokens_again(cp: Any, core: Any, namespace: str) -> None:
     """After a restart the Authenticator is new; the tokens kept in Secrets are registered again."""
-    from rayqueue_local.apiserver.auth import Authenticator
-    from rayqueue_local.controllers.serviceaccounts import TokensController
-
     core.create_namespaced_service_account(
         namespace, client.V1ServiceAccount(metadata=client.V1ObjectMeta(name="keep"))
     )
