@@ -76,6 +76,7 @@ __all__ = [
     "covers",
 ]
 
+#: The API group of the RBAC kinds.
 RBAC_GROUP = "rbac.authorization.k8s.io"
 _ROLES = f"roles.{RBAC_GROUP}"
 _CLUSTER_ROLES = f"clusterroles.{RBAC_GROUP}"
