@@ -1,6 +1,7 @@
 """Decoding Kubernetes protobuf bodies (``application/vnd.kubernetes.protobuf``) of a few core kinds.
 
-kubectl's typed clients (``kubectl create namespace|configmap|secret|serviceaccount``) send their
+kubectl's typed clients (``kubectl create namespace|configmap|secret|serviceaccount``, and ``kubectl
+create role|clusterrole|rolebinding|clusterrolebinding`` for ``rbac.authorization.k8s.io/v1``) send their
 bodies as protobuf, and client-go does not fall back to JSON when a server answers 415, so this
 server decodes them. The format [k8s.io/apimachinery/pkg/runtime/serializer/protobuf]: the 4-byte
 magic ``k8s\\x00``, then a ``runtime.Unknown`` message (1: ``typeMeta`` {1: apiVersion, 2: kind},
@@ -134,18 +135,47 @@ _MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
         7: ("fieldPath", "string"),
     },
     "LocalObjectReference": {1: ("name", "string")},
+    # k8s.io/api/rbac/v1/generated.proto (kubectl create role|clusterrole|rolebinding|clusterrolebinding)
+    "Role": {1: ("metadata", "ObjectMeta"), 2: ("rules", "[]PolicyRule")},
+    "ClusterRole": {
+        1: ("metadata", "ObjectMeta"),
+        2: ("rules", "[]PolicyRule"),
+        3: ("aggregationRule", "AggregationRule"),
+    },
+    "PolicyRule": {
+        1: ("verbs", "[]string"),
+        2: ("apiGroups", "[]string"),
+        3: ("resources", "[]string"),
+        4: ("resourceNames", "[]string"),
+        5: ("nonResourceURLs", "[]string"),
+    },
+    "AggregationRule": {1: ("clusterRoleSelectors", "[]LabelSelector")},
+    "LabelSelector": {1: ("matchLabels", "map"), 2: ("matchExpressions", "[]LabelSelectorRequirement")},
+    "LabelSelectorRequirement": {1: ("key", "string"), 2: ("operator", "string"), 3: ("values", "[]string")},
+    "RoleBinding": {1: ("metadata", "ObjectMeta"), 2: ("subjects", "[]Subject"), 3: ("roleRef", "RoleRef")},
+    "Subject": {
+        1: ("kind", "string"),
+        2: ("apiGroup", "string"),
+        3: ("name", "string"),
+        4: ("namespace", "string"),
+    },
+    "RoleRef": {1: ("apiGroup", "string"), 2: ("kind", "string"), 3: ("name", "string")},
 }
 
 #: (apiVersion, kind) -> the message of the kinds decoded.
-_KINDS = {("v1", kind): kind for kind in ("Namespace", "ConfigMap", "Secret", "ServiceAccount")}
+_KINDS = {("v1", kind): kind for kind in ("Namespace", "ConfigMap", "Secret", "ServiceAccount")} | {
+    ("rbac.authorization.k8s.io/v1", kind): kind
+    for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
+}
+_MESSAGES["ClusterRoleBinding"] = _MESSAGES["RoleBinding"]
 
 
 def supported_kinds() -> list[tuple[str, str]]:
     """The ``(apiVersion, kind)`` pairs whose protobuf bodies are decoded.
 
     Example:
-        >>> supported_kinds()[:2]
-        [('v1', 'ConfigMap'), ('v1', 'Namespace')]
+        >>> [kind for _, kind in supported_kinds()][:3]
+        ['ClusterRole', 'ClusterRoleBinding', 'Role']
     """
     return sorted(_KINDS)
 

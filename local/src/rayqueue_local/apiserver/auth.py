@@ -7,7 +7,8 @@ components can grant more, e.g. the Kueue visibility API::
     cp.auth.policy.add_rule(Rule(group="visibility.kueue.x-k8s.io",
                                  resources=("localqueues/pendingworkloads",), verbs=READ))
 
-Tokens are compared in constant time and never logged or shown in a repr.
+Tokens are looked up by their SHA-256 digest and never logged or shown in a repr. What a request may
+do beyond the policy comes from RBAC objects (:mod:`rayqueue_local.apiserver.rbac`).
 
 Example:
     >>> a = Authenticator()
@@ -26,10 +27,11 @@ Example:
 
 from __future__ import annotations
 
-import hmac
+import hashlib
 import secrets
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -95,6 +97,20 @@ class User:
     name: str
     namespaces: frozenset[str] = frozenset()
     admin: bool = False
+    #: The identity's uid where it has one (a service account's ``metadata.uid``), as TokenReview shows it.
+    uid: str = ""
+    #: Exactly these groups instead of :func:`user_groups`' own (a SubjectAccessReview's ``spec.groups``).
+    groups: tuple[str, ...] | None = None
+
+    @property
+    def is_service_account(self) -> bool:
+        """Whether this is a service account (``system:serviceaccount:<namespace>:<name>``).
+
+        Example:
+            >>> User("system:serviceaccount:ns:sa").is_service_account, User("alice").is_service_account
+            (True, False)
+        """
+        return self.name.startswith(SERVICE_ACCOUNT_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -166,6 +182,10 @@ def data_scientist_rules() -> list[Rule]:
         Rule("", ("secrets", "configmaps", "serviceaccounts"), ALL_VERBS),
         Rule("", ("serviceaccounts/token",), ("create",)),
         Rule("rbac.authorization.k8s.io", ("roles", "rolebindings"), ALL_VERBS),
+        # escalate/bind on Roles: a user may give a service account of theirs any Role in their own
+        # namespaces (the scale-to-zero reaper's get/patch of Workloads, which they cannot patch
+        # themselves); never ClusterRoles they do not hold (upstream's escalation check).
+        Rule("rbac.authorization.k8s.io", ("roles",), ("escalate", "bind")),
         Rule("keda.sh", ("triggerauthentications", "scaledobjects", "scaledobjects/status"), ALL_VERBS),
         Rule("kueue.x-k8s.io", ("localqueues", "localqueues/status", "workloads", "workloads/status"), READ),
         Rule("", ("pods", "pods/status", "pods/log", "services", "events"), READ),
@@ -207,12 +227,16 @@ def user_groups(user: User) -> list[str]:
         >>> user_groups(User("system:serviceaccount:ns:sa"))[:2]
         ['system:serviceaccounts', 'system:serviceaccounts:ns']
     """
+    if user.groups is not None:
+        return list(user.groups)
     if user.admin:
-        return ["system:masters", "system:authenticated"]
-    if user.name.startswith(SERVICE_ACCOUNT_PREFIX):
+        groups = ["system:masters", "system:authenticated"]
+    elif user.is_service_account:
         namespace = user.name[len(SERVICE_ACCOUNT_PREFIX) :].split(":", 1)[0]
-        return ["system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated"]
-    return ["system:authenticated"]
+        groups = ["system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated"]
+    else:
+        groups = ["system:authenticated"]
+    return groups
 
 
 @dataclass
@@ -260,8 +284,26 @@ def forbidden_message(user: User, attrs: Attributes) -> str:
     )
 
 
+def _digest(token: str) -> bytes:
+    """The key a token is kept under: its SHA-256, so a lookup never compares secrets byte by byte."""
+    return hashlib.sha256(token.encode()).digest()
+
+
+@dataclass(frozen=True)
+class _Token:
+    user: User
+    #: ``time.time()`` after which the token is refused (None: no expiry).
+    expires: float | None = None
+    #: ``(kind, namespace, name)`` of the object whose deletion ends the token (a Secret, a ServiceAccount).
+    bound: tuple[tuple[str, str, str], ...] = ()
+
+
 class Authenticator:
-    """Holds the tokens: one admin token and one per user. Thread-safe.
+    """Holds the tokens: one admin token, one per user, and service accounts' tokens. Thread-safe.
+
+    Tokens are kept under their SHA-256 digest (a dict lookup; no secret is compared byte by byte, and
+    none is kept in the clear for service accounts). A service account's token may expire and may be
+    bound to objects whose deletion revokes it (:meth:`revoke_bound`), as upstream's bound tokens are.
 
     Example:
         >>> a = Authenticator(admin_token="t0ken-for-tests")
@@ -271,11 +313,20 @@ class Authenticator:
         False
     """
 
-    def __init__(self, admin_token: str | None = None, policy: Policy | None = None) -> None:
+    def __init__(
+        self,
+        admin_token: str | None = None,
+        policy: Policy | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._lock = threading.Lock()
-        self._tokens: list[tuple[bytes, User]] = []
+        self._tokens: dict[bytes, _Token] = {}
+        #: the clear tokens of the admin and the users, for persistence (never service accounts')
+        self._clear: dict[str, str] = {}
         self.users: dict[str, User] = {}
         self.policy = policy or Policy()
+        self.clock = clock
         self.admin_token = admin_token or secrets.token_urlsafe(32)
         self._add(self.admin_token, User("admin", admin=True))
 
@@ -284,7 +335,11 @@ class Authenticator:
 
     def _add(self, token: str, user: User) -> None:
         with self._lock:
-            self._tokens = [(t, u) for t, u in self._tokens if u.name != user.name] + [(token.encode(), user)]
+            old = self._clear.pop(user.name, None)
+            if old is not None:
+                self._tokens.pop(_digest(old), None)
+            self._tokens[_digest(token)] = _Token(user)
+            self._clear[user.name] = token
             self.users[user.name] = user
 
     def add_user(
@@ -309,49 +364,89 @@ class Authenticator:
         if name == "admin":
             return False
         with self._lock:
-            kept = [(t, u) for t, u in self._tokens if u.name != name]
-            found = len(kept) != len(self._tokens)
-            self._tokens = kept
-            self.users.pop(name, None)
+            token = self._clear.pop(name, None)
+            if token is not None:
+                self._tokens.pop(_digest(token), None)
+            found = self.users.pop(name, None) is not None
         return found
 
-    def service_account_token(self, namespace: str, name: str) -> str:
+    def service_account_token(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        uid: str = "",
+        expiration_seconds: int | None = None,
+        bound: Iterable[tuple[str, str, str]] = (),
+        token: str | None = None,
+    ) -> str:
         """A bearer token for the ServiceAccount ``name`` in ``namespace`` (a new one per call).
 
         Its user is ``system:serviceaccount:<namespace>:<name>``, as upstream names a service
-        account's identity [pkg/serviceaccount/util.go MakeUsername]. It is granted nothing beyond
-        what every authenticated user may do; what the policy grants users by namespace does not
-        apply to it. Service accounts are not :attr:`users` (nor in :meth:`tokens`): their tokens
-        live as long as this authenticator. Never log it.
+        account's identity [pkg/serviceaccount/util.go MakeUsername], with the account's ``uid``.
+        What it may do comes from RBAC bindings (:mod:`rayqueue_local.apiserver.rbac`); what the
+        policy grants users by namespace does not apply to it. ``expiration_seconds``: refused (401)
+        once that many seconds have passed; ``bound``: ``(kind, namespace, name)`` of objects whose
+        deletion revokes it (:meth:`revoke_bound`); the ServiceAccount itself always is one.
+        ``token``: register this token (a legacy token Secret's, after a restart) instead of a new
+        one. Service accounts are not :attr:`users` (nor in :meth:`tokens`). Never log it.
 
         Example:
             >>> a = Authenticator()
             >>> t = a.service_account_token("team-a", "reaper")
             >>> a.authenticate(f"Bearer {t}").name
             'system:serviceaccount:team-a:reaper'
+            >>> a.revoke_bound("ServiceAccount", "team-a", "reaper"), a.authenticate(f"Bearer {t}")
+            (1, None)
         """
-        token = secrets.token_urlsafe(32)
-        user = User(f"{SERVICE_ACCOUNT_PREFIX}{namespace}:{name}")
+        token = token or secrets.token_urlsafe(32)
+        user = User(f"{SERVICE_ACCOUNT_PREFIX}{namespace}:{name}", uid=uid)
+        now = self.clock()
+        expires = now + expiration_seconds if expiration_seconds is not None else None
+        ties = (("ServiceAccount", namespace, name), *bound)
         with self._lock:
-            self._tokens.append((token.encode(), user))
+            self._tokens = {
+                k: v for k, v in self._tokens.items() if v.expires is None or v.expires > now
+            }  # forget expired tokens as new ones come
+            self._tokens[_digest(token)] = _Token(user, expires, tuple(ties))
         return token
+
+    def revoke_bound(self, kind: str, namespace: str, name: str) -> int:
+        """Revoke every token bound to the object ``kind namespace/name`` (it was deleted); how many.
+
+        Example:
+            >>> a = Authenticator()
+            >>> t = a.service_account_token("ns", "sa", bound=[("Secret", "ns", "sa-token")])
+            >>> a.revoke_bound("Secret", "ns", "other"), a.revoke_bound("Secret", "ns", "sa-token")
+            (0, 1)
+        """
+        tie = (kind, namespace, name)
+        with self._lock:
+            gone = [k for k, v in self._tokens.items() if tie in v.bound]
+            for key in gone:
+                del self._tokens[key]
+        return len(gone)
 
     def tokens(self) -> dict[str, tuple[str, list[str]]]:
         """``{user: (token, namespaces)}`` for persistence (admins excluded). Never log this."""
         with self._lock:
             return {
-                u.name: (t.decode(), sorted(u.namespaces))
-                for t, u in self._tokens
-                if not u.admin and not u.name.startswith(SERVICE_ACCOUNT_PREFIX)
+                name: (token, sorted(self.users[name].namespaces))
+                for name, token in self._clear.items()
+                if not self.users[name].admin
             }
 
     def admin_tokens(self) -> dict[str, str]:
         """``{user: token}`` of the admins added by :meth:`add_user` (not the built-in one). Never log it."""
         with self._lock:
-            return {u.name: t.decode() for t, u in self._tokens if u.admin and u.name != "admin"}
+            return {
+                name: token
+                for name, token in self._clear.items()
+                if self.users[name].admin and name != "admin"
+            }
 
     def user_for_token(self, token: str) -> User | None:
-        """The user a bearer token belongs to, or None (compared in constant time, as :meth:`authenticate`).
+        """The user a bearer token belongs to, or None (as :meth:`authenticate`).
 
         Example:
             >>> a = Authenticator(admin_token="t0ken-for-tests")
@@ -361,17 +456,26 @@ class Authenticator:
         return self.authenticate(f"Bearer {token}")
 
     def authenticate(self, authorization: str | None) -> User | None:
-        """The user for an ``Authorization`` header value, or None (-> 401)."""
+        """The user for an ``Authorization`` header value, or None (-> 401); an expired token is None.
+
+        Example:
+            >>> now = [1000.0]
+            >>> a = Authenticator(clock=lambda: now[0])
+            >>> t = a.service_account_token("ns", "sa", expiration_seconds=600)
+            >>> a.authenticate(f"Bearer {t}") is not None
+            True
+            >>> now[0] += 601
+            >>> a.authenticate(f"Bearer {t}") is None
+            True
+        """
         # The scheme is case-insensitive (RFC 7235), as the real API server treats it: the
         # kubernetes client's in-cluster loader sends "bearer <token>".
         scheme, _, credentials = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not credentials.strip():
             return None
-        given = credentials.strip().encode()
-        found: User | None = None
-        with self._lock:
-            candidates = list(self._tokens)
-        for token, user in candidates:  # compare against every token: no early exit
-            if hmac.compare_digest(token, given):
-                found = user
-        return found
+        found = self._tokens.get(_digest(credentials.strip()))
+        if found is None:
+            return None
+        if found.expires is not None and found.expires <= self.clock():
+            return None
+        return found.user

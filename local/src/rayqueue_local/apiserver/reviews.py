@@ -6,8 +6,8 @@ Upstream serves these create-only resources without storage (``pkg/registry/auth
 selfsubjectrulesreview,subjectaccessreview,localsubjectaccessreview}`` in kubernetes/kubernetes): a
 ``POST`` returns ``201`` with the object sent and its ``status`` filled in. Here the answers come from the
 same :class:`~rayqueue_local.apiserver.auth.Authenticator` and
-:class:`~rayqueue_local.apiserver.auth.Policy` that every request goes through, so ``kubectl auth
-can-i`` says what the server then does.
+:class:`~rayqueue_local.apiserver.rbac.Authorizer` (the plane's policy and the RBAC objects) that every
+request goes through, so ``kubectl auth can-i`` says what the server then does.
 
 * ``TokenReview`` (``status.authenticated`` and ``status.user`` for a token; an unknown token gets
   ``{"user": {}}``, as upstream omits ``authenticated: false``); a missing token is a 400.
@@ -15,7 +15,8 @@ can-i`` says what the server then does.
 * ``SelfSubjectAccessReview``, ``SubjectAccessReview``, ``LocalSubjectAccessReview``
   (``kubectl auth can-i``): ``status.allowed`` for resource or non-resource attributes; exactly one of
   them must be given (422, upstream's words in ``pkg/apis/authorization/validation``).
-* ``SelfSubjectRulesReview`` (``kubectl auth can-i --list``): the rules that apply in a namespace.
+* ``SelfSubjectRulesReview`` (``kubectl auth can-i --list``): the rules that apply in a namespace
+  (the plane's policy, the basic-user rules, and the bindings' roles).
 
 Who may call them follows upstream's bootstrap RBAC: the self reviews are open to every authenticated
 user (``system:basic-user``, :data:`~rayqueue_local.apiserver.auth.BASIC_USER_RULES`); ``TokenReview`` and
@@ -25,10 +26,10 @@ that before :meth:`ReviewAPI.handle` runs.
 Example:
     >>> from rayqueue_local.apiserver.auth import Authenticator
     >>> from rayqueue_local.apiserver.http import parse_request
-    >>> from rayqueue_local.registry.registry import Registry
-    >>> auth = Authenticator()
+    >>> from rayqueue_local.storage.store import Store
+    >>> auth, store = Authenticator(), Store()
     >>> token = auth.add_user("alice", ["team-a"])
-    >>> reviews = ReviewAPI(auth, Registry())
+    >>> reviews = ReviewAPI(auth, store.registry, Authorizer(auth, store))
     >>> info = parse_request("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {})
     >>> body = b'{"spec": {"resourceAttributes": {"namespace": "team-b", "verb": "create",' \\
     ...        b' "group": "ray.io", "resource": "rayclusters"}}}'
@@ -43,25 +44,13 @@ from typing import Any
 
 from rayqueue_local.apimachinery import protowire
 from rayqueue_local.apimachinery.status import HTTPError
-from rayqueue_local.apiserver.auth import (
-    BASIC_USER_RULES,
-    DISCOVERY_PATHS,
-    Attributes,
-    Authenticator,
-    Rule,
-    User,
-    user_groups,
-)
+from rayqueue_local.apiserver.auth import Attributes, Authenticator, User, user_groups
 from rayqueue_local.apiserver.http import RequestInfo, Response, parse_body
+from rayqueue_local.apiserver.rbac import Authorizer
 from rayqueue_local.registry.builtintypes import REVIEW_GROUPS
 from rayqueue_local.registry.registry import Registry
 
 __all__ = ["ReviewAPI"]
-
-_ADMIN_REASON = (
-    'RBAC: allowed by ClusterRoleBinding "cluster-admin" of ClusterRole "cluster-admin" '
-    'to Group "system:masters"'
-)
 
 
 class ReviewAPI:
@@ -69,16 +58,19 @@ class ReviewAPI:
 
     Example:
         >>> from rayqueue_local.apiserver.http import parse_request
-        >>> r = ReviewAPI(Authenticator(), Registry())
+        >>> from rayqueue_local.storage.store import Store
+        >>> store = Store()
+        >>> r = ReviewAPI(Authenticator(), store.registry, Authorizer(Authenticator(), store))
         >>> r.serves(parse_request("POST", "/apis/authentication.k8s.io/v1/tokenreviews", {}))
         True
         >>> r.serves(parse_request("GET", "/api/v1/pods", {}))
         False
     """
 
-    def __init__(self, authenticator: Authenticator, registry: Registry) -> None:
+    def __init__(self, authenticator: Authenticator, registry: Registry, authorizer: Authorizer) -> None:
         self.auth = authenticator
         self.registry = registry
+        self.authorizer = authorizer
         self._handlers: dict[str, Callable[[dict[str, Any], RequestInfo, User], dict[str, Any]]] = {
             "tokenreviews": self._token_review,
             "selfsubjectreviews": self._self_subject_review,
@@ -155,23 +147,26 @@ class ReviewAPI:
         return self._decide(subject, spec)
 
     def _subject(self, name: str, groups: list[str]) -> User:
-        """The user a SubjectAccessReview asks about: a known user, or an unknown one with no namespaces."""
-        if "system:masters" in groups:
-            return User(name or "system:masters", admin=True)
+        """The user a SubjectAccessReview asks about: a plane user by name (with its namespaces) when the
+        review gives no groups; otherwise exactly the name and groups given, as upstream reads them."""
         known = self.auth.users.get(name)
-        return known if known is not None else User(name)
+        if known is not None and not groups:
+            return known
+        return User(name, groups=tuple(str(g) for g in groups))
 
     def _decide(self, user: User, spec: dict[str, Any]) -> dict[str, Any]:
         non_resource = spec.get("nonResourceAttributes")
         if isinstance(non_resource, dict):
-            allowed = user.admin or (
-                non_resource.get("verb") == "get" and _url_matches(str(non_resource.get("path") or ""))
+            allowed, reason = self.authorizer.decide_url(
+                user, str(non_resource.get("verb") or ""), str(non_resource.get("path") or "")
             )
         else:
-            allowed = self.auth.policy.authorize(user, self._attributes(spec.get("resourceAttributes") or {}))
+            allowed, reason = self.authorizer.decide(
+                user, self._attributes(spec.get("resourceAttributes") or {})
+            )
         status: dict[str, Any] = {"allowed": bool(allowed)}
-        if allowed and user.admin:
-            status["reason"] = _ADMIN_REASON
+        if allowed and reason:
+            status["reason"] = reason
         return status
 
     def _attributes(self, attrs: dict[str, Any]) -> Attributes:
@@ -200,20 +195,12 @@ class ReviewAPI:
 
     def _rules_review(self, spec: dict[str, Any], info: RequestInfo, user: User) -> dict[str, Any]:
         namespace = str(spec.get("namespace") or "")
-        resource_rules: list[dict[str, Any]] = []
-        non_resource_rules: list[dict[str, Any]] = []
-        if user.admin:
-            resource_rules.append({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]})
-            non_resource_rules.append({"verbs": ["*"], "nonResourceURLs": ["*"]})
-        else:
-            for rule in self.auth.policy.rules:
-                entry = _rule_entry(rule, user, namespace)
-                if entry is not None:
-                    resource_rules.append(entry)
-        for rule in BASIC_USER_RULES:
-            resource_rules.append(_rule_entry(rule, user, namespace) or {})
-        non_resource_rules.append({"verbs": ["get"], "nonResourceURLs": list(DISCOVERY_PATHS)})
-        return {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules, "incomplete": False}
+        resource, non_resource = self.authorizer.rules_for(user, namespace or None)
+        return {
+            "resourceRules": [r.to_dict() for r in resource],
+            "nonResourceRules": [r.to_dict() for r in non_resource],
+            "incomplete": False,
+        }
 
 
 _PROTOBUF = "application/vnd.kubernetes.protobuf"
@@ -266,7 +253,11 @@ def _protobuf_body(info: RequestInfo, body: bytes) -> dict[str, Any]:
 
 
 def _user_info(user: User) -> dict[str, Any]:
-    return {"username": user.name, "groups": user_groups(user)}
+    info: dict[str, Any] = {"username": user.name}
+    if user.uid:
+        info["uid"] = user.uid
+    info["groups"] = user_groups(user)
+    return info
 
 
 def _check_access_spec(kind: str, spec: dict[str, Any], *, subject: bool) -> None:
@@ -310,26 +301,3 @@ def _check_access_spec(kind: str, spec: dict[str, Any], *, subject: bool) -> Non
             details={"group": "authorization.k8s.io", "kind": kind},
             causes=errors,
         )
-
-
-def _url_matches(path: str) -> bool:
-    return any(
-        path.startswith(pattern[:-1]) if pattern.endswith("*") else path == pattern
-        for pattern in DISCOVERY_PATHS
-    )
-
-
-def _rule_entry(rule: Rule, user: User, namespace: str) -> dict[str, Any] | None:
-    """A policy rule as an upstream ``ResourceRule``, if it applies in ``namespace``."""
-    entry: dict[str, Any] = {
-        "verbs": list(rule.verbs),
-        "apiGroups": [rule.group],
-        "resources": list(rule.resources),
-    }
-    if rule.scope == "namespace":
-        return entry if namespace and namespace in user.namespaces else None
-    if rule.scope == "own-namespace":
-        if not user.namespaces:
-            return None
-        entry["resourceNames"] = sorted(user.namespaces)
-    return entry

@@ -37,7 +37,9 @@ from rayqueue_local.apimachinery.status import HTTPError, status_body
 from rayqueue_local.apiserver.auth import Attributes, Authenticator, User, forbidden_message
 from rayqueue_local.apiserver.faults import FaultInjector
 from rayqueue_local.apiserver.http import MAX_BODY_BYTES, RequestInfo, Response, parse_request
+from rayqueue_local.apiserver.rbac import REQUEST_USER, Authorizer
 from rayqueue_local.apiserver.reviews import ReviewAPI
+from rayqueue_local.apiserver.tokenrequest import TokenRequestAPI
 
 log = logging.getLogger(__name__)
 
@@ -351,7 +353,11 @@ class APIServer:
         self.auth = authenticator
         self.faults = faults
         self._routes: list[_Route] = []
-        self.reviews = ReviewAPI(authenticator, rest.registry)
+        #: RBAC from the store's Role/ClusterRole/(Cluster)RoleBinding objects, over the plane's policy
+        self.authorizer = Authorizer(authenticator, rest.store)
+        self.authorizer.ensure_bootstrap()
+        self.reviews = ReviewAPI(authenticator, rest.registry, self.authorizer)
+        self.tokens = TokenRequestAPI(authenticator, rest.store)
         #: ``(method, path, seconds)`` per answered request once :meth:`record_timings` was called
         self.timings: collections.deque[tuple[str, str, float]] | None = None
         self._httpd = _Server((host, port), self, ssl_context)
@@ -383,6 +389,8 @@ class APIServer:
         self._httpd.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        self.authorizer.close()
+        self.tokens.close()
 
     def record_timings(self, maxlen: int = 100_000) -> None:
         """Record the in-server handling time of each request (from parsed headers to the last byte
@@ -464,12 +472,19 @@ class APIServer:
             self._authorize(user, _attributes(info))
             if self.reviews.serves(info):
                 return self.reviews.handle(info, body, headers, user)
+            if self.tokens.serves(info):
+                return self.tokens.handle(info, body, headers, user)
         elif method not in ("GET", "HEAD"):
             raise HTTPError.method_not_allowed(method)
-        return self.rest.handle(info, query, headers, body, user)
+        # The store's RBAC admission hooks refuse privilege escalation by the requesting user.
+        reset = REQUEST_USER.set(user)
+        try:
+            return self.rest.handle(info, query, headers, body, user)
+        finally:
+            REQUEST_USER.reset(reset)
 
     def _authorize(self, user: User, attrs: Attributes) -> None:
-        if not self.auth.policy.authorize(user, attrs):
+        if not self.authorizer.authorize(user, attrs):
             raise HTTPError.make(
                 403,
                 "Forbidden",

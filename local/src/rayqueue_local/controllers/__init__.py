@@ -13,6 +13,7 @@ from rayqueue_local.controllers.keda import keda_controllers
 from rayqueue_local.controllers.kuberay import kuberay_controllers
 from rayqueue_local.controllers.kueue.controller import KueueController
 from rayqueue_local.controllers.pods import pod_controllers
+from rayqueue_local.controllers.serviceaccounts import TokensController
 
 __all__ = ["Controller", "QueueController", "default_controllers"]
 
@@ -23,10 +24,24 @@ def default_controllers(cp: Any) -> list[Controller]:
     ``cp`` is the control plane; the controllers read what to emulate from ``cp.options``
     (:class:`~rayqueue_local.options.ControlPlaneOptions`).
 
+    The service account tokens controller always runs (it is kube-controller-manager's, not an
+    emulated add-on): it fills legacy token Secrets with tokens of ``cp.auth`` and ``cp.ca_cert_path``.
+
     Example:
+        >>> from pathlib import Path
+        >>> from rayqueue_local.apiserver.auth import Authenticator
         >>> from rayqueue_local.options import ControlPlaneOptions
-        >>> class CP: options = ControlPlaneOptions(kuberay_enabled=False, keda_enabled=False)
+        >>> class CP:
+        ...     options = ControlPlaneOptions(kuberay_enabled=False, keda_enabled=False)
+        ...     auth, ca_cert_path = Authenticator(), Path(__file__)
         >>> [c.name for c in default_controllers(CP())]
-        ['kueue', 'kubelet', 'deployment', 'job']
+        ['serviceaccount-tokens', 'kueue', 'kubelet', 'deployment', 'job']
     """
-    return [KueueController(cp), *pod_controllers(cp), *kuberay_controllers(cp), *keda_controllers(cp)]
+    tokens = TokensController(cp.auth, ca_pem=cp.ca_cert_path.read_bytes())
+    return [
+        tokens,
+        KueueController(cp),
+        *pod_controllers(cp),
+        *kuberay_controllers(cp),
+        *keda_controllers(cp),
+    ]

@@ -18,7 +18,47 @@ from typing import Any
 
 from rayqueue_local.registry.resourcetypes import ResourceType
 
-__all__ = ["RegistryDiscovery"]
+__all__ = ["GROUP_PRIORITIES", "RegistryDiscovery", "group_order_key"]
+
+#: The ``groupPriorityMinimum`` of kube-apiserver's own APIServices
+#: (``pkg/controlplane/apiserver/aggregator.go`` ``APIVersionPriorities``); a CRD's group gets 1000
+#: (``apiextensions-apiserver``'s autoregistration), like any group not listed here.
+GROUP_PRIORITIES: dict[str, int] = {
+    "": 18000,
+    "apps": 17800,
+    "events.k8s.io": 17750,
+    "authentication.k8s.io": 17700,
+    "authorization.k8s.io": 17600,
+    "autoscaling": 17500,
+    "batch": 17400,
+    "certificates.k8s.io": 17300,
+    "networking.k8s.io": 17200,
+    "policy": 17100,
+    "rbac.authorization.k8s.io": 17000,
+    "storage.k8s.io": 16800,
+    "admissionregistration.k8s.io": 16700,
+    "apiextensions.k8s.io": 16700,
+    "scheduling.k8s.io": 16600,
+    "coordination.k8s.io": 16500,
+    "node.k8s.io": 16300,
+    "discovery.k8s.io": 16200,
+    "flowcontrol.apiserver.k8s.io": 16100,
+}
+_CRD_GROUP_PRIORITY = 1000
+
+
+def group_order_key(group: str, versions: list[str]) -> tuple[int, str]:
+    """Where ``group`` goes in ``/apis``: the aggregator sorts APIServices by ``groupPriorityMinimum``
+    (highest first), then by APIService name (``<version>.<group>``), and lists each group where its
+    first APIService falls (``kube-aggregator`` ``SortedByGroupAndVersion``).
+
+    Example:
+        >>> sorted(["ray.io", "apps", "keda.sh", "batch"], key=lambda g: group_order_key(g, ["v1alpha1"]
+        ...        if g == "keda.sh" else ["v1"]))
+        ['apps', 'batch', 'ray.io', 'keda.sh']
+    """
+    priority = GROUP_PRIORITIES.get(group, _CRD_GROUP_PRIORITY)
+    return -priority, min(f"{v}.{group}" for v in versions) if versions else group
 
 
 class RegistryDiscovery:
@@ -58,15 +98,17 @@ class RegistryDiscovery:
         return {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []}
 
     def api_group_list(self) -> dict[str, Any]:
-        """The ``/apis`` answer (``APIGroupList``).
+        """The ``/apis`` answer (``APIGroupList``), in the aggregator's order (:func:`group_order_key`).
 
         Example:
             >>> from rayqueue_local.registry.registry import Registry
             >>> [g["name"] for g in Registry().api_group_list()["groups"]][:4]
-            ['apiextensions.k8s.io', 'apps', 'authentication.k8s.io', 'authorization.k8s.io']
+            ['apps', 'authentication.k8s.io', 'authorization.k8s.io', 'batch']
         """
         groups = []
-        for group, versions in sorted(self.group_versions().items()):
+        served = self.group_versions()
+        for group in sorted(served, key=lambda g: group_order_key(g, served[g])):
+            versions = served[group]
             if not group:
                 continue
             entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
@@ -115,6 +157,18 @@ class RegistryDiscovery:
                         "namespaced": t.namespaced,
                         "kind": t.kind,
                         "verbs": ["get", "patch", "update"],
+                    }
+                )
+            if "token" in t.subresources:  # serviceaccounts/token: TokenRequest, create only
+                resources.append(
+                    {
+                        "name": f"{t.plural}/token",
+                        "singularName": "",
+                        "namespaced": t.namespaced,
+                        "group": "authentication.k8s.io",
+                        "version": "v1",
+                        "kind": "TokenRequest",
+                        "verbs": ["create"],
                     }
                 )
             if "scale" in t.subresources:

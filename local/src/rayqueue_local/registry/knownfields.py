@@ -157,6 +157,13 @@ _SERVICE_SPEC = _obj(
     ports=_list_of(_obj("name", "protocol", "appProtocol", "port", "targetPort", "nodePort")),
 )
 
+_POD_TEMPLATE = _obj("metadata", spec=_POD_SPEC)
+_POLICY_RULES = _list_of(_obj("apiGroups", "resources", "verbs", "resourceNames", "nonResourceURLs"))
+_BINDING = _obj(
+    subjects=_list_of(_obj("kind", "apiGroup", "name", "namespace")),
+    roleRef=_obj("apiGroup", "kind", "name"),
+)
+
 #: The known fields of the built-in kinds served, by store key (the top level of each Go type).
 BUILTIN_FIELDS: dict[str, dict[str, Any]] = {
     "namespaces": _obj(spec=_obj("finalizers"), status=_obj("phase", "conditions")),
@@ -181,14 +188,60 @@ BUILTIN_FIELDS: dict[str, dict[str, Any]] = {
         "reportingComponent",
         "reportingInstance",
     ),
-    "roles.rbac.authorization.k8s.io": _obj(
-        rules=_list_of(_obj("apiGroups", "resources", "verbs", "resourceNames", "nonResourceURLs"))
+    "roles.rbac.authorization.k8s.io": _obj(rules=_POLICY_RULES),
+    "rolebindings.rbac.authorization.k8s.io": _BINDING,
+    "clusterroles.rbac.authorization.k8s.io": _obj(
+        rules=_POLICY_RULES, aggregationRule=_obj("clusterRoleSelectors")
     ),
-    "rolebindings.rbac.authorization.k8s.io": _obj(
-        subjects=_list_of(_obj("kind", "apiGroup", "name", "namespace")),
-        roleRef=_obj("apiGroup", "kind", "name"),
-    ),
+    "clusterrolebindings.rbac.authorization.k8s.io": _BINDING,
     "ingresses.networking.k8s.io": _obj("spec", "status"),
+    # core/v1 Node [k8s.io/api/core/v1 NodeSpec]
+    "nodes": _obj(
+        "status",
+        spec=_obj(
+            "podCIDR", "podCIDRs", "providerID", "unschedulable", "taints", "configSource", "externalID"
+        ),
+    ),
+    # apps/v1 Deployment [k8s.io/api/apps/v1 DeploymentSpec]
+    "deployments.apps": _obj(
+        "status",
+        spec=_obj(
+            "replicas",
+            "selector",
+            "strategy",
+            "minReadySeconds",
+            "revisionHistoryLimit",
+            "paused",
+            "progressDeadlineSeconds",
+            template=_POD_TEMPLATE,
+        ),
+    ),
+    # batch/v1 Job [k8s.io/api/batch/v1 JobSpec]
+    "jobs.batch": _obj(
+        "status",
+        spec=_obj(
+            "parallelism",
+            "completions",
+            "activeDeadlineSeconds",
+            "podFailurePolicy",
+            "successPolicy",
+            "backoffLimit",
+            "backoffLimitPerIndex",
+            "maxFailedIndexes",
+            "selector",
+            "manualSelector",
+            "ttlSecondsAfterFinished",
+            "completionMode",
+            "suspend",
+            "podReplacementPolicy",
+            "managedBy",
+            template=_POD_TEMPLATE,
+        ),
+    ),
+    # apiextensions.k8s.io/v1 CustomResourceDefinition [apiextensions-apiserver CustomResourceDefinitionSpec]
+    "customresourcedefinitions.apiextensions.k8s.io": _obj(
+        "status", spec=_obj("group", "names", "scope", "versions", "conversion", "preserveUnknownFields")
+    ),
 }
 
 
