@@ -208,7 +208,7 @@ def parse_body(raw: bytes, content_type: str) -> Any:
                     415,
                     "UnsupportedMediaType",
                     "the body of the request was in an unknown format - accepted media types include: "
-                    "application/json, application/yaml",
+                    f"application/json, application/yaml ({err})",
                 ) from None
             raise HTTPError.bad_request(f"the body of the request was in an unknown format - {err}") from None
     if media.endswith("yaml"):
