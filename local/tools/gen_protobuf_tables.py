@@ -7,9 +7,9 @@ Reads, at the repository's HEAD (``git show``; nothing is copied), each package'
 (field numbers and wire types) and ``types.go`` (the JSON name, ``omitempty``, whether the Go field is a
 pointer, and embedded structs, whose fields Go's encoding/json promotes into the parent object). The
 two are joined by struct name and protobuf field number; a proto field without its Go field stops the
-generator. Only the messages reachable from the root kinds below are written. The apimachinery types
-(meta/v1, intstr, resource, runtime) are not in k8s.io/api: their tables are written by hand in
-``rayqueue_local.apimachinery.prototables``'s template below.
+generator, and so does a kept message that refers to a message outside these packages and EXTERNAL.
+Only the messages reachable from the root kinds below are written. The apimachinery types (meta/v1,
+intstr, resource) are not in k8s.io/api: :mod:`rayqueue_local.apimachinery.protobuf` has them.
 """
 
 from __future__ import annotations
@@ -32,10 +32,8 @@ EXTERNAL = {  # proto message -> our name (tables written by hand)
     "k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector": "meta/v1.LabelSelector",
     "k8s.io.apimachinery.pkg.apis.meta.v1.Condition": "meta/v1.Condition",
     "k8s.io.apimachinery.pkg.apis.meta.v1.Time": "meta/v1.Time",
-    "k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime": "meta/v1.MicroTime",
     "k8s.io.apimachinery.pkg.util.intstr.IntOrString": "intstr.IntOrString",
     "k8s.io.apimachinery.pkg.api.resource.Quantity": "resource.Quantity",
-    "k8s.io.apimachinery.pkg.runtime.RawExtension": "runtime.RawExtension",
 }
 ROOTS = [
     "core/v1.Namespace",
@@ -175,7 +173,7 @@ flags)}}``. The type is ``string``, ``int`` (int32/int64 varints), ``bool``, ``b
 name, prefixed with ``[]`` for a repeated field or ``map`` for a ``map<string, type>``. Flags: ``o`` the
 JSON tag has ``omitempty``, ``p`` the Go field is a pointer, ``i`` an embedded struct whose fields are
 inlined (its JSON name is empty). The apimachinery messages these refer to (``meta/v1.*``,
-``intstr.IntOrString``, ``resource.Quantity``, ``runtime.RawExtension``) are in
+``intstr.IntOrString``, ``resource.Quantity``) are in
 :mod:`rayqueue_local.apimachinery.protobuf`.
 
 Example:

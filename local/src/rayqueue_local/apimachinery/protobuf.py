@@ -9,7 +9,7 @@ magic ``k8s\\x00``, then a ``runtime.Unknown`` message (1: ``typeMeta`` {1: apiV
 
 The object messages follow k8s.io/api's ``generated.proto`` (the field tables of
 :mod:`~rayqueue_local.apimachinery.prototables`, generated from upstream) and apimachinery's
-``meta/v1``, ``util/intstr``, ``api/resource`` and ``runtime`` messages (the tables below). The result
+``meta/v1``, ``util/intstr`` and ``api/resource`` messages (the tables below). The result
 is what Go's encoding/json writes for the struct the body unmarshals into, so the same object sent as
 JSON and as protobuf is stored alike:
 
@@ -20,9 +20,8 @@ JSON and as protobuf is stored alike:
 - a field without ``omitempty`` is always written: its zero value, or ``null`` for a nil slice, map
   or pointer; a pointer that was sent keeps its value, ``0`` and ``false`` included;
 - embedded structs (``Probe``'s ``ProbeHandler``, ``Volume``'s ``VolumeSource``) are inlined;
-- ``[]byte`` becomes base64, ``Time`` RFC 3339 in seconds, ``MicroTime`` RFC 3339 in microseconds,
-  ``IntOrString`` a number or a string, ``Quantity`` its string form (``"0"`` when unset),
-  ``RawExtension`` and ``FieldsV1`` their raw JSON.
+- ``[]byte`` becomes base64, ``Time`` RFC 3339 in seconds, ``IntOrString`` a number or a string,
+  ``Quantity`` its string form (``"0"`` when unset), ``FieldsV1`` its raw JSON.
 
 A field number a table does not know, and a kind with no table, raise :class:`ProtobufError` with
 ``unsupported=True``, naming the message and the field: the API server answers 415
@@ -216,19 +215,17 @@ def _scalars(data: bytes, name: str, kinds: dict[int, str]) -> dict[int, Any]:
     return out
 
 
-def _timestamp(data: bytes, name: str, micro: bool) -> str | None:
-    # metav1.Time's Unmarshal: empty data is the zero time (JSON null); otherwise time.Unix(seconds),
-    # nanoseconds dropped for Time and kept (to the microsecond in JSON) for MicroTime.
+def _time(data: bytes) -> str | None:
+    # metav1.Time's Unmarshal (time_proto.go): empty data is the zero time, which is JSON null;
+    # otherwise time.Unix(seconds, 0): the nanoseconds are dropped, and JSON has RFC 3339 in seconds.
     if not data:
         return None
-    parts = _scalars(data, name, {1: "int", 2: "int"})
+    parts = _scalars(data, "meta/v1.Time", {1: "int", 2: "int"})
     try:
         when = datetime.datetime.fromtimestamp(parts.get(1, 0), tz=datetime.UTC)
     except (OverflowError, OSError, ValueError):
-        raise ProtobufError(f"{name}: seconds out of range") from None
-    if not micro:
-        return when.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{(parts.get(2, 0) // 1000) % 1_000_000:06d}Z"
+        raise ProtobufError("meta/v1.Time: seconds out of range") from None
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _int_or_string(data: bytes) -> int | str:
@@ -240,21 +237,17 @@ def _quantity(data: bytes) -> str:
     return str(_scalars(data, "resource.Quantity", {1: "string"}).get(1, "")) or "0"
 
 
-def _raw_json(data: bytes, name: str) -> Any:
-    raw = _scalars(data, name, {1: "bytes"}).get(1)
-    if raw is None:
-        return None
+def _fields_v1(data: bytes) -> Any:
+    raw = _scalars(data, "meta/v1.FieldsV1", {1: "bytes"}).get(1)
     try:
         return json.loads(raw) if raw else None
     except ValueError:
-        raise ProtobufError(f"{name}: the raw field is not JSON") from None
+        raise ProtobufError("meta/v1.FieldsV1: the raw field is not JSON") from None
 
 
 _SPECIAL: dict[str, Callable[[bytes], Any]] = {
-    "meta/v1.Time": lambda data: _timestamp(data, "meta/v1.Time", micro=False),
-    "meta/v1.MicroTime": lambda data: _timestamp(data, "meta/v1.MicroTime", micro=True),
-    "meta/v1.FieldsV1": lambda data: _raw_json(data, "meta/v1.FieldsV1"),
-    "runtime.RawExtension": lambda data: _raw_json(data, "runtime.RawExtension"),
+    "meta/v1.Time": _time,
+    "meta/v1.FieldsV1": _fields_v1,
     "intstr.IntOrString": _int_or_string,
     "resource.Quantity": _quantity,
 }

@@ -16,7 +16,7 @@ flags)}``. The type is ``string``, ``int`` (int32/int64 varints), ``bool``, ``by
 name, prefixed with ``[]`` for a repeated field or ``map`` for a ``map<string, type>``. Flags: ``o`` the
 JSON tag has ``omitempty``, ``p`` the Go field is a pointer, ``i`` an embedded struct whose fields are
 inlined (its JSON name is empty). The apimachinery messages these refer to (``meta/v1.*``,
-``intstr.IntOrString``, ``resource.Quantity``, ``runtime.RawExtension``) are in
+``intstr.IntOrString``, ``resource.Quantity``) are in
 :mod:`rayqueue_local.apimachinery.protobuf`.
 
 Example:
