@@ -74,19 +74,31 @@ def test_object_meta_fields_as_json() -> None:
         },
         "immutable": True,
     }
+    # An unset creationTimestamp is a zero metav1.Time: JSON null, as kubectl's own JSON has it.
+    bare = decode(encode_unknown("v1", "ConfigMap", ld(1, ld(1, b"cm"))))
+    assert bare["metadata"] == {"name": "cm", "creationTimestamp": None}
 
 
-def test_secret_bytes_are_base64_and_unknown_fields_are_skipped() -> None:
+def test_secret_bytes_are_base64_and_unknown_fields_fail_loudly() -> None:
     raw = bytes(range(200, 256))
-    body = ld(1, ld(1, b"s")) + ld(2, entry("key", raw)) + ld(3, b"kubernetes.io/tls") + ld(6, b"??")
-    out = decode(encode_unknown("v1", "Secret", body + varint(15, 7)))
+    body = ld(1, ld(1, b"s")) + ld(2, entry("key", raw)) + ld(3, b"kubernetes.io/tls")
+    out = decode(encode_unknown("v1", "Secret", body))
     assert out["data"] == {"key": base64.b64encode(raw).decode()}
     assert out["type"] == "kubernetes.io/tls"
+    # A field number the table does not know is never dropped: the body is refused, naming it.
+    for extra, where in (
+        (ld(6, b"??"), "field 6 of core/v1.Secret"),
+        (ld(1, varint(15, 7)), "field 15 of meta/v1.ObjectMeta"),
+    ):
+        with pytest.raises(ProtobufError, match=where) as err:
+            decode(encode_unknown("v1", "Secret", body + extra))
+        assert err.value.unsupported
 
 
 def test_namespace_and_serviceaccount() -> None:
     ns = decode(encode_unknown("v1", "Namespace", ld(1, ld(1, b"team")) + ld(2, ld(1, b"kubernetes"))))
-    assert ns["metadata"] == {"name": "team"} and ns["spec"] == {"finalizers": ["kubernetes"]}
+    assert ns["metadata"]["name"] == "team" and ns["spec"] == {"finalizers": ["kubernetes"]}
+    assert ns["status"] == {}  # a struct field: never left out by omitempty
     sa = decode(
         encode_unknown("v1", "ServiceAccount", ld(1, ld(1, b"robot")) + ld(3, ld(1, b"pull")) + varint(4, 0))
     )
@@ -102,7 +114,8 @@ def test_namespace_and_serviceaccount() -> None:
         (MAGIC + b"\x0b", False),  # wire type 3 (groups)
         (encode_unknown("v1", "ConfigMap", ld(1, ld(1, b"\xff\xfe"))), False),  # not UTF-8
         (encode_unknown("v1", "ConfigMap", varint(1, 5)), False),  # a message sent as a number
-        (encode_unknown("batch/v1", "Job", b""), True),
+        (encode_unknown("policy/v1", "PodDisruptionBudget", b""), True),
+        (encode_unknown("v1", "ConfigMap", varint(9, 1)), True),  # a field number not in the table
     ],
 )
 def test_malformed_bodies_raise_protobuf_error(body: bytes, unsupported: bool) -> None:
@@ -112,10 +125,10 @@ def test_malformed_bodies_raise_protobuf_error(body: bytes, unsupported: bool) -
 
 
 @FUZZ
-@given(st.sampled_from(["Namespace", "ConfigMap", "Secret", "ServiceAccount"]), st.binary(max_size=200))
-def test_any_bytes_decode_or_raise_protobuf_error(kind: str, raw: bytes) -> None:
+@given(st.sampled_from(supported_kinds()), st.binary(max_size=200))
+def test_any_bytes_decode_or_raise_protobuf_error(kind: tuple[str, str], raw: bytes) -> None:
     try:
-        out = decode(encode_unknown("v1", kind, raw))
+        out = decode(encode_unknown(*kind, raw))
     except ProtobufError:
         return
-    assert out["kind"] == kind and isinstance(out, dict)
+    assert (out["apiVersion"], out["kind"]) == kind and isinstance(out["metadata"], dict)

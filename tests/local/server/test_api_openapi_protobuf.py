@@ -149,7 +149,8 @@ def test_protobuf_create_and_protobuf_accept(raw: Any, cp: Any, namespace: str) 
 @pytest.mark.parametrize(
     ("body", "code", "reason"),
     [
-        (encode_unknown("apps/v1", "Deployment", b""), 415, "UnsupportedMediaType"),
+        (encode_unknown("policy/v1", "PodDisruptionBudget", b""), 415, "UnsupportedMediaType"),
+        (encode_unknown("v1", "ConfigMap", b"\x48\x01"), 415, "UnsupportedMediaType"),  # field 9: unknown
         (encode_unknown("ray.io/v1", "RayCluster", b""), 415, "UnsupportedMediaType"),
         (MAGIC + b"\x0a\xff", 400, "BadRequest"),  # a length that runs past the end
         (b"{}", 400, "BadRequest"),  # no magic
@@ -164,3 +165,16 @@ def test_bad_protobuf_bodies_get_a_status(
     )
     assert got == code and status["kind"] == "Status" and status["reason"] == reason
     assert "json parse error" not in status["message"] and "Traceback" not in status["message"]
+    assert status["message"].startswith("the body of the request was in an unknown format")
+
+
+def test_a_protobuf_field_not_known_is_415_naming_message_and_field(raw: Any, namespace: str) -> None:
+    container = b"\x0a\x01c" + b"\xf8\x06\x01"  # name "c", then field 111 (a varint)
+    template = b"\x12" + bytes([len(container) + 2]) + b"\x12" + bytes([len(container)]) + container
+    spec = b"\x1a" + bytes([len(template)]) + template
+    body = encode_unknown("apps/v1", "Deployment", b"\x12" + bytes([len(spec)]) + spec)
+    got, status, _ = raw.request(
+        "POST", f"/apis/apps/v1/namespaces/{namespace}/deployments", body, content_type=PROTOBUF
+    )
+    assert got == 415 and status["reason"] == "UnsupportedMediaType"
+    assert "field 111 of core/v1.Container is not known here" in status["message"]

@@ -1,24 +1,38 @@
-"""Decoding Kubernetes protobuf bodies (``application/vnd.kubernetes.protobuf``) of a few core kinds.
+"""Decoding Kubernetes protobuf bodies (``application/vnd.kubernetes.protobuf``) of the built-in kinds.
 
-kubectl's typed clients (``kubectl create namespace|configmap|secret|serviceaccount``, and ``kubectl
-create role|clusterrole|rolebinding|clusterrolebinding`` for ``rbac.authorization.k8s.io/v1``) send their
-bodies as protobuf, and client-go does not fall back to JSON when a server answers 415, so this
-server decodes them. The format [k8s.io/apimachinery/pkg/runtime/serializer/protobuf]: the 4-byte
+kubectl's typed clients send protobuf: ``kubectl create namespace|configmap|secret|serviceaccount``,
+``create deployment|job|cronjob``, ``create role|rolebinding|clusterrole|clusterrolebinding``, ``create
+service ...``, ``create ingress``; client-go does not fall back to JSON when a server answers 415, so
+this server decodes them. The format [k8s.io/apimachinery/pkg/runtime/serializer/protobuf]: the 4-byte
 magic ``k8s\\x00``, then a ``runtime.Unknown`` message (1: ``typeMeta`` {1: apiVersion, 2: kind},
-2: ``raw`` — the object's own message —, 3: contentEncoding, 4: contentType). The object messages
-follow ``k8s.io/api/core/v1/generated.proto`` and ``k8s.io/apimachinery/pkg/apis/meta/v1/
-generated.proto``; the tables below name the fields of the kinds decoded (unknown field numbers are
-skipped, as protobuf does). The result is the JSON form the same object has: Go's ``omitempty``
-drops empty strings and zero numbers, ``[]byte`` values become base64, ``Time`` becomes RFC 3339.
+2: ``raw`` — the object's own message —, 3: contentEncoding, 4: contentType).
 
-A protobuf body of any other kind raises :class:`ProtobufError` with ``unsupported=True``; the API
-server answers it 415 UnsupportedMediaType (what upstream answers for custom resources).
+The object messages follow k8s.io/api's ``generated.proto`` (the field tables of
+:mod:`~rayqueue_local.apimachinery.prototables`, generated from upstream) and apimachinery's
+``meta/v1``, ``util/intstr`` and ``api/resource`` messages (the tables below). The result
+is what Go's encoding/json writes for the struct the body unmarshals into, so the same object sent as
+JSON and as protobuf is stored alike:
+
+- a field with ``omitempty`` is left out when Go's zero value (``""``, ``0``, ``false``, a nil
+  pointer, an empty slice or map); structs are never left out (``"status": {}``), so a ``Time``
+  that is not set reads ``null`` (``"creationTimestamp": null``), as ``kubectl create --dry-run
+  -o json`` shows;
+- a field without ``omitempty`` is always written: its zero value, or ``null`` for a nil slice, map
+  or pointer; a pointer that was sent keeps its value, ``0`` and ``false`` included;
+- embedded structs (``Probe``'s ``ProbeHandler``, ``Volume``'s ``VolumeSource``) are inlined;
+- ``[]byte`` becomes base64, ``Time`` RFC 3339 in seconds, ``IntOrString`` a number or a string,
+  ``Quantity`` its string form (``"0"`` when unset), ``FieldsV1`` its raw JSON.
+
+A field number a table does not know, and a kind with no table, raise :class:`ProtobufError` with
+``unsupported=True``, naming the message and the field: the API server answers 415
+UnsupportedMediaType rather than drop a field the client sent.
 
 Example:
     >>> body = encode_unknown("v1", "ConfigMap", bytes([0x0a, 0x04, 0x0a, 0x02]) + b"cm"
     ...     + bytes([0x12, 0x06, 0x0a, 0x01]) + b"a" + bytes([0x12, 0x01]) + b"b")
-    >>> decode(body)
-    {'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'cm'}, 'data': {'a': 'b'}}
+    >>> decoded = decode(body)
+    >>> decoded["metadata"], decoded["data"]
+    ({'name': 'cm', 'creationTimestamp': None}, {'a': 'b'})
 """
 
 from __future__ import annotations
@@ -26,9 +40,11 @@ from __future__ import annotations
 import base64
 import datetime
 import json
+from collections.abc import Callable
 from typing import Any
 
 from rayqueue_local.apimachinery import protowire
+from rayqueue_local.apimachinery.prototables import GENERATED
 from rayqueue_local.errors import LocalControlPlaneError
 
 __all__ = ["MAGIC", "MEDIA_TYPE", "ProtobufError", "decode", "encode_unknown", "supported_kinds"]
@@ -38,9 +54,12 @@ MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 #: The 4 bytes every Kubernetes protobuf body starts with.
 MAGIC = protowire.MAGIC
 
+_MAX_DEPTH = 48
+
 
 class ProtobufError(LocalControlPlaneError, ValueError):
-    """A protobuf body that cannot be decoded; ``unsupported`` when only its kind is the problem.
+    """A protobuf body that cannot be decoded; ``unsupported`` when the body is well-formed but uses a
+    kind or a field this server has no table for.
 
     Example:
         >>> ProtobufError("bad", unsupported=True).unsupported
@@ -52,130 +71,84 @@ class ProtobufError(LocalControlPlaneError, ValueError):
         self.unsupported = unsupported
 
 
-# field number -> (JSON name, type). Types: "string", "bytes" (base64), "int", "pint" (a pointer:
-# kept when 0), "bool", "time", "json" (FieldsV1: raw JSON), "map" (string values), "bmap" (bytes
-# values), "[]string", a message name, or "[]" + a message name.
-_MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
-    "ObjectMeta": {
-        1: ("name", "string"),
-        2: ("generateName", "string"),
-        3: ("namespace", "string"),
-        4: ("selfLink", "string"),
-        5: ("uid", "string"),
-        6: ("resourceVersion", "string"),
-        7: ("generation", "int"),
-        8: ("creationTimestamp", "time"),
-        9: ("deletionTimestamp", "time"),
-        10: ("deletionGracePeriodSeconds", "pint"),
-        11: ("labels", "map"),
-        12: ("annotations", "map"),
-        13: ("ownerReferences", "[]OwnerReference"),
-        14: ("finalizers", "[]string"),
-        17: ("managedFields", "[]ManagedFieldsEntry"),
+# The apimachinery messages, from k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto and types.go
+# (field numbers and JSON tags), in the format of prototables.GENERATED: field number -> (JSON name,
+# type, flags: o = omitempty, p = pointer, i = inlined).
+_APIMACHINERY: dict[str, dict[int, tuple[str, str, str]]] = {
+    "meta/v1.ObjectMeta": {
+        1: ("name", "string", "o"),
+        2: ("generateName", "string", "o"),
+        3: ("namespace", "string", "o"),
+        4: ("selfLink", "string", "o"),
+        5: ("uid", "string", "o"),
+        6: ("resourceVersion", "string", "o"),
+        7: ("generation", "int", "o"),
+        8: ("creationTimestamp", "meta/v1.Time", "o"),
+        9: ("deletionTimestamp", "meta/v1.Time", "op"),
+        10: ("deletionGracePeriodSeconds", "int", "op"),
+        11: ("labels", "mapstring", "o"),
+        12: ("annotations", "mapstring", "o"),
+        13: ("ownerReferences", "[]meta/v1.OwnerReference", "o"),
+        14: ("finalizers", "[]string", "o"),
+        17: ("managedFields", "[]meta/v1.ManagedFieldsEntry", "o"),
     },
-    "OwnerReference": {
-        1: ("kind", "string"),
-        3: ("name", "string"),
-        4: ("uid", "string"),
-        5: ("apiVersion", "string"),
-        6: ("controller", "bool"),
-        7: ("blockOwnerDeletion", "bool"),
+    "meta/v1.OwnerReference": {
+        5: ("apiVersion", "string", ""),
+        1: ("kind", "string", ""),
+        3: ("name", "string", ""),
+        4: ("uid", "string", ""),
+        6: ("controller", "bool", "op"),
+        7: ("blockOwnerDeletion", "bool", "op"),
     },
-    "ManagedFieldsEntry": {
-        1: ("manager", "string"),
-        2: ("operation", "string"),
-        3: ("apiVersion", "string"),
-        4: ("time", "time"),
-        6: ("fieldsType", "string"),
-        7: ("fieldsV1", "FieldsV1"),
-        8: ("subresource", "string"),
+    "meta/v1.ManagedFieldsEntry": {
+        1: ("manager", "string", "o"),
+        2: ("operation", "string", "o"),
+        3: ("apiVersion", "string", "o"),
+        4: ("time", "meta/v1.Time", "op"),
+        6: ("fieldsType", "string", "o"),
+        7: ("fieldsV1", "meta/v1.FieldsV1", "op"),
+        8: ("subresource", "string", "o"),
     },
-    "FieldsV1": {1: ("Raw", "json")},
-    "Time": {1: ("seconds", "int"), 2: ("nanos", "int")},
-    "Namespace": {
-        1: ("metadata", "ObjectMeta"),
-        2: ("spec", "NamespaceSpec"),
-        3: ("status", "NamespaceStatus"),
+    "meta/v1.LabelSelector": {
+        1: ("matchLabels", "mapstring", "o"),
+        2: ("matchExpressions", "[]meta/v1.LabelSelectorRequirement", "o"),
     },
-    "NamespaceSpec": {1: ("finalizers", "[]string")},
-    "NamespaceStatus": {1: ("phase", "string"), 2: ("conditions", "[]NamespaceCondition")},
-    "NamespaceCondition": {
-        1: ("type", "string"),
-        2: ("status", "string"),
-        4: ("lastTransitionTime", "time"),
-        5: ("reason", "string"),
-        6: ("message", "string"),
+    "meta/v1.LabelSelectorRequirement": {
+        1: ("key", "string", ""),
+        2: ("operator", "string", ""),
+        3: ("values", "[]string", "o"),
     },
-    "ConfigMap": {
-        1: ("metadata", "ObjectMeta"),
-        2: ("data", "map"),
-        3: ("binaryData", "bmap"),
-        4: ("immutable", "bool"),
+    "meta/v1.Condition": {
+        1: ("type", "string", ""),
+        2: ("status", "string", ""),
+        3: ("observedGeneration", "int", "o"),
+        4: ("lastTransitionTime", "meta/v1.Time", ""),
+        5: ("reason", "string", ""),
+        6: ("message", "string", ""),
     },
-    "Secret": {
-        1: ("metadata", "ObjectMeta"),
-        2: ("data", "bmap"),
-        3: ("type", "string"),
-        4: ("stringData", "map"),
-        5: ("immutable", "bool"),
-    },
-    "ServiceAccount": {
-        1: ("metadata", "ObjectMeta"),
-        2: ("secrets", "[]ObjectReference"),
-        3: ("imagePullSecrets", "[]LocalObjectReference"),
-        4: ("automountServiceAccountToken", "bool"),
-    },
-    "ObjectReference": {
-        1: ("kind", "string"),
-        2: ("namespace", "string"),
-        3: ("name", "string"),
-        4: ("uid", "string"),
-        5: ("apiVersion", "string"),
-        6: ("resourceVersion", "string"),
-        7: ("fieldPath", "string"),
-    },
-    "LocalObjectReference": {1: ("name", "string")},
-    # k8s.io/api/rbac/v1/generated.proto (kubectl create role|clusterrole|rolebinding|clusterrolebinding)
-    "Role": {1: ("metadata", "ObjectMeta"), 2: ("rules", "[]PolicyRule")},
-    "ClusterRole": {
-        1: ("metadata", "ObjectMeta"),
-        2: ("rules", "[]PolicyRule"),
-        3: ("aggregationRule", "AggregationRule"),
-    },
-    "PolicyRule": {
-        1: ("verbs", "[]string"),
-        2: ("apiGroups", "[]string"),
-        3: ("resources", "[]string"),
-        4: ("resourceNames", "[]string"),
-        5: ("nonResourceURLs", "[]string"),
-    },
-    "AggregationRule": {1: ("clusterRoleSelectors", "[]LabelSelector")},
-    "LabelSelector": {1: ("matchLabels", "map"), 2: ("matchExpressions", "[]LabelSelectorRequirement")},
-    "LabelSelectorRequirement": {1: ("key", "string"), 2: ("operator", "string"), 3: ("values", "[]string")},
-    "RoleBinding": {1: ("metadata", "ObjectMeta"), 2: ("subjects", "[]Subject"), 3: ("roleRef", "RoleRef")},
-    "Subject": {
-        1: ("kind", "string"),
-        2: ("apiGroup", "string"),
-        3: ("name", "string"),
-        4: ("namespace", "string"),
-    },
-    "RoleRef": {1: ("apiGroup", "string"), 2: ("kind", "string"), 3: ("name", "string")},
 }
+_TABLES = {**GENERATED, **_APIMACHINERY}
 
 #: (apiVersion, kind) -> the message of the kinds decoded.
-_KINDS = {("v1", kind): kind for kind in ("Namespace", "ConfigMap", "Secret", "ServiceAccount")} | {
-    ("rbac.authorization.k8s.io/v1", kind): kind
-    for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
+_KINDS: dict[tuple[str, str], str] = {
+    **{("v1", k): f"core/v1.{k}" for k in ("Namespace", "ConfigMap", "Secret", "ServiceAccount")},
+    **{("v1", k): f"core/v1.{k}" for k in ("Pod", "Service", "PodTemplate")},
+    **{("apps/v1", k): f"apps/v1.{k}" for k in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")},
+    **{("batch/v1", k): f"batch/v1.{k}" for k in ("Job", "CronJob")},
+    **{
+        ("rbac.authorization.k8s.io/v1", k): f"rbac/v1.{k}"
+        for k in ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
+    },
+    ("networking.k8s.io/v1", "Ingress"): "networking/v1.Ingress",
 }
-_MESSAGES["ClusterRoleBinding"] = _MESSAGES["RoleBinding"]
 
 
 def supported_kinds() -> list[tuple[str, str]]:
     """The ``(apiVersion, kind)`` pairs whose protobuf bodies are decoded.
 
     Example:
-        >>> [kind for _, kind in supported_kinds()][:3]
-        ['ClusterRole', 'ClusterRoleBinding', 'Role']
+        >>> ("apps/v1", "Deployment") in supported_kinds(), supported_kinds()[0]
+        (True, ('apps/v1', 'DaemonSet'))
     """
     return sorted(_KINDS)
 
@@ -189,106 +162,205 @@ def _fields(data: bytes) -> list[tuple[int, int, Any]]:
         raise ProtobufError(f"malformed protobuf: {err}") from None
 
 
-def _text(value: Any) -> str:
+def _text(value: Any, where: str) -> str:
     if not isinstance(value, bytes):
-        raise ProtobufError("a string field is not length-delimited")
+        raise ProtobufError(f"{where}: a string field is not length-delimited")
     try:
         return value.decode("utf-8")
     except UnicodeDecodeError:
-        raise ProtobufError("a string field is not valid UTF-8") from None
+        raise ProtobufError(f"{where}: a string field is not valid UTF-8") from None
 
 
 def _signed(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-def _time(value: bytes) -> str | None:
-    parts = _message(value, "Time")
-    seconds = parts.get("seconds", 0)
-    if not seconds:
+def _varint_list(data: bytes, where: str) -> list[int]:
+    """A packed repeated varint field (proto3 style; proto2 writers send one field per element)."""
+    out, pos = [], 0
+    while pos < len(data):
+        value = shift = 0
+        while True:
+            if pos >= len(data) or shift > 63:
+                raise ProtobufError(f"{where}: truncated packed varints")
+            byte = data[pos]
+            pos += 1
+            value |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                break
+            shift += 7
+        out.append(_signed(value))
+    return out
+
+
+# -- the apimachinery types with a JSON form of their own ------------------------------------------
+def _scalars(data: bytes, name: str, kinds: dict[int, str]) -> dict[int, Any]:
+    """The fields of a small special message by number; an unknown number is unsupported."""
+    out: dict[int, Any] = {}
+    for number, wire, raw in _fields(data):
+        kind = kinds.get(number)
+        if kind is None:
+            raise ProtobufError(f"field {number} of {name} is not known here", unsupported=True)
+        where = f"{name} field {number}"
+        if kind == "int":
+            if wire != 0:
+                raise ProtobufError(f"{where}: a number field is not a varint")
+            out[number] = _signed(raw)
+        elif kind == "string":
+            out[number] = _text(raw, where)
+        elif not isinstance(raw, bytes):
+            raise ProtobufError(f"{where}: a bytes field is not length-delimited")
+        else:
+            out[number] = raw
+    return out
+
+
+def _time(data: bytes) -> str | None:
+    # metav1.Time's Unmarshal (time_proto.go): empty data is the zero time, which is JSON null;
+    # otherwise time.Unix(seconds, 0): the nanoseconds are dropped, and JSON has RFC 3339 in seconds.
+    if not data:
         return None
-    when = datetime.datetime.fromtimestamp(seconds, tz=datetime.UTC)
+    parts = _scalars(data, "meta/v1.Time", {1: "int", 2: "int"})
+    try:
+        when = datetime.datetime.fromtimestamp(parts.get(1, 0), tz=datetime.UTC)
+    except (OverflowError, OSError, ValueError):
+        raise ProtobufError("meta/v1.Time: seconds out of range") from None
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _map_entry(value: bytes, binary: bool) -> tuple[str, str]:
-    key, item = "", b"" if binary else ""
-    for number, _, raw in _fields(value):
-        if number == 1:
-            key = _text(raw)
-        elif number == 2:
-            item = raw if binary else _text(raw)
-    if binary:
-        if not isinstance(item, bytes):
-            raise ProtobufError("a bytes map value is not length-delimited")
-        return key, base64.b64encode(item).decode("ascii")
-    return key, str(item)
+def _int_or_string(data: bytes) -> int | str:
+    parts = _scalars(data, "intstr.IntOrString", {1: "int", 2: "int", 3: "string"})
+    return str(parts.get(3, "")) if parts.get(1, 0) == 1 else int(parts.get(2, 0))
 
 
-def _value(kind: str, wire: int, raw: Any) -> Any:
+def _quantity(data: bytes) -> str:
+    return str(_scalars(data, "resource.Quantity", {1: "string"}).get(1, "")) or "0"
+
+
+def _fields_v1(data: bytes) -> Any:
+    raw = _scalars(data, "meta/v1.FieldsV1", {1: "bytes"}).get(1)
+    try:
+        return json.loads(raw) if raw else None
+    except ValueError:
+        raise ProtobufError("meta/v1.FieldsV1: the raw field is not JSON") from None
+
+
+_SPECIAL: dict[str, Callable[[bytes], Any]] = {
+    "meta/v1.Time": _time,
+    "meta/v1.FieldsV1": _fields_v1,
+    "intstr.IntOrString": _int_or_string,
+    "resource.Quantity": _quantity,
+}
+
+
+# -- messages ------------------------------------------------------------------------------------
+def _value(kind: str, wire: int, raw: Any, where: str, depth: int) -> Any:
     if kind == "string":
-        return _text(raw)
-    if kind in ("int", "pint", "bool"):
+        return _text(raw, where)
+    if kind in ("int", "bool"):
         if wire != 0:
-            raise ProtobufError("a number field is not a varint")
+            raise ProtobufError(f"{where}: a number field is not a varint")
         return bool(raw) if kind == "bool" else _signed(raw)
     if not isinstance(raw, bytes):
-        raise ProtobufError("a message field is not length-delimited")
+        raise ProtobufError(f"{where}: a message field is not length-delimited")
     if kind == "bytes":
         return base64.b64encode(raw).decode("ascii")
-    if kind == "time":
-        return _time(raw)
-    if kind == "json":
-        try:
-            return json.loads(raw) if raw else {}
-        except ValueError:
-            raise ProtobufError("fieldsV1 is not JSON") from None
-    return _message(raw, kind)
+    return _message(raw, kind, depth + 1)
 
 
-def _message(data: bytes, name: str) -> dict[str, Any]:
-    table = _MESSAGES[name]
-    out: dict[str, Any] = {}
+def _map_entry(raw: Any, kind: str, where: str, depth: int) -> tuple[str, Any]:
+    if not isinstance(raw, bytes):
+        raise ProtobufError(f"{where}: a map entry is not length-delimited")
+    key, value = "", None
+    for number, wire, item in _fields(raw):
+        if number == 1:
+            key = _text(item, where)
+        elif number == 2:
+            value = _value(kind, wire, item, where, depth)
+        else:
+            raise ProtobufError(
+                f"field {number} of a map entry in {where} is not known here", unsupported=True
+            )
+    if value is None:  # a map value that was not sent: Go's zero value of the value type
+        value = "" if kind in ("string", "bytes") else _message(b"", kind, depth + 1)
+    return key, value
+
+
+def _zero(kind: str, flags: str, depth: int) -> Any:
+    """What Go's encoding/json writes for a field the body did not carry."""
+    if "p" in flags or kind.startswith(("[]", "map")) or kind == "bytes":
+        return None
+    if kind == "string":
+        return ""
+    if kind == "int":
+        return 0
+    if kind == "bool":
+        return False
+    return _message(b"", kind, depth + 1)
+
+
+def _empty(value: Any, kind: str, flags: str) -> bool:
+    """Go's ``omitempty``: nil pointers, empty slices and maps, zero scalars; never a struct."""
+    if "p" in flags:
+        return value is None
+    if kind.startswith(("[]", "map")) or kind in ("string", "int", "bool", "bytes"):
+        return not value
+    return False
+
+
+def _message(data: bytes, name: str, depth: int = 0) -> Any:
+    if depth > _MAX_DEPTH:
+        raise ProtobufError("message nested too deeply")
+    special = _SPECIAL.get(name)
+    if special is not None:
+        return special(data)
+    table = _TABLES[name]
+    got: dict[int, Any] = {}
     for number, wire, raw in _fields(data):
         spec = table.get(number)
         if spec is None:
-            continue  # a field this table does not know: skipped, as protobuf does
-        key, kind = spec
-        if kind in ("map", "bmap"):
-            if not isinstance(raw, bytes):
-                raise ProtobufError("a map entry is not length-delimited")
-            k, v = _map_entry(raw, binary=kind == "bmap")
-            out.setdefault(key, {})[k] = v
+            raise ProtobufError(f"field {number} of {name} is not known here", unsupported=True)
+        key, kind, _ = spec
+        where = f"{name}.{key or kind}"
+        if kind.startswith("map"):
+            k, v = _map_entry(raw, kind[3:], where, depth)
+            got.setdefault(number, {})[k] = v
         elif kind.startswith("[]"):
-            out.setdefault(key, []).append(_value(kind[2:], wire, raw))
+            item_kind = kind[2:]
+            if item_kind in ("int", "bool") and wire == 2:
+                items: list[Any] = _varint_list(raw, where)
+                got.setdefault(number, []).extend(bool(i) if item_kind == "bool" else i for i in items)
+            else:
+                got.setdefault(number, []).append(_value(item_kind, wire, raw, where, depth))
         else:
-            out[key] = _value(kind, wire, raw)
-    if name == "FieldsV1":
-        raw_json: dict[str, Any] = out.get("Raw", {})
-        return raw_json
-    # Go's omitempty: empty strings and zero non-pointer numbers are not in the JSON form.
-    return {
-        k: v
-        for k, v in out.items()
-        if not (v == "" or v is None or (v == 0 and not isinstance(v, bool) and _kind_of(table, k) == "int"))
-    }
-
-
-def _kind_of(table: dict[int, tuple[str, str]], key: str) -> str:
-    return next(kind for name, kind in table.values() if name == key)
+            got[number] = _value(kind, wire, raw, where, depth)
+    out: dict[str, Any] = {}
+    for number, (key, kind, flags) in table.items():
+        value = got[number] if number in got else _zero(kind, flags, depth)
+        if "i" in flags:
+            out.update(value)
+        elif not ("o" in flags and _empty(value, kind, flags)):
+            out[key] = value
+    return out
 
 
 def decode(body: bytes) -> dict[str, Any]:
     """The JSON form of a Kubernetes protobuf body (raises :class:`ProtobufError`).
 
     Example:
-        >>> decode(encode_unknown("v1", "Namespace", bytes([0x0a, 0x05, 0x0a, 0x03]) + b"foo"))
-        {'apiVersion': 'v1', 'kind': 'Namespace', 'metadata': {'name': 'foo'}}
+        >>> ns = decode(encode_unknown("v1", "Namespace", bytes([0x0a, 0x05, 0x0a, 0x03]) + b"foo"))
+        >>> ns["kind"], ns["metadata"], ns["spec"], ns["status"]
+        ('Namespace', {'name': 'foo', 'creationTimestamp': None}, {}, {})
         >>> try:
-        ...     decode(encode_unknown("apps/v1", "Deployment", b""))
+        ...     decode(encode_unknown("policy/v1", "PodDisruptionBudget", b""))
         ... except ProtobufError as err:
         ...     print(err.unsupported, err)
-        True apps/v1 Deployment is not decoded from protobuf here
+        True policy/v1 PodDisruptionBudget is not decoded from protobuf here
+        >>> try:
+        ...     decode(encode_unknown("v1", "Namespace", bytes([0x20, 0x01])))
+        ... except ProtobufError as err:
+        ...     print(err.unsupported, err)
+        True field 4 of core/v1.Namespace is not known here
     """
     if not body.startswith(MAGIC):
         raise ProtobufError("the body does not start with the Kubernetes protobuf prefix")
@@ -298,9 +370,9 @@ def decode(body: bytes) -> dict[str, Any]:
         if number == 1 and isinstance(value, bytes):
             for n, _, v in _fields(value):
                 if n == 1:
-                    api_version = _text(v)
+                    api_version = _text(v, "runtime.Unknown typeMeta")
                 elif n == 2:
-                    kind = _text(v)
+                    kind = _text(v, "runtime.Unknown typeMeta")
         elif number == 2 and isinstance(value, bytes):
             raw = value
         elif number == 3 and value:

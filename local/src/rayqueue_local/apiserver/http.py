@@ -175,8 +175,8 @@ def query_int(query: dict[str, list[str]], key: str) -> int | None:
 
 def parse_body(raw: bytes, content_type: str) -> Any:
     """Decode a JSON body (or YAML for ``application/apply-patch+yaml`` and ``application/yaml``, or
-    Kubernetes protobuf for the core kinds :mod:`~rayqueue_local.apimachinery.protobuf` decodes; 415
-    UnsupportedMediaType for a protobuf body of any other kind, as upstream answers for custom resources).
+    Kubernetes protobuf for the built-in kinds :mod:`~rayqueue_local.apimachinery.protobuf` decodes; 415
+    UnsupportedMediaType, with the reason, for any other kind or a field number it has no table for).
 
     Malformed input is a 400 BadRequest worded like the API server's decoder errors.
 
@@ -208,7 +208,7 @@ def parse_body(raw: bytes, content_type: str) -> Any:
                     415,
                     "UnsupportedMediaType",
                     "the body of the request was in an unknown format - accepted media types include: "
-                    "application/json, application/yaml",
+                    f"application/json, application/yaml ({err})",
                 ) from None
             raise HTTPError.bad_request(f"the body of the request was in an unknown format - {err}") from None
     if media.endswith("yaml"):

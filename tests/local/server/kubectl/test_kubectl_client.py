@@ -122,12 +122,6 @@ def test_create_namespace_configmap_secret_serviceaccount_send_protobuf(
         cp.store.delete("namespaces", None, ns)
 
 
-def test_protobuf_of_a_kind_not_decoded_is_415_with_a_status(kubectl: Any, namespace: str) -> None:
-    err = kubectl.fails(["create", "deployment", "web", "--image=nginx", "-n", namespace])
-    assert "the body of the request was in an unknown format" in err
-    assert "json parse error" not in err and "Traceback" not in err
-
-
 def test_deployments_jobs_nodes_and_crds(kubectl: Any, cp: Any, namespace: str) -> None:
     deployment = textwrap.dedent(
         f"""\

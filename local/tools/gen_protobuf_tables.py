@@ -1,0 +1,192 @@
+"""Generate ``rayqueue_local/apimachinery/prototables.py`` from a checkout of k8s.io/api (run by hand).
+
+    python3 local/tools/gen_protobuf_tables.py /work/.mirror/kubernetes+api/repo > \\
+        local/src/rayqueue_local/apimachinery/prototables.py
+
+Reads, at the repository's HEAD (``git show``; nothing is copied), each package's ``generated.proto``
+(field numbers and wire types) and ``types.go`` (the JSON name, ``omitempty``, whether the Go field is a
+pointer, and embedded structs, whose fields Go's encoding/json promotes into the parent object). The
+two are joined by struct name and protobuf field number; a proto field without its Go field stops the
+generator, and so does a kept message that refers to a message outside these packages and EXTERNAL.
+Only the messages reachable from the root kinds below are written. The apimachinery types (meta/v1,
+intstr, resource) are not in k8s.io/api: :mod:`rayqueue_local.apimachinery.protobuf` has them.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+
+PACKAGES = {  # proto package -> (directory in k8s.io/api, our short prefix)
+    "k8s.io.api.core.v1": ("core/v1", "core/v1"),
+    "k8s.io.api.apps.v1": ("apps/v1", "apps/v1"),
+    "k8s.io.api.batch.v1": ("batch/v1", "batch/v1"),
+    "k8s.io.api.rbac.v1": ("rbac/v1", "rbac/v1"),
+    "k8s.io.api.networking.v1": ("networking/v1", "networking/v1"),
+    "k8s.io.api.scheduling.v1alpha3": ("scheduling/v1alpha3", "scheduling/v1alpha3"),
+}
+EXTERNAL = {  # proto message -> our name (tables written by hand)
+    "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta": "meta/v1.ObjectMeta",
+    "k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector": "meta/v1.LabelSelector",
+    "k8s.io.apimachinery.pkg.apis.meta.v1.Condition": "meta/v1.Condition",
+    "k8s.io.apimachinery.pkg.apis.meta.v1.Time": "meta/v1.Time",
+    "k8s.io.apimachinery.pkg.util.intstr.IntOrString": "intstr.IntOrString",
+    "k8s.io.apimachinery.pkg.api.resource.Quantity": "resource.Quantity",
+}
+ROOTS = [
+    "core/v1.Namespace",
+    "core/v1.ConfigMap",
+    "core/v1.Secret",
+    "core/v1.ServiceAccount",
+    "core/v1.Pod",
+    "core/v1.Service",
+    "core/v1.PodTemplate",
+    "apps/v1.Deployment",
+    "apps/v1.ReplicaSet",
+    "apps/v1.StatefulSet",
+    "apps/v1.DaemonSet",
+    "batch/v1.Job",
+    "batch/v1.CronJob",
+    "rbac/v1.Role",
+    "rbac/v1.RoleBinding",
+    "rbac/v1.ClusterRole",
+    "rbac/v1.ClusterRoleBinding",
+    "networking/v1.Ingress",
+]
+SCALARS = {"string": "string", "int32": "int", "int64": "int", "bool": "bool", "bytes": "bytes"}
+
+
+def show(repo: str, path: str) -> str:
+    return subprocess.run(
+        ["git", "-C", repo, "show", f"HEAD:{path}"], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def resolve(proto_type: str, package: str) -> str:
+    if proto_type in SCALARS:
+        return SCALARS[proto_type]
+    name = proto_type.lstrip(".")
+    if name in EXTERNAL:
+        return EXTERNAL[name]
+    pkg, _, message = name.rpartition(".")
+    if not pkg:
+        return f"{PACKAGES[package][1]}.{message}"
+    if pkg not in PACKAGES:
+        return f"?{name}"  # fails only if a kept message refers to it
+    return f"{PACKAGES[pkg][1]}.{message}"
+
+
+def parse_proto(text: str, package: str) -> dict[str, dict[int, tuple[str, str]]]:
+    """message -> {number: (container, type)}; container is '', '[]' or 'map'."""
+    out: dict[str, dict[int, tuple[str, str]]] = {}
+    for name, body in re.findall(r"^message (\w+) \{\n(.*?)^\}", text, re.M | re.S):
+        fields: dict[int, tuple[str, str]] = {}
+        for line in body.splitlines():
+            line = line.strip()
+            m = re.match(r"(optional|repeated) (\S+) (\w+) = (\d+);$", line)
+            if m:
+                fields[int(m[4])] = ("[]" if m[1] == "repeated" else "", resolve(m[2], package))
+                continue
+            m = re.match(r"map<string, (\S+)> (\w+) = (\d+);$", line)
+            if m:
+                fields[int(m[3])] = ("map", resolve(m[1], package))
+                continue
+            if line and not line.startswith("//"):
+                raise SystemExit(f"unparsed proto line in {name}: {line}")
+        out[f"{PACKAGES[package][1]}.{name}"] = fields
+    return out
+
+
+def parse_go(text: str, prefix: str) -> dict[str, dict[int, tuple[str, bool, bool, bool]]]:
+    """struct -> {number: (json name, omitempty, pointer, inline)} for fields with a protobuf tag."""
+    out: dict[str, dict[int, tuple[str, bool, bool, bool]]] = {}
+    for name, body in re.findall(r"^type (\w+) struct \{\n(.*?)^\}", text, re.M | re.S):
+        fields: dict[int, tuple[str, bool, bool, bool]] = {}
+        for line in body.splitlines():
+            line = line.split("//")[0] if line.strip().startswith("//") else line
+            m = re.match(r"\s*(?:(\w+)\s+)?(\S+)\s+`(.*)`\s*$", line)
+            if not m or "protobuf:" not in m[3]:
+                continue
+            go_name, go_type, tags = m[1], m[2], m[3]
+            embedded = go_name is None
+            number = int(re.search(r'protobuf:"\w+,(\d+),', tags)[1])  # type: ignore[index]
+            json_tag = re.search(r'json:"([^"]*)"', tags)
+            parts = (json_tag[1] if json_tag else "").split(",")
+            json_name = parts[0]
+            inline = embedded and json_name == ""
+            if not json_name and not inline:
+                json_name = go_name
+            fields[number] = (json_name, "omitempty" in parts[1:], go_type.startswith("*"), inline)
+        out[f"{prefix}.{name}"] = fields
+    return out
+
+
+def main(repo: str) -> None:
+    proto: dict[str, dict[int, tuple[str, str]]] = {}
+    go: dict[str, dict[int, tuple[str, bool, bool, bool]]] = {}
+    for package, (directory, prefix) in PACKAGES.items():
+        proto.update(parse_proto(show(repo, f"{directory}/generated.proto"), package))
+        go.update(parse_go(show(repo, f"{directory}/types.go"), prefix))
+    commit = subprocess.run(
+        ["git", "-C", repo, "log", "-1", "--format=%H"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    done: list[str] = []
+    todo = list(ROOTS)
+    while todo:
+        name = todo.pop(0)
+        if name in done or name in EXTERNAL.values():
+            continue
+        done.append(name)
+        for _, typ in proto[name].values():
+            if typ.startswith("?"):
+                raise SystemExit(f"{name} refers to {typ[1:]}, which has no table")
+            if "." in typ and typ not in done:
+                todo.append(typ)
+    roots = textwrap.fill(", ".join(ROOTS), width=100)
+    print(HEADER.format(commit=commit, roots=roots))
+    for name in sorted(done):
+        print(f'    "{name}": {{')
+        for number, (container, typ) in sorted(proto[name].items()):
+            if number not in go.get(name, {}):
+                raise SystemExit(f"{name} field {number}: no Go field")
+            json_name, omitempty, pointer, inline = go[name][number]
+            flags = ("o" if omitempty else "") + ("p" if pointer else "") + ("i" if inline else "")
+            print(f'        {number}: ("{json_name}", "{container}{typ}", "{flags}"),')
+        print("    },")
+    print("}")
+
+
+HEADER = '''"""Field tables of the Kubernetes protobuf messages decoded here (generated data; do not edit).
+
+Generated by ``local/tools/gen_protobuf_tables.py`` from k8s.io/api (https://github.com/kubernetes/api)
+at commit {commit}: ``core/v1``, ``apps/v1``, ``batch/v1``, ``rbac/v1``,
+``networking/v1`` and ``scheduling/v1alpha3`` (reached from batch/v1's JobSpec), each from its
+``generated.proto`` (field numbers, repeated fields, maps, scalar and message types) joined with its
+``types.go`` (the JSON name of each field, ``omitempty``, Go pointers, and embedded structs whose fields
+encoding/json promotes into the parent). Only the messages reachable from these kinds are kept:
+{roots}.
+
+:data:`GENERATED` maps ``"<group>/<version>.<Message>"`` to ``{{field number: (JSON name, type,
+flags)}}``. The type is ``string``, ``int`` (int32/int64 varints), ``bool``, ``bytes`` or a message
+name, prefixed with ``[]`` for a repeated field or ``map`` for a ``map<string, type>``. Flags: ``o`` the
+JSON tag has ``omitempty``, ``p`` the Go field is a pointer, ``i`` an embedded struct whose fields are
+inlined (its JSON name is empty). The apimachinery messages these refer to (``meta/v1.*``,
+``intstr.IntOrString``, ``resource.Quantity``) are in
+:mod:`rayqueue_local.apimachinery.protobuf`.
+
+Example:
+    >>> GENERATED["apps/v1.DeploymentSpec"][1]
+    ('replicas', 'int', 'op')
+"""
+
+from __future__ import annotations
+
+__all__ = ["GENERATED"]
+
+#: message -> {{field number: (JSON name, type, flags)}}
+GENERATED: dict[str, dict[int, tuple[str, str, str]]] = {{'''
+
+if __name__ == "__main__":
+    main(sys.argv[1])
