@@ -26,12 +26,13 @@ from rayqueue_sdk.cluster import dashboard
 from rayqueue_sdk.cluster.adopt import config_from_raycluster
 from rayqueue_sdk.cluster.observe import ClusterDetails, observe_one, summarize
 from rayqueue_sdk.cluster.preflight import check_ours, decide, fetch_facts
-from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus
+from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, status_from
 from rayqueue_sdk.cluster.wait import wait_for_cluster
 from rayqueue_sdk.config.idle import IdlePolicy, PreStopHook, PrometheusSource
 from rayqueue_sdk.config.models import ClusterConfiguration
-from rayqueue_sdk.display import show_details
+from rayqueue_sdk.display import follow_card, show_details
 from rayqueue_sdk.display.console import progress_line
+from rayqueue_sdk.display.environment import is_notebook
 from rayqueue_sdk.errors import (
     AdmissionTimeout,
     AlreadyExistsError,
@@ -61,6 +62,8 @@ from rayqueue_sdk.scaling import policy as scaling
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
     from ray.job_submission import JobDetails, JobStatus, JobSubmissionClient
+
+    from rayqueue_sdk.display.widgets import ClusterCard
 
 __all__ = ["Cluster", "get_cluster"]
 
@@ -103,6 +106,8 @@ class Cluster:
         self.config = config
         self._client = client
         self._namespace: str | None = config.namespace
+        #: the notebook card (shown by apply()/up(), followed by wait_ready(), status(), details()).
+        self._card: ClusterCard | None = None
 
     # -- offline -----------------------------------------------------------------------------------
     @property
@@ -229,6 +234,7 @@ class Cluster:
         log.info("%s/%s: applied", self.namespace, self.name)
         if self.config.idle_scale_to_zero is not None:
             self._enable(api, stored, self.config.idle_scale_to_zero)
+        self._show_card(api)
         return stored
 
     def up(self) -> dict[str, Any]:
@@ -251,6 +257,7 @@ class Cluster:
         log.info("%s/%s: created", self.namespace, self.name)
         if self.config.idle_scale_to_zero is not None:
             self._enable(api, stored, self.config.idle_scale_to_zero)
+        self._show_card(api)
         return stored
 
     def down(self, force: bool = False) -> bool:
@@ -280,6 +287,8 @@ class Cluster:
         if not delete_object(api, RAYCLUSTERS, self.name, self.namespace, propagation="Background"):
             return False
         log.info("%s/%s: deleted", self.namespace, self.name)
+        if self._card is not None:
+            self._card = follow_card(self._card, status_from(None, name=self.name, namespace=self.namespace))
         return True
 
     # -- observing ---------------------------------------------------------------------------------
@@ -294,7 +303,10 @@ class Cluster:
         """
         api = self._api()
         status, obj = observe_one(api, self.name, self._namespace_of(api))
-        return self._with_idle(api, status, obj)
+        status = self._with_idle(api, status, obj)
+        if self._card is not None:
+            self._card = follow_card(self._card, status)
+        return status
 
     def _with_idle(self, api: ApiClient, status: ClusterStatus, obj: dict[str, Any] | None) -> ClusterStatus:
         """``status`` with the idle policy's line, when the cluster has one (one more read or two)."""
@@ -350,7 +362,12 @@ class Cluster:
         api = self._api()
         started = time.monotonic()
         self._refuse_if_scaled_to_zero(api)
-        with progress_line(show) as progress:
+        with progress_line(show) as line:
+
+            def progress(status: ClusterStatus) -> None:
+                line(status)
+                self._card = follow_card(self._card, status)
+
             wait_for_cluster(
                 self.name,
                 self.namespace,
@@ -382,7 +399,10 @@ class Cluster:
                     )
                 time.sleep(pause)
                 pause = min(1.0, pause * 2)
-            return replace(status, dashboard_url=uri)
+            ready = replace(status, dashboard_url=uri)
+            if self._card is not None:
+                self._card = follow_card(self._card, ready)
+            return ready
 
     def details(self, *, show: bool | None = None) -> ClusterDetails:
         """The status plus the cluster's shape (head, every worker group, GPUs): rendered with rich in a
@@ -393,9 +413,19 @@ class Cluster:
         """
         api = self._api()
         status, obj = observe_one(api, self.name, self._namespace_of(api))
-        found = summarize(obj, self._with_idle(api, status, obj))
+        status = self._with_idle(api, status, obj)
+        found = summarize(obj, status)
+        if self._card is not None:
+            self._card = follow_card(self._card, status, found.gpus)
         show_details(found, show=show)
         return found
+
+    def _show_card(self, api: ApiClient) -> None:
+        """In a notebook, the cluster's card (shown once, then updated in place by later reads)."""
+        if not is_notebook():
+            return
+        status, obj = observe_one(api, self.name, self._namespace_of(api))
+        self._card = follow_card(self._card, status, summarize(obj, status).gpus)
 
     def cluster_uri(self) -> str:
         """The ``ray://host:port`` address for ``ray.init()``.

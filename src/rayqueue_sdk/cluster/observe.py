@@ -35,6 +35,7 @@ from rayqueue_sdk.cluster.dashboard import (
 )
 from rayqueue_sdk.cluster.queues import queue_positions
 from rayqueue_sdk.cluster.status import ClusterStatus, status_from
+from rayqueue_sdk.display import show_details
 from rayqueue_sdk.errors import ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
 from rayqueue_sdk.kube.resources import (
@@ -108,6 +109,10 @@ class ClusterDetails:
         out = asdict(self)
         out["status"] = self.status.to_dict()
         return out
+
+    def _ipython_display_(self) -> None:
+        """As a cell's value: the details view, once (``details()`` already showed it in this cell)."""
+        show_details(self, show=True)
 
 
 def _int(value: Any, default: int = 0) -> int:

@@ -13,6 +13,10 @@ Example:
     (<ClusterPhase.QUEUED: 'queued'>, False, 'team-q', 'rd-priority')
     >>> st.cluster_uri
     'ray://ws-head-svc.ds.svc:10001'
+    >>> st
+    ds/ws: queued
+      queued in LocalQueue 'team-q': waiting for Kueue to create the Workload
+      queue team-q, priority rd-priority
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from rayqueue_sdk.admission.cluster import (
     JobPhase,
     assess_cluster,
 )
+from rayqueue_sdk.display.text import status_text
+from rayqueue_sdk.display.widgets import status_html
 
 __all__ = [
     "CLIENT_PORT",
@@ -100,6 +106,15 @@ class ClusterStatus:
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}: {self.explanation}"
+
+    def __repr__(self) -> str:
+        """A short block (a few lines within 80 columns, :func:`rayqueue_sdk.display.text.status_text`)
+        rather than every field on one line; :meth:`to_dict` has them all."""
+        return status_text(self)
+
+    def _repr_html_(self) -> str:
+        """The notebook's card (:func:`rayqueue_sdk.display.widgets.status_html`)."""
+        return status_html(self)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict (the phase as its string value).

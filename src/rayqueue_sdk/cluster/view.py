@@ -12,21 +12,43 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rayqueue_sdk.cluster.cluster import get_cluster
 from rayqueue_sdk.cluster.observe import observe_many, summarize
 from rayqueue_sdk.display.environment import is_notebook
-from rayqueue_sdk.display.widgets import ClusterBrowser, show_widget
+from rayqueue_sdk.display.widgets import ClusterBrowser
+from rayqueue_sdk.kube.access import can_i
 from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
+from rayqueue_sdk.kube.resources import RAYCLUSTERS, kueue_kind
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
 
     from rayqueue_sdk.cluster.status import ClusterStatus
 
-__all__ = ["view_clusters"]
+__all__ = ["cluster_permissions", "view_clusters"]
+
+
+def cluster_permissions(api: ApiClient, namespace: str) -> dict[str, str | None]:
+    """What the browser's buttons need, asked of the server (two ``SelfSubjectAccessReview`` objects):
+    ``patch`` on Kueue Workloads (Deactivate, Resume: ``Workload.spec.active``) and ``delete`` on
+    RayClusters (Down). Each action maps to ``None`` when allowed, else the answer naming the missing verb
+    and resource, e.g. ``"may not patch workloads.kueue.x-k8s.io in namespace 'ds'"``.
+
+    Example:
+        >>> # cluster_permissions(api, "ds")["deactivate"]
+    """
+    workloads = kueue_kind(api, "workloads")
+    patch = can_i(api, "patch", workloads.plural, group=workloads.group, namespace=namespace)
+    delete = can_i(api, "delete", RAYCLUSTERS.plural, group=RAYCLUSTERS.group, namespace=namespace)
+    denied_patch = None if patch.allowed else str(patch)
+    return {
+        "down": None if delete.allowed else str(delete),
+        "deactivate": denied_patch,
+        "resume": denied_patch,
+    }
 
 
 def view_clusters(
@@ -35,8 +57,10 @@ def view_clusters(
     """A notebook browser of the namespace's clusters with refresh, down, deactivate and resume buttons.
 
     ``namespace`` defaults to the credentials' one. The table comes from one listing (a constant number of
-    API calls); a button acts through :func:`~rayqueue_sdk.cluster.cluster.get_cluster`. Shown at once in
-    a notebook; returned either way (its widgets can be inspected and clicked).
+    API calls); a button acts through :func:`~rayqueue_sdk.cluster.cluster.get_cluster`, and is enabled
+    only when the server says the user may use it (:func:`cluster_permissions`). Shown at once in a
+    notebook (once: as a cell's last expression it is not shown again); returned either way (its widgets
+    can be inspected and clicked).
 
     Example:
         >>> from rayqueue_sdk import view_clusters
@@ -50,7 +74,10 @@ def view_clusters(
     def act(action: str, name: str) -> None:
         getattr(get_cluster(name, ns, client=client), action)()
 
-    browser = ClusterBrowser(ns, load, act)
+    def permissions() -> Mapping[str, str | None]:
+        return cluster_permissions(get_client(client), ns)
+
+    browser = ClusterBrowser(ns, load, act, permissions)
     if is_notebook():
-        show_widget(browser.widget)
+        browser.live.show()
     return browser

@@ -1,5 +1,6 @@
 """Showing clusters to a person: rich in a console (:mod:`.console`), ipywidgets in a notebook
-(:mod:`.widgets`), chosen by :mod:`.environment`.
+(:mod:`.widgets`), chosen by :mod:`.environment`; plain text (:mod:`.text`) for ``text/plain`` and reprs;
+notebook outputs that last and update in place (:mod:`.live`).
 
 Display sits below ``cluster/``: it is handed what the cluster layer reads (statuses, details) and, for
 the notebook browser, callables that list and act; it never imports ``cluster/`` itself (its modules name
@@ -18,16 +19,19 @@ from typing import TYPE_CHECKING
 
 from rayqueue_sdk.display.console import print_details
 from rayqueue_sdk.display.environment import is_notebook, is_terminal
-from rayqueue_sdk.display.widgets import cluster_widget, show_widget
+from rayqueue_sdk.display.live import display_for
+from rayqueue_sdk.display.widgets import ClusterCard, details_display
 
 if TYPE_CHECKING:  # pragma: no cover
     from rayqueue_sdk.cluster.observe import ClusterDetails
+    from rayqueue_sdk.cluster.status import ClusterStatus
 
-__all__ = ["is_notebook", "is_terminal", "show_details"]
+__all__ = ["follow_card", "is_notebook", "is_terminal", "show_details"]
 
 
 def show_details(details: ClusterDetails, *, show: bool | None = None) -> None:
-    """Show ``details``: a widget in a notebook, a rich panel in a terminal (``show=None``: only there).
+    """Show ``details``: a widget in a notebook (once per cell, with its text and HTML), a rich panel in a
+    terminal (``show=None``: only there).
 
     Example:
         >>> from rayqueue_sdk.cluster.observe import summarize
@@ -36,7 +40,28 @@ def show_details(details: ClusterDetails, *, show: bool | None = None) -> None:
     if show is False:
         return
     if is_notebook():
-        show_widget(cluster_widget(details))
+        display_for(details, lambda: details_display(details)).show_once()
         return
     if show or is_terminal():
         print_details(details)
+
+
+def follow_card(
+    card: ClusterCard | None, status: ClusterStatus, gpus: int | None = None
+) -> ClusterCard | None:
+    """In a notebook, show ``status`` on ``card`` (updated in place), or on a new card shown now; returns
+    the card. Elsewhere nothing is shown and ``card`` is returned as it is.
+
+    Example:
+        >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
+        >>> follow_card(None, ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready")) is None
+        True
+    """
+    if not is_notebook():
+        return card
+    if card is None:
+        card = ClusterCard(status, gpus)
+        card.live.show()
+        return card
+    card.update(status, gpus)
+    return card

@@ -1,10 +1,14 @@
-"""ipywidgets for notebooks: a cluster browser (:class:`ClusterBrowser`) and a per-cluster status card.
+"""ipywidgets for notebooks: a cluster browser (:class:`ClusterBrowser`), a per-cluster status card
+(:class:`ClusterCard`) and the details view (:func:`details_display`).
 
 The browser shows a table of the namespace's clusters (name, queue, phase with Kueue's reason, position,
-workers, GPUs, dashboard link), a cluster picker and buttons: refresh, down, deactivate and resume. It is
-handed two callables: ``load()`` (one listing: every cluster's status with its GPU count) and
-``act(action, name)``; :func:`rayqueue_sdk.cluster.view.view_clusters` wires them to the cluster layer, so
-this module never imports it. ``ipywidgets`` is imported when a widget is built. Tokens are never put in a
+workers, GPUs, dashboard link), a cluster picker and buttons: refresh, down (with a confirmation),
+deactivate and resume, each disabled when the server says the user may not use it. It is handed
+callables: ``load()`` (one listing: every cluster's status with its GPU count), ``act(action, name)`` and
+``permissions()``; :func:`rayqueue_sdk.cluster.view.view_clusters` wires them to the cluster and kube
+layers, so this module never imports the cluster layer. Every display is a
+:class:`~rayqueue_sdk.display.live.LiveDisplay`: the widget with ``text/plain`` and ``text/html``, updated
+in place. ``ipywidgets`` is imported when a widget is built. Tokens are never put in a
 widget: only names, Kueue's words and addresses.
 
 Example:
@@ -17,11 +21,13 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.display.console import phase_text, workers_text
+from rayqueue_sdk.display.live import LiveDisplay
+from rayqueue_sdk.display.text import clusters_text, details_text, status_text
 from rayqueue_sdk.errors import RayQueueError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -29,11 +35,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from rayqueue_sdk.cluster.status import ClusterStatus
 
 __all__ = [
+    "ACTIONS",
     "ClusterActor",
     "ClusterBrowser",
+    "ClusterCard",
     "ClusterLoader",
+    "ClusterPermissions",
     "cluster_widget",
     "clusters_html",
+    "details_display",
+    "details_html",
     "show_widget",
     "status_html",
 ]
@@ -139,17 +150,113 @@ def show_widget(widget: Any) -> None:
     display(widget)
 
 
+class ClusterCard:
+    """A cluster's card in a notebook: phase with Kueue's reason, explanation, queue, position, priority,
+    workers and addresses (an ``ipywidgets.HTML`` in a :class:`LiveDisplay`).
+
+    ``Cluster.apply()`` shows one; ``wait_ready()`` feeds it every status the watch produces, and
+    ``status()``/``details()`` their fresh reads, so the one output follows the cluster.
+
+    Example:
+        >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
+        >>> card = ClusterCard(ClusterStatus("ws", "ds", ClusterPhase.QUEUED, False, "queued", position=0))
+        >>> card.update(ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready"))
+        >>> card.bundle()["text/plain"].splitlines()[0], "ready" in card.widget.value
+        ('ds/ws: ready', True)
+    """
+
+    def __init__(self, status: ClusterStatus, gpus: int | None = None) -> None:
+        import ipywidgets as w  # lazy: ipywidgets costs ~340 ms, paid only in a notebook
+
+        self.status = status
+        self.gpus = gpus
+        self.widget = w.HTML(value=self._html())
+        self.live = LiveDisplay(self.widget, lambda: status_text(self.status), self._html)
+
+    def _html(self) -> str:
+        return f'<div class="rayqueue-card">{status_html(self.status, self.gpus)}</div>'
+
+    def bundle(self) -> dict[str, Any]:
+        """The card's MIME bundle (see :meth:`LiveDisplay.bundle`)."""
+        return self.live.bundle()
+
+    def update(self, status: ClusterStatus, gpus: int | None = None) -> None:
+        """Show ``status`` in the widget and in the saved output (one ``update_display``)."""
+        if status == self.status and (gpus is None or gpus == self.gpus):
+            return
+        self.status = status
+        self.gpus = self.gpus if gpus is None else gpus
+        self.widget.value = self._html()
+        self.live.refresh()
+
+    def _ipython_display_(self) -> None:
+        self.live.show_once()
+
+    def __repr__(self) -> str:
+        return f"ClusterCard({self.status.namespace}/{self.status.name}: {self.status.phase.value})"
+
+
+def details_html(details: ClusterDetails) -> str:
+    """The status card followed by a table of the head and every worker group (escaped).
+
+    Example:
+        >>> from rayqueue_sdk.cluster.observe import summarize
+        >>> d = summarize({"metadata": {"name": "ws", "namespace": "ds"}, "spec": {"workerGroupSpecs": [
+        ...     {"groupName": "gpu", "replicas": 2, "rayStartParams": {"num-gpus": "1"}}]}})
+        >>> "<td>gpu</td>" in details_html(d)
+        True
+    """
+    head = "".join(f"<th>{h}</th>" for h in ("group", "replicas", "min..max", "CPU", "memory", "GPUs"))
+    rows = [f"<tr>{head}</tr>"]
+    for g in ([details.head] if details.head else []) + list(details.groups):
+        bounds = f"{g.min_replicas}..{g.max_replicas}" if g.min_replicas is not None else None
+        cells = (g.name, g.replicas, bounds, g.cpu, g.memory, g.gpus)
+        rows.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
+    shape = f"<h5>shape ({_e(details.gpus)} GPUs)</h5><table>{''.join(rows)}</table>"
+    return f'<div class="rayqueue-details">{status_html(details.status, details.gpus)}{shape}</div>'
+
+
+def details_display(details: ClusterDetails) -> LiveDisplay:
+    """A :class:`LiveDisplay` of ``details`` (an ``ipywidgets.HTML`` with :func:`details_html`, and
+    :func:`~rayqueue_sdk.display.text.details_text`); not shown yet.
+
+    Example:
+        >>> from rayqueue_sdk.cluster.observe import summarize
+        >>> shown = details_display(summarize({"metadata": {"name": "ws", "namespace": "ds"}}))
+        >>> sorted(shown.bundle())
+        ['application/vnd.jupyter.widget-view+json', 'text/html', 'text/plain']
+    """
+    import ipywidgets as w  # lazy: ipywidgets costs ~340 ms, paid only in a notebook
+
+    html = details_html(details)
+    return LiveDisplay(w.HTML(value=html), lambda: details_text(details), lambda: html)
+
+
+#: What a browser asks before enabling a button: ``{action: None}`` when the user may, else the reason
+#: naming the missing verb and resource (e.g. ``"may not patch workloads.kueue.x-k8s.io in namespace 'ds'"``).
+ClusterPermissions = Callable[[], Mapping[str, str | None]]
+
+#: The actions of :class:`ClusterBrowser`'s buttons.
+ACTIONS = ("down", "deactivate", "resume")
+
+
 class ClusterBrowser:
     """The notebook view of a namespace's clusters: a table, a picker and action buttons.
 
     ``load()`` lists the clusters (with their GPU counts) for the table and the picker; a button calls
-    ``act(action, name)`` for the picked cluster and then reloads. A :class:`RayQueueError` from either
-    is shown in ``message`` instead of raised. :func:`rayqueue_sdk.view_clusters` builds one for the cluster
-    layer.
+    ``act(action, name)`` for the picked cluster and then reloads. ``permissions()`` (asked when the
+    browser is built and on Refresh) says which actions the user may take: a button the user may not use
+    is disabled, its tooltip naming the missing verb and resource. Down asks first: its click shows a
+    confirmation with "Confirm down" and "Cancel". A :class:`RayQueueError` from any callable is shown in
+    ``message`` instead of raised.
+
+    The browser is one :class:`~rayqueue_sdk.display.live.LiveDisplay`: the widget with the table as
+    ``text/html`` and ``text/plain``, rewritten in place on every refresh.
 
     Attributes (all ipywidgets): ``table`` (HTML), ``picker`` (Dropdown of cluster names),
-    ``refresh_button``, ``down_button``, ``deactivate_button``, ``resume_button``, ``message`` (HTML),
-    and ``widget`` (the VBox holding them, displayed by Jupyter).
+    ``refresh_button``, ``down_button``, ``deactivate_button``, ``resume_button``, ``confirm`` (the
+    confirmation box: ``confirm_text``, ``confirm_button``, ``cancel_button``), ``message`` (HTML), and
+    ``widget`` (the VBox holding them, displayed by Jupyter).
 
     Example:
         >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
@@ -158,42 +265,89 @@ class ClusterBrowser:
         ...     "ds",
         ...     load=lambda: [(ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready"), 2)],
         ...     act=lambda action, name: done.append((action, name)),
+        ...     permissions=lambda: {"down": None, "deactivate": "may not patch workloads.kueue.x-k8s.io"},
         ... )
         >>> browser.picker.value, browser.gpus
         ('ws', {'ws': 2})
-        >>> browser.down_button.click(); done, browser.message.value
+        >>> browser.deactivate_button.disabled, browser.deactivate_button.tooltip
+        (True, 'Deactivate: you may not patch workloads.kueue.x-k8s.io')
+        >>> browser.down_button.click(); done, browser.confirm.layout.display
+        ([], 'flex')
+        >>> browser.confirm_button.click(); done, browser.message.value
         ([('down', 'ws')], 'down: ds/ws done')
     """
 
-    def __init__(self, namespace: str, load: ClusterLoader, act: ClusterActor) -> None:
+    def __init__(
+        self,
+        namespace: str,
+        load: ClusterLoader,
+        act: ClusterActor,
+        permissions: ClusterPermissions | None = None,
+    ) -> None:
         import ipywidgets as w  # lazy: ipywidgets costs ~340 ms, paid only in a notebook
 
         self.namespace = namespace
         self._load = load
         self._act_on = act
+        self._permissions = permissions
+        #: why each action is not allowed (``None``: allowed, or not known).
+        self.denied: dict[str, str | None] = dict.fromkeys(ACTIONS)
         self.statuses: list[ClusterStatus] = []
         self.gpus: dict[str, int] = {}
         self.table = w.HTML()
         self.picker = w.Dropdown(description="cluster", options=[])
-        self.refresh_button = w.Button(description="Refresh", icon="refresh")
+        self.refresh_button = w.Button(
+            description="Refresh", icon="refresh", tooltip="Read the clusters again"
+        )
         self.down_button = w.Button(description="Down", icon="trash", button_style="danger")
         self.deactivate_button = w.Button(description="Deactivate", icon="pause")
         self.resume_button = w.Button(description="Resume", icon="play")
+        self.confirm_text = w.HTML()
+        self.confirm_button = w.Button(description="Confirm down", icon="trash", button_style="danger")
+        self.cancel_button = w.Button(description="Cancel")
+        self.confirm = w.HBox(
+            [self.confirm_text, self.confirm_button, self.cancel_button], layout=w.Layout(display="none")
+        )
         self.message = w.HTML()
-        self.refresh_button.on_click(lambda _b: self.refresh())
-        self.down_button.on_click(lambda _b: self._act("down"))
+        self.refresh_button.on_click(lambda _b: self.refresh(recheck=True))
+        self.down_button.on_click(lambda _b: self._ask_down())
+        self.confirm_button.on_click(lambda _b: self._confirmed_down())
+        self.cancel_button.on_click(lambda _b: self._hide_confirm())
         self.deactivate_button.on_click(lambda _b: self._act("deactivate"))
         self.resume_button.on_click(lambda _b: self._act("resume"))
         buttons = w.HBox([self.refresh_button, self.down_button, self.deactivate_button, self.resume_button])
-        self.widget = w.VBox([self.table, w.HBox([self.picker]), buttons, self.message])
-        self.refresh()
+        self.widget = w.VBox([self.table, w.HBox([self.picker]), buttons, self.confirm, self.message])
+        self.live = LiveDisplay(self.widget, self._plain, self._html)
+        self.refresh(recheck=True)
 
-    def refresh(self) -> list[ClusterStatus]:
-        """Re-read the clusters (one ``load()``) and redraw; returns the statuses."""
+    def _plain(self) -> str:
+        return f"Ray clusters in namespace {self.namespace!r}:\n{clusters_text(self.statuses, self.gpus)}"
+
+    def _html(self) -> str:
+        return f"<h4>Ray clusters in {_e(self.namespace)}</h4>{self.table.value}{self.message.value}"
+
+    def check_permissions(self) -> dict[str, str | None]:
+        """Ask ``permissions()`` again (a failed check leaves the buttons enabled: the action will say)."""
+        if self._permissions is None:
+            return self.denied
+        try:
+            answer = self._permissions()
+        except RayQueueError as err:
+            self.message.value = f"<span style='color:#cf222e'>permissions unknown: {_e(err)}</span>"
+            answer = {}
+        self.denied = {action: answer.get(action) for action in ACTIONS}
+        return self.denied
+
+    def refresh(self, recheck: bool = False) -> list[ClusterStatus]:
+        """Re-read the clusters (one ``load()``; ``recheck``: the permissions too) and redraw; returns
+        the statuses."""
+        if recheck:
+            self.check_permissions()
         try:
             found = sorted(self._load(), key=lambda pair: pair[0].name)
         except RayQueueError as err:
             self.message.value = f"<span style='color:#cf222e'>{_e(err)}</span>"
+            self.live.refresh()
             return self.statuses
         self.statuses = [st for st, _ in found]
         self.gpus = {st.name: gpus for st, gpus in found}
@@ -202,9 +356,36 @@ class ClusterBrowser:
         current = self.picker.value
         self.picker.options = names
         self.picker.value = current if current in names else (names[0] if names else None)
-        for button in (self.down_button, self.deactivate_button, self.resume_button):
-            button.disabled = not names
+        buttons = {
+            "down": self.down_button,
+            "deactivate": self.deactivate_button,
+            "resume": self.resume_button,
+        }
+        for action, button in buttons.items():
+            reason = self.denied.get(action)
+            button.disabled = not names or reason is not None
+            button.tooltip = f"{button.description}: you {reason}" if reason else _TOOLTIPS[action]
+        if not names or self.denied.get("down"):
+            self._hide_confirm()
+        self.live.refresh()
         return self.statuses
+
+    def _ask_down(self) -> None:
+        name = self.picker.value
+        if not name or self.denied.get("down"):
+            return
+        self.confirm_text.value = (
+            f"Delete RayCluster <b>{_e(self.namespace)}/{_e(name)}</b> and give its resources back?"
+        )
+        self.confirm.layout.display = "flex"
+
+    def _hide_confirm(self) -> None:
+        self.confirm.layout.display = "none"
+        self.confirm_text.value = ""
+
+    def _confirmed_down(self) -> None:
+        self._hide_confirm()
+        self._act("down")
 
     def _act(self, action: str) -> None:
         name = self.picker.value
@@ -217,8 +398,15 @@ class ClusterBrowser:
             self.message.value = f"<span style='color:#cf222e'>{_e(action)} {_e(name)}: {_e(err)}</span>"
         self.refresh()
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+    def _ipython_display_(self) -> None:
+        self.live.show_once()
 
     def __repr__(self) -> str:
         return f"ClusterBrowser(namespace={self.namespace!r}, clusters={[s.name for s in self.statuses]!r})"
+
+
+_TOOLTIPS = {
+    "down": "Delete the picked RayCluster (asks to confirm)",
+    "deactivate": "Give the quota back, keep the cluster (Workload spec.active=false)",
+    "resume": "Requeue a deactivated cluster (Workload spec.active=true)",
+}

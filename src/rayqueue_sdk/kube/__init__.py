@@ -9,6 +9,7 @@ Its modules, bottom-up (each imports only those above it in this list):
 - :mod:`~rayqueue_sdk.kube.auth`: token, kubeconfig and in-cluster login, auto-detection;
 - :mod:`~rayqueue_sdk.kube.client`: ``get_client()``: the given client, the login, or detected credentials;
 - :mod:`~rayqueue_sdk.kube.resources`: typed helpers for RayClusters, RayJobs and Kueue objects;
+- :mod:`~rayqueue_sdk.kube.access`: may the caller do this (``kubectl auth can-i``);
 - :mod:`~rayqueue_sdk.kube.watch`: a list-then-watch loop that resumes, relists and backs off.
 
 The kube layer does not import :mod:`rayqueue_sdk.admission`: what an object's state means is decided

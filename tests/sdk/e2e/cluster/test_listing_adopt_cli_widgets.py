@@ -197,7 +197,9 @@ def test_view_clusters_widget_table_and_buttons(
     assert {s.name: s.phase for s in browser.statuses}["alpha"] is ClusterPhase.QUEUED  # no stale eviction
 
     browser.picker.value = "beta"
-    browser.down_button.click()
+    browser.down_button.click()  # asks first: nothing deleted yet
+    assert list(browser.picker.options) == ["alpha", "beta"] and "beta" in browser.confirm_text.value
+    browser.confirm_button.click()
     assert list(browser.picker.options) == ["alpha"]
     browser.refresh_button.click()
     assert [s.name for s in browser.statuses] == ["alpha"]

@@ -1,0 +1,105 @@
+"""Ask the API server what the caller may do: ``SelfSubjectAccessReview`` (``kubectl auth can-i``).
+
+A review is created and answered, never stored: ``POST
+/apis/authorization.k8s.io/v1/selfsubjectaccessreviews`` returns the object with ``status.allowed`` (and
+``status.denied``/``reason`` where the authorizer gave one); every authenticated user may create one
+(upstream's ``system:basic-user`` ClusterRole). Upstream: https://kubernetes.io/docs/reference/access-authn-
+authz/authorization/#checking-api-access and ``pkg/registry/authorization/selfsubjectaccessreview`` in
+kubernetes/kubernetes. The widgets use it to disable a button the user may not use, instead of guessing from
+names or waiting for a 403.
+
+Example:
+    >>> a = Access("patch", "kueue.x-k8s.io", "workloads", "ds", allowed=False)
+    >>> a.resource_key, str(a)
+    ('workloads.kueue.x-k8s.io', "may not patch workloads.kueue.x-k8s.io in namespace 'ds'")
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rayqueue_sdk.kube.connection import server_of
+from rayqueue_sdk.kube.retry import call
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubernetes.client import ApiClient
+
+__all__ = ["Access", "can_i"]
+
+
+@dataclass(frozen=True)
+class Access:
+    """The server's answer to "may I ``verb`` ``resource`` in ``namespace``?".
+
+    Attributes:
+        verb, group, resource, namespace: what was asked (``group`` ``""`` is the core group).
+        allowed: ``status.allowed`` of the review.
+        reason: the authorizer's ``status.reason``, when it gave one.
+
+    Example:
+        >>> str(Access("delete", "ray.io", "rayclusters", "ds", allowed=True))
+        "may delete rayclusters.ray.io in namespace 'ds'"
+    """
+
+    verb: str
+    group: str
+    resource: str
+    namespace: str | None
+    allowed: bool
+    reason: str | None = None
+
+    @property
+    def resource_key(self) -> str:
+        """``resource.group`` as kubectl names it (``rayclusters.ray.io``; a core resource alone).
+
+        Example:
+            >>> Access("get", "", "pods", None, allowed=True).resource_key
+            'pods'
+        """
+        return f"{self.resource}.{self.group}" if self.group else self.resource
+
+    def __str__(self) -> str:
+        where = f" in namespace {self.namespace!r}" if self.namespace else ""
+        return f"{'may' if self.allowed else 'may not'} {self.verb} {self.resource_key}{where}"
+
+
+def can_i(
+    api: ApiClient, verb: str, resource: str, *, group: str = "", namespace: str | None = None
+) -> Access:
+    """Create a ``SelfSubjectAccessReview`` for ``verb`` on ``group``/``resource`` in ``namespace``.
+
+    A review has no side effect, so it is retried like a read.
+
+    Raises:
+        AuthenticationError, ForbiddenError, ApiError, ConnectionFailedError: the review itself failed.
+
+    Example:
+        >>> # can_i(api, "patch", "workloads", group="kueue.x-k8s.io", namespace="ds").allowed
+    """
+    from kubernetes import client as k8s  # lazy: kubernetes is slow to import
+
+    attributes: dict[str, Any] = {"verb": verb, "group": group, "resource": resource}
+    if namespace:
+        attributes["namespace"] = namespace
+    body = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": attributes},
+    }
+    review = call(
+        k8s.AuthorizationV1Api(api).create_self_subject_access_review,
+        body,
+        verb="create",
+        resource="selfsubjectaccessreviews.authorization.k8s.io",
+        server=server_of(api),
+    )
+    status = review.status
+    return Access(
+        verb,
+        group,
+        resource,
+        namespace,
+        allowed=bool(status and status.allowed),
+        reason=(status.reason or None) if status else None,
+    )
