@@ -5,11 +5,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages the tests drive for real, when missing: Prometheus (GPU metrics) and kubectl
-# (the kubectl client tests; the machine image's kubectl is used when there is one).
+# Debian packages the tests drive for real, when missing: Prometheus (GPU metrics), kubectl
+# (the kubectl client tests; the machine image's kubectl is used when there is one) and Chromium.
 MISSING=""
 command -v prometheus >/dev/null 2>&1 || MISSING="$MISSING prometheus"
 command -v kubectl >/dev/null 2>&1 || MISSING="$MISSING kubernetes-client"
+# Chromium for the notebook widgets' real-browser test (driven by Playwright through executable_path;
+# no browser download is possible or wanted).
+command -v chromium >/dev/null 2>&1 || MISSING="$MISSING chromium"
 if [ -n "$MISSING" ] && command -v apt-get >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq

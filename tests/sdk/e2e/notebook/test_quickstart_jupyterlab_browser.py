@@ -38,6 +38,8 @@ INSTALL_HINT = (
     "(apt-get install -y chromium; the Playwright package drives it, no browser download)"
 )
 CELL_TIMEOUT_MS = 600_000
+# The README's and the docs' screenshots are refreshed only when asked (RAYQUEUE_UPDATE_SCREENSHOTS=1),
+# so that a test run never dirties the checkout; otherwise they go with the other artefacts.
 DOCS_IMAGES = ROOT / "docs" / "images"
 
 
@@ -122,7 +124,8 @@ def test_quickstart_in_jupyterlab_in_chromium(jupyterlab: tuple[str, Path], arte
     kinds = [c["cell_type"] for c in json.loads(notebook.read_text())["cells"]]
     shots = artefacts / "browser"
     shots.mkdir(exist_ok=True)
-    DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+    docs_images = DOCS_IMAGES if os.environ.get("RAYQUEUE_UPDATE_SCREENSHOTS") == "1" else shots
+    docs_images.mkdir(parents=True, exist_ok=True)
 
     with sync_playwright() as p:
         browser = launch_chromium(p)
@@ -166,7 +169,7 @@ def test_quickstart_in_jupyterlab_in_chromium(jupyterlab: tuple[str, Path], arte
             expect(card).to_contain_text("ready")
             expect(card).to_contain_text("2/2")
             card.screenshot(path=str(shots / "1-workspace-card-ready.png"))
-            card.screenshot(path=str(DOCS_IMAGES / "notebook-cluster-card.png"))
+            card.screenshot(path=str(docs_images / "notebook-cluster-card.png"))
 
             # the cluster that does not fit: queued, its position and Kueue's reason on its card
             run_until("cell-18")
@@ -192,7 +195,7 @@ def test_quickstart_in_jupyterlab_in_chromium(jupyterlab: tuple[str, Path], arte
             view.locator("button").filter(has_text=re.compile(r"^\s*Down\s*$")).click()
             expect(view).to_contain_text("Delete RayCluster default/big-experiment")
             view.screenshot(path=str(shots / "3-browser-confirm-down.png"))
-            view.screenshot(path=str(DOCS_IMAGES / "notebook-cluster-browser.png"))
+            view.screenshot(path=str(docs_images / "notebook-cluster-browser.png"))
             view.get_by_role("button", name="Confirm down").click()
             expect(view).to_contain_text("down: default/big-experiment done")
             expect(view.locator(".rayqueue-clusters")).not_to_contain_text("big-experiment")

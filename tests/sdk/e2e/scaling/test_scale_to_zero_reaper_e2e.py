@@ -3,17 +3,15 @@ text) against the local control plane with real Ray heads, and scales the first 
 to zero once its Ray job has ended and the idle period has passed; the second is admitted and becomes
 ready with no other action; ``resume()`` queues the first again, behind the second.
 
-The agent gets the admin token through its token-directory override (``RAYQUEUE_AGENT_TOKEN_DIR``);
-the lead wires the real ServiceAccount path once the plane runs Deployments and RBAC from Roles.
+Nothing here starts the agent: ``scale_to_zero(mode="reaper")`` creates its Deployment, and the plane's
+kubelet runs that pod as a process (``python <configmap mount>/agent.py``, the ConfigMap's own text),
+with the ServiceAccount token projected and only what the policy's Role grants (RBAC from the Role
+and RoleBinding objects) — the path a real cluster takes.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +24,8 @@ from rayqueue_sdk import Cluster, ClusterConfiguration, ForbiddenError, ScaledTo
 from rayqueue_sdk.errors import NotFoundError
 from rayqueue_sdk.kube.objects import get_manifest
 from rayqueue_sdk.kube.resources import find_workload
-from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, policy_name
+from rayqueue_sdk.kube.rest import get_path, get_text
+from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION
 
 pytestmark = [pytest.mark.ray]
 
@@ -64,39 +63,18 @@ def seed_cluster(name: str, ns: str, client: Any, queue: str = "user-queue") -> 
     )
 
 
-def start_agent(plane: LocalControlPlane, ns: str, cluster: str, admin: Any, tmp: Path) -> subprocess.Popen:
-    """The agent from its ConfigMap, as the kubelet would run it: ``python <mount>/agent.py``."""
-    cm = get_manifest(
-        admin,
-        {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": policy_name(cluster), "namespace": ns},
-        },
+def agent_log(plane: LocalControlPlane, ns: str, admin: Any) -> str:
+    """The reaper pod's log, read as kubectl would (``pods/{name}/log``)."""
+
+    pods = get_path(
+        admin, f"/api/v1/namespaces/{ns}/pods", query={"labelSelector": "app.kubernetes.io/managed-by"}
     )
-    mount = tmp / "agent"
-    mount.mkdir()
-    for key, text in cm["data"].items():
-        (mount / key).write_text(text)
-    tokens = tmp / "serviceaccount"
-    tokens.mkdir()
-    (tokens / "token").write_text(plane.token)
-    (tokens / "token").chmod(0o600)
-    shutil.copy(plane.ca_cert_path, tokens / "ca.crt")
-    (tokens / "namespace").write_text(ns)
-    host, port = plane.server.removeprefix("https://").rsplit(":", 1)
-    env = {
-        **os.environ,
-        "KUBERNETES_SERVICE_HOST": host,
-        "KUBERNETES_SERVICE_PORT": port,
-        "RAYQUEUE_AGENT_TOKEN_DIR": str(tokens),
-        "RAYQUEUE_AGENT_CONFIG": str(mount / "config.json"),
-        "PYTHONPATH": "",  # stdlib only: nothing of the SDK on its path
-    }
-    log = open(tmp / "agent.log", "w")  # noqa: SIM115 - closed with the process
-    return subprocess.Popen(
-        [sys.executable, str(mount / "agent.py")], env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp
-    )
+    texts = []
+    for pod in pods.get("items") or []:
+        name = pod["metadata"]["name"]
+        if name.startswith("first-raycluster-idle"):
+            texts.append(get_text(admin, f"/api/v1/namespaces/{ns}/pods/{name}/log"))
+    return "\n".join(texts)
 
 
 def test_reaper_scales_the_idle_cluster_to_zero_and_the_next_one_runs(
@@ -112,6 +90,8 @@ def test_reaper_scales_the_idle_cluster_to_zero_and_the_next_one_runs(
     second.apply()
     wait_for(lambda: second.status().phase.value, lambda p: p == "queued")
 
+    # a job keeps the cluster busy (submitted first: the agent starts within seconds of the policy)
+    job_id = first.job_client.submit_job(entrypoint='python -c "import time; time.sleep(8)"')
     report = first.scale_to_zero(idle_minutes=0.1, mode="reaper", idle_signal="jobs", polling_seconds=1)
     assert "reaper mode" in report and "Deployment/first-raycluster-idle" in report
     dep = get_manifest(
@@ -128,9 +108,6 @@ def test_reaper_scales_the_idle_cluster_to_zero_and_the_next_one_runs(
     )
     assert "reaper mode" in (first.status().idle_scale_to_zero or "")
 
-    # a job keeps the cluster busy; the agent runs as a real process from the ConfigMap's text
-    job_id = first.job_client.submit_job(entrypoint='python -c "import time; time.sleep(8)"')
-    agent = start_agent(idle_plane, ns, "first-raycluster", idle_admin, tmp_path)
     try:
         uid = first.status().workload  # the Workload's name
         assert uid
@@ -176,9 +153,7 @@ def test_reaper_scales_the_idle_cluster_to_zero_and_the_next_one_runs(
         assert not resumed.scaled_to_zero
         assert workload()["spec"]["active"] is True
     finally:
-        agent.terminate()
-        agent.wait(timeout=30)
-        print((tmp_path / "agent.log").read_text()[-3000:])
+        print(agent_log(idle_plane, ns, idle_admin)[-3000:])
 
     assert "JobStatus" not in str(job_id)
     removed = first.scale_to_zero(None)
