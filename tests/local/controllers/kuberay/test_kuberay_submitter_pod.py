@@ -127,9 +127,13 @@ def test_secret_file_unpacked_by_an_init_container_reaches_the_job(
     batch = client.BatchV1Api(ray_cp.api_client())
     submitter = batch.read_namespaced_job("unpacked", ns)
     assert submitter.metadata.owner_references[0].kind == "RayJob"
+    # one pod, or more when an attempt failed (e.g. a head that was slow to start on a loaded
+    # machine) and the Job's backoffLimit retried it, as upstream's Job controller does
     pods = wait_for(
-        lambda: _submitter_pods(core, ns, "unpacked"), lambda p: p and p[0].status.phase == "Succeeded"
+        lambda: _submitter_pods(core, ns, "unpacked"),
+        lambda p: any(x.status.phase == "Succeeded" for x in p or []),
     )
+    pods = [x for x in pods if x.status.phase == "Succeeded"]
     assert len(pods) == 1 and pods[0].metadata.name.startswith("unpacked-")
     assert pods[0].metadata.owner_references[0].kind == "Job"
     assert [s.state.terminated.exit_code for s in pods[0].status.init_container_statuses] == [0]
@@ -144,7 +148,8 @@ def test_secret_file_unpacked_by_an_init_container_reaches_the_job(
     )
     log = core.read_namespaced_pod_log(pods[0].metadata.name, ns)
     assert f"Job '{done['jobId']}' submitted successfully" in log, log
-    assert [p.status.phase for p in _submitter_pods(core, ns, "unpacked")] == ["Succeeded"]
+    phases = [p.status.phase for p in _submitter_pods(core, ns, "unpacked")]
+    assert phases.count("Succeeded") == 1 and set(phases) <= {"Succeeded", "Failed"}, phases
 
 
 def test_failing_init_container_fails_the_rayjob_with_submission_failed(api_cp: LocalControlPlane) -> None:
