@@ -6,6 +6,7 @@ allocates new ports and the head comes up. The failure's reason reaches the log.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import socket
 import threading
@@ -41,7 +42,7 @@ def test_a_head_that_fails_to_start_is_retried_with_fresh_ports(
     def first_one_taken(cls: type[RayHeadPorts]) -> RayHeadPorts:
         ports = real_allocate(cls)
         if not calls:  # the first attempt gets a GCS port that is already in use
-            ports = RayHeadPorts({**ports.ports, "gcs-server": held_port}, ports.worker_ports)
+            ports = dataclasses.replace(ports, ports={**ports.ports, "gcs-server": held_port})
         calls.append(ports)
         return ports
 
@@ -74,7 +75,7 @@ def test_a_head_that_never_starts_is_reported_and_the_sdk_says_why(
 
     def always_taken(cls: type[RayHeadPorts]) -> RayHeadPorts:
         ports = real_allocate(cls)
-        return RayHeadPorts({**ports.ports, "gcs-server": held_port}, ports.worker_ports)
+        return dataclasses.replace(ports, ports={**ports.ports, "gcs-server": held_port})
 
     monkeypatch.setattr(RayHeadPorts, "allocate", classmethod(always_taken))
     monkeypatch.setattr(runtime, "_HEAD_START_ATTEMPTS", 1)
