@@ -296,13 +296,17 @@ def test_a_deployment_scales_and_its_pods_go_with_it(pods_cp: LocalControlPlane,
         },
     )
     deploy = eventually(
-        lambda: apps.read_namespaced_deployment("web", ns), lambda d: d.status.ready_replicas == 2
+        lambda: apps.read_namespaced_deployment("web", ns),
+        lambda d: d.status is not None and d.status.ready_replicas == 2,
     )
     assert (deploy.status.replicas, deploy.status.available_replicas) == (2, 2)
     assert {c.type: c.status for c in deploy.status.conditions}["Available"] == "True"
     apps.patch_namespaced_deployment_scale("web", ns, {"spec": {"replicas": 1}})
     eventually(lambda: core.list_namespaced_pod(ns, label_selector="app=web").items, lambda p: len(p) == 1)
-    deploy = eventually(lambda: apps.read_namespaced_deployment("web", ns), lambda d: d.status.replicas == 1)
+    deploy = eventually(
+        lambda: apps.read_namespaced_deployment("web", ns),
+        lambda d: d.status is not None and d.status.replicas == 1,
+    )
     assert apps.read_namespaced_deployment_scale("web", ns).status.replicas == 1
     uid = core.list_namespaced_pod(ns, label_selector="app=web").items[0].metadata.uid
     process = pods_cp.kubelet.worker(uid).container("c").process
