@@ -15,21 +15,16 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rayqueue_sdk.display.console import print_details
 from rayqueue_sdk.display.environment import is_notebook, is_terminal
 from rayqueue_sdk.display.live import display_for
+from rayqueue_sdk.display.views import DetailsView, StatusView
 from rayqueue_sdk.display.widgets import ClusterCard, details_display
-
-if TYPE_CHECKING:  # pragma: no cover
-    from rayqueue_sdk.cluster.observe import ClusterDetails
-    from rayqueue_sdk.cluster.status import ClusterStatus
 
 __all__ = ["follow_card", "is_notebook", "is_terminal", "show_details"]
 
 
-def show_details(details: ClusterDetails, *, show: bool | None = None) -> None:
+def show_details(details: DetailsView, *, show: bool | None = None) -> None:
     """Show ``details``: a widget in a notebook (once per cell, with its text and HTML), a rich panel in a
     terminal (``show=None``: only there).
 
@@ -46,9 +41,7 @@ def show_details(details: ClusterDetails, *, show: bool | None = None) -> None:
         print_details(details)
 
 
-def follow_card(
-    card: ClusterCard | None, status: ClusterStatus, gpus: int | None = None
-) -> ClusterCard | None:
+def follow_card(card: ClusterCard | None, status: StatusView, gpus: int | None = None) -> ClusterCard | None:
     """In a notebook, show ``status`` on ``card`` (updated in place), or on a new card shown now; returns
     the card. Elsewhere nothing is shown and ``card`` is returned as it is.
 

@@ -18,13 +18,10 @@ from __future__ import annotations
 import contextlib
 import io
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rayqueue_sdk.display.environment import is_terminal
-
-if TYPE_CHECKING:  # pragma: no cover
-    from rayqueue_sdk.cluster.observe import ClusterDetails
-    from rayqueue_sdk.cluster.status import ClusterStatus
+from rayqueue_sdk.display.views import DetailsView, StatusView
 
 __all__ = [
     "PHASE_STYLES",
@@ -53,7 +50,7 @@ PHASE_STYLES = {
 }
 
 
-def phase_text(status: ClusterStatus) -> str:
+def phase_text(status: StatusView) -> str:
     """The phase with Kueue's reason, e.g. ``"queued (Pending)"``.
 
     Example:
@@ -68,7 +65,7 @@ def phase_text(status: ClusterStatus) -> str:
     return phase
 
 
-def workers_text(status: ClusterStatus) -> str:
+def workers_text(status: StatusView) -> str:
     """Workers ready out of desired, e.g. ``"1/2"``; ``"-"`` when the cluster does not say.
 
     Example:
@@ -82,7 +79,7 @@ def workers_text(status: ClusterStatus) -> str:
     return f"{status.workers_ready or 0}/{status.workers_desired}"
 
 
-def clusters_table(statuses: Sequence[ClusterStatus], gpus: dict[str, int] | None = None) -> Any:
+def clusters_table(statuses: Sequence[StatusView], gpus: dict[str, int] | None = None) -> Any:
     """A ``rich.table.Table``: name, queue, phase (with Kueue's reason), position, workers, GPUs, dashboard.
 
     Example:
@@ -111,8 +108,8 @@ def clusters_table(statuses: Sequence[ClusterStatus], gpus: dict[str, int] | Non
     return table
 
 
-def status_panel(status: ClusterStatus) -> Any:
-    """A ``rich.panel.Panel`` with everything :class:`ClusterStatus` says.
+def status_panel(status: StatusView) -> Any:
+    """A ``rich.panel.Panel`` with everything :class:`StatusView` says.
 
     Example:
         >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
@@ -149,7 +146,7 @@ def status_panel(status: ClusterStatus) -> Any:
     return Panel(grid, title=f"{status.namespace}/{status.name}", border_style=style or "none")
 
 
-def details_panel(details: ClusterDetails) -> Any:
+def details_panel(details: DetailsView) -> Any:
     """The status panel followed by a table of the head and every worker group.
 
     Example:
@@ -188,7 +185,7 @@ def render_text(renderable: Any, width: int = 100) -> str:
     return console.export_text()
 
 
-def print_details(details: ClusterDetails, console: Any = None) -> None:
+def print_details(details: DetailsView, console: Any = None) -> None:
     """Print :func:`details_panel` to ``console`` (default: a new rich console on stdout).
 
     Example:
@@ -201,7 +198,7 @@ def print_details(details: ClusterDetails, console: Any = None) -> None:
 
 
 def print_clusters(
-    statuses: Sequence[ClusterStatus], gpus: dict[str, int] | None = None, console: Any = None
+    statuses: Sequence[StatusView], gpus: dict[str, int] | None = None, console: Any = None
 ) -> None:
     """Print :func:`clusters_table`.
 
@@ -215,7 +212,7 @@ def print_clusters(
 
 
 @contextlib.contextmanager
-def progress_line(show: bool | None = None, console: Any = None) -> Iterator[Callable[[ClusterStatus], None]]:
+def progress_line(show: bool | None = None, console: Any = None) -> Iterator[Callable[[StatusView], None]]:
     """A context giving an ``on_progress`` callback that keeps one live line with the latest status.
 
     ``show=None``: only when stderr is a terminal (logging reports progress anyway); ``False``: never.
@@ -235,7 +232,7 @@ def progress_line(show: bool | None = None, console: Any = None) -> Iterator[Cal
 
     spinner = Status("waiting for the cluster ...", console=console or Console(stderr=True))
 
-    def update(status: ClusterStatus) -> None:
+    def update(status: StatusView) -> None:
         style = PHASE_STYLES.get(status.phase.value, "")
         text = f"{status.namespace}/{status.name}: {status.explanation}"
         spinner.update(Text(text, style=style))

@@ -18,13 +18,9 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from rayqueue_sdk.display.console import phase_text, workers_text
-
-if TYPE_CHECKING:  # pragma: no cover
-    from rayqueue_sdk.cluster.observe import ClusterDetails
-    from rayqueue_sdk.cluster.status import ClusterStatus
+from rayqueue_sdk.display.views import DetailsView, StatusView
 
 __all__ = ["WIDTH", "clusters_text", "details_text", "status_text"]
 
@@ -36,7 +32,7 @@ def _wrap(text: str, indent: str = "  ") -> list[str]:
     return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ") or [indent]
 
 
-def status_text(status: ClusterStatus) -> str:
+def status_text(status: StatusView) -> str:
     """A few lines: the phase with Kueue's reason, the explanation, queue/position/priority, workers,
     Kueue's message (when the explanation does not already quote it) and the addresses.
 
@@ -70,7 +66,7 @@ def status_text(status: ClusterStatus) -> str:
     return "\n".join(lines)
 
 
-def details_text(details: ClusterDetails) -> str:
+def details_text(details: DetailsView) -> str:
     """:func:`status_text` followed by one line per group (the head first) and the GPUs asked for.
 
     Example:
@@ -91,7 +87,7 @@ def details_text(details: ClusterDetails) -> str:
     return "\n".join(lines)
 
 
-def clusters_text(statuses: Sequence[ClusterStatus], gpus: dict[str, int] | None = None) -> str:
+def clusters_text(statuses: Sequence[StatusView], gpus: dict[str, int] | None = None) -> str:
     """One line per cluster: name, phase (with Kueue's reason), position, workers, GPUs.
 
     Example:

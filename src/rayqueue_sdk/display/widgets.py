@@ -23,16 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rayqueue_sdk.display.console import phase_text, workers_text
 from rayqueue_sdk.display.live import LiveDisplay
 from rayqueue_sdk.display.text import clusters_text, details_text, status_text
+from rayqueue_sdk.display.views import DetailsView, StatusView
 from rayqueue_sdk.errors import RayQueueError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from rayqueue_sdk.cluster.observe import ClusterDetails
-    from rayqueue_sdk.cluster.status import ClusterStatus
 
 __all__ = [
     "ACTIONS",
@@ -50,7 +47,7 @@ __all__ = [
 ]
 
 #: What a browser reads: every cluster of the namespace with its GPU count, in one listing.
-ClusterLoader = Callable[[], Sequence[tuple["ClusterStatus", int]]]
+ClusterLoader = Callable[[], Sequence[tuple["StatusView", int]]]
 #: What a button does: ``act(action, name)``, ``action`` one of ``"down"``, ``"deactivate"``, ``"resume"``.
 ClusterActor = Callable[[str, str], object]
 
@@ -75,7 +72,7 @@ def _link(url: str | None) -> str:
     return f'<a href="{_e(url)}" target="_blank" rel="noopener">{_e(url)}</a>'
 
 
-def clusters_html(statuses: Sequence[ClusterStatus], gpus: dict[str, int] | None = None) -> str:
+def clusters_html(statuses: Sequence[StatusView], gpus: dict[str, int] | None = None) -> str:
     """An HTML table of clusters (escaped; the phase coloured, the dashboard a link).
 
     Example:
@@ -101,7 +98,7 @@ def clusters_html(statuses: Sequence[ClusterStatus], gpus: dict[str, int] | None
     return '<table class="rayqueue-clusters">' + "".join(rows) + "</table>"
 
 
-def status_html(status: ClusterStatus, gpus: int | None = None) -> str:
+def status_html(status: StatusView, gpus: int | None = None) -> str:
     """An HTML card for one cluster's status (escaped).
 
     Example:
@@ -126,7 +123,7 @@ def status_html(status: ClusterStatus, gpus: int | None = None) -> str:
     return f"<h4>{_e(status.namespace)}/{_e(status.name)}</h4><table>{body}</table>"
 
 
-def cluster_widget(details: ClusterDetails) -> Any:
+def cluster_widget(details: DetailsView) -> Any:
     """An ``ipywidgets.HTML`` card for one cluster (what :meth:`Cluster.details` shows in a notebook).
 
     Example:
@@ -165,7 +162,7 @@ class ClusterCard:
         ('ds/ws: ready', True)
     """
 
-    def __init__(self, status: ClusterStatus, gpus: int | None = None) -> None:
+    def __init__(self, status: StatusView, gpus: int | None = None) -> None:
         import ipywidgets as w  # lazy: ipywidgets costs ~340 ms, paid only in a notebook
 
         self.status = status
@@ -180,7 +177,7 @@ class ClusterCard:
         """The card's MIME bundle (see :meth:`LiveDisplay.bundle`)."""
         return self.live.bundle()
 
-    def update(self, status: ClusterStatus, gpus: int | None = None) -> None:
+    def update(self, status: StatusView, gpus: int | None = None) -> None:
         """Show ``status`` in the widget and in the saved output (one ``update_display``)."""
         if status == self.status and (gpus is None or gpus == self.gpus):
             return
@@ -196,7 +193,7 @@ class ClusterCard:
         return f"ClusterCard({self.status.namespace}/{self.status.name}: {self.status.phase.value})"
 
 
-def details_html(details: ClusterDetails) -> str:
+def details_html(details: DetailsView) -> str:
     """The status card followed by a table of the head and every worker group (escaped).
 
     Example:
@@ -216,7 +213,7 @@ def details_html(details: ClusterDetails) -> str:
     return f'<div class="rayqueue-details">{status_html(details.status, details.gpus)}{shape}</div>'
 
 
-def details_display(details: ClusterDetails) -> LiveDisplay:
+def details_display(details: DetailsView) -> LiveDisplay:
     """A :class:`LiveDisplay` of ``details`` (an ``ipywidgets.HTML`` with :func:`details_html`, and
     :func:`~rayqueue_sdk.display.text.details_text`); not shown yet.
 
@@ -292,7 +289,7 @@ class ClusterBrowser:
         self._permissions = permissions
         #: why each action is not allowed (``None``: allowed, or not known).
         self.denied: dict[str, str | None] = dict.fromkeys(ACTIONS)
-        self.statuses: list[ClusterStatus] = []
+        self.statuses: list[StatusView] = []
         self.gpus: dict[str, int] = {}
         self.table = w.HTML()
         self.picker = w.Dropdown(description="cluster", options=[])
@@ -338,7 +335,7 @@ class ClusterBrowser:
         self.denied = {action: answer.get(action) for action in ACTIONS}
         return self.denied
 
-    def refresh(self, recheck: bool = False) -> list[ClusterStatus]:
+    def refresh(self, recheck: bool = False) -> list[StatusView]:
         """Re-read the clusters (one ``load()``; ``recheck``: the permissions too) and redraw; returns
         the statuses."""
         if recheck:
