@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace as NS
 
+import pytest
+
+from rayqueue_local.runtime import nvml as nvml_module
 from rayqueue_local.runtime.metrics import GpuDevice, GpuMetricsExporter
 from rayqueue_local.runtime.nvml import GpuUsage, NvmlReader
 
@@ -77,7 +80,8 @@ def test_no_driver_means_no_reader() -> None:
     assert NvmlReader.open(nvml=fake_nvml({}, {})) is None  # a driver but no GPU
 
 
-def test_this_machine_without_gpu_stays_emulated() -> None:
+def test_without_the_nvml_package_there_is_no_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(nvml_module, "_PYNVML", None)  # as when nvidia-ml-py is not installed
     assert NvmlReader.open() is None
 
 
