@@ -27,3 +27,15 @@ def crd_dir() -> Path:
     if not (CRDS_DIR / "kuberay" / "ray.io_rayclusters.yaml").is_file():
         raise RuntimeError(f"upstream CRDs not found at {CRDS_DIR}; set RAYQUEUE_CRDS_DIR")
     return CRDS_DIR
+
+
+# Markers that imply ``slow``: whatever starts Ray processes or a Prometheus is slow, so the fast subset
+# (``pytest -m "not slow"``) needs no second marker on those tests.
+_SLOW_MARKERS = ("ray", "prometheus")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every ``ray`` or ``prometheus`` test ``slow`` as well."""
+    for item in items:
+        if any(item.get_closest_marker(name) for name in _SLOW_MARKERS):
+            item.add_marker(pytest.mark.slow)
