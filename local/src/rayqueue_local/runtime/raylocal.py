@@ -68,6 +68,15 @@ log = logging.getLogger(__name__)
 
 __all__ = ["RayHead", "RayHeadPorts", "RayHeadSpec", "interpreter_path", "ray_executable"]
 
+# Ray's client proxy gives each new connection's specific server CHECK_CHANNEL_TIMEOUT_S (30 s, from
+# ``RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S``) to answer; that server is a fresh Python importing Ray.
+# Measured on this 2-core machine under a test run's load: the server's first log line came 29 s after
+# its start, the proxy gave up at 30 s and ``ray.init("ray://...")`` failed with "Proxy failed to
+# Connect to backend" (3 of 4 connections), while the server was up a second later. A real head has
+# the same 30 s; a local one shares its cores with everything else on the machine, so it waits longer.
+_CLIENT_CHANNEL_TIMEOUT_VAR = "RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S"
+_CLIENT_CHANNEL_TIMEOUT_S = 180
+
 #: Port names as KubeRay names them in ``status.endpoints`` (plus the extra ones Ray needs).
 _PORT_NAMES = (
     "gcs-server",
@@ -333,7 +342,7 @@ class RayHead:
             self.client_proxy_command(),
             name=f"ray client proxy {self.spec.label}",
             log_path=self.temp_dir / "ray-client-proxy.log",
-            env=env,
+            env={**env, _CLIENT_CHANNEL_TIMEOUT_VAR: str(_CLIENT_CHANNEL_TIMEOUT_S)},
         )
         log.info("%s: starting Ray head, dashboard %s", self.spec.label, self.dashboard_url)
 
