@@ -134,7 +134,7 @@ def queue_text(overview: QueueOverview, q: QueueSummary) -> str:
         >>> queue_text(ov, ov.queues[0]).splitlines()[-1]
         '  no pending workloads'
     """
-    lines = [queue_header(q)]
+    lines = _wrap(queue_header(q), "")
     cq = q.cluster_queue
     if cq is None:
         lines.append("  quota: ClusterQueue not readable")
