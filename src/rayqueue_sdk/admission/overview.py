@@ -6,10 +6,11 @@ No I/O: :func:`build_overview` takes what three LISTs returned
 (:func:`rayqueue_sdk.cluster.overview.queue_overview` makes them). The rules it applies are Kueue v0.19's:
 
 - queue order in a ClusterQueue (``BestEffortFIFO`` and ``StrictFIFO`` alike): higher ``spec.priority``
-  first, then the older queue-order timestamp (the ``creationTimestamp``; the time of the last eviction for
-  a workload that was evicted and requeued), as in Kueue's ``pkg/queue/cluster_queue.go``
-  (``queueOrderingFunc``) and ``pkg/workload/workload.go`` (``GetQueueOrderTimestamp``); the visibility API
-  reports the same order (``positionInClusterQueue``);
+  first, then the older queue-order timestamp (the ``creationTimestamp``, or the eviction time of a workload
+  evicted for ``PodsReadyTimeout`` or by an admission check), as in Kueue's ``pkg/queue/cluster_queue.go``
+  (``queueOrderingFunc``) and ``pkg/workload/workload.go`` (``Ordering.GetQueueOrderTimestamp``); Kueue
+  breaks a last tie by UID, this by namespace and name. The visibility API reports the same order
+  (``positionInClusterQueue``). Admission fair sharing, which reorders by LocalQueue usage, is not modelled;
 - a workload is pending while it is active, not finished and holds no quota (condition ``QuotaReserved`` not
   ``True``); Kueue's reason and message are those of ``QuotaReserved`` (e.g. ``Pending`` / "couldn't assign
   flavors to pod set head: insufficient unused quota for cpu in flavor default-flavor, 2 more needed");
@@ -62,6 +63,11 @@ __all__ = [
     "queue_order_key",
     "workload_entry",
 ]
+
+#: Evicted reasons after which Kueue queues a workload from its eviction time (``PodsReadyTimeout`` with the
+#: default ``requeuingStrategy.timestamp: Eviction``, and ``AdmissionCheck``); any other eviction, preemption
+#: included, keeps its creation time (Kueue ``pkg/workload/workload.go``: ``GetQueueOrderTimestamp``).
+_REQUEUE_FROM_EVICTION = ("PodsReadyTimeout", "AdmissionCheck")
 
 _GI = Decimal(2**30)
 _MI = Decimal(2**20)
@@ -294,9 +300,12 @@ def workload_entry(
     ref = spec.get("priorityClassRef") or {}
     order_time = _timestamp(meta.get("creationTimestamp"))
     evicted = _condition(obj, "Evicted")
-    requeued = _condition(obj, "Requeued")
-    if evicted is not None and requeued is not None:  # evicted then requeued: ordered from its eviction
-        order_time = max(order_time, _timestamp(evicted.get("lastTransitionTime")))
+    if (
+        evicted is not None
+        and evicted.get("status") == "True"
+        and evicted.get("reason") in _REQUEUE_FROM_EVICTION
+    ):
+        order_time = _timestamp(evicted.get("lastTransitionTime")) or order_time
     return WorkloadEntry(
         name=str(meta.get("name") or ""),
         namespace=str(meta.get("namespace") or ""),

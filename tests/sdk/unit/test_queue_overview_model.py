@@ -93,16 +93,21 @@ def test_admission_order_positions_and_who_is_ahead_across_namespaces() -> None:
     assert q.pending[0].priority_class == "p1000" and q.pending[0].reason == "Pending"
 
 
-def test_an_evicted_and_requeued_workload_queues_from_its_eviction() -> None:
+@pytest.mark.parametrize(
+    ("reason", "order"), [("PodsReadyTimeout", ["new", "back"]), ("Preempted", ["back", "new"])]
+)
+def test_a_workload_evicted_for_pods_ready_timeout_queues_from_its_eviction(
+    reason: str, order: list[str]
+) -> None:
     evicted = wl("back", "ds", "q", 100, T.format(1))
     evicted["status"]["conditions"] = [
-        {"type": "Evicted", "status": "True", "reason": "Preempted", "lastTransitionTime": T.format(9)},
-        {"type": "Requeued", "status": "True", "reason": "Preempted", "lastTransitionTime": T.format(9)},
+        {"type": "Evicted", "status": "True", "reason": reason, "lastTransitionTime": T.format(9)},
+        {"type": "QuotaReserved", "status": "False", "reason": "Pending"},
     ]
     ov = build_overview(
         "ds", [lq("q", "ds", "cq")], [cq("cq")], [evicted, wl("new", "ds", "q", 100, T.format(5))]
     )
-    assert [w.owner_name for w in ov.queue("q").pending] == ["new", "back"]
+    assert [w.owner_name for w in ov.queue("q").pending] == order
 
 
 def test_finished_inactive_and_deleted_workloads_are_left_out_admitted_ones_hold_quota() -> None:
