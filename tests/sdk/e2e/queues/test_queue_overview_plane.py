@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 
 from rayqueue_local.controlplane import LocalControlPlane
-from rayqueue_sdk import ClusterConfiguration, queue_overview, will_it_fit
+from rayqueue_sdk import ClusterConfiguration, queue_overview, view_queues, will_it_fit
 from rayqueue_sdk.admission.overview import QueueOverview
 from rayqueue_sdk.cli.main import main
+from rayqueue_sdk.cluster import overview as overview_module
 from rayqueue_sdk.display.console import render_text
 from rayqueue_sdk.display.queues import QueueView, queues_renderable, queues_text
 from rayqueue_sdk.errors import QueueNotFoundError
@@ -100,7 +101,7 @@ def test_overview_as_team_b_shows_quota_borrowing_and_admission_order(
     assert [w.position for w in q.pending] == [0, 1, 2]
     assert [w.priority for w in q.pending] == [1000, 100, 100]
     assert all(w.mine and w.owner_kind == "RayCluster" and w.reason for w in q.pending)
-    assert "insufficient" in (q.pending[0].message or "") or q.pending[0].message
+    assert "insufficient unused quota for cpu in flavor default-flavor" in (q.pending[0].message or "")
     assert [w.owner_name for w in q.holding] == ["b1"]
     b4 = q.pending[2]
     assert ov.ahead_text(b4) == (
@@ -261,3 +262,35 @@ def test_queue_view_bundle_and_console_width(
     console = render_text(queues_renderable(view.overview), width=80)
     assert "b4" in console and "borrowed" in console
     assert max(len(line) for line in console.splitlines()) <= 80
+
+
+def test_fits_says_it_cannot_tell_when_cluster_queues_are_forbidden(
+    workloads: None, plane: LocalControlPlane, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["--kubeconfig", str(plane.kubeconfig_path), "--context", "rayqueue-local-bob", "-n", "team-b"]
+    small = tmp_path / "small.yaml"
+    small.write_text("name: s\nlocal_queue: local-queue\nnum_workers: 1\n")
+    plane.faults.inject(method="GET", path=r"/apis/kueue.x-k8s.io/v1beta2/clusterqueues", status=403, times=1)
+    try:
+        assert main(["queue", "fits", "-f", str(small), "--json", *base]) == 6
+    finally:
+        plane.faults.clear()
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["fits"] is None and answer["reason"].startswith("cannot tell: ClusterQueue team-b-cq")
+
+
+def test_view_queues_prints_rich_in_a_terminal_and_shows_a_widget_in_a_notebook(
+    workloads: None,
+    tokens: dict[str, str],
+    client_for: Callable[[str], Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    api = client_for(tokens["b"])
+    overview = view_queues("team-b", api, show=True)
+    assert isinstance(overview, QueueOverview)
+    assert "team-b/b4: 2 ahead" in capsys.readouterr().out
+    monkeypatch.setattr(overview_module, "is_notebook", lambda: True)
+    view = view_queues("team-b", api)
+    assert isinstance(view, QueueView) and view.live.shown
+    capsys.readouterr()
