@@ -284,10 +284,11 @@ def workload_entry(
         (o for o in meta.get("ownerReferences") or [] if o.get("controller")),
         next(iter(meta.get("ownerReferences") or []), None),
     )
-    reserved = _is_true(obj, "QuotaReserved") and bool(status.get("admission"))
-    admitted = _is_true(obj, "Admitted")
+    conds = {c.get("type"): c for c in status.get("conditions") or []}
+    reserved = (conds.get("QuotaReserved") or {}).get("status") == "True" and bool(status.get("admission"))
+    admitted = (conds.get("Admitted") or {}).get("status") == "True"
     state = "admitted" if admitted else "reserved" if reserved else "pending"
-    cond = _condition(obj, "QuotaReserved") if state == "pending" else _condition(obj, "Admitted")
+    cond = conds.get("QuotaReserved") if state == "pending" else conds.get("Admitted")
     checks = tuple(
         AdmissionCheckState(
             str(c.get("name") or ""),
@@ -299,7 +300,7 @@ def workload_entry(
     )
     ref = spec.get("priorityClassRef") or {}
     order_time = _timestamp(meta.get("creationTimestamp"))
-    evicted = _condition(obj, "Evicted")
+    evicted = conds.get("Evicted")
     if (
         evicted is not None
         and evicted.get("status") == "True"
@@ -666,17 +667,17 @@ def build_overview(
         if meta.get("deletionTimestamp") or _is_true(obj, "Finished") or spec.get("active") is False:
             continue
         entry = workload_entry(obj, cq_of.get((str(meta.get("namespace") or ""), str(spec.get("queueName")))))
-        entry = WorkloadEntry(**{**entry.__dict__, "mine": is_mine(entry)})
         if not entry.cluster_queue:
             continue
+        object.__setattr__(entry, "mine", bool(is_mine(entry)))  # still private to this function
         target = pending if entry.state == "pending" else holding
         target.setdefault(entry.cluster_queue, []).append(entry)
     ordered: dict[str, tuple[WorkloadEntry, ...]] = {}
     for cq_name, entries in pending.items():
         entries.sort(key=queue_order_key)
-        ordered[cq_name] = tuple(
-            WorkloadEntry(**{**w.__dict__, "position": i}) for i, w in enumerate(entries)
-        )
+        for i, w in enumerate(entries):
+            object.__setattr__(w, "position", i)  # still private to this function
+        ordered[cq_name] = tuple(entries)
     cqs = tuple(sorted((cluster_queue_summary(o) for o in cluster_queues), key=lambda c: c.name))
     by_name = {c.name: c for c in cqs}
     queues = []
