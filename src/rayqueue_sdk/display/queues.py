@@ -288,6 +288,10 @@ def queues_renderable(overview: QueueOverview) -> Any:
                 )
             items.append(quota)
             items += [Text(f"  {line}") for line in _cq_lines(cq)]
+        for w in q.holding:
+            state = "admitted" if w.state == "admitted" else "quota reserved"
+            extra = f" - {workload_reason(w)}" if w.admission_checks else ""
+            items.append(Text(f"  {state}: {w.label} priority {_priority(w)}{extra}"))
         if q.pending:
             table = Table(title=f"pending ({len(q.pending)})", padding=(0, 1))
             table.add_column("#", no_wrap=True)

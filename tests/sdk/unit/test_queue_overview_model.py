@@ -11,11 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rayqueue_sdk import ClusterConfiguration, will_it_fit
 from rayqueue_sdk.admission.fit import fit_requests, pod_requests, workload_requests
 from rayqueue_sdk.admission.overview import build_overview, cluster_queue_summary, format_amount
 from rayqueue_sdk.display.console import render_text
 from rayqueue_sdk.display.queues import QueueView, queues_html, queues_renderable, queues_text
-from rayqueue_sdk.errors import ForbiddenError, QueueNotFoundError
+from rayqueue_sdk.errors import ConfigError, ForbiddenError, QueueNotFoundError
 
 
 def cq(
@@ -350,3 +351,12 @@ def test_queue_view_refresh_keeps_the_last_overview_on_error() -> None:
     assert repr(view) == queues_text(first)
     view.refresh_button.click()
     assert len(calls) == 3
+
+
+def test_will_it_fit_refuses_bad_input_before_any_request() -> None:
+    with pytest.raises(ConfigError) as info:
+        will_it_fit({"name": "ws"})  # type: ignore[arg-type]
+    assert info.value.field == "config"
+    with pytest.raises(ConfigError) as info:
+        will_it_fit(ClusterConfiguration(name="ws"), "Not_A_Queue")
+    assert info.value.field == "queue"
