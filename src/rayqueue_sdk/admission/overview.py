@@ -530,8 +530,9 @@ class QueueSummary:
 class QueueOverview:
     """Every LocalQueue of a namespace with its ClusterQueue's quota and pending workloads.
 
-    ``cluster_queues`` are all the ClusterQueues the reader may read (for cohorts and borrowing);
-    ``notes`` say what could not be read (e.g. ClusterQueues forbidden: no quotas shown).
+    ``cluster_queues`` are all the ClusterQueues the reader may read (for cohorts and borrowing;
+    ``cluster_queues_readable`` is ``False`` when they could not be listed); ``notes`` say what could not be
+    read (e.g. ClusterQueues forbidden: no quotas shown).
 
     Example:
         >>> ov = build_overview("ds", [{"metadata": {"name": "q", "namespace": "ds"},
@@ -544,6 +545,7 @@ class QueueOverview:
     queues: tuple[QueueSummary, ...] = ()
     cluster_queues: tuple[ClusterQueueSummary, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    cluster_queues_readable: bool = True
 
     def queue(self, name: str) -> QueueSummary:
         """The LocalQueue ``name``; a :class:`~rayqueue_sdk.errors.QueueNotFoundError` listing the others.
@@ -628,6 +630,7 @@ class QueueOverview:
             "queues": [q.to_dict() for q in self.queues],
             "cluster_queues": [c.to_dict() for c in self.cluster_queues],
             "notes": list(self.notes),
+            "cluster_queues_readable": self.cluster_queues_readable,
         }
 
 
@@ -640,6 +643,7 @@ def build_overview(
     mine: Callable[[WorkloadEntry], bool] | None = None,
     notes: Sequence[str] = (),
     other_local_queues: Iterable[Mapping[str, Any]] = (),
+    cluster_queues_readable: bool = True,
 ) -> QueueOverview:
     """The :class:`QueueOverview` of ``namespace`` from the objects read (pure; see the module docstring).
 
@@ -701,4 +705,4 @@ def build_overview(
             )
         )
     queues.sort(key=lambda q: (not q.default, q.name))
-    return QueueOverview(namespace, tuple(queues), cqs, tuple(notes))
+    return QueueOverview(namespace, tuple(queues), cqs, tuple(notes), cluster_queues_readable)

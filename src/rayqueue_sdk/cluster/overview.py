@@ -90,11 +90,12 @@ def queue_overview(
             f"this cluster does not serve Kueue's LocalQueue API (is Kueue installed?): {err.message}",
         ) from None
     notes: list[str] = []
+    readable = True
     try:
         cqs = list_objects(api, kueue_kind(api, "clusterqueues", namespaced=False))[0]
     except (ForbiddenError, NotFoundError) as err:
         notes.append(f"ClusterQueues cannot be read ({err.status} {err.reason}): quotas are not shown")
-        cqs = []
+        cqs, readable = [], False
     workloads = _list_wide(api, "workloads", ns)
     if all(((w.get("metadata") or {}).get("namespace") == ns) for w in workloads) and cache_for(api).get(
         "overview_workloads_namespaced_only"
@@ -102,7 +103,16 @@ def queue_overview(
         notes.append("workloads of other namespaces are not visible to you")
     own = [lq for lq in all_lqs if (lq.get("metadata") or {}).get("namespace") == ns]
     others = [lq for lq in all_lqs if (lq.get("metadata") or {}).get("namespace") != ns]
-    return build_overview(ns, own, cqs, workloads, mine=mine, notes=notes, other_local_queues=others)
+    return build_overview(
+        ns,
+        own,
+        cqs,
+        workloads,
+        mine=mine,
+        notes=notes,
+        other_local_queues=others,
+        cluster_queues_readable=readable,
+    )
 
 
 def will_it_fit(
@@ -152,6 +162,9 @@ def will_it_fit(
         )
     summary = overview.queue(name)
     cq = summary.cluster_queue
+    if cq is None and overview.cluster_queues_readable:
+        why = f"does not fit: ClusterQueue {summary.cluster_queue_name} does not exist"
+        return FitAnswer(False, why, queue=name, cluster_queue=summary.cluster_queue_name, requests=requests)
     if cq is None:
         why = f"cannot tell: ClusterQueue {summary.cluster_queue_name} cannot be read"
         return FitAnswer(None, why, queue=name, cluster_queue=summary.cluster_queue_name, requests=requests)

@@ -15,7 +15,7 @@ Example:
     ...                             "spec": {"clusterQueue": "cq"}}], [], [])
     >>> print(queues_text(ov))
     LocalQueue ds/q -> ClusterQueue cq
-      quota: ClusterQueue not readable
+      quota: ClusterQueue cq does not exist (its workloads stay pending)
       no pending workloads
 """
 
@@ -96,6 +96,12 @@ def quota_text(r: ResourceQuota) -> str:
     return text
 
 
+def _no_quota(overview: QueueOverview, q: QueueSummary) -> str:
+    if not overview.cluster_queues_readable:
+        return "quota: ClusterQueue not readable"
+    return f"quota: ClusterQueue {q.cluster_queue_name} does not exist (its workloads stay pending)"
+
+
 def _cq_lines(cq: ClusterQueueSummary) -> list[str]:
     lines = []
     if cq.fair_weight is not None or cq.weighted_share is not None:
@@ -137,7 +143,7 @@ def queue_text(overview: QueueOverview, q: QueueSummary) -> str:
     lines = _wrap(queue_header(q), "")
     cq = q.cluster_queue
     if cq is None:
-        lines.append("  quota: ClusterQueue not readable")
+        lines += _wrap(_no_quota(overview, q))
     else:
         for r in cq.quotas:
             lines += _wrap(f"{r.flavor} {r.resource}: {quota_text(r)}")
@@ -202,7 +208,7 @@ def _queue_html(overview: QueueOverview, q: QueueSummary) -> str:
     parts = [f"<h4>{_e(queue_header(q))}</h4>"]
     cq = q.cluster_queue
     if cq is None:
-        parts.append("<p>quota: ClusterQueue not readable</p>")
+        parts.append(f"<p>{_e(_no_quota(overview, q))}</p>")
     else:
         head = "".join(f"<th>{h}</th>" for h in ("flavor", "resource", "used/nominal", "borrowed", ""))
         rows = [f"<tr>{head}</tr>"]
@@ -273,7 +279,7 @@ def queues_renderable(overview: QueueOverview) -> Any:
         items.append(Text(queue_header(q), style="bold"))
         cq = q.cluster_queue
         if cq is None:
-            items.append(Text("  quota: ClusterQueue not readable"))
+            items.append(Text(f"  {_no_quota(overview, q)}"))
         else:
             quota = Table(box=None, padding=(0, 1), show_edge=False)
             for column in ("flavor", "resource", "used/nominal", "borrowed"):

@@ -294,3 +294,22 @@ def test_view_queues_prints_rich_in_a_terminal_and_shows_a_widget_in_a_notebook(
     view = view_queues("team-b", api)
     assert isinstance(view, QueueView) and view.live.shown
     capsys.readouterr()
+
+
+def test_a_local_queue_whose_cluster_queue_does_not_exist(
+    plane: LocalControlPlane, client_for: Callable[[str], Any]
+) -> None:
+    plane.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "orphans"}})
+    plane.apply(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "LocalQueue",
+            "metadata": {"name": "lost", "namespace": "orphans"},
+            "spec": {"clusterQueue": "no-such-cq"},
+        }
+    )
+    api = client_for(plane.token)
+    ov = queue_overview("orphans", api)
+    assert "quota: ClusterQueue no-such-cq does not exist" in queues_text(ov)
+    answer = will_it_fit(ClusterConfiguration(name="ws"), "lost", namespace="orphans", client=api)
+    assert answer.fits is False and answer.reason == "does not fit: ClusterQueue no-such-cq does not exist"
