@@ -571,6 +571,26 @@ class QueueOverview:
             return [cq]
         return [c for c in self.cluster_queues if c.cohort == cq.cohort]
 
+    def cohort_text(self, cq: ClusterQueueSummary) -> str | None:
+        """Who else in ``cq``'s cohort is borrowing (holding quota beyond its own nominal): the quota a
+        pending workload may be waiting for; ``None`` when no other member borrows.
+
+        Example:
+            >>> a = ClusterQueueSummary("a", cohort="ab")
+            >>> b = ClusterQueueSummary("b", cohort="ab", quotas=(
+            ...     ResourceQuota("f", "cpu", Decimal(0), Decimal(4), Decimal(4)),))
+            >>> QueueOverview("ds", cluster_queues=(a, b)).cohort_text(a)
+            'cohort ab: b borrows cpu 4 (flavor f)'
+        """
+        parts = [
+            f"{m.name} borrows {r.resource} {format_amount(r.resource, r.borrowed)} (flavor {r.flavor})"
+            for m in self.cohort_members(cq)
+            if m.name != cq.name
+            for r in m.quotas
+            if r.borrowed > 0
+        ]
+        return f"cohort {cq.cohort}: {'; '.join(parts)}" if parts else None
+
     def mine(self) -> list[WorkloadEntry]:
         """The reader's own pending workloads, in admission order per queue."""
         seen: dict[str, WorkloadEntry] = {}

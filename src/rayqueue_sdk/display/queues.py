@@ -102,8 +102,11 @@ def _no_quota(overview: QueueOverview, q: QueueSummary) -> str:
     return f"quota: ClusterQueue {q.cluster_queue_name} does not exist (its workloads stay pending)"
 
 
-def _cq_lines(cq: ClusterQueueSummary) -> list[str]:
+def _cq_lines(overview: QueueOverview, cq: ClusterQueueSummary) -> list[str]:
     lines = []
+    cohort = overview.cohort_text(cq)
+    if cohort:
+        lines.append(cohort)
     if cq.fair_weight is not None or cq.weighted_share is not None:
         lines.append(f"fair sharing: weight {cq.fair_weight or '1'}, weighted share {cq.weighted_share or 0}")
     if cq.admission_checks:
@@ -147,7 +150,7 @@ def queue_text(overview: QueueOverview, q: QueueSummary) -> str:
     else:
         for r in cq.quotas:
             lines += _wrap(f"{r.flavor} {r.resource}: {quota_text(r)}")
-        for extra in _cq_lines(cq):
+        for extra in _cq_lines(overview, cq):
             lines += _wrap(extra)
     for w in q.holding:
         state = "admitted" if w.state == "admitted" else "quota reserved"
@@ -216,7 +219,7 @@ def _queue_html(overview: QueueOverview, q: QueueSummary) -> str:
             cells = (r.flavor, r.resource, quota_text(r).split(" ")[0], format_amount(r.resource, r.borrowed))
             rows.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + f"<td>{_bar(r)}</td></tr>")
         parts.append(f'<table class="rayqueue-quota">{"".join(rows)}</table>')
-        parts += [f"<p>{_e(line)}</p>" for line in _cq_lines(cq)]
+        parts += [f"<p>{_e(line)}</p>" for line in _cq_lines(overview, cq)]
     if q.holding:
         items = "".join(
             f"<li>{_e(w.label)} ({_e(w.state)}): {_e(workload_reason(w))}</li>" for w in q.holding
@@ -293,7 +296,7 @@ def queues_renderable(overview: QueueOverview) -> Any:
                     format_amount(r.resource, r.borrowed),
                 )
             items.append(quota)
-            items += [Text(f"  {line}") for line in _cq_lines(cq)]
+            items += [Text(f"  {line}") for line in _cq_lines(overview, cq)]
         for w in q.holding:
             state = "admitted" if w.state == "admitted" else "quota reserved"
             extra = f" - {workload_reason(w)}" if w.admission_checks else ""

@@ -127,6 +127,12 @@ def test_admin_sees_every_namespace_and_the_never_admitted_gpu_cluster(
     assert q.pending[0].reason and not ov.notes
     gpu = q.cluster_queue.quota("gpu-flavor", "nvidia.com/gpu") if q.cluster_queue else None
     assert gpu is not None and gpu.nominal == 1
+    assert q.cluster_queue is not None
+    assert ov.cohort_text(q.cluster_queue) == (
+        "cohort team-ab: team-b-cq borrows cpu 4 (flavor default-flavor); "
+        "team-b-cq borrows memory 3.7Gi (flavor default-flavor)"
+    )
+    assert "cohort team-ab: team-b-cq borrows cpu 4" in queues_text(ov)
 
 
 class _Counter:
