@@ -57,6 +57,9 @@ _EXPORTS: dict[str, str] = {
     "TokenAuthentication": "rayqueue_sdk.kube.auth",
     "KubeConfigFileAuthentication": "rayqueue_sdk.kube.auth",
     "list_local_queues": "rayqueue_sdk.cluster.queues",
+    "queue_overview": "rayqueue_sdk.cluster.overview",
+    "will_it_fit": "rayqueue_sdk.cluster.overview",
+    "view_queues": "rayqueue_sdk.cluster.overview",
     "get_cluster": "rayqueue_sdk.cluster.cluster",
     "list_clusters": "rayqueue_sdk.cluster.observe",
     "view_clusters": "rayqueue_sdk.cluster.view",
@@ -97,6 +100,9 @@ __all__ = [
     "TokenAuthentication",
     "KubeConfigFileAuthentication",
     "list_local_queues",
+    "queue_overview",
+    "will_it_fit",
+    "view_queues",
     "get_cluster",
     "list_clusters",
     "view_clusters",
@@ -112,6 +118,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from rayqueue_sdk.cluster.cluster import Cluster, get_cluster  # noqa: F401
     from rayqueue_sdk.cluster.dashboard import DashboardNotFoundError  # noqa: F401
     from rayqueue_sdk.cluster.observe import ClusterDetails, list_clusters  # noqa: F401
+    from rayqueue_sdk.cluster.overview import queue_overview, view_queues, will_it_fit  # noqa: F401
     from rayqueue_sdk.cluster.queues import list_local_queues  # noqa: F401
     from rayqueue_sdk.cluster.status import ClusterStatus  # noqa: F401
     from rayqueue_sdk.cluster.view import view_clusters  # noqa: F401

@@ -30,6 +30,7 @@ from rayqueue_sdk.errors import (
 
 __all__ = [
     "EXIT_CODES",
+    "DOES_NOT_FIT",
     "INTERRUPTED",
     "JOB_FAILED",
     "MEANINGS",
@@ -61,6 +62,8 @@ SUCCESS = 0
 USAGE = EXIT_CODES[ConfigError]
 #: A job that failed or was stopped, whether raised (``--wait``) or read (``job status``).
 JOB_FAILED = EXIT_CODES[JobFailedError]
+#: ``rayqueue queue fits``: the cluster would not be admitted now (or never), an answer rather than an error.
+DOES_NOT_FIT = 9
 #: Ctrl-C.
 INTERRUPTED = 130
 
@@ -75,6 +78,7 @@ MEANINGS: dict[int, str] = {
     6: "authentication or permission refused (401/403)",
     7: "the API server or the Ray dashboard could not be reached",
     JOB_FAILED: "a job failed or was stopped (the log tail is printed)",
+    DOES_NOT_FIT: "does not fit (queue fits: the quota is short, now or for good; the reason is printed)",
     INTERRUPTED: "interrupted (Ctrl-C)",
 }
 

@@ -1,23 +1,35 @@
-"""``rayqueue queue list``: the namespace's Kueue LocalQueues, the default one first.
+"""``rayqueue queue list|show NAME|fits -f FILE``: the namespace's Kueue LocalQueues, one queue's overview
+(quota, usage, borrowing, pending workloads in admission order, who is ahead of your workloads and why),
+and whether a cluster configuration would be admitted now.
 
 Takes the connection options and ``--json`` of every command group (:mod:`rayqueue_sdk.cli.common`).
-Imported only when ``rayqueue queue`` runs.
+``fits`` exits 0 when the cluster fits, :data:`~rayqueue_sdk.cli.exit_codes.DOES_NOT_FIT` (9) when it does
+not (now, or never: the reason says which), 6 when the ClusterQueue cannot be read. Imported only when
+``rayqueue queue`` runs.
 
 Example:
     >>> from rayqueue_sdk.cli.main import build_parser
     >>> build_parser("queue").parse_args(["queue", "list", "-n", "ds"]).namespace
     'ds'
+    >>> build_parser("queue").parse_args(["queue", "fits", "-f", "ws.yaml", "--queue", "q"]).queue
+    'q'
 """
 
 from __future__ import annotations
 
 import argparse
 
+from rayqueue_sdk.admission.fit import FitAnswer
+from rayqueue_sdk.cli.cluster import load_config
 from rayqueue_sdk.cli.common import add_connection_options, client_source, emit, guarded
+from rayqueue_sdk.cli.exit_codes import DOES_NOT_FIT, EXIT_CODES
+from rayqueue_sdk.cluster.overview import queue_overview, will_it_fit
 from rayqueue_sdk.cluster.queues import LocalQueueInfo, list_local_queues
+from rayqueue_sdk.display.queues import queue_text
+from rayqueue_sdk.errors import ForbiddenError
 from rayqueue_sdk.kube.client import default_namespace, get_client
 
-__all__ = ["configure", "queues_text"]
+__all__ = ["configure", "fit_text", "queues_text"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -25,11 +37,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     Example:
         >>> p = argparse.ArgumentParser(); configure(p)
-        >>> p.parse_args(["list", "--json"]).json
-        True
+        >>> p.parse_args(["list", "--json"]).json, p.parse_args(["show", "gpu"]).name
+        (True, 'gpu')
     """
     sub = parser.add_subparsers(dest="queue_command", metavar="ACTION", required=True)
     add_connection_options(sub.add_parser("list", help="the namespace's LocalQueues (default one first)"))
+    show = sub.add_parser(
+        "show",
+        help="one LocalQueue: quota, usage, borrowing, pending workloads in order, who is ahead of yours",
+    )
+    show.add_argument("name", help="the LocalQueue")
+    add_connection_options(show)
+    fits = sub.add_parser("fits", help="whether a cluster configuration would be admitted now, and why (not)")
+    fits.add_argument(
+        "-f",
+        "--file",
+        required=True,
+        help="ClusterConfiguration fields (YAML or JSON), or a RayCluster manifest",
+    )
+    fits.add_argument(
+        "--queue", help="the LocalQueue (default: the file's local_queue, else the default queue)"
+    )
+    add_connection_options(fits)
     parser.set_defaults(func=_run)
 
 
@@ -47,12 +76,39 @@ def queues_text(queues: list[LocalQueueInfo]) -> str:
     return "\n".join(lines)
 
 
-def _run(args: argparse.Namespace) -> int:
-    """Run ``rayqueue queue list``; returns the exit code."""
+def fit_text(answer: FitAnswer) -> str:
+    """The answer of ``rayqueue queue fits`` as text: the verdict, then the requests.
 
-    def action() -> None:
+    Example:
+        >>> print(fit_text(FitAnswer(True, "fits in ClusterQueue cq within its nominal quota (flavor f)")))
+        fits in ClusterQueue cq within its nominal quota (flavor f)
+    """
+    lines = [answer.reason]
+    if answer.requests:
+        asked = answer.to_dict()["requests"]
+        lines.append("requests: " + ", ".join(f"{k} {v}" for k, v in asked.items()))
+    return "\n".join(lines)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run ``rayqueue queue ACTION``; returns the exit code."""
+
+    def action() -> int | None:
         api = get_client(client_source(args))
-        queues = list_local_queues(args.namespace or default_namespace(api), api)
+        ns = args.namespace or default_namespace(api)
+        if args.queue_command == "show":
+            overview = queue_overview(ns, api)
+            summary = overview.queue(args.name)
+            emit(args, summary.to_dict(), queue_text(overview, summary))
+            return None
+        if args.queue_command == "fits":
+            answer = will_it_fit(load_config(args.file, ns), args.queue, namespace=ns, client=api)
+            emit(args, answer.to_dict(), fit_text(answer))
+            if answer.fits is None:
+                return EXIT_CODES[ForbiddenError]
+            return None if answer.fits else DOES_NOT_FIT
+        queues = list_local_queues(ns, api)
         emit(args, [q.to_dict() for q in queues], queues_text(queues))
+        return None
 
     return guarded(args, action)

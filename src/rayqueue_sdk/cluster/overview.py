@@ -1,0 +1,206 @@
+"""The queue overview, will-it-fit and the queue view: the I/O shell over the pure
+:mod:`rayqueue_sdk.admission.overview` and :mod:`rayqueue_sdk.admission.fit`.
+
+:func:`queue_overview` makes a constant number of requests whatever the number of queues: one LIST of
+LocalQueues, one of ClusterQueues, one of Workloads (plus Kueue's version discovery, once per client).
+LocalQueues and Workloads are listed across namespaces first, so that an admin sees who else waits in a
+shared ClusterQueue; where that is forbidden (a data scientist) they are listed in the namespace, and the
+refusal is remembered for the client so the next overview does not ask again. ClusterQueues that may not be
+listed (403) leave the quotas out, with a note; nothing else fails.
+
+Example:
+    >>> from rayqueue_sdk import queue_overview
+    >>> # ov = queue_overview("team-a")
+    >>> # print(ov.ahead_text(ov.mine()[0]))
+    >>> # 2 ahead: team-a/train (priority 1000 > 100), team-a/big (earlier, same priority)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from rayqueue_sdk.admission.fit import FitAnswer, fit_requests, workload_requests
+from rayqueue_sdk.admission.overview import QueueOverview, WorkloadEntry, build_overview
+from rayqueue_sdk.config.models import ClusterConfiguration
+from rayqueue_sdk.display.environment import is_notebook, is_terminal
+from rayqueue_sdk.display.queues import QueueView, print_queues
+from rayqueue_sdk.errors import ConfigError, ForbiddenError, NotFoundError
+from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
+from rayqueue_sdk.kube.connection import cache_for
+from rayqueue_sdk.kube.resources import kueue_kind, list_objects
+from rayqueue_sdk.manifests.labels import QUEUE_LABEL
+from rayqueue_sdk.manifests.raycluster import build_raycluster
+from rayqueue_sdk.manifests.rules import check_dns_label
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubernetes.client import ApiClient
+
+__all__ = ["queue_overview", "view_queues", "will_it_fit"]
+
+log = logging.getLogger(__name__)
+
+
+def _list_wide(api: ApiClient, plural: str, namespace: str) -> list[dict[str, Any]]:
+    """LIST ``plural`` across namespaces, else (403, remembered per client) in ``namespace``."""
+    kind = kueue_kind(api, plural)
+    cache = cache_for(api)
+    key = f"overview_{plural}_namespaced_only"
+    if not cache.get(key):
+        try:
+            return list_objects(api, kind, None)[0]
+        except ForbiddenError:
+            cache[key] = True
+    return list_objects(api, kind, namespace)[0]
+
+
+def queue_overview(
+    namespace: str | None = None,
+    client: ApiClient | ClientSource | None = None,
+    *,
+    mine: Callable[[WorkloadEntry], bool] | None = None,
+) -> QueueOverview:
+    """Every LocalQueue of ``namespace`` (default: the credentials' one) with its ClusterQueue's quota and
+    usage per flavor and resource, fair sharing, admission checks and the pending workloads in admission
+    order, in one call (a constant number of requests; see the module docstring).
+
+    ``mine`` picks the reader's own workloads (default: those of ``namespace``); the overview answers "who is
+    ahead of me, and why" for them (:meth:`~rayqueue_sdk.admission.overview.QueueOverview.ahead_text`).
+
+    Raises:
+        ForbiddenError: the identity may not list LocalQueues (or Workloads) in the namespace.
+        NotFoundError: Kueue's API is not served.
+
+    Example:
+        >>> from rayqueue_sdk import queue_overview
+        >>> # ov = queue_overview("team-a")
+        >>> # [(q.name, q.cluster_queue_name, len(q.pending)) for q in ov.queues]
+        >>> # [('local-queue', 'team-a-cq', 2)]
+    """
+    api = get_client(client)
+    ns = namespace or default_namespace(api)
+    try:
+        all_lqs = _list_wide(api, "localqueues", ns)
+    except NotFoundError as err:
+        raise NotFoundError(
+            404,
+            "NotFound",
+            f"this cluster does not serve Kueue's LocalQueue API (is Kueue installed?): {err.message}",
+        ) from None
+    notes: list[str] = []
+    readable = True
+    try:
+        cqs = list_objects(api, kueue_kind(api, "clusterqueues", namespaced=False))[0]
+    except (ForbiddenError, NotFoundError) as err:
+        notes.append(f"ClusterQueues cannot be read ({err.status} {err.reason}): quotas are not shown")
+        cqs, readable = [], False
+    workloads = _list_wide(api, "workloads", ns)
+    if all(((w.get("metadata") or {}).get("namespace") == ns) for w in workloads) and cache_for(api).get(
+        "overview_workloads_namespaced_only"
+    ):
+        notes.append("workloads of other namespaces are not visible to you")
+    own = [lq for lq in all_lqs if (lq.get("metadata") or {}).get("namespace") == ns]
+    others = [lq for lq in all_lqs if (lq.get("metadata") or {}).get("namespace") != ns]
+    return build_overview(
+        ns,
+        own,
+        cqs,
+        workloads,
+        mine=mine,
+        notes=notes,
+        other_local_queues=others,
+        cluster_queues_readable=readable,
+    )
+
+
+def will_it_fit(
+    config: ClusterConfiguration,
+    queue: str | None = None,
+    *,
+    namespace: str | None = None,
+    client: ApiClient | ClientSource | None = None,
+) -> FitAnswer:
+    """Whether the cluster ``config`` describes would be admitted now by ``queue``'s ClusterQueue, from its
+    quota and current usage (borrowing from the cohort included), before anything is applied; with the
+    reason: which resource, how much short, and whether borrowing could help.
+
+    ``queue`` defaults to the config's ``local_queue`` (or queue-name label), then the namespace's default
+    LocalQueue. The answer is about quota only (not node labels, taints or topology); workloads already
+    pending may be admitted first, and the reason says how many there are.
+
+    Raises:
+        ConfigError: ``config`` is not a ClusterConfiguration, ``queue`` not a LocalQueue name, or no queue
+            was given and the namespace has no default one.
+        QueueNotFoundError: the LocalQueue does not exist (the error lists those that do).
+
+    Example:
+        >>> from rayqueue_sdk import ClusterConfiguration, will_it_fit
+        >>> # answer = will_it_fit(ClusterConfiguration(name="ws", num_workers=2), "local-queue")
+        >>> # answer.fits, answer.reason
+        >>> # (False, 'does not fit now: cpu short by 2 in flavor default-flavor (needs 6, 4 available; ...)')
+    """
+    if not isinstance(config, ClusterConfiguration):
+        raise ConfigError("config", type(config).__name__, "a ClusterConfiguration")
+    if queue is not None:
+        check_dns_label(queue, "queue", "LocalQueue name")
+    manifest = build_raycluster(config)
+    requests = workload_requests(manifest)
+    labelled = ((manifest.get("metadata") or {}).get("labels") or {}).get(QUEUE_LABEL)
+    api = get_client(client)
+    ns = namespace or config.namespace or default_namespace(api)
+    overview = queue_overview(ns, api)
+    name = queue or labelled or next((q.name for q in overview.queues if q.default), None)
+    if name is None:
+        raise ConfigError(
+            "queue",
+            None,
+            "a LocalQueue name",
+            problem=f"namespace {ns!r} has no default LocalQueue; queues: "
+            + (", ".join(q.name for q in overview.queues) or "none"),
+        )
+    summary = overview.queue(name)
+    cq = summary.cluster_queue
+    if cq is None and overview.cluster_queues_readable:
+        why = f"does not fit: ClusterQueue {summary.cluster_queue_name} does not exist"
+        return FitAnswer(False, why, queue=name, cluster_queue=summary.cluster_queue_name, requests=requests)
+    if cq is None:
+        why = f"cannot tell: ClusterQueue {summary.cluster_queue_name} cannot be read"
+        return FitAnswer(None, why, queue=name, cluster_queue=summary.cluster_queue_name, requests=requests)
+    answer = fit_requests(requests, cq, overview.cohort_members(cq))
+    reason = answer.reason
+    if answer.fits and summary.pending:
+        reason += f"; {len(summary.pending)} workload(s) already pending there may be admitted first"
+    return dataclasses.replace(answer, queue=name, reason=reason)
+
+
+def view_queues(
+    namespace: str | None = None,
+    client: ApiClient | ClientSource | None = None,
+    *,
+    mine: Callable[[WorkloadEntry], bool] | None = None,
+    show: bool | None = None,
+) -> QueueView | QueueOverview:
+    """The queue view: in a notebook a :class:`~rayqueue_sdk.display.queues.QueueView` (widget with Refresh,
+    ``text/plain`` and ``text/html``), shown at once; elsewhere the :class:`QueueOverview`, printed as rich
+    tables that fit 80 columns when stdout is a terminal (``show=True``: always, ``False``: never).
+
+    Example:
+        >>> from rayqueue_sdk import view_queues
+        >>> # view_queues("team-a")
+    """
+    api = get_client(client)
+    ns = namespace or default_namespace(api)
+
+    def load() -> QueueOverview:
+        return queue_overview(ns, api, mine=mine)
+
+    if is_notebook() and show is not False:
+        view = QueueView(load)
+        view.live.show()
+        return view
+    overview = load()
+    if show or (show is None and is_terminal()):
+        print_queues(overview)
+    return overview
