@@ -33,9 +33,33 @@ def crd_dir() -> Path:
 # (``pytest -m "not slow"``) needs no second marker on those tests.
 _SLOW_MARKERS = ("ray", "prometheus")
 
+# Fixtures that start a control plane with real Ray heads (by the directory whose conftest defines them,
+# since ``plane`` is a common name): a test that uses one starts, or shares, Ray heads and is slow.
+_RAY_PLANE_FIXTURES = {
+    ("tests/sdk/e2e/cluster", "plane"),
+    ("tests/sdk/e2e/job", "ray_plane"),
+    ("tests/sdk/e2e/scaling", "idle_plane"),
+    ("tests/sdk/e2e/notebook", "widget_plane"),
+    ("tests/sdk/e2e/notebook", "quickstart_run"),
+    ("tests/local/controllers/kuberay", "ray_cp"),
+    ("tests/docs", "docs_plane"),
+    ("tests/interop", "codeflare_plane"),
+}
+
+
+def _uses_ray_plane(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    for name, defs in info.name2fixturedefs.items():
+        for fixturedef in defs:
+            if (fixturedef.baseid.split("::")[0].rstrip("/"), name) in _RAY_PLANE_FIXTURES:
+                return True
+    return False
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every ``ray`` or ``prometheus`` test ``slow`` as well."""
+    """Mark ``slow`` every ``ray`` or ``prometheus`` test and every test on a Ray-enabled plane fixture."""
     for item in items:
-        if any(item.get_closest_marker(name) for name in _SLOW_MARKERS):
+        if any(item.get_closest_marker(name) for name in _SLOW_MARKERS) or _uses_ray_plane(item):
             item.add_marker(pytest.mark.slow)

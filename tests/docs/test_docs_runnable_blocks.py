@@ -46,6 +46,7 @@ def test_the_finder_sees_the_marked_blocks_and_only_them(tmp_path: Path) -> None
     assert {p.name for p in PAGES} >= {"getting-started.md", "concepts.md", "migration.md"}
 
 
+@pytest.mark.slow
 def test_getting_started_takes_a_reader_from_nothing_to_a_job(tmp_path: Path) -> None:
     namespace: dict[str, Any] = {}
     cwd = os.getcwd()

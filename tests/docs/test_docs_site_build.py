@@ -32,6 +32,7 @@ def _generate_module() -> Any:
 generate = _generate_module()
 
 
+@pytest.mark.slow
 def test_mkdocs_build_strict_offline(tmp_path: Path) -> None:
     env = {
         **os.environ,

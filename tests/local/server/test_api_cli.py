@@ -39,6 +39,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_local_up_status_down(env: dict[str, str], tmp_path: Path, crd_dir: Path) -> None:
     kubeconfig = Path(env["KUBECONFIG"])
     kubeconfig.parent.mkdir(parents=True)
@@ -115,6 +116,7 @@ def test_import_is_light(env: dict[str, str], module: str) -> None:
     assert out.stdout.strip() == "[]", out.stderr
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_cleanly(env: dict[str, str]) -> None:
     import signal
 
@@ -149,6 +151,7 @@ def test_ctrl_c_stops_cleanly(env: dict[str, str]) -> None:
     assert "unvalidated" in (up.stderr.read() if up.stderr else "")  # no --crds and no RAYQUEUE_CRDS_DIR
 
 
+@pytest.mark.slow
 def test_up_on_a_busy_port_says_so(env: dict[str, str]) -> None:
     import socket
 
@@ -186,6 +189,7 @@ def _stop(env: dict[str, str], up: Any) -> None:
             up.wait()
 
 
+@pytest.mark.slow
 def test_state_survives_down_and_up_unless_fresh(env: dict[str, str]) -> None:
     kubeconfig = env["KUBECONFIG"]
     up = _start(env)
@@ -213,6 +217,7 @@ def _run_info(env: dict[str, str]) -> dict[str, Any]:
     return info
 
 
+@pytest.mark.slow
 def test_up_runs_the_whole_emulation_by_default(env: dict[str, str]) -> None:
     from rayqueue_local.runtime.prometheus import PrometheusNotInstalledError, find_prometheus
 
@@ -281,6 +286,7 @@ def test_cli_opt_outs_and_set(capsys: pytest.CaptureFixture[str]) -> None:
         parse("--set", "max_starting_heads=0")
 
 
+@pytest.mark.slow
 def test_up_applies_a_scenario_and_rejects_unknown_names(env: dict[str, str]) -> None:
     up = _start(env, "--no-ray", "--no-keda", "--no-prometheus", "--scenario", "seed-004")
     try:
@@ -298,6 +304,7 @@ def test_up_applies_a_scenario_and_rejects_unknown_names(env: dict[str, str]) ->
     assert all(name in out.stderr for name in ("seed-000", "seed-001", "seed-004", "team"))
 
 
+@pytest.mark.slow
 def test_named_instances_run_side_by_side_each_with_its_own_state(env: dict[str, str]) -> None:
     home, kubeconfig = Path(env["RAYQUEUE_HOME"]), env["KUBECONFIG"]
     a = _start(env, "--name", "team-a", "--no-ray", "--no-keda", "--no-prometheus")
@@ -334,6 +341,7 @@ def test_named_instances_run_side_by_side_each_with_its_own_state(env: dict[str,
         assert a.wait(timeout=60) == 0
 
 
+@pytest.mark.slow
 def test_users_are_added_listed_and_removed_on_a_running_plane(env: dict[str, str]) -> None:
     kubeconfig = env["KUBECONFIG"]
     up = _start(env, "--no-ray", "--no-keda", "--no-prometheus")

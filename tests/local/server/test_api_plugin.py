@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 USER_TEST = """
 from kubernetes import client
 
@@ -46,6 +48,7 @@ def api_client():
 """
 
 
+@pytest.mark.slow
 def test_fixtures_in_a_users_project(tmp_path: Path) -> None:
     (tmp_path / "test_user.py").write_text(USER_TEST)
     (tmp_path / "conftest.py").write_text(USER_CONFTEST)

@@ -48,6 +48,7 @@ def test_builtin_keys(reg: Registry) -> None:
     assert not reg.get(CQ).namespaced and reg.get(LQ).namespaced
 
 
+@pytest.mark.slow
 def test_crd_types_override_builtins(crd_dir: Path) -> None:
     loaded = {t.key: t for t in load_crd_dir(crd_dir)}
     # One type per CustomResourceDefinition document in the directory, however many upstream ships.

@@ -46,6 +46,7 @@ def _write(core: k8s.CoreV1Api, ns: str, writer: int, ledger: _Ledger, stop: thr
             ledger.acknowledged.add(name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kill_after", [25, 250, 1000])
 def test_kill_9_under_50_writers_loses_no_acknowledged_write(
     crash_plane: PlaneProcess, crash_ns: str, kill_after: int

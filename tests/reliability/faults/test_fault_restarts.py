@@ -54,6 +54,7 @@ def _crash(plane: PlaneProcess, how: str, restarts: list[threading.Thread]) -> N
     restarts.append(thread)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["refused", "unanswered"])
 def test_restart_in_the_middle_of_apply_leaves_exactly_one_cluster(
     crash_plane: PlaneProcess, crash_ns: str, how: str

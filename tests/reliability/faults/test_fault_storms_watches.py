@@ -92,6 +92,7 @@ def _cli(plane: LocalControlPlane, *args: str) -> subprocess.CompletedProcess[st
         ({"drop": True}, ConnectionFailedError, 7),  # no answer ever: the server cannot be reached
     ],
 )
+@pytest.mark.slow
 def test_a_storm_that_does_not_end_is_the_typed_error_and_its_exit_code(
     fault_plane: LocalControlPlane,
     fault_ns: str,

@@ -154,6 +154,7 @@ def test_bearer_token_from_a_service_account_secret_reaches_prometheus(
     )
 
 
+@pytest.mark.slow
 def test_activation_cooldown_and_scaling_through_scale(custom, keda_cp, ns, prometheus, workload):
     prometheus.series = [5.0]  # below the activation threshold: not active
     meta = {

@@ -100,6 +100,7 @@ def test_suspension_under_kueue_deletes_the_cluster_and_resumes_with_a_new_one(c
     assert done["status"]["jobStatus"] == "SUCCEEDED"
 
 
+@pytest.mark.slow
 def test_the_cluster_outlives_the_job_by_the_ttl(custom, ns):
     custom.create_namespaced_custom_object("ray.io", "v1", ns, "rayjobs", rayjob("ttl", "python x.py", ttl=6))
     done = wait_for(
