@@ -39,7 +39,12 @@ class ControlPlaneOptions:
     - ``prometheus_enabled``: a real Prometheus (Debian's ``prometheus``) scraping the GPU metrics,
       published as ``cp.prometheus``; needs KubeRay;
     - ``max_starting_heads``: Ray heads started at once (each takes seconds of CPU);
-    - ``simulated_job_seconds``: how long a simulated RayJob runs.
+    - ``simulated_job_seconds``: how long a simulated RayJob runs;
+    - ``provisioning_delay_seconds``: how long the local cluster autoscaler
+      (:mod:`rayqueue_local.controllers.autoscaler`) takes to answer a ProvisioningRequest;
+    - ``provisioning_failures``: how many ProvisioningRequests of each Workload it fails before it
+      provisions one (``Failed=True``, so Kueue retries per the ProvisioningRequestConfig's
+      ``retryStrategy``, then rejects the admission check).
 
     Example:
         >>> ControlPlaneOptions().prometheus_enabled
@@ -57,12 +62,20 @@ class ControlPlaneOptions:
     prometheus_enabled: bool = True
     max_starting_heads: int = 2
     simulated_job_seconds: float = 1.0
+    provisioning_delay_seconds: float = 0.5
+    provisioning_failures: int = 0
 
     def __post_init__(self) -> None:
         if self.max_starting_heads < 1:
             raise ValueError(f"max_starting_heads must be at least 1, got {self.max_starting_heads}")
         if self.simulated_job_seconds < 0:
             raise ValueError(f"simulated_job_seconds must be >= 0, got {self.simulated_job_seconds}")
+        if self.provisioning_delay_seconds < 0:
+            raise ValueError(
+                f"provisioning_delay_seconds must be >= 0, got {self.provisioning_delay_seconds}"
+            )
+        if self.provisioning_failures < 0:
+            raise ValueError(f"provisioning_failures must be >= 0, got {self.provisioning_failures}")
 
 
 def option_names() -> list[str]:

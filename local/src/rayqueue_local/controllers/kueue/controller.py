@@ -37,6 +37,12 @@ from rayqueue_local.controllers.base import QueueController
 from rayqueue_local.controllers.kueue import conditions as cond
 from rayqueue_local.controllers.kueue import messages as msg
 from rayqueue_local.controllers.kueue import queue_status, visibility, webhook
+from rayqueue_local.controllers.kueue.admissionchecks import (
+    all_checks_ready,
+    checks_for_admission,
+    initial_check_states,
+    waits_for_backoff,
+)
 from rayqueue_local.controllers.kueue.amounts import format_amount
 from rayqueue_local.controllers.kueue.engine import PassResult, admission_pass
 from rayqueue_local.controllers.kueue.jobs import JobReconciler
@@ -114,6 +120,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         self._dirty = True
         self._ticks = 0
         self._last_pass = 0.0
+        self._cluster_queues: dict[str, dict[str, Any]] = {}
 
     # -- wiring ----------------------------------------------------------------------------------
     def start(self, store: Any) -> None:
@@ -152,7 +159,10 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
                         ("job", key, metadata_of(job).get("namespace"), metadata_of(job).get("name"))
                     )
         for wl in self.store.list(WORKLOADS):
-            if (wl.get("spec") or {}).get("maximumExecutionTimeSeconds") and cond.is_true(wl, msg.ADMITTED):
+            timed = (wl.get("spec") or {}).get("maximumExecutionTimeSeconds") and cond.is_true(
+                wl, msg.ADMITTED
+            )
+            if timed or waits_for_backoff(wl):
                 items.append(("workload", metadata_of(wl).get("namespace"), metadata_of(wl).get("name")))
         return [*items, SCHEDULE]
 
@@ -190,6 +200,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         self._last_pass = time.monotonic()
         workloads = [w for w in self.store.list(WORKLOADS) if not metadata_of(w).get("deletionTimestamp")]
         cluster_queues = self.store.list(CLUSTER_QUEUES)
+        self._cluster_queues = {metadata_of(cq)["name"]: cq for cq in cluster_queues}
         local_queues = self.store.list(LOCAL_QUEUES)
         flavors = self.store.list(FLAVORS)
         namespaces = {
@@ -221,8 +232,22 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         now = now_rfc3339()
         for admission in result.admitted:
             wl = copy.deepcopy(admission.workload.obj)
+            previously = cond.find(wl, msg.ADMITTED)
             cond.set_quota_reserved(wl, admission.admission, now)
             wl["status"].pop("resourceRequests", None)  # admission.resourceUsage says it now
+            checks = checks_for_admission(
+                self._cluster_queues.get(admission.admission["clusterQueue"]), admission.admission
+            )
+            if checks or wl["status"].get("admissionChecks"):
+                states = initial_check_states(checks, wl["status"].get("admissionChecks") or [], now)
+                wl["status"]["admissionChecks"] = states
+                if not states:
+                    wl["status"].pop("admissionChecks")
+            if not all_checks_ready(wl):
+                # QuotaReserved first; Admitted once every check is Ready (.admissionchecks).
+                cond.remove_condition(wl, msg.ADMITTED)
+                if previously is not None:
+                    wl["status"]["conditions"].append(previously)
             stored = self._write(wl)
             if stored is None:
                 continue
@@ -234,6 +259,8 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
             waited = max(0.0, time.time() - since) if since else 0.0
             text = f"Quota reserved in ClusterQueue {cq}, wait time since queued was {waited:.0f}s"
             self._event(stored, "QuotaReserved", text, source=ADMISSION)
+            if not cond.is_true(stored, msg.ADMITTED):
+                continue
             self._event(
                 stored,
                 "Admitted",
