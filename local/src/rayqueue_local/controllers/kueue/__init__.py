@@ -8,12 +8,12 @@ Follows Kueue v0.19.2 with its default feature gates. The pure part does no I/O:
 it to the store and the API server: :mod:`.webhook` (admission hooks), :mod:`.jobs` (job
 reconciler), :mod:`.lifecycle` (workload controller), :mod:`.admissionchecks` (admission check
 states, check-based evictions and the requeue backoff), :mod:`.provisioning` (the ProvisioningRequest
-admission check controller), :mod:`.controller` (wiring, scheduler, queue status) and
-:mod:`.visibility` (the pending-workloads API).
+admission check controller), :mod:`.podsready` (waitForPodsReady), :mod:`.controller` (wiring,
+scheduler, queue status) and :mod:`.visibility` (the pending-workloads API).
 
 Not emulated: fair sharing (and admission fair sharing), topology-aware scheduling, MultiKueue and
 custom admission check controllers, a ClusterQueue made inactive by a missing AdmissionCheck,
-waitForPodsReady timeouts, partial
+waitForPodsReady's ``blockAdmission`` and ``requeuingStrategy.timestamp``, partial
 admission, elastic jobs' Workload slices (an elastic RayCluster whose replicas change is stopped
 and its Workload replaced, as for a non-elastic one), PriorityClass-based priorities. Deliberate
 differences: a ``Pending`` event is recorded when the message changes rather than on every

@@ -59,6 +59,7 @@ from rayqueue_local.controllers.kueue.ops import (
     WORKLOADS,
     metadata_of,
 )
+from rayqueue_local.controllers.kueue.podsready import PodsReadyConfig, seconds_left
 from rayqueue_local.controllers.kueue.snapshot import WorkloadInfo
 from rayqueue_local.storage.store import StoreError
 
@@ -121,6 +122,15 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         self._ticks = 0
         self._last_pass = 0.0
         self._cluster_queues: dict[str, dict[str, Any]] = {}
+        options: Any = getattr(cp, "options", None)
+        timeout = getattr(options, "wait_for_pods_ready_timeout_seconds", None)
+        if timeout is not None:
+            self.pods_ready_config = PodsReadyConfig(
+                timeout=float(timeout),
+                base=options.requeuing_backoff_base_seconds,
+                maximum=options.requeuing_backoff_max_seconds,
+                limit=options.requeuing_backoff_limit_count,
+            )
 
     # -- wiring ----------------------------------------------------------------------------------
     def start(self, store: Any) -> None:
@@ -149,7 +159,8 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
 
     def resync(self) -> list[Any]:
         """A pass (skipped by :meth:`schedule` when nothing changed), the running Workloads that have
-        a maximum execution time, and every job on every ``job_resync_every``-th call."""
+        a maximum execution time, those in a requeue backoff or waiting for their pods (waitForPodsReady),
+        and every job on every ``job_resync_every``-th call."""
         self._ticks += 1
         items: list[Any] = []
         if self._ticks % self.job_resync_every == 1:
@@ -158,11 +169,14 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
                     items.append(
                         ("job", key, metadata_of(job).get("namespace"), metadata_of(job).get("name"))
                     )
+        now = time.time()
         for wl in self.store.list(WORKLOADS):
             timed = (wl.get("spec") or {}).get("maximumExecutionTimeSeconds") and cond.is_true(
                 wl, msg.ADMITTED
             )
-            if timed or waits_for_backoff(wl):
+            config = self.pods_ready_config
+            waits_for_pods = config is not None and seconds_left(wl, config, now=now) is not None
+            if timed or waits_for_backoff(wl) or waits_for_pods:
                 items.append(("workload", metadata_of(wl).get("namespace"), metadata_of(wl).get("name")))
         return [*items, SCHEDULE]
 

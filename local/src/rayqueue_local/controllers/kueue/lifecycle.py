@@ -33,11 +33,12 @@ from rayqueue_local.controllers.kueue.ops import (
     WORKLOADS,
     metadata_of,
 )
+from rayqueue_local.controllers.kueue.podsready import PodsReadyReconciler
 
 __all__ = ["WorkloadReconciler"]
 
 
-class WorkloadReconciler(AdmissionCheckReconciler):
+class WorkloadReconciler(AdmissionCheckReconciler, PodsReadyReconciler):
     """The Workload half of the Kueue controller (a mixin over :class:`~.ops.StoreOps`)."""
 
     def reconcile_workload(self, namespace: str, name: str) -> None:
@@ -98,9 +99,11 @@ class WorkloadReconciler(AdmissionCheckReconciler):
             self._event(wl, f"EvictedDueTo{reason}", message, source=WORKLOAD_CONTROLLER)
 
     def _check_active(self, wl: dict[str, Any]) -> None:
-        """An active Workload: admission checks and requeue backoff (:mod:`.admissionchecks`),
-        deactivation targets, the maximum execution time, requeue reasons."""
-        if self.reconcile_checks(wl, time.time()):
+        """An active Workload: admission checks and requeue backoff (:mod:`.admissionchecks`), the
+        PodsReady timeout (:mod:`.podsready`), deactivation targets, the maximum execution time,
+        requeue reasons."""
+        now_s = time.time()
+        if self.reconcile_checks(wl, now_s) or self.reconcile_pods_ready(wl, now_s):
             return
         now = now_rfc3339()
         if cond.is_true(wl, msg.DEACTIVATION_TARGET):
