@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from rayqueue_sdk.admission.checks import backoff_sentence, rejected_check, waiting_checks
-from rayqueue_sdk.admission.cluster import ClusterPhase, ErrorKind, Verdict, assess_cluster
+from rayqueue_sdk.admission.cluster import (
+    ClusterPhase,
+    ErrorKind,
+    JobPhase,
+    Verdict,
+    assess_cluster,
+    assess_job,
+)
 from rayqueue_sdk.errors import AdmissionCheckRejected, PreemptedError
 
 NOW = 1767225600.0  # 2026-01-01T00:00:00Z
@@ -217,3 +224,19 @@ def test_pods_ready_timeout_with_a_backoff_in_kueues_words() -> None:
 def test_no_backoff_sentence_for_other_evictions() -> None:
     w = wl({"type": "Evicted", "status": "True", "reason": "Preempted", "message": "m"})
     assert backoff_sentence(w, now=NOW) is None
+
+
+def test_a_rayjob_waits_for_its_checks_and_fails_on_a_rejection() -> None:
+    rayjob = {
+        "metadata": {"name": "train", "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}},
+        "spec": {"suspend": True},
+        "status": {"jobDeploymentStatus": "Suspended"},
+    }
+    waiting = assess_job(rayjob, wl(RESERVED, checks=[check("Pending", NOT_FOUND)]))
+    assert (waiting.phase, waiting.verdict) == (JobPhase.QUEUED, Verdict.WAIT)
+    assert (
+        "quota reserved; waiting for admission check sample-prov: ProvisioningRequest" in waiting.explanation
+    )
+    rejected = assess_job(rayjob, wl(RESERVED, checks=[check("Rejected", "no nodes of that shape")]))
+    assert (rejected.phase, rejected.verdict) == (JobPhase.DEACTIVATED, Verdict.FAIL)
+    assert isinstance(rejected.error("train"), AdmissionCheckRejected)
