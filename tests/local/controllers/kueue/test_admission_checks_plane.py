@@ -170,3 +170,27 @@ def test_the_last_failure_rejects_the_check_and_deactivates(
         "requests cleaned up",
         lambda: not [p for p in cp.store.list(PR, NS) if p["metadata"]["name"].startswith(name)] or None,
     )
+
+
+def test_revoked_capacity_rejects_the_check_of_a_running_cluster(
+    cp: LocalControlPlane, scaler: LocalClusterAutoscaler
+) -> None:
+    scaler.failures = 0
+    workload = submit(cp, "revoked")
+    admitted = wait_for(
+        "admitted", lambda: (w := workload()) and cond(w, "Admitted").get("status") == "True" and w
+    )
+    name = admitted["metadata"]["name"]
+    scaler.revoke_capacity(NS, f"{name}-sample-prov-1", "The nodes were reclaimed")
+    gone = wait_for(
+        "deactivated",
+        lambda: (
+            (w := workload()) and cond(w, "Evicted").get("reason") == "DeactivatedDueToAdmissionCheck" and w
+        ),
+    )
+    assert gone["spec"]["active"] is False
+    assert cond(gone, "Evicted")["message"] == (
+        "The workload is deactivated due to AdmissionCheck in Rejected state: "
+        '"sample-prov" (The nodes were reclaimed)'
+    )
+    wait_for("suspended", lambda: cp.store.get(RC, NS, "revoked")["spec"].get("suspend") is True)
