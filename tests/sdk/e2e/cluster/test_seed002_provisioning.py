@@ -19,7 +19,15 @@ from cluster_helpers import eventually
 from rayqueue_local.controllers.autoscaler import LocalClusterAutoscaler
 from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_local.scenarios import seed002_queues
-from rayqueue_sdk import AdmissionCheckRejected, Cluster, ClusterConfiguration, ClusterPhase, PreemptedError
+from rayqueue_sdk import (
+    AdmissionCheckRejected,
+    Cluster,
+    ClusterConfiguration,
+    ClusterPhase,
+    PreemptedError,
+    TokenAuthentication,
+)
+from rayqueue_sdk.cluster.observe import observe_cluster
 from rayqueue_sdk.cluster.wait import wait_for_cluster
 from rayqueue_sdk.kube.client import build_api_client, set_current_client
 
@@ -95,6 +103,14 @@ def test_fitting_cluster_waits_for_provisioning_then_is_ready(
     )
     assert "ProvisioningRequest raycluster-fits-" in waiting.explanation
     assert "-sample-prov-1 Provisioned=False (attempt 1 of 3)" in waiting.explanation
+    # A data scientist may not read the cluster-scoped AdmissionCheck: the attempt without its limit.
+    token = prov_plane.add_user("dora", [NS])
+    user_api = TokenAuthentication(
+        token, prov_plane.server, ca_cert_path=str(prov_plane.ca_cert_path)
+    ).api_client()
+    as_user = observe_cluster("fits", NS, user_api)
+    if as_user.phase is ClusterPhase.QUEUED:  # (unless provisioning finished meanwhile)
+        assert "-sample-prov-1 Provisioned=False (attempt 1)" in as_user.explanation
     ready = cluster.wait_ready(timeout=60, dashboard_check=False)
     assert ready.ready
     cluster.down()
