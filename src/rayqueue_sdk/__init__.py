@@ -26,6 +26,7 @@ __version__ = "0.1.0"
 # interpreter (tested), so the order in which names are touched cannot matter.
 _EXPORTS: dict[str, str] = {
     # errors
+    "AdmissionCheckRejected": "rayqueue_sdk.errors",
     "AdmissionTimeout": "rayqueue_sdk.errors",
     "AlreadyExistsError": "rayqueue_sdk.errors",
     "ApiError": "rayqueue_sdk.errors",
@@ -71,6 +72,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "AdmissionCheckRejected",
     "AdmissionTimeout",
     "AlreadyExistsError",
     "ApiError",
@@ -125,6 +127,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from rayqueue_sdk.config.idle import IdlePolicy  # noqa: F401
     from rayqueue_sdk.config.models import ClusterConfiguration, ManagedClusterConfig, WorkerGroup  # noqa: F401
     from rayqueue_sdk.errors import (  # noqa: F401
+        AdmissionCheckRejected,
         AdmissionTimeout,
         AlreadyExistsError,
         ApiError,

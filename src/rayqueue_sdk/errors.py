@@ -52,6 +52,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 __all__ = [
+    "AdmissionCheckRejected",
     "AdmissionTimeout",
     "AlreadyExistsError",
     "ApiError",
@@ -384,6 +385,32 @@ class PreemptedError(RayQueueError):
         self.reason = reason
         self.message = message
         super().__init__(f"{name} was evicted ({reason}): {message}")
+
+
+class AdmissionCheckRejected(PreemptedError):
+    """Kueue rejected an admission check of the workload (e.g. its ProvisioningRequest failed on the last
+    attempt) and deactivated it (``Evicted`` reason ``DeactivatedDueToAdmissionCheck``;
+    https://kueue.sigs.k8s.io/docs/concepts/admission_check/).
+
+    A :class:`PreemptedError` (the workload was deactivated while waiting), so existing handlers catch it.
+
+    Attributes:
+        reason: Kueue's reason (``"DeactivatedDueToAdmissionCheck"``).
+        message: Kueue's message, naming the check and why it was rejected.
+
+    Example:
+        >>> err = AdmissionCheckRejected("ws", "DeactivatedDueToAdmissionCheck", "The workload is "
+        ...     'deactivated due to AdmissionCheck in Rejected state: "sample-prov" (no nodes)')
+        >>> str(err).split(" (see")[0]
+        'ws: admission check rejected: The workload is deactivated due to AdmissionCheck in Rejected state: \
+"sample-prov" (no nodes)'
+    """
+
+    def __init__(self, name: str, reason: str, message: str) -> None:
+        self.name = name
+        self.reason = reason
+        self.message = message
+        RayQueueError.__init__(self, f"{name}: admission check rejected: {message}")
 
 
 class JobFailedError(RayQueueError):

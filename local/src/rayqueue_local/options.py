@@ -39,7 +39,19 @@ class ControlPlaneOptions:
     - ``prometheus_enabled``: a real Prometheus (Debian's ``prometheus``) scraping the GPU metrics,
       published as ``cp.prometheus``; needs KubeRay;
     - ``max_starting_heads``: Ray heads started at once (each takes seconds of CPU);
-    - ``simulated_job_seconds``: how long a simulated RayJob runs.
+    - ``simulated_job_seconds``: how long a simulated RayJob runs;
+    - ``provisioning_delay_seconds``: how long the local cluster autoscaler
+      (:mod:`rayqueue_local.controllers.autoscaler`) takes to answer a ProvisioningRequest;
+    - ``provisioning_failures``: how many ProvisioningRequests of each Workload it fails before it
+      provisions one (``Failed=True``, so Kueue retries per the ProvisioningRequestConfig's
+      ``retryStrategy``, then rejects the admission check);
+    - ``wait_for_pods_ready_timeout_seconds``: Kueue's ``waitForPodsReady.timeout`` (and
+      ``recoveryTimeout``): an admitted Workload whose pods are not all ready in time is evicted
+      (``PodsReadyTimeout``) and requeued with backoff (:mod:`rayqueue_local.controllers.kueue.podsready`);
+      ``None`` (the default here) leaves it off. Upstream's v1beta2 configuration turns it on with 30 min;
+    - ``requeuing_backoff_limit_count`` / ``requeuing_backoff_base_seconds`` /
+      ``requeuing_backoff_max_seconds``: its ``requeuingStrategy`` (``None``: requeued without end; 60 s;
+      3600 s, Kueue's defaults).
 
     Example:
         >>> ControlPlaneOptions().prometheus_enabled
@@ -57,12 +69,35 @@ class ControlPlaneOptions:
     prometheus_enabled: bool = True
     max_starting_heads: int = 2
     simulated_job_seconds: float = 1.0
+    provisioning_delay_seconds: float = 0.5
+    provisioning_failures: int = 0
+    wait_for_pods_ready_timeout_seconds: float | None = None
+    requeuing_backoff_limit_count: int | None = None
+    requeuing_backoff_base_seconds: int = 60
+    requeuing_backoff_max_seconds: int = 3600
 
     def __post_init__(self) -> None:
         if self.max_starting_heads < 1:
             raise ValueError(f"max_starting_heads must be at least 1, got {self.max_starting_heads}")
         if self.simulated_job_seconds < 0:
             raise ValueError(f"simulated_job_seconds must be >= 0, got {self.simulated_job_seconds}")
+        if self.provisioning_delay_seconds < 0:
+            raise ValueError(
+                f"provisioning_delay_seconds must be >= 0, got {self.provisioning_delay_seconds}"
+            )
+        if self.provisioning_failures < 0:
+            raise ValueError(f"provisioning_failures must be >= 0, got {self.provisioning_failures}")
+        timeout = self.wait_for_pods_ready_timeout_seconds
+        if timeout is not None and timeout <= 0:
+            raise ValueError(f"wait_for_pods_ready_timeout_seconds must be > 0 or None, got {timeout}")
+        limit = self.requeuing_backoff_limit_count
+        if limit is not None and limit < 0:
+            raise ValueError(f"requeuing_backoff_limit_count must be >= 0 or None, got {limit}")
+        if self.requeuing_backoff_base_seconds < 0 or self.requeuing_backoff_max_seconds < 0:
+            raise ValueError(
+                "requeuing_backoff_base_seconds and requeuing_backoff_max_seconds must be >= 0, got "
+                f"{self.requeuing_backoff_base_seconds} and {self.requeuing_backoff_max_seconds}"
+            )
 
 
 def option_names() -> list[str]:

@@ -1,14 +1,15 @@
 """The seeds' Kueue admin setups as ready-made scenarios: the objects a platform admin applies once.
 
 Each function returns Kueue ``v1beta2`` objects as plain dicts (ResourceFlavors, Cohorts, ClusterQueues,
-LocalQueues, WorkloadPriorityClasses), in an order that applies cleanly. They are written out here as
+LocalQueues, WorkloadPriorityClasses, AdmissionChecks, ProvisioningRequestConfigs), in an order that
+applies cleanly. They are written out here as
 data (the emulator does not depend on the SDK); a test checks that the SDK's Kueue builders produce
 the same objects. Namespaces are not included: ``rayqueue local up --scenario NAME`` creates them as
 needed (:func:`scenario_objects`). Pure: no I/O.
 
 Example:
     >>> sorted(SCENARIOS)
-    ['seed-000', 'seed-001', 'seed-004', 'team']
+    ['seed-000', 'seed-001', 'seed-002', 'seed-004', 'team']
     >>> [o["kind"] for o in SCENARIOS["seed-000"]()]
     ['ResourceFlavor', 'ClusterQueue', 'LocalQueue']
 """
@@ -25,6 +26,7 @@ __all__ = [
     "scenario_objects",
     "seed000_queues",
     "seed001_queues",
+    "seed002_queues",
     "seed004_queues",
     "team_queue",
 ]
@@ -160,6 +162,81 @@ def seed001_queues(
     return objects
 
 
+def seed002_queues(
+    namespace: str = "default",
+    *,
+    cluster_queue: str = "cluster-queue",
+    memory: str | None = "144Gi",
+    backoff_base_seconds: int | None = None,
+    backoff_max_seconds: int | None = None,
+) -> list[dict[str, Any]]:
+    """Seed 002: gang autoscaling with Kueue and ProvisioningRequest (36 CPUs behind check ``sample-prov``).
+
+    As the seed writes it: ResourceFlavor ``default-flavor``; a ClusterQueue with 36 CPUs whose
+    ``admissionChecksStrategy`` puts AdmissionCheck ``sample-prov`` on ``default-flavor``; the check
+    (``controllerName: kueue.x-k8s.io/provisioning-request``) configured by ProvisioningRequestConfig
+    ``prov-test-config`` (class ``best-effort-atomic-scale-up.autoscaling.x-k8s.io``, managed resource
+    ``cpu``, ``retryStrategy.backoffLimitCount: 2``); LocalQueue ``user-queue``. Filled in where the seed
+    leaves gaps: the ClusterQueue's name (``cluster_queue``), the check's ``parameters.apiGroup``
+    (required by the CRD), and a ``memory`` quota (``None`` leaves it out) because a RayCluster requests
+    memory too and Kueue admits nothing that asks for a resource its ClusterQueue does not cover.
+    ``backoff_base_seconds`` / ``backoff_max_seconds`` shorten the retry backoff (Kueue's defaults are
+    60 s and 1800 s) for tests.
+
+    Example:
+        >>> objects = seed002_queues()
+        >>> [o["kind"] for o in objects]  # doctest: +NORMALIZE_WHITESPACE
+        ['ResourceFlavor', 'ProvisioningRequestConfig', 'AdmissionCheck', 'ClusterQueue', 'LocalQueue']
+        >>> objects[3]["spec"]["admissionChecksStrategy"]
+        {'admissionChecks': [{'name': 'sample-prov', 'onFlavors': ['default-flavor']}]}
+    """
+    quotas: dict[str, int | str] = {"cpu": 36}
+    if memory is not None:
+        quotas["memory"] = memory
+    retry: dict[str, int] = {"backoffLimitCount": 2}
+    if backoff_base_seconds is not None:
+        retry["backoffBaseSeconds"] = backoff_base_seconds
+    if backoff_max_seconds is not None:
+        retry["backoffMaxSeconds"] = backoff_max_seconds
+    return [
+        _flavor("default-flavor"),
+        _cluster_scoped(
+            "ProvisioningRequestConfig",
+            "prov-test-config",
+            spec={
+                "provisioningClassName": "best-effort-atomic-scale-up.autoscaling.x-k8s.io",
+                "managedResources": ["cpu"],
+                "retryStrategy": retry,
+            },
+        ),
+        _cluster_scoped(
+            "AdmissionCheck",
+            "sample-prov",
+            spec={
+                "controllerName": "kueue.x-k8s.io/provisioning-request",
+                "parameters": {
+                    "apiGroup": "kueue.x-k8s.io",
+                    "kind": "ProvisioningRequestConfig",
+                    "name": "prov-test-config",
+                },
+            },
+        ),
+        _cluster_scoped(
+            "ClusterQueue",
+            cluster_queue,
+            spec={
+                "namespaceSelector": {},
+                "queueingStrategy": "BestEffortFIFO",
+                "resourceGroups": [_group("default-flavor", quotas)],
+                "admissionChecksStrategy": {
+                    "admissionChecks": [{"name": "sample-prov", "onFlavors": ["default-flavor"]}]
+                },
+            },
+        ),
+        _local_queue("user-queue", namespace, cluster_queue),
+    ]
+
+
 def seed004_queues(
     team_a: str = "team-a",
     team_b: str = "team-b",
@@ -270,6 +347,7 @@ def team_queue(namespace: str = "default", gpus: int = 4) -> list[dict[str, Any]
 SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "seed-000": seed000_queues,
     "seed-001": seed001_queues,
+    "seed-002": seed002_queues,
     "seed-004": seed004_queues,
     "team": team_queue,
 }

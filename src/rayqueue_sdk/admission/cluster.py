@@ -41,8 +41,11 @@ insufficient unused quota for cpu in flavor default-flavor, 1 more needed (Pendi
 
 from __future__ import annotations
 
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from rayqueue_sdk.admission.checks import backoff_sentence, rejected_check, waiting_checks
 from rayqueue_sdk.admission.conditions import (
     _is_true,
     _labels,
@@ -72,7 +75,7 @@ from rayqueue_sdk.admission.workload import (
     _WorkloadReading,
     eviction_key,
 )
-from rayqueue_sdk.errors import ClusterDeletedError, PreemptedError, RayQueueError
+from rayqueue_sdk.errors import AdmissionCheckRejected, ClusterDeletedError, PreemptedError, RayQueueError
 
 __all__ = [
     "QUEUE_LABEL",
@@ -160,6 +163,10 @@ class Assessment:
             return None
         if self.error_kind is ErrorKind.DELETED:
             return ClusterDeletedError(f"RayCluster {name} was deleted while waiting")
+        if self.error_kind is ErrorKind.REJECTED:
+            return AdmissionCheckRejected(
+                name, self.reason or "AdmissionCheck", self.message or self.explanation
+            )
         if self.error_kind is ErrorKind.EVICTED:
             return PreemptedError(name, self.reason or str(self.phase), self.message or self.explanation)
         if self.error_kind is ErrorKind.FAILED:
@@ -178,6 +185,8 @@ def assess_cluster(
     position: int | None = None,
     position_unavailable: str | None = None,
     known_eviction: str | None = None,
+    check_limits: Mapping[str, int] | None = None,
+    now: float | None = None,
 ) -> Assessment:
     """Read one observation of a RayCluster and its Kueue Workload.
 
@@ -190,6 +199,14 @@ def assess_cluster(
         known_eviction: an eviction the caller already knew of when it started waiting
             (:func:`eviction_key`). If Kueue has requeued the workload after *that* eviction, the
             cluster is queued again and the wait goes on; any other eviction fails the wait.
+        check_limits: each ProvisioningRequest admission check's ``backoffLimitCount``, when the caller
+            could read the checks' ProvisioningRequestConfigs ("attempt 2 of 3"; :mod:`.checks`).
+        now: the time (epoch seconds) for "next attempt in N s"; the clock when ``None``.
+
+    Admission checks (:mod:`rayqueue_sdk.admission.checks`): a Workload with reserved quota waits for
+    its checks ("quota reserved ...; waiting for admission check sample-prov: ProvisioningRequest ...
+    Provisioned=False (attempt 2 of 3)"); a retry eviction (reason ``AdmissionCheck``) is part of the
+    wait; a rejected check fails it with :class:`~rayqueue_sdk.errors.AdmissionCheckRejected`.
 
     Example:
         >>> wl = {"status": {"conditions": [
@@ -256,6 +273,17 @@ def assess_cluster(
             kueue_why,
             kind=ErrorKind.FAILED,
         )
+    rejected = rejected_check(workload)
+    if rejected is not None and wl.state != "reactivated":
+        text = f"admission check rejected: {rejected[1]}"
+        return out(ClusterPhase.DEACTIVATED, Verdict.FAIL, text, rejected, kind=ErrorKind.REJECTED)
+    clock = time.time() if now is None else now
+    if wl.state in ("evicted", "requeued") and wl.reason == "AdmissionCheck":
+        # A ProvisioningRequest retry: Kueue requeues the workload after its backoff.
+        text = backoff_sentence(workload, now=clock) or f"evicted: {words}"
+        return out(
+            ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, position, text), kueue_why, position
+        )
     if wl.state == "reactivated":
         # spec.active is true again: queued, whatever eviction Kueue has not reset yet.
         return out(
@@ -267,8 +295,8 @@ def assess_cluster(
         )
     if wl.state == "requeued" and known_eviction is not None and wl.eviction == known_eviction:
         # Evicted before the wait began and queued again since: wait for the next admission.
-        now = _kueue_words(*wl.pending)
-        tail = f"requeued after being {wl.kind} ({words})" + (f"; {now}" if now else "")
+        pending_words = _kueue_words(*wl.pending)
+        tail = f"requeued after being {wl.kind} ({words})" + (f"; {pending_words}" if pending_words else "")
         why = wl.pending if wl.pending[1] else kueue_why
         return out(ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, position, tail), why, position)
     if wl.state in ("evicted", "requeued"):
@@ -277,13 +305,20 @@ def assess_cluster(
             "deactivated": (ClusterPhase.DEACTIVATED, "deactivated (resume it to requeue)"),
         }.get(wl.kind, (ClusterPhase.EVICTED, "evicted by Kueue"))
         text = f"{lead}: {words}" if words else lead
+        backoff = backoff_sentence(workload, now=clock)
+        if backoff is not None and ((workload or {}).get("status") or {}).get("requeueState"):
+            text = f"{backoff}. Kueue: {words}"
         if wl.state == "requeued":
             text += " (Kueue has requeued it)"
             return out(phase, Verdict.FAIL, text, kueue_why, position, kind=ErrorKind.EVICTED)
         return out(phase, Verdict.FAIL, text, kueue_why, kind=ErrorKind.EVICTED)
     if wl.state == "reserved":
         tail = "quota reserved" + (f" in ClusterQueue {wl.cluster_queue!r}" if wl.cluster_queue else "")
-        tail += f", waiting for admission checks: {words}" if words else ", waiting for admission checks"
+        checks = waiting_checks(workload, limits=check_limits)
+        if checks:
+            tail += f"; {checks}"
+        else:
+            tail += f", waiting for admission checks: {words}" if words else ", waiting for admission checks"
         return out(ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, None, tail), kueue_why)
     if wl.state == "pending":
         tail = words or "waiting for Kueue to consider the workload"

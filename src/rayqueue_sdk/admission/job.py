@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rayqueue_sdk.admission.checks import rejected_check, waiting_checks
 from rayqueue_sdk.admission.conditions import _labels
 from rayqueue_sdk.admission.phases import QUEUE_LABEL, ErrorKind, JobPhase, Obj, Verdict
 from rayqueue_sdk.admission.workload import (
@@ -24,7 +25,13 @@ from rayqueue_sdk.admission.workload import (
     _reactivated_why,
     _read_workload,
 )
-from rayqueue_sdk.errors import ClusterDeletedError, JobFailedError, PreemptedError, RayQueueError
+from rayqueue_sdk.errors import (
+    AdmissionCheckRejected,
+    ClusterDeletedError,
+    JobFailedError,
+    PreemptedError,
+    RayQueueError,
+)
 
 __all__ = ["JobAssessment", "assess_job"]
 
@@ -72,6 +79,10 @@ class JobAssessment:
             return None
         if self.error_kind is ErrorKind.DELETED:
             return ClusterDeletedError(f"{name} is gone while waiting: {self.explanation}")
+        if self.error_kind is ErrorKind.REJECTED:
+            return AdmissionCheckRejected(
+                name, self.reason or "AdmissionCheck", self.message or self.explanation
+            )
         if self.error_kind is ErrorKind.EVICTED:
             return PreemptedError(name, self.reason or str(self.phase), self.message or self.explanation)
         status = "STOPPED" if self.phase is JobPhase.STOPPED else "FAILED"
@@ -168,6 +179,10 @@ def assess_job(
             kueue_why,
             kind=ErrorKind.FAILED,
         )
+    rejected = rejected_check(workload)
+    if rejected is not None and wl.state != "reactivated":
+        text = f"admission check rejected: {rejected[1]}"
+        return out(JobPhase.DEACTIVATED, Verdict.FAIL, text, rejected, kind=ErrorKind.REJECTED)
     if wl.state == "reactivated":
         text = _queued_sentence(queue, position, _reactivated_tail(wl))
         return out(JobPhase.QUEUED, Verdict.WAIT, text, _reactivated_why(wl), position)
@@ -183,7 +198,11 @@ def assess_job(
         return out(JobPhase.REQUEUED, Verdict.WAIT, text, kueue_why, position)
     if wl.state in ("pending", "reserved"):
         pos = position if wl.state == "pending" else None
-        text = _queued_sentence(queue, pos, words or "waiting for Kueue to consider the workload")
+        checks = waiting_checks(workload) if wl.state == "reserved" else None
+        tail = (
+            f"quota reserved; {checks}" if checks else words or "waiting for Kueue to consider the workload"
+        )
+        text = _queued_sentence(queue, pos, tail)
         return out(JobPhase.QUEUED, Verdict.WAIT, text, kueue_why, pos)
     suspended = deployment in ("Suspended", "Suspending")
     if wl.state == "none" and queue and (spec.get("suspend") or suspended):

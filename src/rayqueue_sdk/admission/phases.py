@@ -108,6 +108,7 @@ class ErrorKind(enum.StrEnum):
     EVICTED = "evicted"  # PreemptedError (preemption, deactivation, other evictions)
     QUEUE_NOT_FOUND = "queue_not_found"  # QueueNotFoundError, after the driver re-checks the queue
     FAILED = "failed"  # ClusterFailed / JobFailedError
+    REJECTED = "rejected"  # AdmissionCheckRejected (deactivated for a rejected admission check)
 
 
 # Their public home (reprs, pickles, rayqueue_sdk._EXPORTS).

@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 from rayqueue_sdk.errors import (
+    AdmissionCheckRejected,
     AdmissionTimeout,
     AuthenticationError,
     ClusterDeletedError,
@@ -48,6 +49,7 @@ EXIT_CODES: dict[type[BaseException], int] = {
     NotFoundError: 3,
     AdmissionTimeout: 4,
     PreemptedError: 5,
+    AdmissionCheckRejected: 5,
     ClusterDeletedError: 5,
     ScaledToZeroError: 5,
     AuthenticationError: 6,

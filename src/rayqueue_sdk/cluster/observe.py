@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.admission.cluster import assess_cluster
+from rayqueue_sdk.cluster.checks import check_limits, waits_for_checks
 from rayqueue_sdk.cluster.dashboard import (
     client_from_status,
     dashboard_from_exposure,
@@ -177,8 +178,9 @@ def _status(
     position: int | None,
     why: str | None,
     exposed: str | None,
+    limits: Mapping[str, int] | None = None,
 ) -> ClusterStatus:
-    st = status_from(cluster, workload, position=position, position_unavailable=why)
+    st = status_from(cluster, workload, position=position, position_unavailable=why, check_limits=limits)
     if in_kubernetes_pod():  # status_from's defaults are the in-cluster Service names
         return replace(st, dashboard_url=exposed or st.dashboard_url)
     # Outside the cluster: what is exposed, else what KubeRay reports (None while queued or starting).
@@ -228,7 +230,8 @@ def _read(
     for cluster, wl in pairs:
         position, why = positions.get(_name(wl), (None, None)) if wl else (None, None)
         exposed = dashboard_from_exposure(_name(cluster), namespace, **found) if found else None
-        out.append((_status(cluster, wl, position, why, exposed), cluster))
+        limits = check_limits(api, wl) if waits_for_checks(wl) else None
+        out.append((_status(cluster, wl, position, why, exposed, limits), cluster))
     return out
 
 

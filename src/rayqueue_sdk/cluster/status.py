@@ -167,6 +167,7 @@ def status_from(
     assessment: Assessment | None = None,
     dashboard_url: str | None = None,
     cluster_uri: str | None = None,
+    check_limits: Mapping[str, int] | None = None,
 ) -> ClusterStatus:
     """Build a :class:`ClusterStatus` from the observed RayCluster, its Workload and the position.
 
@@ -178,13 +179,19 @@ def status_from(
         assessment: a ready-made reading (else :func:`rayqueue_sdk.admission.cluster.assess_cluster` runs).
         dashboard_url, cluster_uri: addresses found by the caller (Route, Ingress, ...); the
             defaults are the in-cluster head Service addresses.
+        check_limits: the ProvisioningRequest checks' retry limits, when read
+            (:func:`rayqueue_sdk.cluster.checks.check_limits`).
 
     Example:
         >>> status_from(None, name="ws", namespace="ds").phase
         <ClusterPhase.DELETED: 'deleted'>
     """
     a = assessment or assess_cluster(
-        cluster, workload, position=position, position_unavailable=position_unavailable
+        cluster,
+        workload,
+        position=position,
+        position_unavailable=position_unavailable,
+        check_limits=check_limits,
     )
     meta = (cluster or {}).get("metadata") or {}
     the_name = str(meta.get("name") or name or "")

@@ -32,6 +32,7 @@ from rayqueue_sdk.admission.cluster import (
     assess_cluster,
     eviction_key,
 )
+from rayqueue_sdk.cluster.checks import check_limits, waits_for_checks
 from rayqueue_sdk.cluster.observe import observe_cluster
 from rayqueue_sdk.cluster.queues import check_queue, queue_position
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, status_from
@@ -222,6 +223,7 @@ class _ClusterWait:
         self.last_tick = started
         self.last_key: tuple[Any, ...] | None = None
         self.assessment: Assessment | None = None
+        self.limits: dict[str, int] | None = None  # the admission checks' retry limits, read once
 
     def run(self) -> ClusterStatus:
         self._await_workload_listing()
@@ -245,12 +247,15 @@ class _ClusterWait:
             self._check_deadline(None)
 
     def _assess(self, workload: dict[str, Any] | None) -> Assessment:
+        if self.limits is None and waits_for_checks(workload):
+            self.limits = check_limits(self.api, workload) or {}
         return assess_cluster(
             self.seen.cluster,
             workload,
             position=self.position,
             position_unavailable=self.position_unavailable,
             known_eviction=self.known_eviction,
+            check_limits=self.limits or None,
         )
 
     def _observe(self) -> Assessment:

@@ -1,4 +1,5 @@
-"""Builders for Kueue ``v1beta2`` admin objects: ResourceFlavor, ClusterQueue, LocalQueue, Cohort, priority.
+"""Builders for Kueue ``v1beta2`` admin objects: ResourceFlavor, ClusterQueue, LocalQueue, Cohort, priority,
+AdmissionCheck and ProvisioningRequestConfig.
 
 These are for demos, tests and the local control plane (an administrator's job on a real installation).
 Each builder checks what Kueue's CRD rules would reject (CEL rules included: every flavor lists the
@@ -24,11 +25,15 @@ from rayqueue_sdk.manifests.rules import check_dns_label, check_labels
 
 __all__ = [
     "API_VERSION",
+    "PROVISIONING_CONTROLLER",
+    "admission_check",
+    "admission_check_rule",
     "cluster_queue",
     "cohort",
     "flavor_quotas",
     "local_queue",
     "preemption",
+    "provisioning_request_config",
     "resource_flavor",
     "resource_group",
     "workload_priority_class",
@@ -192,8 +197,13 @@ def cluster_queue(
     namespace_selector: Mapping[str, Any] | None = None,
     preemption: Mapping[str, Any] | None = None,
     queueing_strategy: str = "BestEffortFIFO",
+    admission_checks: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """A ClusterQueue (cluster-scoped). ``namespace_selector=None`` means every namespace (``{}``).
+
+    ``admission_checks`` (entries from :func:`admission_check_rule`) become
+    ``spec.admissionChecksStrategy.admissionChecks``: Kueue admits a workload only once each check
+    is Ready (https://kueue.sigs.k8s.io/docs/concepts/admission_check/).
 
     Example:
         >>> cq = cluster_queue("team-a-cq", cohort="team-ab", resource_groups=[resource_group(
@@ -226,7 +236,127 @@ def cluster_queue(
     if preemption is not None:
         spec["preemption"] = dict(preemption)
     spec["resourceGroups"] = [dict(g) for g in resource_groups]
+    if admission_checks:
+        flavors = {fl["name"] for g in resource_groups for fl in g["flavors"]}
+        for i, rule in enumerate(admission_checks):
+            unknown = sorted(set(rule.get("onFlavors") or ()) - flavors)
+            if unknown:
+                raise ConfigError(
+                    f"admission_checks[{i}].onFlavors", unknown, f"flavors of this queue: {sorted(flavors)}"
+                )
+        spec["admissionChecksStrategy"] = {"admissionChecks": [dict(r) for r in admission_checks]}
     return {"apiVersion": API_VERSION, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+
+
+def admission_check_rule(name: str, *, on_flavors: Sequence[str] = ()) -> dict[str, Any]:
+    """One entry of a ClusterQueue's ``admissionChecksStrategy``: check ``name``, for workloads given one
+    of ``on_flavors`` (every flavor when empty).
+
+    Example:
+        >>> admission_check_rule("sample-prov", on_flavors=["default-flavor"])
+        {'name': 'sample-prov', 'onFlavors': ['default-flavor']}
+    """
+    _check_name(name, "admission_check")
+    rule: dict[str, Any] = {"name": name}
+    if on_flavors:
+        for flavor in on_flavors:
+            _check_name(flavor, "on_flavors")
+        rule["onFlavors"] = list(on_flavors)
+    return rule
+
+
+#: ``spec.controllerName`` of Kueue's built-in ProvisioningRequest admission check.
+PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+
+
+def admission_check(
+    name: str,
+    *,
+    controller_name: str = PROVISIONING_CONTROLLER,
+    parameters: str | None = None,
+    parameters_kind: str = "ProvisioningRequestConfig",
+    parameters_api_group: str = "kueue.x-k8s.io",
+) -> dict[str, Any]:
+    """An AdmissionCheck (cluster-scoped), by default Kueue's ProvisioningRequest check configured by the
+    ProvisioningRequestConfig named ``parameters``
+    (https://kueue.sigs.k8s.io/docs/admission-check-controllers/provisioning/).
+
+    Example:
+        >>> ac = admission_check("sample-prov", parameters="prov-test-config")
+        >>> ac["spec"]  # doctest: +NORMALIZE_WHITESPACE
+        {'controllerName': 'kueue.x-k8s.io/provisioning-request',
+         'parameters': {'apiGroup': 'kueue.x-k8s.io', 'kind': 'ProvisioningRequestConfig',
+                        'name': 'prov-test-config'}}
+    """
+    _check_name(name, "name")
+    if not isinstance(controller_name, str) or not 0 < len(controller_name) <= 253:
+        raise ConfigError("controller_name", controller_name, "a controller name of 1..253 characters")
+    spec: dict[str, Any] = {"controllerName": controller_name}
+    if parameters is not None:
+        check_dns_label(parameters, "parameters")
+        if not re.fullmatch(r"(?i)[a-z]([-a-z0-9]*[a-z0-9])?", str(parameters_kind)):
+            raise ConfigError(
+                "parameters_kind", parameters_kind, "a Kind name such as ProvisioningRequestConfig"
+            )
+        _check_name(parameters_api_group, "parameters_api_group")
+        spec["parameters"] = {"apiGroup": parameters_api_group, "kind": parameters_kind, "name": parameters}
+    return {"apiVersion": API_VERSION, "kind": "AdmissionCheck", "metadata": {"name": name}, "spec": spec}
+
+
+def provisioning_request_config(
+    name: str,
+    *,
+    provisioning_class_name: str,
+    managed_resources: Sequence[str] = (),
+    backoff_limit_count: int | None = None,
+    backoff_base_seconds: int | None = None,
+    backoff_max_seconds: int | None = None,
+    parameters: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """A ProvisioningRequestConfig (cluster-scoped): the class of ProvisioningRequest Kueue creates, the
+    resources that need one (``managed_resources``; all when empty) and how often a failed one is
+    retried (``retryStrategy``; Kueue's defaults are 3 retries, 60 s base, 1800 s max backoff)
+    (https://kueue.sigs.k8s.io/docs/admission-check-controllers/provisioning/).
+
+    Example:
+        >>> prc = provisioning_request_config("prov-test-config",
+        ...     provisioning_class_name="best-effort-atomic-scale-up.autoscaling.x-k8s.io",
+        ...     managed_resources=["cpu"], backoff_limit_count=2)
+        >>> prc["spec"]["managedResources"], prc["spec"]["retryStrategy"]
+        (['cpu'], {'backoffLimitCount': 2})
+    """
+    _check_name(name, "name")
+    _check_name(provisioning_class_name, "provisioning_class_name")
+    spec: dict[str, Any] = {"provisioningClassName": provisioning_class_name}
+    if managed_resources:
+        if len(set(managed_resources)) != len(managed_resources) or len(managed_resources) > 100:
+            raise ConfigError(
+                "managed_resources", list(managed_resources), "at most 100 distinct resource names"
+            )
+        spec["managedResources"] = list(managed_resources)
+    if parameters:
+        if len(parameters) > 100 or any(len(str(v)) > 255 for v in parameters.values()):
+            raise ConfigError("parameters", dict(parameters), "at most 100 values of at most 255 characters")
+        spec["parameters"] = {str(k): str(v) for k, v in parameters.items()}
+    retry: dict[str, int] = {}
+    for field, key, value in (
+        ("backoff_limit_count", "backoffLimitCount", backoff_limit_count),
+        ("backoff_base_seconds", "backoffBaseSeconds", backoff_base_seconds),
+        ("backoff_max_seconds", "backoffMaxSeconds", backoff_max_seconds),
+    ):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2**31 - 1:
+            raise ConfigError(field, value, "a whole number >= 0")
+        retry[key] = value
+    if retry:
+        spec["retryStrategy"] = retry
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ProvisioningRequestConfig",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
 
 
 def local_queue(name: str, namespace: str, cluster_queue: str) -> dict[str, Any]:

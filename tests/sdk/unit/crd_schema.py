@@ -94,6 +94,10 @@ def _strict(schema: Any) -> Any:
             and not schema.get("x-kubernetes-preserve-unknown-fields")
         ):
             schema["additionalProperties"] = False
+        pattern = schema.get("pattern")
+        if isinstance(pattern, str) and pattern.startswith("^(?i)"):
+            # Go's RE2 takes flags anywhere (AdmissionCheck's parameters.kind); Python's re only first.
+            schema["pattern"] = "(?i)^" + pattern[len("^(?i)") :]
         if schema.get("nullable") is True:
             return {"anyOf": [{"type": "null"}, schema]}
     return schema

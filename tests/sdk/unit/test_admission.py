@@ -215,7 +215,6 @@ def test_preempted_reasons_fail_with_preempted_error(preempt_reason: str) -> Non
 
 EVICTED_CASES = [
     ("PodsReadyTimeout", "Exceeded the PodsReady timeout ds/raycluster-ws-4e803", ClusterPhase.EVICTED),
-    ("AdmissionCheck", "At least one admission check is false", ClusterPhase.EVICTED),
     ("ClusterQueueStopped", "The ClusterQueue is stopped", ClusterPhase.EVICTED),
     ("LocalQueueStopped", "The LocalQueue is stopped", ClusterPhase.EVICTED),
     ("NodeFailures", "Workload was evicted due to node failures", ClusterPhase.EVICTED),

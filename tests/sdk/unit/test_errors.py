@@ -105,6 +105,7 @@ def test_dashboard_not_found_is_a_not_found_error_still_importable_where_it_was(
 def test_every_error_class_has_a_stable_cli_exit_code() -> None:
     public = [getattr(errors, name) for name in errors.__all__ if isinstance(getattr(errors, name), type)]
     assert {cls.__name__: code_for(cls) for cls in public} == {
+        "AdmissionCheckRejected": 5,
         "RayQueueError": 1,
         "ConfigError": 2,
         "ApiError": 1,

@@ -1,5 +1,6 @@
-"""Controllers that run inside the local control plane: Kueue, the kubelet and the Deployment and Job
-controllers (:mod:`.pods`), KubeRay and KEDA behaviour.
+"""Controllers that run inside the local control plane: Kueue (with its ProvisioningRequest admission
+check controller), a cluster autoscaler answering ProvisioningRequests (:mod:`.autoscaler`), the
+kubelet and the Deployment and Job controllers (:mod:`.pods`), KubeRay and KEDA behaviour.
 
 Each controller package adds itself to :func:`default_controllers`.
 """
@@ -8,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from rayqueue_local.controllers.autoscaler import LocalClusterAutoscaler
 from rayqueue_local.controllers.base import Controller, QueueController
 from rayqueue_local.controllers.keda import keda_controllers
 from rayqueue_local.controllers.kuberay import kuberay_controllers
 from rayqueue_local.controllers.kueue.controller import KueueController
+from rayqueue_local.controllers.kueue.provisioning import ProvisioningController
 from rayqueue_local.controllers.pods import pod_controllers
 from rayqueue_local.controllers.serviceaccounts import TokensController
 
@@ -34,13 +37,18 @@ def default_controllers(cp: Any) -> list[Controller]:
         >>> class CP:
         ...     options = ControlPlaneOptions(kuberay_enabled=False, keda_enabled=False)
         ...     auth, ca_cert_path = Authenticator(), Path(__file__)
-        >>> [c.name for c in default_controllers(CP())]
-        ['serviceaccount-tokens', 'kueue', 'kubelet', 'deployment', 'job']
+        >>> [c.name for c in default_controllers(CP())]  # doctest: +NORMALIZE_WHITESPACE
+        ['serviceaccount-tokens', 'kueue', 'kueue-provisioning', 'cluster-autoscaler', 'kubelet',
+         'deployment', 'job']
     """
     tokens = TokensController(cp.auth, ca_pem=cp.ca_cert_path.read_bytes())
     return [
         tokens,
         KueueController(cp),
+        ProvisioningController(),
+        LocalClusterAutoscaler(
+            delay_seconds=cp.options.provisioning_delay_seconds, failures=cp.options.provisioning_failures
+        ),
         *pod_controllers(cp),
         *kuberay_controllers(cp),
         *keda_controllers(cp),

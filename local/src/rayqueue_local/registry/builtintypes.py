@@ -143,6 +143,7 @@ def builtin_types() -> list[ResourceType]:
             subresources=frozenset({"token"}),
         ),
         _core("events", "Event", short=("ev",), has_generation=False),
+        _core("podtemplates", "PodTemplate", has_generation=False),
         _core("nodes", "Node", namespaced=False, short=("no",), subresources=status, has_generation=False),
         dataclasses.replace(
             _custom(
@@ -272,6 +273,22 @@ def builtin_types() -> list[ResourceType]:
             storage="v1beta2",
             namespaced=False,
             short=("ac",),
+        ),
+        _custom(
+            KUEUE,
+            "provisioningrequestconfigs",
+            "ProvisioningRequestConfig",
+            versions=_KUEUE_V,
+            storage="v1beta2",
+            namespaced=False,
+            status=False,
+        ),
+        _custom(
+            "autoscaling.x-k8s.io",
+            "provisioningrequests",
+            "ProvisioningRequest",
+            versions=("v1", "v1beta1"),
+            storage="v1",
         ),
         _custom(
             "keda.sh",

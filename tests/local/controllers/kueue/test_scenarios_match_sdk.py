@@ -68,6 +68,37 @@ def sdk_seed001(
     return objects
 
 
+def sdk_seed002(
+    namespace: str = "default",
+    *,
+    cluster_queue: str = "cluster-queue",
+    memory: str | None = "144Gi",
+    backoff_base_seconds: int | None = None,
+    backoff_max_seconds: int | None = None,
+) -> list[dict[str, Any]]:
+    quotas: dict[str, Any] = {"cpu": 36}
+    if memory is not None:
+        quotas["memory"] = memory
+    return [
+        k.resource_flavor("default-flavor"),
+        k.provisioning_request_config(
+            "prov-test-config",
+            provisioning_class_name="best-effort-atomic-scale-up.autoscaling.x-k8s.io",
+            managed_resources=["cpu"],
+            backoff_limit_count=2,
+            backoff_base_seconds=backoff_base_seconds,
+            backoff_max_seconds=backoff_max_seconds,
+        ),
+        k.admission_check("sample-prov", parameters="prov-test-config"),
+        k.cluster_queue(
+            cluster_queue,
+            resource_groups=[k.resource_group(k.flavor_quotas("default-flavor", quotas))],
+            admission_checks=[k.admission_check_rule("sample-prov", on_flavors=["default-flavor"])],
+        ),
+        k.local_queue("user-queue", namespace, cluster_queue),
+    ]
+
+
 def sdk_seed004(
     team_a: str = "team-a",
     team_b: str = "team-b",
@@ -153,6 +184,9 @@ CASES = [
     (s.seed000_queues, sdk_seed000, {"namespace": "ns1", "cluster_queue": "cq-x"}),
     (s.seed001_queues, sdk_seed001, {}),
     (s.seed001_queues, sdk_seed001, {"namespace": "n", "pods": 7, "rd_workspace": True}),
+    (s.seed002_queues, sdk_seed002, {}),
+    (s.seed002_queues, sdk_seed002, {"namespace": "n", "memory": None, "backoff_base_seconds": 1}),
+    (s.seed002_queues, sdk_seed002, {"cluster_queue": "cq", "backoff_max_seconds": 4}),
     (s.seed004_queues, sdk_seed004, {}),
     (s.seed004_queues, sdk_seed004, {"team_a": "x", "team_b": "y", "cohort": "c", "shared_queue": "s"}),
     (s.team_queue, sdk_team, {}),

@@ -6,11 +6,14 @@ Follows Kueue v0.19.2 with its default feature gates. The pure part does no I/O:
 :mod:`.engine` (one admission pass -> decisions), :mod:`.workloads` (Workload builders),
 :mod:`.conditions`, :mod:`.queue_status`, :mod:`.messages` (upstream wording). The rest connects
 it to the store and the API server: :mod:`.webhook` (admission hooks), :mod:`.jobs` (job
-reconciler), :mod:`.lifecycle` (workload controller), :mod:`.controller` (wiring, scheduler,
-queue status) and :mod:`.visibility` (the pending-workloads API).
+reconciler), :mod:`.lifecycle` (workload controller), :mod:`.admissionchecks` (admission check
+states, check-based evictions and the requeue backoff), :mod:`.provisioning` (the ProvisioningRequest
+admission check controller), :mod:`.podsready` (waitForPodsReady), :mod:`.controller` (wiring,
+scheduler, queue status) and :mod:`.visibility` (the pending-workloads API).
 
-Not emulated: fair sharing (and admission fair sharing), topology-aware scheduling, admission
-checks (ProvisioningRequest, MultiKueue), waitForPodsReady timeouts and requeue backoff, partial
+Not emulated: fair sharing (and admission fair sharing), topology-aware scheduling, MultiKueue and
+custom admission check controllers, a ClusterQueue made inactive by a missing AdmissionCheck,
+waitForPodsReady's ``blockAdmission`` and ``requeuingStrategy.timestamp``, partial
 admission, elastic jobs' Workload slices (an elastic RayCluster whose replicas change is stopped
 and its Workload replaced, as for a non-elastic one), PriorityClass-based priorities. Deliberate
 differences: a ``Pending`` event is recorded when the message changes rather than on every

@@ -23,6 +23,7 @@ __all__ = [
     "find",
     "is_true",
     "remove_condition",
+    "reset_checks_on_eviction",
     "set_condition",
     "set_quota_reserved",
     "unset_quota_reservation",
@@ -128,10 +129,41 @@ def unset_quota_reservation(wl: dict[str, Any], reason: str, message: str, now: 
 def evict(
     wl: dict[str, Any], reason: str, message: str, now: str, preemption_reason: str | None = None
 ) -> bool:
-    """``Evicted=True`` with ``reason``/``message`` (and ``Preempted=True`` for preemptions)."""
+    """``Evicted=True`` with ``reason``/``message`` (and ``Preempted=True`` for preemptions); the
+    admission checks go back to ``Pending`` (:func:`reset_checks_on_eviction`)."""
     changed = set_condition(wl, msg.EVICTED, True, reason, message, now)
+    changed |= reset_checks_on_eviction(wl, now)
     if preemption_reason is not None:
         changed |= set_condition(
             wl, msg.PREEMPTED, True, preemption_reason, message, now, observed_generation=False
         )
+    return changed
+
+
+def reset_checks_on_eviction(wl: dict[str, Any], now: str) -> bool:
+    """Every check back to ``Pending`` ("Reset to Pending after eviction. Previously: <state>"), a
+    ``Retry`` one counting one more retry (``resetChecksOnEviction``); return whether any changed.
+
+    Example:
+        >>> wl = {"status": {"admissionChecks": [{"name": "p", "state": "Retry", "requeueAfterSeconds": 1}]}}
+        >>> reset_checks_on_eviction(wl, "t"), wl["status"]["admissionChecks"][0]["retryCount"]
+        (True, 1)
+    """
+    changed = False
+    checks = (wl.get("status") or {}).get("admissionChecks") or []
+    for i, check in enumerate(checks):
+        if check.get("state") == "Pending":
+            continue
+        new: dict[str, Any] = {
+            "name": check["name"],
+            "state": "Pending",
+            "message": f"Reset to Pending after eviction. Previously: {check.get('state')}",
+            "lastTransitionTime": now,
+        }
+        if check.get("requeueAfterSeconds") is not None:
+            new["requeueAfterSeconds"] = check["requeueAfterSeconds"]
+        if check.get("state") == "Retry":
+            new["retryCount"] = int(check.get("retryCount") or 0) + 1
+        checks[i] = new
+        changed = True
     return changed

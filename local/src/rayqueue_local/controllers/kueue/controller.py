@@ -37,6 +37,12 @@ from rayqueue_local.controllers.base import QueueController
 from rayqueue_local.controllers.kueue import conditions as cond
 from rayqueue_local.controllers.kueue import messages as msg
 from rayqueue_local.controllers.kueue import queue_status, visibility, webhook
+from rayqueue_local.controllers.kueue.admissionchecks import (
+    all_checks_ready,
+    checks_for_admission,
+    initial_check_states,
+    waits_for_backoff,
+)
 from rayqueue_local.controllers.kueue.amounts import format_amount
 from rayqueue_local.controllers.kueue.engine import PassResult, admission_pass
 from rayqueue_local.controllers.kueue.jobs import JobReconciler
@@ -53,6 +59,7 @@ from rayqueue_local.controllers.kueue.ops import (
     WORKLOADS,
     metadata_of,
 )
+from rayqueue_local.controllers.kueue.podsready import PodsReadyConfig, seconds_left
 from rayqueue_local.controllers.kueue.snapshot import WorkloadInfo
 from rayqueue_local.storage.store import StoreError
 
@@ -114,6 +121,16 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         self._dirty = True
         self._ticks = 0
         self._last_pass = 0.0
+        self._cluster_queues: dict[str, dict[str, Any]] = {}
+        options: Any = getattr(cp, "options", None)
+        timeout = getattr(options, "wait_for_pods_ready_timeout_seconds", None)
+        if timeout is not None:
+            self.pods_ready_config = PodsReadyConfig(
+                timeout=float(timeout),
+                base=options.requeuing_backoff_base_seconds,
+                maximum=options.requeuing_backoff_max_seconds,
+                limit=options.requeuing_backoff_limit_count,
+            )
 
     # -- wiring ----------------------------------------------------------------------------------
     def start(self, store: Any) -> None:
@@ -142,7 +159,8 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
 
     def resync(self) -> list[Any]:
         """A pass (skipped by :meth:`schedule` when nothing changed), the running Workloads that have
-        a maximum execution time, and every job on every ``job_resync_every``-th call."""
+        a maximum execution time, those in a requeue backoff or waiting for their pods (waitForPodsReady),
+        and every job on every ``job_resync_every``-th call."""
         self._ticks += 1
         items: list[Any] = []
         if self._ticks % self.job_resync_every == 1:
@@ -151,8 +169,14 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
                     items.append(
                         ("job", key, metadata_of(job).get("namespace"), metadata_of(job).get("name"))
                     )
+        now = time.time()
         for wl in self.store.list(WORKLOADS):
-            if (wl.get("spec") or {}).get("maximumExecutionTimeSeconds") and cond.is_true(wl, msg.ADMITTED):
+            timed = (wl.get("spec") or {}).get("maximumExecutionTimeSeconds") and cond.is_true(
+                wl, msg.ADMITTED
+            )
+            config = self.pods_ready_config
+            waits_for_pods = config is not None and seconds_left(wl, config, now=now) is not None
+            if timed or waits_for_backoff(wl) or waits_for_pods:
                 items.append(("workload", metadata_of(wl).get("namespace"), metadata_of(wl).get("name")))
         return [*items, SCHEDULE]
 
@@ -190,6 +214,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         self._last_pass = time.monotonic()
         workloads = [w for w in self.store.list(WORKLOADS) if not metadata_of(w).get("deletionTimestamp")]
         cluster_queues = self.store.list(CLUSTER_QUEUES)
+        self._cluster_queues = {metadata_of(cq)["name"]: cq for cq in cluster_queues}
         local_queues = self.store.list(LOCAL_QUEUES)
         flavors = self.store.list(FLAVORS)
         namespaces = {
@@ -221,8 +246,22 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         now = now_rfc3339()
         for admission in result.admitted:
             wl = copy.deepcopy(admission.workload.obj)
+            previously = cond.find(wl, msg.ADMITTED)
             cond.set_quota_reserved(wl, admission.admission, now)
             wl["status"].pop("resourceRequests", None)  # admission.resourceUsage says it now
+            checks = checks_for_admission(
+                self._cluster_queues.get(admission.admission["clusterQueue"]), admission.admission
+            )
+            if checks or wl["status"].get("admissionChecks"):
+                states = initial_check_states(checks, wl["status"].get("admissionChecks") or [], now)
+                wl["status"]["admissionChecks"] = states
+                if not states:
+                    wl["status"].pop("admissionChecks")
+            if not all_checks_ready(wl):
+                # QuotaReserved first; Admitted once every check is Ready (.admissionchecks).
+                cond.remove_condition(wl, msg.ADMITTED)
+                if previously is not None:
+                    wl["status"]["conditions"].append(previously)
             stored = self._write(wl)
             if stored is None:
                 continue
@@ -234,6 +273,8 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
             waited = max(0.0, time.time() - since) if since else 0.0
             text = f"Quota reserved in ClusterQueue {cq}, wait time since queued was {waited:.0f}s"
             self._event(stored, "QuotaReserved", text, source=ADMISSION)
+            if not cond.is_true(stored, msg.ADMITTED):
+                continue
             self._event(
                 stored,
                 "Admitted",

@@ -40,6 +40,7 @@ from typing import Any
 
 from rayqueue_local.controllers.kueue import messages as msg
 from rayqueue_local.controllers.kueue import quota as q
+from rayqueue_local.controllers.kueue.admissionchecks import waits_for_backoff
 from rayqueue_local.controllers.kueue.flavors import Assignment, Mode, assign_flavors
 from rayqueue_local.controllers.kueue.preemption import Target, get_targets
 from rayqueue_local.controllers.kueue.snapshot import (
@@ -265,8 +266,8 @@ def admission_pass(
 
     queues: dict[str, list[WorkloadInfo]] = {name: [] for name in snap.queues}
     for wl in infos:
-        if wl.finished or wl.reserved or not wl.active:
-            continue
+        if wl.finished or wl.reserved or not wl.active or waits_for_backoff(wl.obj):
+            continue  # a Workload in its requeue backoff (.admissionchecks) waits out of the queue
         lq = lqs.get((wl.namespace, wl.queue_name))
         if lq is None:
             run.pending(wl, msg.local_queue_missing(wl.queue_name), msg.INADMISSIBLE)

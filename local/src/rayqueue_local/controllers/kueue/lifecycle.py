@@ -12,7 +12,7 @@ Workload is finished or its job is gone.
 
 Example:
     >>> WorkloadReconciler.__mro__[1].__name__
-    'StoreOps'
+    'AdmissionCheckReconciler'
 """
 
 from __future__ import annotations
@@ -24,20 +24,21 @@ from typing import Any
 from rayqueue_local.apimachinery.time import now_rfc3339, parse_rfc3339
 from rayqueue_local.controllers.kueue import conditions as cond
 from rayqueue_local.controllers.kueue import messages as msg
+from rayqueue_local.controllers.kueue.admissionchecks import AdmissionCheckReconciler
 from rayqueue_local.controllers.kueue.ops import (
     CLUSTER_QUEUES,
     JOB_KINDS,
     LOCAL_QUEUES,
     WORKLOAD_CONTROLLER,
     WORKLOADS,
-    StoreOps,
     metadata_of,
 )
+from rayqueue_local.controllers.kueue.podsready import PodsReadyReconciler
 
 __all__ = ["WorkloadReconciler"]
 
 
-class WorkloadReconciler(StoreOps):
+class WorkloadReconciler(AdmissionCheckReconciler, PodsReadyReconciler):
     """The Workload half of the Kueue controller (a mixin over :class:`~.ops.StoreOps`)."""
 
     def reconcile_workload(self, namespace: str, name: str) -> None:
@@ -98,7 +99,12 @@ class WorkloadReconciler(StoreOps):
             self._event(wl, f"EvictedDueTo{reason}", message, source=WORKLOAD_CONTROLLER)
 
     def _check_active(self, wl: dict[str, Any]) -> None:
-        """An active Workload: deactivation targets, the maximum execution time, requeue reasons."""
+        """An active Workload: admission checks and requeue backoff (:mod:`.admissionchecks`), the
+        PodsReady timeout (:mod:`.podsready`), deactivation targets, the maximum execution time,
+        requeue reasons."""
+        now_s = time.time()
+        if self.reconcile_checks(wl, now_s) or self.reconcile_pods_ready(wl, now_s):
+            return
         now = now_rfc3339()
         if cond.is_true(wl, msg.DEACTIVATION_TARGET):
             wl = copy.deepcopy(wl)

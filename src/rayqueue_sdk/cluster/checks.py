@@ -1,0 +1,90 @@
+"""Read how many attempts a Workload's ProvisioningRequest admission checks allow (best effort, read-only).
+
+Kueue's ProvisioningRequest check retries a failed request ``retryStrategy.backoffLimitCount`` times
+(default 3), read from the ProvisioningRequestConfig the AdmissionCheck names in ``spec.parameters``
+(https://kueue.sigs.k8s.io/docs/admission-check-controllers/provisioning/). Both are cluster-scoped
+admin objects a data scientist may not be allowed to read: then the limits are unknown and the
+explanation says "attempt 2" instead of "attempt 2 of 3". Two GETs per check, done only while a
+Workload waits for its checks, and remembered per client for a minute.
+
+Example:
+    >>> check_limits(None, {"status": {}}) is None
+    True
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from rayqueue_sdk.errors import ApiError, ForbiddenError, NotFoundError
+from rayqueue_sdk.kube.resources import get_object, kueue_kind
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+__all__ = ["PROVISIONING_CONTROLLER", "check_limits", "waits_for_checks"]
+
+log = logging.getLogger(__name__)
+
+PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+"""``spec.controllerName`` of Kueue's ProvisioningRequest admission check.
+
+Example:
+    >>> PROVISIONING_CONTROLLER.endswith("provisioning-request")
+    True
+"""
+
+_TTL = 60.0
+_cache: dict[tuple[int, str], tuple[float, int | None]] = {}
+
+
+def _limit(api: ApiClient, check: str) -> int | None:
+    key = (id(api), check)
+    hit = _cache.get(key)
+    if hit is not None and time.monotonic() - hit[0] < _TTL:
+        return hit[1]
+    ac = get_object(api, kueue_kind(api, "admissionchecks", namespaced=False), check)
+    spec = ac.get("spec") or {}
+    params = spec.get("parameters") or {}
+    limit: int | None = None
+    if spec.get("controllerName") == PROVISIONING_CONTROLLER and params.get("name"):
+        prc = get_object(api, kueue_kind(api, "provisioningrequestconfigs", namespaced=False), params["name"])
+        limit = int(((prc.get("spec") or {}).get("retryStrategy") or {}).get("backoffLimitCount", 3))
+    _cache[key] = (time.monotonic(), limit)
+    return limit
+
+
+def check_limits(api: ApiClient | None, workload: Mapping[str, Any] | None) -> dict[str, int] | None:
+    """``{check: backoffLimitCount}`` for the Workload's ProvisioningRequest checks, or ``None`` when
+    they cannot be read (no checks, no client, forbidden, not found)."""
+    names = [c.get("name") for c in ((workload or {}).get("status") or {}).get("admissionChecks") or ()]
+    if api is None or not names:
+        return None
+    limits: dict[str, int] = {}
+    try:
+        for name in names:
+            limit = _limit(api, str(name))
+            if limit is not None:
+                limits[str(name)] = limit
+    except (ForbiddenError, NotFoundError, ApiError) as err:
+        log.debug("cannot read the admission checks' configurations: %s", err)
+        return None
+    return limits
+
+
+def waits_for_checks(workload: Mapping[str, Any] | None) -> bool:
+    """Whether the Workload holds quota and waits for an admission check (then the limits are worth a read).
+
+    Example:
+        >>> waits_for_checks({"status": {"conditions": [{"type": "QuotaReserved", "status": "True"}],
+        ...     "admissionChecks": [{"name": "sample-prov", "state": "Pending"}]}})
+        True
+    """
+    status = (workload or {}).get("status") or {}
+    reserved = any(
+        c.get("type") == "QuotaReserved" and c.get("status") == "True" for c in status.get("conditions") or ()
+    )
+    return reserved and any(c.get("state") != "Ready" for c in status.get("admissionChecks") or ())
