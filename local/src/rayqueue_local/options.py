@@ -39,7 +39,13 @@ class ControlPlaneOptions:
     - ``prometheus_enabled``: a real Prometheus (Debian's ``prometheus``) scraping the GPU metrics,
       published as ``cp.prometheus``; needs KubeRay;
     - ``max_starting_heads``: Ray heads started at once (each takes seconds of CPU);
-    - ``simulated_job_seconds``: how long a simulated RayJob runs.
+    - ``simulated_job_seconds``: how long a simulated RayJob runs;
+    - ``fair_sharing``: Kueue's ``fairSharing.enable`` (cohort fair sharing: DRS ordering and preemption),
+      with ``fair_sharing_preemption_strategies`` (upstream's default
+      ``[LessThanOrEqualToFinalShare, LessThanInitialShare]``);
+    - ``admission_fair_sharing``: Kueue's ``admissionFairSharing`` config present (ClusterQueues opt in with
+      ``spec.admissionScope``), with ``afs_usage_half_life_seconds`` (``usageHalfLifeTime``) and
+      ``afs_usage_sampling_interval_seconds`` (``usageSamplingInterval``, upstream's default 5 min).
 
     Example:
         >>> ControlPlaneOptions().prometheus_enabled
@@ -57,12 +63,35 @@ class ControlPlaneOptions:
     prometheus_enabled: bool = True
     max_starting_heads: int = 2
     simulated_job_seconds: float = 1.0
+    fair_sharing: bool = False
+    fair_sharing_preemption_strategies: tuple[str, ...] = (
+        "LessThanOrEqualToFinalShare",
+        "LessThanInitialShare",
+    )
+    admission_fair_sharing: bool = False
+    afs_usage_half_life_seconds: float = 300.0
+    afs_usage_sampling_interval_seconds: float = 300.0
 
     def __post_init__(self) -> None:
         if self.max_starting_heads < 1:
             raise ValueError(f"max_starting_heads must be at least 1, got {self.max_starting_heads}")
         if self.simulated_job_seconds < 0:
             raise ValueError(f"simulated_job_seconds must be >= 0, got {self.simulated_job_seconds}")
+        allowed = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+        for strategy in self.fair_sharing_preemption_strategies:
+            if strategy not in allowed:
+                raise ValueError(
+                    f"fair_sharing_preemption_strategies: {strategy!r} is not one of {', '.join(allowed)}"
+                )
+        if self.afs_usage_half_life_seconds < 0:
+            raise ValueError(
+                f"afs_usage_half_life_seconds must be >= 0, got {self.afs_usage_half_life_seconds}"
+            )
+        if self.afs_usage_sampling_interval_seconds <= 0:
+            raise ValueError(
+                "afs_usage_sampling_interval_seconds must be > 0, "
+                f"got {self.afs_usage_sampling_interval_seconds}"
+            )
 
 
 def option_names() -> list[str]:
