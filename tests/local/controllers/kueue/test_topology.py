@@ -131,7 +131,7 @@ def test_the_topology_assignment_validates_and_is_counted_in_the_next_pass(crd_d
     name = cluster.submit(rack_job("c", 3))
     cluster.step()
     wl = cluster.workloads[name]
-    jsonschema.validate(wl["status"]["admission"], admission_schema)
+    jsonschema.Draft7Validator(admission_schema).validate(wl["status"]["admission"])
     assignment = wl["status"]["admission"]["podSetAssignments"][1]["topologyAssignment"]
     assert assignment["levels"] == [tas.HOSTNAME_LABEL]
     assert sum(tas.placed_pods(assignment).values()) == 3
