@@ -25,6 +25,10 @@ from rayqueue_sdk.manifests.rules import check_dns_label, check_labels
 
 __all__ = [
     "API_VERSION",
+    "PREFERRED_TOPOLOGY_ANNOTATION",
+    "REQUIRED_TOPOLOGY_ANNOTATION",
+    "TOPOLOGY_LEVELS",
+    "TOPOLOGY_MODES",
     "cluster_queue",
     "cohort",
     "flavor_quotas",
@@ -33,6 +37,7 @@ __all__ = [
     "resource_flavor",
     "resource_group",
     "topology",
+    "topology_annotation",
     "workload_priority_class",
 ]
 
@@ -45,6 +50,22 @@ _STRATEGIES = ("BestEffortFIFO", "StrictFIFO")
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 _ADMISSION_MODES = ("UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing")
+
+#: Pod-template annotation asking Kueue's topology-aware scheduling for one domain of a level (or waiting).
+REQUIRED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
+#: Pod-template annotation asking for one domain of a level when there is one (spreading otherwise).
+PREFERRED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
+#: Short level names and the node labels they stand for (those of Kueue's topology-aware scheduling docs).
+TOPOLOGY_LEVELS: dict[str, str] = {
+    "block": "cloud.provider.com/topology-block",
+    "rack": "cloud.provider.com/topology-rack",
+    "hostname": "kubernetes.io/hostname",
+}
+#: ``required``: admitted only when one domain of the level has room; ``preferred``: one domain if possible.
+TOPOLOGY_MODES = ("required", "preferred")
+_LABEL_KEY = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z"
+)
 
 
 def resource_flavor(
@@ -352,6 +373,44 @@ def topology(name: str, levels: Sequence[str]) -> dict[str, Any]:
         "metadata": {"name": name},
         "spec": {"levels": [{"nodeLabel": level} for level in levels]},
     }
+
+
+def topology_annotation(
+    level: str | None, mode: str = "required", *, field: str = "topology", mode_field: str = "topology_mode"
+) -> dict[str, str]:
+    """The pod-template annotation for a topology ``level`` (a short name of :data:`TOPOLOGY_LEVELS` or a
+    prefixed node label key) in ``mode`` (``required`` or ``preferred``); ``{}`` for ``level=None``.
+    Kueue reads it from the pod template and copies it into the Workload's ``podSets[].topologyRequest``
+    (https://kueue.sigs.k8s.io/docs/concepts/topology_aware_scheduling/).
+
+    Example:
+        >>> topology_annotation("rack")
+        {'kueue.x-k8s.io/podset-required-topology': 'cloud.provider.com/topology-rack'}
+        >>> topology_annotation("example.com/zone", "preferred")
+        {'kueue.x-k8s.io/podset-preferred-topology': 'example.com/zone'}
+        >>> topology_annotation("Rack")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ConfigError: topology: not a topology level (got 'Rack'); allowed: one of ...
+    """
+    if mode not in TOPOLOGY_MODES:
+        raise ConfigError(mode_field, mode, " | ".join(TOPOLOGY_MODES))
+    if level is None:
+        return {}
+    if isinstance(level, str) and level in TOPOLOGY_LEVELS:
+        key = TOPOLOGY_LEVELS[level]
+    elif isinstance(level, str) and len(level) <= 316 and _LABEL_KEY.match(level):
+        key = level
+    else:
+        raise ConfigError(
+            field,
+            level,
+            "one of 'block', 'rack', 'hostname', or a node label key with a prefix such as "
+            "'cloud.provider.com/topology-rack' (a level of the flavor's Topology)",
+            problem="not a topology level",
+        )
+    annotation = REQUIRED_TOPOLOGY_ANNOTATION if mode == "required" else PREFERRED_TOPOLOGY_ANNOTATION
+    return {annotation: key}
 
 
 def _fair_sharing(weight: Any) -> dict[str, Any]:
