@@ -472,20 +472,16 @@ def _topology_index(
     topology_list = list(topologies)
     if not topology_list:
         return tas.TopologyIndex()
-    placements = []
+    index = tas.TopologyIndex.build(topology_list, flavors, nodes, [])
     for wl in infos:
         if not wl.reserved or wl.finished:
             continue
         per_pod = {ps.name: ps.per_pod for ps in wl.pod_sets}
         for psa in ((wl.obj.get("status") or {}).get("admission") or {}).get("podSetAssignments") or ():
-            if psa.get("topologyAssignment"):
-                for flavor in sorted(set((psa.get("flavors") or {}).values())):
-                    placements.append(
-                        (flavor, per_pod.get(psa.get("name"), {}), tas.placed_pods(psa["topologyAssignment"]))
-                    )
-                    break
-    index = tas.TopologyIndex.build(topology_list, flavors, nodes, [])
-    for flavor, per_pod, pods in placements:
-        if index.is_tas(flavor):
-            index.commit(flavor, per_pod, pods)
+            if not psa.get("topologyAssignment"):
+                continue
+            tas_flavors = sorted(f for f in set((psa.get("flavors") or {}).values()) if index.is_tas(f))
+            if tas_flavors:
+                pods = tas.placed_pods(psa["topologyAssignment"])
+                index.commit(tas_flavors[0], per_pod.get(psa.get("name"), {}), pods)
     return index
