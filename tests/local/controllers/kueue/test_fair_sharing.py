@@ -201,3 +201,70 @@ def test_admission_pass_reports_nothing_when_fair_sharing_is_off() -> None:
         workloads=list(cluster.workloads.values()),
     )
     assert result.weighted_shares == {} and result.consumed == {}
+
+
+# -- fair-sharing preemption ---------------------------------------------------------------------------
+
+
+def two_queue_cohort() -> Cluster:
+    """Cohort ``pool``: cq-a and cq-b, 4 GPUs each, both reclaiming within the cohort."""
+    cqs = []
+    for team in "ab":
+        flavor = flavor_resources("default-flavor", cpu=1000, memory="4000Gi", gpu=4)
+        cqs.append(
+            cluster_queue(
+                f"cq-{team}",
+                [(["cpu", "memory", "nvidia.com/gpu"], [flavor])],
+                cohort="pool",
+                preemption={"withinClusterQueue": "Never", "reclaimWithinCohort": "Any"},
+            )
+        )
+    cluster = Cluster(cqs=cqs, lqs=[local_queue(f"ns-{t}", "lq", f"cq-{t}") for t in "ab"])
+    cluster.pass_options = {"fair_sharing": FAIR}
+    return cluster
+
+
+def test_fair_sharing_preemption_takes_from_the_queue_with_the_higher_share() -> None:
+    cluster = two_queue_cohort()
+    burst = fill(cluster, "a", 8)  # a borrows all of b's quota: share 4 * 1000 / 8 = 500
+    cluster.settle()
+    assert cluster.admitted() == set(burst)
+    wanted = cluster.submit(one_gpu_job("b-0", "ns-b"))
+    result = cluster.step()
+    assert [e.preemption_reason for e in result.evicted] == ["InCohortFairSharing"]
+    assert result.evicted[0].workload.name in burst
+    assert "InCohortFairSharing" not in cluster.message(wanted)
+    cluster.step()
+    assert wanted in cluster.admitted()
+
+
+def test_no_fair_sharing_preemption_between_equal_shares() -> None:
+    cluster = two_queue_cohort()
+    fill(cluster, "a", 5)  # a borrows 1: share 125
+    cluster.settle()
+    fill(cluster, "b", 3)
+    cluster.settle()
+    b_big = cluster.submit(
+        ray_cluster(
+            "b-big",
+            "ns-b",
+            queue="lq",
+            head=container(cpu=1, gpu=1),
+            workers=[("w", 1, container(cpu=1, gpu=1))],
+        )
+    )
+    result = cluster.step()
+    # b would borrow 1 as well (125): neither 125 <= 0 (a's share without a target) nor 125 < 125.
+    assert result.evicted == [] and b_big not in cluster.admitted()
+
+
+def test_less_than_initial_share_alone_also_reclaims() -> None:
+    settings = fs.FairSharingSettings(enabled=True, preemption_strategies=(fs.LESS_THAN_INITIAL_SHARE,))
+    cluster = two_queue_cohort()
+    cluster.pass_options = {"fair_sharing": settings}
+    burst = fill(cluster, "a", 8)
+    cluster.settle()
+    cluster.submit(one_gpu_job("b-0", "ns-b"))
+    result = cluster.step()
+    assert [e.preemption_reason for e in result.evicted] == ["InCohortFairSharing"]
+    assert result.evicted[0].workload.name in burst

@@ -24,6 +24,8 @@ from rayqueue_sdk.manifests.raycluster import build_raycluster
 
 T = TypeVar("T")
 
+pytestmark = pytest.mark.slow  # a control plane with CRD validation takes seconds to start
+
 
 @pytest.fixture(scope="module")
 def cp(crd_dir: Path) -> Iterator[LocalControlPlane]:

@@ -237,7 +237,17 @@ class _Pass:
         """Assign flavors and, where needed, find preemption targets against the cycle's snapshot."""
         assignment = assign_flavors(self.snap, wl, cq)
         targets: list[Target] = []
-        if assignment.mode == Mode.PREEMPT:
+        if assignment.mode == Mode.PREEMPT and self.fair.enabled:
+            targets = fs.fair_targets(
+                self.snap,
+                wl,
+                cq,
+                assignment.frs_needing_preemption(),
+                assignment.usage,
+                self.fair.preemption_strategies,
+                self.weights,
+            )
+        elif assignment.mode == Mode.PREEMPT:
             targets = get_targets(self.snap, wl, cq, assignment.frs_needing_preemption(), assignment.usage)
         return assignment, targets
 

@@ -28,9 +28,11 @@ then by priority and age. Sources: ``pkg/util/admissionfairsharing/admission_fai
 ``pkg/cache/queue/cluster_queue.go`` (``queueOrderingFunc``), ``pkg/controller/core/localqueue_controller.go``
 and https://kueue.sigs.k8s.io/docs/concepts/admission_fair_sharing/.
 
-Not emulated: ``FairSharingPrioritizeNonBorrowing`` and ``PrioritizePreemptorWorkloads`` gates (off by
-default), the preemption oracle of the flavor assigner under fair sharing (it stays classical) and the
-``Hierarchical`` fair-sharing preemption of nested cohorts (targets are taken cohort-wide).
+Not emulated: the ``FairSharingPrioritizeNonBorrowing``, ``PrioritizePreemptorWorkloads`` and
+``FairSharingPreemptWithinNominal`` gates, the preemption oracle of the flavor assigner under fair sharing
+(it stays classical, so whether a head may preempt is decided as without fair sharing), the per-cohort
+ordering of nested cohorts in preemption (targets come from the whole cohort tree, highest ClusterQueue
+share first) and Admission Fair Sharing's candidate ordering in preemption.
 
 Example:
     >>> from rayqueue_local.controllers.kueue.quota import build_tree
@@ -53,8 +55,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rayqueue_local.apimachinery.quantities import parse_quantity
+from rayqueue_local.controllers.kueue import messages as msg
 from rayqueue_local.controllers.kueue import quota as q
 from rayqueue_local.controllers.kueue.amounts import format_amount, to_amount
+from rayqueue_local.controllers.kueue.preemption import Target, satisfies_policy
+from rayqueue_local.controllers.kueue.snapshot import ClusterQueueInfo, Snapshot, WorkloadInfo
 
 __all__ = [
     "AdmissionFairQueue",
@@ -68,6 +73,7 @@ __all__ = [
     "consumed_resources",
     "decayed",
     "dominant_resource_share",
+    "fair_targets",
     "fair_weight",
     "local_queue_fair_sharing_status",
     "local_queue_usage",
@@ -496,3 +502,164 @@ class AdmissionFairQueue:
         """Every item not in ``exclude`` (by identity), in the order the queue would now give them."""
         rest = [i for items in self.lists.values() for i in items if id(i) not in exclude]
         return sorted(rest, key=lambda i: (self.usage.get(self.lq_of(i), 0.0), self.key(i)))
+
+
+def fair_targets(
+    snap: Snapshot,
+    preemptor: WorkloadInfo,
+    cq: ClusterQueueInfo,
+    frs: set[q.FR],
+    usage: Mapping[q.FR, int],
+    strategies: tuple[str, ...],
+    weights: Mapping[tuple[bool, str], float],
+) -> list[Target]:
+    """Fair-sharing preemption (upstream ``fairPreemptions``): the Workloads to evict so that ``usage`` fits
+    in ``cq``, taken from the ClusterQueues with the highest share first, a cohort target only when the
+    first strategy allows it (the second strategy retries the rest); then as few as needed are kept.
+    Candidates: ``cq``'s own (``withinClusterQueue``) and those of borrowing ClusterQueues of the cohort tree
+    (``reclaimWithinCohort``), using a flavor-resource that needs preemption. The snapshot is left as found.
+
+    Example:
+        >>> from rayqueue_local.controllers.kueue.snapshot import build_snapshot
+        >>> snap = build_snapshot(cluster_queues=[{"metadata": {"name": "cq"}, "spec": {}}], cohorts=[],
+        ...                       resource_flavors=[], workloads=[])
+        >>> fair_targets(snap, None, snap.queues["cq"], set(), {}, (LESS_THAN_INITIAL_SHARE,), {})
+        []
+    """
+    if not frs or not strategies:
+        return []
+    version = snap.version
+    try:
+        return _FairSearch(snap, preemptor, cq, frs, usage, weights).run(strategies)
+    finally:
+        snap.version = version
+
+
+class _FairSearch:
+    def __init__(
+        self,
+        snap: Snapshot,
+        preemptor: WorkloadInfo,
+        cq: ClusterQueueInfo,
+        frs: set[q.FR],
+        usage: Mapping[q.FR, int],
+        weights: Mapping[tuple[bool, str], float],
+    ) -> None:
+        self.snap, self.wl, self.cq, self.frs, self.usage, self.weights = (
+            snap,
+            preemptor,
+            cq,
+            frs,
+            usage,
+            weights,
+        )
+        self.lendable: dict[int, dict[str, int]] = {}
+
+    def candidates(self) -> dict[str, list[WorkloadInfo]]:
+        found: dict[str, list[WorkloadInfo]] = {}
+
+        def take(queue: ClusterQueueInfo, policy: str) -> None:
+            for wl in queue.workloads.values():
+                if self.frs.isdisjoint(wl.usage):
+                    continue
+                if satisfies_policy(self.wl.priority, self.wl.created, wl.priority, wl.created, policy):
+                    found.setdefault(queue.name, []).append(wl)
+
+        if self.cq.within_cluster_queue != "Never":
+            take(self.cq, self.cq.within_cluster_queue)
+        if self.cq.node.parent is not None and self.cq.reclaim_within_cohort != "Never":
+            root = self.cq.node.parent
+            while root.parent is not None:
+                root = root.parent
+            for queue in self.snap.queues.values():
+                node = queue.node
+                if queue is self.cq or node.parent is None:
+                    continue
+                top = node.parent
+                while top.parent is not None:
+                    top = top.parent
+                borrowing = any(node.usage.get(fr, 0) > node.subtree.get(fr, 0) for fr in self.frs)
+                if top is root and borrowing:
+                    take(queue, self.cq.reclaim_within_cohort)
+        for wls in found.values():  # lower priority first, then the most recently admitted
+            wls.sort(key=lambda w: (not w.evicted, w.priority, -w.reserved_at, w.uid))
+        return found
+
+    def share(self, queue: ClusterQueueInfo) -> DRS:
+        return dominant_resource_share(
+            queue.node, self.weights.get((False, queue.name), 1.0), None, self.lendable
+        )
+
+    def fits(self) -> bool:
+        for fr, value in self.usage.items():
+            q.remove_usage(self.cq.node, fr, value)
+        try:
+            return all(value <= q.available(self.cq.node, fr) for fr, value in self.usage.items())
+        finally:
+            for fr, value in self.usage.items():
+                q.add_usage(self.cq.node, fr, value)
+
+    def run(self, strategies: tuple[str, ...]) -> list[Target]:
+        pools = self.candidates()
+        if not pools:
+            return []
+        for fr, value in self.usage.items():  # shares include the incoming workload
+            q.add_usage(self.cq.node, fr, value)
+        targets: list[Target] = []
+        try:
+            fits = False
+            for index, strategy in enumerate(strategies):
+                fits, retry = self.pass_(pools, strategy, targets)
+                if fits or index == len(strategies) - 1:
+                    break
+                pools = retry
+        finally:
+            for fr, value in self.usage.items():
+                q.remove_usage(self.cq.node, fr, value)
+        if not fits:
+            for target in targets:
+                self.snap.add_workload(target.workload)
+            return []
+        kept = list(targets)
+        for target in reversed(targets[:-1]):  # fill back: keep only the targets still needed
+            self.snap.add_workload(target.workload)
+            if self._fits_without_simulation():
+                kept.remove(target)
+            else:
+                self.snap.remove_workload(target.workload)
+        for target in kept:
+            self.snap.add_workload(target.workload)
+        return kept
+
+    def _fits_without_simulation(self) -> bool:
+        return all(value <= q.available(self.cq.node, fr) for fr, value in self.usage.items())
+
+    def pass_(
+        self, pools: dict[str, list[WorkloadInfo]], strategy: str, targets: list[Target]
+    ) -> tuple[bool, dict[str, list[WorkloadInfo]]]:
+        pools = {name: list(wls) for name, wls in pools.items() if wls}
+        retry: dict[str, list[WorkloadInfo]] = {}
+        while pools:
+            name = max(sorted(pools), key=lambda n: self.share(self.snap.queues[n]).sort_key())
+            queue = self.snap.queues[name]
+            if queue is self.cq:
+                wl = pools[name].pop(0)
+                if not pools[name]:
+                    del pools[name]
+                self.snap.remove_workload(wl)
+                targets.append(Target(wl, msg.IN_CLUSTER_QUEUE, queue))
+                if self.fits():
+                    return True, retry
+                continue
+            preemptor_new, target_old = self.share(self.cq), self.share(queue)
+            for wl in pools.pop(name):
+                self.snap.remove_workload(wl)
+                target_new = self.share(queue)
+                if strategy_allows(strategy, preemptor_new, target_old, target_new):
+                    targets.append(Target(wl, msg.IN_COHORT_FAIR_SHARING, queue))
+                    if self.fits():
+                        return True, retry
+                else:
+                    self.snap.add_workload(wl)
+                    retry.setdefault(name, []).append(wl)
+        return False, retry
