@@ -1,8 +1,8 @@
 """Fair sharing in the pure engine: cohort DRS ordering and weightedShare, fair-sharing preemption
 strategies, and Admission Fair Sharing (seed 003: a team's burst does not starve the other team).
 
-Expected orders are worked out by hand from Kueue v0.19.2's formulas (fair_sharing.go, fair_sharing_iterator.go,
-admission_fair_sharing.go), not with the engine's code.
+Expected orders are worked out by hand from Kueue v0.19.2's formulas (fair_sharing.go,
+fair_sharing_iterator.go, admission_fair_sharing.go), not with the engine's code.
 """
 
 from __future__ import annotations
