@@ -235,20 +235,62 @@ class _Pass:
 
     def nominate(self, wl: WorkloadInfo, cq: ClusterQueueInfo) -> tuple[Assignment, list[Target]]:
         """Assign flavors and, where needed, find preemption targets against the cycle's snapshot."""
-        assignment = assign_flavors(self.snap, wl, cq)
+        uses_time = "LowerOrNewerEqualPriority" in (cq.within_cluster_queue, cq.reclaim_within_cohort)
+        # Flavor assignment depends on the snapshot (its version), the queue, the pod sets (shape,
+        # tolerations, node selector) and, through the preemption oracle, the priority: alike heads
+        # get one answer (the Assignment is only read afterwards).
+        shape_key = (
+            "assign",
+            self.snap.version,
+            cq.name,
+            wl.priority,
+            wl.created if uses_time else 0.0,
+            tuple(
+                (
+                    ps.name,
+                    ps.count,
+                    tuple(sorted(ps.per_pod.items())),
+                    repr(ps.spec.get("tolerations")),
+                    repr(ps.spec.get("nodeSelector")),
+                )
+                for ps in wl.pod_sets
+            ),
+        )
+        if shape_key in self.snap.memo:
+            assignment = self.snap.memo[shape_key]
+        else:
+            assignment = assign_flavors(self.snap, wl, cq)
+            self.snap.memo[shape_key] = assignment
         targets: list[Target] = []
-        if assignment.mode == Mode.PREEMPT and self.fair.enabled:
+        if assignment.mode != Mode.PREEMPT:
+            return assignment, targets
+        # The search depends only on the snapshot (its version), the queue, the preemptor's priority
+        # (and queue time, for LowerOrNewerEqualPriority) and the usage: heads alike share one answer.
+        frs = assignment.frs_needing_preemption()
+        key = (
+            "targets",
+            self.snap.version,
+            cq.name,
+            wl.priority,
+            wl.created if uses_time else 0.0,
+            tuple(sorted(assignment.usage.items())),
+            tuple(sorted(frs)),
+        )
+        if key in self.snap.memo:
+            return assignment, list(self.snap.memo[key])
+        if self.fair.enabled:
             targets = fs.fair_targets(
                 self.snap,
                 wl,
                 cq,
-                assignment.frs_needing_preemption(),
+                frs,
                 assignment.usage,
                 self.fair.preemption_strategies,
                 self.weights,
             )
-        elif assignment.mode == Mode.PREEMPT:
-            targets = get_targets(self.snap, wl, cq, assignment.frs_needing_preemption(), assignment.usage)
+        else:
+            targets = get_targets(self.snap, wl, cq, frs, assignment.usage)
+        self.snap.memo[key] = list(targets)
         return assignment, targets
 
     def process(
@@ -340,6 +382,21 @@ class _Pass:
         remaining = list(nominated)
         cache: dict[int, Any] = {}
         nested = any(e[1].node.parent is not None and e[1].node.parent.parent is not None for e in remaining)
+        if not nested:
+            # One level of cohorts: an entry's share is its own ClusterQueue's, which only its own
+            # admission changes, so the tournament's order is fixed for the cycle.
+            ordered = fs.flat_order(
+                remaining,
+                node_of=lambda e: e[1].node,
+                usage_of=lambda e: e[2].usage,
+                tie_key=lambda e: queue_order_key(e[0]),
+                weights=self.weights,
+                lendable_cache=self.lendable,
+            )
+            for wl, cq, assignment, targets in ordered:
+                if not self.process(wl, cq, assignment, targets) and cq.strategy == "StrictFIFO":
+                    blocked.add(cq.name)
+            return
         while remaining:
             entry = fs.tournament_order(
                 remaining,

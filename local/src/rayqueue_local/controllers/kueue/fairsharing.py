@@ -75,6 +75,7 @@ __all__ = [
     "dominant_resource_share",
     "fair_targets",
     "fair_weight",
+    "flat_order",
     "local_queue_fair_sharing_status",
     "local_queue_usage",
     "strategy_allows",
@@ -338,6 +339,44 @@ def tournament_order(
         roots.setdefault(id(root), (root, []))[1].append(entry)
     root, members = next(iter(roots.values()))
     return play(root, members)
+
+
+def flat_order(
+    entries: list[Any],
+    node_of: Any,
+    usage_of: Any,
+    tie_key: Any,
+    weights: Mapping[tuple[bool, str], float],
+    lendable_cache: dict[int, dict[str, int]] | None = None,
+) -> list[Any]:
+    """The whole tournament order at once, for cohorts without child cohorts: ClusterQueues without a
+    cohort first (in list order), then lowest DRS with the entry's usage, then ``tie_key``. There an
+    entry's share is its ClusterQueue's alone, which no other entry of the cycle changes, so the
+    :func:`tournament_order` of each step gives this same order.
+
+    Example:
+        >>> from rayqueue_local.controllers.kueue.quota import build_tree
+        >>> cqs = [{"metadata": {"name": n}, "spec": {"cohortName": "c", "resourceGroups": [
+        ...     {"coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": [
+        ...         {"name": "cpu", "nominalQuota": 1}]}]}]}} for n in ("a", "b")]
+        >>> tree = build_tree(cqs, [])
+        >>> _ = q.add_usage(tree.queues["a"], ("f", "cpu"), 1500)
+        >>> entries = [("a", {("f", "cpu"): 500}), ("b", {("f", "cpu"): 500})]
+        >>> [e[0] for e in flat_order(entries, lambda e: tree.queues[e[0]], lambda e: e[1], lambda e: 0, {})]
+        ['b', 'a']
+    """
+    lendable = {} if lendable_cache is None else lendable_cache
+
+    def key(indexed: tuple[int, Any]) -> tuple[Any, ...]:
+        index, entry = indexed
+        node = node_of(entry)
+        if node.parent is None:
+            return (0, index)
+        usage = usage_of(entry)
+        share = dominant_resource_share(node, weights.get((False, node.name), 1.0), usage, lendable)
+        return (1, *share.sort_key(), tie_key(entry))
+
+    return [entry for _, entry in sorted(enumerate(entries), key=key)]
 
 
 def strategy_allows(strategy: str, preemptor_new: DRS, target_old: DRS, target_new: DRS) -> bool:
@@ -639,27 +678,38 @@ class _FairSearch:
     ) -> tuple[bool, dict[str, list[WorkloadInfo]]]:
         pools = {name: list(wls) for name, wls in pools.items() if wls}
         retry: dict[str, list[WorkloadInfo]] = {}
+        # A queue's share depends on its own usage only (what its cohort can lend is fixed): keep it
+        # until one of its Workloads is taken.
+        shares = {name: self.share(self.snap.queues[name]) for name in pools}
         while pools:
-            name = max(sorted(pools), key=lambda n: self.share(self.snap.queues[n]).sort_key())
+            name = max(sorted(pools), key=lambda n: shares[n].sort_key())
             queue = self.snap.queues[name]
             if queue is self.cq:
                 wl = pools[name].pop(0)
                 if not pools[name]:
                     del pools[name]
                 self.snap.remove_workload(wl)
+                shares[name] = self.share(queue)
                 targets.append(Target(wl, msg.IN_CLUSTER_QUEUE, queue))
                 if self.fits():
                     return True, retry
                 continue
-            preemptor_new, target_old = self.share(self.cq), self.share(queue)
+            preemptor_new, target_old = self.share(self.cq), shares[name]
+            if preemptor_new.sort_key() > target_old.sort_key():
+                # Removing usage never raises a share, so neither strategy can pass for this queue
+                # (upstream only short-cuts the infinite share; the outcome is the same).
+                retry.setdefault(name, []).extend(pools.pop(name))
+                continue
+            weight = self.weights.get((False, name), 1.0)
             for wl in pools.pop(name):
-                self.snap.remove_workload(wl)
-                target_new = self.share(queue)
+                without = {fr: -value for fr, value in wl.usage.items()}
+                target_new = dominant_resource_share(queue.node, weight, without, self.lendable)
                 if strategy_allows(strategy, preemptor_new, target_old, target_new):
+                    self.snap.remove_workload(wl)
                     targets.append(Target(wl, msg.IN_COHORT_FAIR_SHARING, queue))
                     if self.fits():
                         return True, retry
                 else:
-                    self.snap.add_workload(wl)
                     retry.setdefault(name, []).append(wl)
+            shares[name] = self.share(queue)
         return False, retry
