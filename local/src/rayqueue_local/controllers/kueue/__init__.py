@@ -9,8 +9,12 @@ it to the store and the API server: :mod:`.webhook` (admission hooks), :mod:`.jo
 reconciler), :mod:`.lifecycle` (workload controller), :mod:`.controller` (wiring, scheduler,
 queue status) and :mod:`.visibility` (the pending-workloads API).
 
-Not emulated: fair sharing (and admission fair sharing), topology-aware scheduling, admission
-checks (ProvisioningRequest, MultiKueue), waitForPodsReady timeouts and requeue backoff, partial
+:mod:`.fairsharing` (cohort fair sharing and Admission Fair Sharing, on through the control plane's
+options) and :mod:`.topology` (topology-aware scheduling for flavors with a ``topologyName``) plug into
+the engine and the controller.
+
+Not emulated: admission checks (ProvisioningRequest, MultiKueue), waitForPodsReady timeouts and
+requeue backoff, TAS pod slices and leader groups, partial
 admission, elastic jobs' Workload slices (an elastic RayCluster whose replicas change is stopped
 and its Workload replaced, as for a non-elastic one), PriorityClass-based priorities. Deliberate
 differences: a ``Pending`` event is recorded when the message changes rather than on every
