@@ -681,6 +681,7 @@ class _FairSearch:
         # A queue's share depends on its own usage only (what its cohort can lend is fixed): keep it
         # until one of its Workloads is taken.
         shares = {name: self.share(self.snap.queues[name]) for name in pools}
+        preemptor_new = self.share(self.cq)
         while pools:
             name = max(sorted(pools), key=lambda n: shares[n].sort_key())
             queue = self.snap.queues[name]
@@ -689,12 +690,12 @@ class _FairSearch:
                 if not pools[name]:
                     del pools[name]
                 self.snap.remove_workload(wl)
-                shares[name] = self.share(queue)
+                shares[name] = preemptor_new = self.share(queue)
                 targets.append(Target(wl, msg.IN_CLUSTER_QUEUE, queue))
                 if self.fits():
                     return True, retry
                 continue
-            preemptor_new, target_old = self.share(self.cq), shares[name]
+            target_old = shares[name]
             if preemptor_new.sort_key() > target_old.sort_key():
                 # Removing usage never raises a share, so neither strategy can pass for this queue
                 # (upstream only short-cuts the infinite share; the outcome is the same).
@@ -702,8 +703,10 @@ class _FairSearch:
                 continue
             weight = self.weights.get((False, name), 1.0)
             for wl in pools.pop(name):
-                without = {fr: -value for fr, value in wl.usage.items()}
-                target_new = dominant_resource_share(queue.node, weight, without, self.lendable)
+                target_new = target_old  # LessThanInitialShare does not look at it
+                if strategy == LESS_THAN_OR_EQUAL_TO_FINAL_SHARE:
+                    without = {fr: -value for fr, value in wl.usage.items()}
+                    target_new = dominant_resource_share(queue.node, weight, without, self.lendable)
                 if strategy_allows(strategy, preemptor_new, target_old, target_new):
                     self.snap.remove_workload(wl)
                     targets.append(Target(wl, msg.IN_COHORT_FAIR_SHARING, queue))
