@@ -41,8 +41,8 @@ class ControlPlaneOptions:
     - ``max_starting_heads``: Ray heads started at once (each takes seconds of CPU);
     - ``simulated_job_seconds``: how long a simulated RayJob runs;
     - ``fair_sharing``: Kueue's ``fairSharing.enable`` (cohort fair sharing: DRS ordering and preemption),
-      with ``fair_sharing_preemption_strategies`` (upstream's default
-      ``[LessThanOrEqualToFinalShare, LessThanInitialShare]``);
+      with ``fair_sharing_preemption_strategies`` (comma-separated, in order; upstream's default
+      ``LessThanOrEqualToFinalShare,LessThanInitialShare``);
     - ``admission_fair_sharing``: Kueue's ``admissionFairSharing`` config present (ClusterQueues opt in with
       ``spec.admissionScope``), with ``afs_usage_half_life_seconds`` (``usageHalfLifeTime``) and
       ``afs_usage_sampling_interval_seconds`` (``usageSamplingInterval``, upstream's default 5 min).
@@ -64,10 +64,7 @@ class ControlPlaneOptions:
     max_starting_heads: int = 2
     simulated_job_seconds: float = 1.0
     fair_sharing: bool = False
-    fair_sharing_preemption_strategies: tuple[str, ...] = (
-        "LessThanOrEqualToFinalShare",
-        "LessThanInitialShare",
-    )
+    fair_sharing_preemption_strategies: str = "LessThanOrEqualToFinalShare,LessThanInitialShare"
     admission_fair_sharing: bool = False
     afs_usage_half_life_seconds: float = 300.0
     afs_usage_sampling_interval_seconds: float = 300.0
@@ -78,7 +75,7 @@ class ControlPlaneOptions:
         if self.simulated_job_seconds < 0:
             raise ValueError(f"simulated_job_seconds must be >= 0, got {self.simulated_job_seconds}")
         allowed = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
-        for strategy in self.fair_sharing_preemption_strategies:
+        for strategy in self.fair_sharing_preemption_strategies.split(","):
             if strategy not in allowed:
                 raise ValueError(
                     f"fair_sharing_preemption_strategies: {strategy!r} is not one of {', '.join(allowed)}"

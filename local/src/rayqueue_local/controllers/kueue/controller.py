@@ -134,7 +134,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
             )
         return fs.FairSharingSettings(
             enabled=bool(getattr(options, "fair_sharing", False)),
-            preemption_strategies=tuple(options.fair_sharing_preemption_strategies),
+            preemption_strategies=tuple(options.fair_sharing_preemption_strategies.split(",")),
             admission=afs,
         )
 
