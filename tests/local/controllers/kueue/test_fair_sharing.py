@@ -7,6 +7,8 @@ fair_sharing_iterator.go, admission_fair_sharing.go), not with the engine's code
 
 from __future__ import annotations
 
+import time
+from types import SimpleNamespace
 from typing import Any
 
 from kueue_factory import (
@@ -20,7 +22,9 @@ from kueue_factory import (
 )
 
 from rayqueue_local.controllers.kueue import fairsharing as fs
-from rayqueue_local.controllers.kueue.engine import admission_pass
+from rayqueue_local.controllers.kueue.controller import KueueController
+from rayqueue_local.controllers.kueue.engine import PassResult, admission_pass
+from rayqueue_local.options import ControlPlaneOptions
 
 FAIR = fs.FairSharingSettings(enabled=True)
 AFS = fs.FairSharingSettings(
@@ -268,3 +272,37 @@ def test_less_than_initial_share_alone_also_reclaims() -> None:
     result = cluster.step()
     assert [e.preemption_reason for e in result.evicted] == ["InCohortFairSharing"]
     assert result.evicted[0].workload.name in burst
+
+
+# -- the controller's consumption ledger ----------------------------------------------------------------
+
+
+def test_the_controller_folds_admitted_usage_every_sampling_interval() -> None:
+    options = ControlPlaneOptions(
+        admission_fair_sharing=True,
+        afs_usage_half_life_seconds=0.01,
+        afs_usage_sampling_interval_seconds=0.01,
+    )
+    controller = KueueController(SimpleNamespace(options=options))
+    settings = controller.fair_sharing()
+    assert settings.admission is not None and not settings.enabled
+    lq = local_queue("team-a", "lq", "shared")
+    [seen] = controller._with_consumed([lq])
+    assert seen["status"]["fairSharing"]["admissionFairSharingStatus"]["consumedResources"] == {}
+    cluster = afs_cluster()
+    name = cluster.submit(gpu_cluster("a-0", "team-a", "lq", 1))
+    cluster.step()
+    admitted = [
+        w
+        for w in admission_pass(
+            cluster_queues=cluster.cqs,
+            resource_flavors=cluster.flavors,
+            local_queues=cluster.lqs,
+            workloads=[cluster.workloads[name]],
+        ).workloads
+        if w.reserved
+    ]
+    time.sleep(0.2)  # twenty half-lives: the consumption converges on the admitted usage
+    controller._sample_consumption(PassResult(workloads=admitted), settings.admission)
+    consumed = controller._afs[("team-a", "lq")][0]
+    assert round(consumed["nvidia.com/gpu"], 3) == 1.0 and round(consumed["cpu"]) == 2000
