@@ -74,6 +74,8 @@ EXAMPLES: dict[str, Any] = {
     "verify_tls": False,
     "head_accelerators": {"nvidia.com/gpu": 1},
     "worker_accelerators": {"nvidia.com/gpu": 2},
+    "topology": "rack",
+    "topology_mode": "preferred",
     # WorkerGroup
     "replicas": 2,
     "min_replicas": 1,

@@ -52,6 +52,12 @@ class ControlPlaneOptions:
     - ``requeuing_backoff_limit_count`` / ``requeuing_backoff_base_seconds`` /
       ``requeuing_backoff_max_seconds``: its ``requeuingStrategy`` (``None``: requeued without end; 60 s;
       3600 s, Kueue's defaults).
+    - ``fair_sharing``: Kueue's ``fairSharing.enable`` (cohort fair sharing: DRS ordering and preemption),
+      with ``fair_sharing_preemption_strategies`` (comma-separated, in order; upstream's default
+      ``LessThanOrEqualToFinalShare,LessThanInitialShare``);
+    - ``admission_fair_sharing``: Kueue's ``admissionFairSharing`` config present (ClusterQueues opt in with
+      ``spec.admissionScope``), with ``afs_usage_half_life_seconds`` (``usageHalfLifeTime``) and
+      ``afs_usage_sampling_interval_seconds`` (``usageSamplingInterval``, upstream's default 5 min).
 
     Example:
         >>> ControlPlaneOptions().prometheus_enabled
@@ -75,6 +81,11 @@ class ControlPlaneOptions:
     requeuing_backoff_limit_count: int | None = None
     requeuing_backoff_base_seconds: int = 60
     requeuing_backoff_max_seconds: int = 3600
+    fair_sharing: bool = False
+    fair_sharing_preemption_strategies: str = "LessThanOrEqualToFinalShare,LessThanInitialShare"
+    admission_fair_sharing: bool = False
+    afs_usage_half_life_seconds: float = 300.0
+    afs_usage_sampling_interval_seconds: float = 300.0
 
     def __post_init__(self) -> None:
         if self.max_starting_heads < 1:
@@ -97,6 +108,21 @@ class ControlPlaneOptions:
             raise ValueError(
                 "requeuing_backoff_base_seconds and requeuing_backoff_max_seconds must be >= 0, got "
                 f"{self.requeuing_backoff_base_seconds} and {self.requeuing_backoff_max_seconds}"
+            )
+        allowed = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+        for strategy in self.fair_sharing_preemption_strategies.split(","):
+            if strategy not in allowed:
+                raise ValueError(
+                    f"fair_sharing_preemption_strategies: {strategy!r} is not one of {', '.join(allowed)}"
+                )
+        if self.afs_usage_half_life_seconds < 0:
+            raise ValueError(
+                f"afs_usage_half_life_seconds must be >= 0, got {self.afs_usage_half_life_seconds}"
+            )
+        if self.afs_usage_sampling_interval_seconds <= 0:
+            raise ValueError(
+                "afs_usage_sampling_interval_seconds must be > 0, "
+                f"got {self.afs_usage_sampling_interval_seconds}"
             )
 
 

@@ -5,11 +5,12 @@ LocalQueues, WorkloadPriorityClasses, AdmissionChecks, ProvisioningRequestConfig
 applies cleanly. They are written out here as
 data (the emulator does not depend on the SDK); a test checks that the SDK's Kueue builders produce
 the same objects. Namespaces are not included: ``rayqueue local up --scenario NAME`` creates them as
-needed (:func:`scenario_objects`). Pure: no I/O.
+needed (:func:`scenario_objects`). Seed 003 also declares v1 Nodes with topology labels
+(:func:`seed003_nodes`), as a cluster with topology-aware scheduling has. Pure: no I/O.
 
 Example:
     >>> sorted(SCENARIOS)
-    ['seed-000', 'seed-001', 'seed-002', 'seed-004', 'team']
+    ['seed-000', 'seed-001', 'seed-002', 'seed-003', 'seed-004', 'team']
     >>> [o["kind"] for o in SCENARIOS["seed-000"]()]
     ['ResourceFlavor', 'ClusterQueue', 'LocalQueue']
 """
@@ -23,10 +24,14 @@ __all__ = [
     "GPU_TOLERATION",
     "KUEUE_API_VERSION",
     "SCENARIOS",
+    "SEED003_LEVELS",
     "scenario_objects",
     "seed000_queues",
     "seed001_queues",
     "seed002_queues",
+    "seed003_nodes",
+    "seed003_queues",
+    "seed003_scenario",
     "seed004_queues",
     "team_queue",
 ]
@@ -237,6 +242,109 @@ def seed002_queues(
     ]
 
 
+SEED003_LEVELS = (
+    "cloud.provider.com/topology-block",
+    "cloud.provider.com/topology-rack",
+    "kubernetes.io/hostname",
+)
+"""Seed 003's Topology levels (the node labels of Kueue's TAS documentation).
+
+Example:
+    >>> SEED003_LEVELS[1]
+    'cloud.provider.com/topology-rack'
+"""
+
+
+def seed003_nodes(racks: int = 2, nodes_per_rack: int = 2, gpus_per_node: int = 2) -> list[dict[str, Any]]:
+    """Seed 003's GPU nodes: one block, ``racks`` racks of ``nodes_per_rack`` nodes with ``gpus_per_node``
+    GPUs, 16 CPUs and 64Gi each, labelled with the topology levels and ``nvidia.com/gpu.present``.
+
+    Example:
+        >>> nodes = seed003_nodes()
+        >>> len(nodes), nodes[2]["metadata"]["labels"]["cloud.provider.com/topology-rack"]
+        (4, 'rack-2')
+    """
+    nodes = []
+    for rack in range(1, racks + 1):
+        for index in range(1, nodes_per_rack + 1):
+            name = f"gpu-node-{rack}-{index}"
+            allocatable = {"cpu": "16", "memory": "64Gi", "nvidia.com/gpu": str(gpus_per_node), "pods": "110"}
+            labels = dict(zip(SEED003_LEVELS, ("block-1", f"rack-{rack}", name), strict=True))
+            labels["nvidia.com/gpu.present"] = "true"
+            nodes.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "metadata": {"name": name, "labels": labels},
+                    "spec": {},
+                    "status": {"capacity": dict(allocatable), "allocatable": allocatable},
+                }
+            )
+    return nodes
+
+
+def seed003_queues(
+    team_a: str = "team-a", team_b: str = "team-b", *, cohort: str = "ml-teams", gpus: int = 4
+) -> list[dict[str, Any]]:
+    """Seed 003: two teams with equal quotas (``gpus`` GPUs, 32 CPUs, 128Gi each) in cohort ``cohort``, for
+    Kueue's fair sharing: each ClusterQueue has ``fairSharing.weight: 1``, reclaims within the cohort and uses
+    Admission Fair Sharing among its LocalQueues; LocalQueue ``team-queue`` in each team's namespace. The GPUs
+    are in the topology-aware flavor ``tas-gpu`` (Topology ``default``: block, rack, hostname). Run the local
+    plane with ``fair_sharing=True, admission_fair_sharing=True`` (Kueue's ``fairSharing.enable`` and
+    ``admissionFairSharing``); :func:`seed003_nodes` are the nodes (:func:`seed003_scenario` has both).
+
+    Example:
+        >>> objects = seed003_queues()
+        >>> [o["kind"] for o in objects][:3]
+        ['Topology', 'ResourceFlavor', 'ResourceFlavor']
+        >>> cq = next(o for o in objects if o["metadata"]["name"] == "team-a-cq")
+        >>> cq["spec"]["fairSharing"], cq["spec"]["admissionScope"]
+        ({'weight': 1}, {'admissionMode': 'UsageBasedAdmissionFairSharing'})
+    """
+    objects: list[dict[str, Any]] = [
+        _cluster_scoped(
+            "Topology", "default", spec={"levels": [{"nodeLabel": level} for level in SEED003_LEVELS]}
+        ),
+        _flavor("default-flavor"),
+        _flavor("tas-gpu", nodeLabels={"nvidia.com/gpu.present": "true"}, topologyName="default"),
+        _cluster_scoped("Cohort", cohort, spec={}),
+    ]
+    for team in (team_a, team_b):
+        objects.append(
+            _cluster_scoped(
+                "ClusterQueue",
+                f"{team}-cq",
+                spec={
+                    "cohortName": cohort,
+                    "namespaceSelector": {},
+                    "queueingStrategy": "BestEffortFIFO",
+                    "preemption": {"withinClusterQueue": "Never", "reclaimWithinCohort": "Any"},
+                    "resourceGroups": [
+                        _group("default-flavor", {"cpu": 32, "memory": "128Gi"}),
+                        _group("tas-gpu", {"nvidia.com/gpu": gpus}),
+                    ],
+                    "fairSharing": {"weight": 1},
+                    "admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"},
+                },
+            )
+        )
+    objects += [_local_queue("team-queue", team, f"{team}-cq") for team in (team_a, team_b)]
+    return objects
+
+
+def seed003_scenario(
+    team_a: str = "team-a", team_b: str = "team-b", *, cohort: str = "ml-teams", gpus: int = 4
+) -> list[dict[str, Any]]:
+    """Seed 003 as ``local up --scenario seed-003`` applies it: :func:`seed003_nodes`, then
+    :func:`seed003_queues`.
+
+    Example:
+        >>> [o["kind"] for o in seed003_scenario()].count("Node")
+        4
+    """
+    return [*seed003_nodes(), *seed003_queues(team_a, team_b, cohort=cohort, gpus=gpus)]
+
+
 def seed004_queues(
     team_a: str = "team-a",
     team_b: str = "team-b",
@@ -348,6 +456,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "seed-000": seed000_queues,
     "seed-001": seed001_queues,
     "seed-002": seed002_queues,
+    "seed-003": seed003_scenario,
     "seed-004": seed004_queues,
     "team": team_queue,
 }

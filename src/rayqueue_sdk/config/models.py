@@ -54,6 +54,7 @@ from rayqueue_sdk.config.fields import (
 from rayqueue_sdk.config.idle import IdlePolicy
 from rayqueue_sdk.config.worker_group import WorkerGroup
 from rayqueue_sdk.errors import ConfigError
+from rayqueue_sdk.manifests.kueue import topology_annotation
 from rayqueue_sdk.manifests.quantities import CPU_ALLOWED, MEMORY_ALLOWED
 from rayqueue_sdk.manifests.ray_image import default_image
 from rayqueue_sdk.manifests.rules import (
@@ -123,6 +124,16 @@ class _ClusterShape(_Model):
         description="a dict of extended resource -> Ray resource, e.g. {'x.com/fpga': 'FPGA'}",
     )
     overwrite_default_resource_mapping: bool = Field(default=False, description="True or False")
+    topology: str | None = Field(
+        default=None,
+        description="a topology level for the worker pods (Kueue topology-aware scheduling): 'block', "
+        "'rack', 'hostname' or a node label key such as 'cloud.provider.com/topology-rack'; None: anywhere",
+    )
+    topology_mode: str = Field(
+        default="required",
+        description="'required' (wait until one domain of the level has room) or 'preferred' "
+        "(one domain if possible)",
+    )
 
     _groups: list[WorkerGroup] = PrivateAttr(default_factory=list)
     _mapping: dict[str, str] = PrivateAttr(default_factory=dict)
@@ -201,6 +212,7 @@ class _ClusterShape(_Model):
                     problem="names no volume",
                 )
         check_annotations(self.annotations, "annotations")
+        topology_annotation(self.topology, self.topology_mode)
         if self.worker_groups is not None:
             flat = sorted(self._FLAT_WORKER_FIELDS & self.model_fields_set)
             if flat:
@@ -266,6 +278,8 @@ class ClusterConfiguration(_ClusterShape):
     ``namespace=None`` leaves the namespace to the connection (chosen at ``apply()`` time).
     ``labels`` and ``annotations`` go on the RayCluster's metadata (annotations on the pods too).
     ``elastic=True`` adds Kueue's elastic-job annotation, which Kueue needs for autoscaling in a queue.
+    ``topology="rack"`` asks Kueue to place the workers in one rack (``topology_mode="preferred"``: if it
+    can); a :class:`WorkerGroup` may set its own.
 
     Example:
         >>> cfg = ClusterConfiguration(name="first-raycluster", namespace="demo", head_cpu_requests=2,
@@ -274,6 +288,8 @@ class ClusterConfiguration(_ClusterShape):
         ...     worker_extended_resource_requests={"nvidia.com/gpu": 1}, local_queue="user-queue")
         >>> cfg.local_queue, cfg.priority_class
         ('user-queue', None)
+        >>> ClusterConfiguration(name="c", topology="rack").topology_mode
+        'required'
         >>> ClusterConfiguration(name="Bad_Name")
         Traceback (most recent call last):
         ...

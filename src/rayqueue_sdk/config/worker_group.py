@@ -30,6 +30,7 @@ from rayqueue_sdk.config.fields import (
     Tolerations,
     _resolve_limits,
 )
+from rayqueue_sdk.manifests.kueue import topology_annotation
 from rayqueue_sdk.manifests.quantities import CPU_ALLOWED, MEMORY_ALLOWED
 from rayqueue_sdk.manifests.rules import check_annotations, check_dns_label, check_labels, check_replicas
 
@@ -47,6 +48,9 @@ class WorkerGroup(_Model):
         ...                   extended_resource_requests={"nvidia.com/gpu": 1})
         >>> gpu.cpu_limits, gpu.memory_limits, (gpu.min_replicas, gpu.max_replicas)
         (4, 16, (2, 2))
+        >>> WorkerGroup(name="gpu", topology="hostname", topology_mode="preferred").topology
+        'hostname'
+
     """
 
     _LIMIT_DEFAULTS: ClassVar[dict[str, Any]] = {"cpu_limits": 1, "memory_limits": 6}
@@ -71,6 +75,14 @@ class WorkerGroup(_Model):
     ray_start_params: StrMap = Field(
         default_factory=dict, description="extra `ray start` parameters (str -> str)"
     )
+    topology: str | None = Field(
+        default=None,
+        description="this group's topology level ('block', 'rack', 'hostname' or a node label key); "
+        "None: the cluster's topology",
+    )
+    topology_mode: str | None = Field(
+        default=None, description="'required' or 'preferred'; None: the cluster's topology_mode"
+    )
 
     @model_validator(mode="after")
     def _resolve(self) -> WorkerGroup:
@@ -87,6 +99,7 @@ class WorkerGroup(_Model):
         check_replicas(self.replicas, self.min_replicas, self.max_replicas, "")
         check_labels(self.labels, "labels")
         check_annotations(self.annotations, "annotations")
+        topology_annotation(self.topology, self.topology_mode or "required")
         return self
 
 

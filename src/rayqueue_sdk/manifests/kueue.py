@@ -1,5 +1,6 @@
 """Builders for Kueue ``v1beta2`` admin objects: ResourceFlavor, ClusterQueue, LocalQueue, Cohort, priority,
-AdmissionCheck and ProvisioningRequestConfig.
+AdmissionCheck and ProvisioningRequestConfig, Topology, and the fair-sharing fields
+(``fairSharing.weight``, ``admissionScope``).
 
 These are for demos, tests and the local control plane (an administrator's job on a real installation).
 Each builder checks what Kueue's CRD rules would reject (CEL rules included: every flavor lists the
@@ -28,6 +29,10 @@ __all__ = [
     "PROVISIONING_CONTROLLER",
     "admission_check",
     "admission_check_rule",
+    "PREFERRED_TOPOLOGY_ANNOTATION",
+    "REQUIRED_TOPOLOGY_ANNOTATION",
+    "TOPOLOGY_LEVELS",
+    "TOPOLOGY_MODES",
     "cluster_queue",
     "cohort",
     "flavor_quotas",
@@ -36,6 +41,8 @@ __all__ = [
     "provisioning_request_config",
     "resource_flavor",
     "resource_group",
+    "topology",
+    "topology_annotation",
     "workload_priority_class",
 ]
 
@@ -47,6 +54,23 @@ _BORROW = ("Never", "LowerPriority")
 _STRATEGIES = ("BestEffortFIFO", "StrictFIFO")
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+_ADMISSION_MODES = ("UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing")
+
+#: Pod-template annotation asking Kueue's topology-aware scheduling for one domain of a level (or waiting).
+REQUIRED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
+#: Pod-template annotation asking for one domain of a level when there is one (spreading otherwise).
+PREFERRED_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
+#: Short level names and the node labels they stand for (those of Kueue's topology-aware scheduling docs).
+TOPOLOGY_LEVELS: dict[str, str] = {
+    "block": "cloud.provider.com/topology-block",
+    "rack": "cloud.provider.com/topology-rack",
+    "hostname": "kubernetes.io/hostname",
+}
+#: ``required``: admitted only when one domain of the level has room; ``preferred``: one domain if possible.
+TOPOLOGY_MODES = ("required", "preferred")
+_LABEL_KEY = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z"
+)
 
 
 def resource_flavor(
@@ -55,8 +79,11 @@ def resource_flavor(
     node_labels: Mapping[str, str] | None = None,
     tolerations: Sequence[Mapping[str, Any]] | None = None,
     node_taints: Sequence[Mapping[str, Any]] | None = None,
+    topology_name: str | None = None,
 ) -> dict[str, Any]:
-    """A ResourceFlavor (cluster-scoped): node labels and tolerations Kueue adds to admitted pods.
+    """A ResourceFlavor (cluster-scoped): node labels and tolerations Kueue adds to admitted pods;
+    ``topology_name`` names a :func:`topology` for topology-aware scheduling (then ``node_labels`` are needed,
+    as Kueue's CRD rule says).
 
     Example:
         >>> rf = resource_flavor("gpu-flavor", node_labels={"nvidia.com/gpu.present": "true"},
@@ -82,6 +109,16 @@ def resource_flavor(
         spec["tolerations"] = [dict(t) for t in tolerations]
     if node_taints:
         spec["nodeTaints"] = [dict(t) for t in node_taints]
+    if topology_name is not None:
+        _check_name(topology_name, "topology_name")
+        if not node_labels:
+            raise ConfigError(
+                "node_labels",
+                node_labels,
+                "at least one node label when topology_name is set",
+                problem="Kueue requires nodeLabels on a flavor with a topologyName",
+            )
+        spec["topologyName"] = topology_name
     return {"apiVersion": API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": spec}
 
 
@@ -198,8 +235,12 @@ def cluster_queue(
     preemption: Mapping[str, Any] | None = None,
     queueing_strategy: str = "BestEffortFIFO",
     admission_checks: Sequence[Mapping[str, Any]] | None = None,
+    fair_sharing_weight: int | str | None = None,
+    admission_mode: str | None = None,
 ) -> dict[str, Any]:
     """A ClusterQueue (cluster-scoped). ``namespace_selector=None`` means every namespace (``{}``).
+    ``fair_sharing_weight`` is ``spec.fairSharing.weight`` (cohort fair sharing); ``admission_mode`` is
+    ``spec.admissionScope.admissionMode`` (``UsageBasedAdmissionFairSharing``: Admission Fair Sharing on).
 
     ``admission_checks`` (entries from :func:`admission_check_rule`) become
     ``spec.admissionChecksStrategy.admissionChecks``: Kueue admits a workload only once each check
@@ -245,6 +286,12 @@ def cluster_queue(
                     f"admission_checks[{i}].onFlavors", unknown, f"flavors of this queue: {sorted(flavors)}"
                 )
         spec["admissionChecksStrategy"] = {"admissionChecks": [dict(r) for r in admission_checks]}
+    if fair_sharing_weight is not None:
+        spec["fairSharing"] = _fair_sharing(fair_sharing_weight)
+    if admission_mode is not None:
+        if admission_mode not in _ADMISSION_MODES:
+            raise ConfigError("admission_mode", admission_mode, " | ".join(_ADMISSION_MODES))
+        spec["admissionScope"] = {"admissionMode": admission_mode}
     return {"apiVersion": API_VERSION, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
 
 
@@ -359,21 +406,29 @@ def provisioning_request_config(
     }
 
 
-def local_queue(name: str, namespace: str, cluster_queue: str) -> dict[str, Any]:
-    """A LocalQueue (namespaced) pointing at a ClusterQueue.
+def local_queue(
+    name: str, namespace: str, cluster_queue: str, *, fair_sharing_weight: int | str | None = None
+) -> dict[str, Any]:
+    """A LocalQueue (namespaced) pointing at a ClusterQueue; ``fair_sharing_weight`` is its weight under
+    Admission Fair Sharing (``spec.fairSharing.weight``).
 
     Example:
         >>> local_queue("user-queue", "demo", "cluster-queue")["spec"]
         {'clusterQueue': 'cluster-queue'}
+        >>> local_queue("user-queue", "demo", "cluster-queue", fair_sharing_weight="2")["spec"]["fairSharing"]
+        {'weight': '2'}
     """
     check_dns_label(name, "name", "LocalQueue name")
     check_dns_label(namespace, "namespace")
     _check_name(cluster_queue, "cluster_queue")
+    spec: dict[str, Any] = {"clusterQueue": cluster_queue}
+    if fair_sharing_weight is not None:
+        spec["fairSharing"] = _fair_sharing(fair_sharing_weight)
     return {
         "apiVersion": API_VERSION,
         "kind": "LocalQueue",
         "metadata": {"name": name, "namespace": namespace},
-        "spec": {"clusterQueue": cluster_queue},
+        "spec": spec,
     }
 
 
@@ -399,7 +454,11 @@ def workload_priority_class(name: str, value: int, description: str | None = Non
 
 
 def cohort(
-    name: str, *, parent: str | None = None, resource_groups: Sequence[Mapping[str, Any]] | None = None
+    name: str,
+    *,
+    parent: str | None = None,
+    resource_groups: Sequence[Mapping[str, Any]] | None = None,
+    fair_sharing_weight: int | str | None = None,
 ) -> dict[str, Any]:
     """A Cohort (cluster-scoped): ClusterQueues naming it share unused quota; it may hold quota itself.
 
@@ -414,7 +473,78 @@ def cohort(
         spec["parentName"] = parent
     if resource_groups:
         spec["resourceGroups"] = [dict(g) for g in resource_groups]
+    if fair_sharing_weight is not None:
+        spec["fairSharing"] = _fair_sharing(fair_sharing_weight)
     return {"apiVersion": API_VERSION, "kind": "Cohort", "metadata": {"name": name}, "spec": spec}
+
+
+def topology(name: str, levels: Sequence[str]) -> dict[str, Any]:
+    """A Topology (cluster-scoped): node labels from the widest level to the narrowest (at most 16 levels,
+    each a label key, no repeats; ``kubernetes.io/hostname`` only as the last level, as Kueue's CRD rules
+    say).
+
+    Example:
+        >>> levels = topology("default", ["example.com/rack", "kubernetes.io/hostname"])["spec"]["levels"]
+        >>> levels
+        [{'nodeLabel': 'example.com/rack'}, {'nodeLabel': 'kubernetes.io/hostname'}]
+    """
+    _check_name(name, "name")
+    if isinstance(levels, str) or not 1 <= len(levels) <= 16:
+        raise ConfigError("levels", levels, "a list of 1 to 16 node label keys")
+    for i, level in enumerate(levels):
+        check_labels({level: ""}, f"levels[{i}]")
+        if level == "kubernetes.io/hostname" and i != len(levels) - 1:
+            raise ConfigError(f"levels[{i}]", level, "kubernetes.io/hostname only as the last level")
+    if len(set(levels)) != len(levels):
+        raise ConfigError("levels", list(levels), "distinct node label keys")
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "Topology",
+        "metadata": {"name": name},
+        "spec": {"levels": [{"nodeLabel": level} for level in levels]},
+    }
+
+
+def topology_annotation(
+    level: str | None, mode: str = "required", *, field: str = "topology", mode_field: str = "topology_mode"
+) -> dict[str, str]:
+    """The pod-template annotation for a topology ``level`` (a short name of :data:`TOPOLOGY_LEVELS` or a
+    prefixed node label key) in ``mode`` (``required`` or ``preferred``); ``{}`` for ``level=None``.
+    Kueue reads it from the pod template and copies it into the Workload's ``podSets[].topologyRequest``
+    (https://kueue.sigs.k8s.io/docs/concepts/topology_aware_scheduling/).
+
+    Example:
+        >>> topology_annotation("rack")
+        {'kueue.x-k8s.io/podset-required-topology': 'cloud.provider.com/topology-rack'}
+        >>> topology_annotation("example.com/zone", "preferred")
+        {'kueue.x-k8s.io/podset-preferred-topology': 'example.com/zone'}
+        >>> topology_annotation("Rack")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ConfigError: topology: not a topology level (got 'Rack'); allowed: one of ...
+    """
+    if mode not in TOPOLOGY_MODES:
+        raise ConfigError(mode_field, mode, " | ".join(TOPOLOGY_MODES))
+    if level is None:
+        return {}
+    if isinstance(level, str) and level in TOPOLOGY_LEVELS:
+        key = TOPOLOGY_LEVELS[level]
+    elif isinstance(level, str) and len(level) <= 316 and _LABEL_KEY.match(level):
+        key = level
+    else:
+        raise ConfigError(
+            field,
+            level,
+            "one of 'block', 'rack', 'hostname', or a node label key with a prefix such as "
+            "'cloud.provider.com/topology-rack' (a level of the flavor's Topology)",
+            problem="not a topology level",
+        )
+    annotation = REQUIRED_TOPOLOGY_ANNOTATION if mode == "required" else PREFERRED_TOPOLOGY_ANNOTATION
+    return {annotation: key}
+
+
+def _fair_sharing(weight: Any) -> dict[str, Any]:
+    return {"weight": _quota(weight, "fair_sharing_weight")}
 
 
 def _check_name(name: Any, field: str) -> None:

@@ -21,6 +21,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from rayqueue_sdk.manifests.kueue import topology_annotation
 from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from rayqueue_sdk.manifests.quantities import cpu_quantity, cpu_to_ray_count, memory_quantity, parse_quantity
 from rayqueue_sdk.manifests.ray_image import ray_version
@@ -187,9 +188,15 @@ def _worker_group(
             tolerations,
             node_selector,
             {**pod_labels, **group.labels},
-            {**pod_annotations, **group.annotations},
+            {**pod_annotations, **group.annotations, **_topology(group, config)},
         ),
     }
+
+
+def _topology(group: WorkerGroup, config: _ClusterShape) -> dict[str, str]:
+    """The group's Kueue topology annotation: its own level and mode, else the cluster's."""
+    level = group.topology if group.topology is not None else config.topology
+    return topology_annotation(level, group.topology_mode or config.topology_mode)
 
 
 def _resources(

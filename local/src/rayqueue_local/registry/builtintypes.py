@@ -267,6 +267,16 @@ def builtin_types() -> list[ResourceType]:
         ),
         _custom(
             KUEUE,
+            "topologies",
+            "Topology",
+            versions=_KUEUE_V,
+            storage="v1beta2",
+            namespaced=False,
+            short=("topo",),
+            status=False,
+        ),
+        _custom(
+            KUEUE,
             "admissionchecks",
             "AdmissionCheck",
             versions=_KUEUE_V,

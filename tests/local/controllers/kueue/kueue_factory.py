@@ -160,6 +160,8 @@ class Cluster:
         self.workloads: dict[str, dict[str, Any]] = {}
         self.clock = 1_800_000_000
         self.last: PassResult | None = None
+        #: extra keyword arguments of every admission_pass (fair_sharing=, topologies=, nodes=)
+        self.pass_options: dict[str, Any] = {}
 
     def submit(self, job: dict[str, Any]) -> str:
         """Create the Workload of ``job`` (uid and creation time assigned here); return its name."""
@@ -182,6 +184,7 @@ class Cluster:
             local_queues=self.lqs,
             workloads=list(self.workloads.values()),
             now=float(self.clock),
+            **self.pass_options,
         )
         for p in result.pending:
             _set(self.workloads[p.workload.name], "QuotaReserved", "False", p.reason, p.message, self.clock)

@@ -163,6 +163,34 @@ def sdk_seed004(
     ]
 
 
+def sdk_seed003(
+    team_a: str = "team-a", team_b: str = "team-b", *, cohort: str = "ml-teams", gpus: int = 4
+) -> list[dict[str, Any]]:
+    """Seed 003 from the SDK's builders; the Nodes are plain data (the SDK builds no Nodes)."""
+    objects = [
+        k.topology("default", list(s.SEED003_LEVELS)),
+        k.resource_flavor("default-flavor"),
+        k.resource_flavor("tas-gpu", node_labels={"nvidia.com/gpu.present": "true"}, topology_name="default"),
+        k.cohort(cohort),
+    ]
+    for team in (team_a, team_b):
+        objects.append(
+            k.cluster_queue(
+                f"{team}-cq",
+                cohort=cohort,
+                preemption=k.preemption(reclaim_within_cohort="Any"),
+                resource_groups=[
+                    k.resource_group(k.flavor_quotas("default-flavor", {"cpu": 32, "memory": "128Gi"})),
+                    k.resource_group(k.flavor_quotas("tas-gpu", {"nvidia.com/gpu": gpus})),
+                ],
+                fair_sharing_weight=1,
+                admission_mode="UsageBasedAdmissionFairSharing",
+            )
+        )
+    objects += [k.local_queue("team-queue", team, f"{team}-cq") for team in (team_a, team_b)]
+    return [*s.seed003_nodes(), *objects]
+
+
 def sdk_team(namespace: str = "default", gpus: int = 4) -> list[dict[str, Any]]:
     return [
         k.resource_flavor("default-flavor"),
@@ -187,6 +215,8 @@ CASES = [
     (s.seed002_queues, sdk_seed002, {}),
     (s.seed002_queues, sdk_seed002, {"namespace": "n", "memory": None, "backoff_base_seconds": 1}),
     (s.seed002_queues, sdk_seed002, {"cluster_queue": "cq", "backoff_max_seconds": 4}),
+    (s.seed003_scenario, sdk_seed003, {}),
+    (s.seed003_scenario, sdk_seed003, {"team_a": "x", "team_b": "y", "cohort": "c", "gpus": 8}),
     (s.seed004_queues, sdk_seed004, {}),
     (s.seed004_queues, sdk_seed004, {"team_a": "x", "team_b": "y", "cohort": "c", "shared_queue": "s"}),
     (s.team_queue, sdk_team, {}),
@@ -202,6 +232,22 @@ def test_scenario_equals_sdk_builders(local: Any, sdk: Any, kwargs: dict[str, An
 def test_every_scenario_is_covered() -> None:
     covered = {local for local, _, _ in CASES}
     assert set(s.SCENARIOS.values()) <= covered
+
+
+def test_seed003_objects_validate_against_the_crds(crd_dir: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    yaml = pytest.importorskip("yaml")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    schemas = {}
+    for plural in ("topologies", "resourceflavors", "cohorts", "clusterqueues", "localqueues"):
+        crd = yaml.load((crd_dir / "kueue" / f"kueue.x-k8s.io_{plural}.yaml").read_text(), Loader=loader)
+        version = next(v for v in crd["spec"]["versions"] if v["name"] == "v1beta2")
+        schemas[crd["spec"]["names"]["kind"]] = version["schema"]["openAPIV3Schema"]
+    objects = sdk_seed003()
+    for obj in objects:
+        if obj["kind"] != "Node":
+            jsonschema.Draft7Validator(schemas[obj["kind"]]).validate(obj)
+    assert {o["kind"] for o in objects} >= {"Topology", "ResourceFlavor", "Cohort", "ClusterQueue", "Node"}
 
 
 def test_gpu_toleration_is_seed004s() -> None:

@@ -11,9 +11,13 @@ states, check-based evictions and the requeue backoff), :mod:`.provisioning` (th
 admission check controller), :mod:`.podsready` (waitForPodsReady), :mod:`.controller` (wiring,
 scheduler, queue status) and :mod:`.visibility` (the pending-workloads API).
 
-Not emulated: fair sharing (and admission fair sharing), topology-aware scheduling, MultiKueue and
-custom admission check controllers, a ClusterQueue made inactive by a missing AdmissionCheck,
-waitForPodsReady's ``blockAdmission`` and ``requeuingStrategy.timestamp``, partial
+:mod:`.fairsharing` (cohort fair sharing and Admission Fair Sharing, on through the control plane's
+options) and :mod:`.topology` (topology-aware scheduling for flavors with a ``topologyName``) plug into
+the engine and the controller.
+
+Not emulated: MultiKueue and custom admission check controllers, a ClusterQueue made inactive by a
+missing AdmissionCheck, waitForPodsReady's ``blockAdmission`` and ``requeuingStrategy.timestamp``,
+TAS pod slices and leader groups, partial
 admission, elastic jobs' Workload slices (an elastic RayCluster whose replicas change is stopped
 and its Workload replaced, as for a non-elastic one), PriorityClass-based priorities. Deliberate
 differences: a ``Pending`` event is recorded when the message changes rather than on every

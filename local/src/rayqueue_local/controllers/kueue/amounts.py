@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 
 from rayqueue_local.apimachinery.quantities import BINARY_SUFFIXES, DECIMAL_SUFFIXES, parse_quantity
@@ -32,10 +33,22 @@ def to_amount(resource: str, value: str | int | float) -> int:
         >>> to_amount("cpu", "0.1"), to_amount("memory", "1.5"), to_amount("pods", 4)
         (100, 2, 4)
     """
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return _to_amount(resource, value)
+    return _cached_amount(resource, value)
+
+
+def _to_amount(resource: str, value: str | int | float) -> int:
     exact = parse_quantity(value)
     if resource == "cpu":
         exact *= 1000
     return math.ceil(exact)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_amount(resource: str, value: str | int | float) -> int:
+    # The same few quantities ("2", "8Gi") recur in thousands of Workloads: parse each once.
+    return _to_amount(resource, value)
 
 
 def _decimal(mantissa: int, exp: int) -> str:

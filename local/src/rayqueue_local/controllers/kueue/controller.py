@@ -35,6 +35,7 @@ from typing import Any
 from rayqueue_local.apimachinery.time import now_rfc3339, parse_rfc3339
 from rayqueue_local.controllers.base import QueueController
 from rayqueue_local.controllers.kueue import conditions as cond
+from rayqueue_local.controllers.kueue import fairsharing as fs
 from rayqueue_local.controllers.kueue import messages as msg
 from rayqueue_local.controllers.kueue import queue_status, visibility, webhook
 from rayqueue_local.controllers.kueue.admissionchecks import (
@@ -56,6 +57,7 @@ from rayqueue_local.controllers.kueue.ops import (
     LOCAL_QUEUES,
     PRIORITY_CLASSES,
     SCHEDULE,
+    TOPOLOGIES,
     WORKLOADS,
     metadata_of,
 )
@@ -105,7 +107,9 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         COHORTS,
         FLAVORS,
         PRIORITY_CLASSES,
+        TOPOLOGIES,
         "namespaces",
+        "nodes",
     )
     resync_seconds = 2.0
     #: re-check every job on every n-th resync (events drive them otherwise)
@@ -131,6 +135,25 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
                 maximum=options.requeuing_backoff_max_seconds,
                 limit=options.requeuing_backoff_limit_count,
             )
+        #: Admission Fair Sharing: per LocalQueue, consumed resources (Kueue units) and when they were sampled
+        self._afs: dict[tuple[str, str], tuple[dict[str, float], float]] = {}
+
+    def fair_sharing(self) -> fs.FairSharingSettings:
+        """Kueue's fair-sharing configuration, from the control plane's options (off without them)."""
+        options = getattr(self.cp, "options", None)
+        if options is None:
+            return fs.FairSharingSettings()
+        afs = None
+        if getattr(options, "admission_fair_sharing", False):
+            afs = fs.AdmissionFairSharing(
+                half_life_seconds=options.afs_usage_half_life_seconds,
+                sampling_interval_seconds=options.afs_usage_sampling_interval_seconds,
+            )
+        return fs.FairSharingSettings(
+            enabled=bool(getattr(options, "fair_sharing", False)),
+            preemption_strategies=tuple(options.fair_sharing_preemption_strategies.split(",")),
+            admission=afs,
+        )
 
     # -- wiring ----------------------------------------------------------------------------------
     def start(self, store: Any) -> None:
@@ -220,17 +243,79 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         namespaces = {
             metadata_of(n)["name"]: metadata_of(n).get("labels") or {} for n in self.store.list("namespaces")
         }
+        fair = self.fair_sharing()
+        topologies = self._list(TOPOLOGIES)
+        cohorts = self.store.list(COHORTS)
         result = admission_pass(
             cluster_queues=cluster_queues,
-            cohorts=self.store.list(COHORTS),
+            cohorts=cohorts,
             resource_flavors=flavors,
-            local_queues=local_queues,
+            local_queues=self._with_consumed(local_queues) if fair.admission else local_queues,
             workloads=workloads,
             namespaces=namespaces,
             now=time.time(),
+            fair_sharing=fair,
+            topologies=topologies,
+            nodes=self.store.list("nodes") if topologies else (),
         )
         self._apply(result)
+        if fair.admission is not None:
+            self._sample_consumption(result, fair.admission)
         self._update_queues(result, cluster_queues, local_queues, flavors)
+        if fair.enabled:
+            for cohort in cohorts:
+                share = result.cohort_weighted_shares.get(metadata_of(cohort)["name"], 0)
+                self._write_fair_share(COHORTS, cohort, share)
+
+    def _list(self, key: str) -> list[dict[str, Any]]:
+        try:
+            return list(self.store.list(key))
+        except (KeyError, StoreError):
+            return []
+
+    def _with_consumed(self, local_queues: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The LocalQueues with the ledger's consumed resources in their status (seeding the ledger from
+        the status the first time a LocalQueue is seen, as upstream seeds from persisted state)."""
+        now = time.time()
+        out = []
+        for lq in local_queues:
+            key = (metadata_of(lq).get("namespace", ""), metadata_of(lq)["name"])
+            if key not in self._afs:
+                self._afs[key] = (fs.consumed_resources(lq), now)
+            consumed = self._afs[key][0]
+            copy_ = dict(lq, status=dict(lq.get("status") or {}))
+            copy_["status"]["fairSharing"] = fs.local_queue_fair_sharing_status(0, consumed, None)
+            out.append(copy_)
+        return out
+
+    def _sample_consumption(self, result: PassResult, afs: fs.AdmissionFairSharing) -> None:
+        """Entry penalties of this pass's admissions at once; every ``usageSamplingInterval`` the decayed
+        fold of the LocalQueues' admitted usage (upstream's ``reconcileConsumedUsage``)."""
+        now = time.time()
+        for key, consumed in result.consumed.items():
+            if key in self._afs:
+                self._afs[key] = (dict(consumed), self._afs[key][1])
+        admitted: dict[tuple[str, str], dict[str, float]] = {}
+        for wl in result.workloads:
+            if wl.reserved and not wl.finished:
+                usage = admitted.setdefault((wl.namespace, wl.queue_name), {})
+                for (_, res), value in wl.usage.items():
+                    usage[res] = usage.get(res, 0.0) + value
+        for key, (consumed, last) in list(self._afs.items()):
+            elapsed = now - last
+            if elapsed >= afs.sampling_interval_seconds:
+                self._afs[key] = (fs.decayed(consumed, admitted.get(key, {}), elapsed, afs), now)
+
+    def _write_fair_share(self, key: str, obj: dict[str, Any], share: int) -> None:
+        if ((obj.get("status") or {}).get("fairSharing") or {}).get("weightedShare") == share:
+            return
+        new = copy.deepcopy(obj)
+        new.setdefault("status", {})["fairSharing"] = {"weightedShare": share}
+        try:
+            self.store.update_status(key, new)
+        except StoreError as exc:
+            if exc.code not in (404, 409):
+                raise
 
     def _write(self, wl: dict[str, Any]) -> dict[str, Any] | None:
         try:
@@ -364,6 +449,8 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
                 reserving=reserving.get(name, 0),
                 missing_flavors=missing,
             )
+            if name in result.weighted_shares:
+                fields["fairSharing"] = {"weightedShare": result.weighted_shares[name]}
             active, reason, message = queue_status.cluster_queue_active(cq, missing)
             if active:
                 active_cqs.add(name)
@@ -377,6 +464,11 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
                 pending=lq_pending.get(key, 0),
                 reserving=lq_reserving.get(key, 0),
             )
+            if key in self._afs:
+                consumed, last = self._afs[key]
+                fields["fairSharing"] = fs.local_queue_fair_sharing_status(
+                    0, consumed, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(last))
+                )
             if ((lq.get("spec") or {}).get("stopPolicy") or "None") != "None":
                 state = (False, "Stopped", "LocalQueue is stopped")
             elif cq_name not in active_cqs:

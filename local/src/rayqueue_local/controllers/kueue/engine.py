@@ -38,8 +38,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rayqueue_local.controllers.kueue import fairsharing as fs
 from rayqueue_local.controllers.kueue import messages as msg
 from rayqueue_local.controllers.kueue import quota as q
+from rayqueue_local.controllers.kueue import topology as tas
 from rayqueue_local.controllers.kueue.admissionchecks import waits_for_backoff
 from rayqueue_local.controllers.kueue.flavors import Assignment, Mode, assign_flavors
 from rayqueue_local.controllers.kueue.preemption import Target, get_targets
@@ -100,6 +102,11 @@ class PassResult:
     pending: list[PendingStatus] = field(default_factory=list)
     queue_order: dict[str, list[WorkloadInfo]] = field(default_factory=dict)
     workloads: list[WorkloadInfo] = field(default_factory=list)
+    #: fair sharing: each ClusterQueue's and Cohort's ``weightedShare`` after the pass (by name)
+    weighted_shares: dict[str, int] = field(default_factory=dict)
+    cohort_weighted_shares: dict[str, int] = field(default_factory=dict)
+    #: Admission Fair Sharing: each LocalQueue's consumed resources after the pass's entry penalties
+    consumed: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
 
 
 def queue_order_key(wl: WorkloadInfo) -> tuple[int, float, str, str]:
@@ -132,11 +139,82 @@ def matches_selector(selector: Mapping[str, Any] | None, labels: Mapping[str, st
     return True
 
 
+class _ListSource:
+    """A ClusterQueue's pending Workloads in fixed queue order."""
+
+    def __init__(self, items: list[WorkloadInfo]) -> None:
+        self.items, self.position = items, 0
+
+    def pop(self) -> WorkloadInfo | None:
+        if self.position >= len(self.items):
+            return None
+        self.position += 1
+        return self.items[self.position - 1]
+
+    def admitted(self, wl: WorkloadInfo, requests: Mapping[str, float]) -> None:
+        pass
+
+    def remaining(self, exclude: set[int]) -> list[WorkloadInfo]:
+        return [wl for wl in self.items if id(wl) not in exclude]
+
+
+def _requests_by_resource(usage: Mapping[q.FR, int]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for (_, res), value in usage.items():
+        out[res] = out.get(res, 0.0) + value
+    return out
+
+
 class _Pass:
-    def __init__(self, snap: Snapshot, namespaces: Mapping[str, Mapping[str, str]], now: float) -> None:
+    def __init__(
+        self,
+        snap: Snapshot,
+        namespaces: Mapping[str, Mapping[str, str]],
+        now: float,
+        fair: fs.FairSharingSettings | None = None,
+        weights: Mapping[tuple[bool, str], float] | None = None,
+        topology: tas.TopologyIndex | None = None,
+    ) -> None:
         self.snap, self.namespaces, self.now = snap, namespaces, now
         self.result = PassResult()
         self.preempted: set[tuple[str, str]] = set()
+        self.fair = fair or fs.FairSharingSettings()
+        self.weights = dict(weights or {})
+        self.topology = topology or tas.TopologyIndex()
+        self.sources: dict[str, Any] = {}
+        self.lendable: dict[int, dict[str, int]] = {}
+
+    def place_topology(
+        self, wl: WorkloadInfo, assignment: Assignment
+    ) -> tuple[list[tuple[str, str, dict[str, int], dict[str, int]]], str | None]:
+        """TAS: ``(pod set, flavor, per-pod requests, {node: pods})`` for each pod set in a TAS flavor, or
+        the Pending message when one does not fit. The index is left as it was found."""
+        placements: list[tuple[str, str, dict[str, int], dict[str, int]]] = []
+        specs = {ps.get("name"): ps for ps in (wl.obj.get("spec") or {}).get("podSets") or ()}
+        per_pod = {ps.name: ps.per_pod for ps in wl.pod_sets}
+        problem: str | None = None
+        try:
+            for psa in assignment.pod_sets:
+                request = tas.topology_request(specs.get(psa.name) or {})
+                flavors = sorted({f for f, _ in psa.flavors.values()})
+                tas_flavors = [f for f in flavors if self.topology.is_tas(f)]
+                if not tas_flavors:
+                    why = tas.flavor_problem(self.snap.flavors.get(flavors[0]) if flavors else None, request)
+                    if why:
+                        problem = msg.couldnt_assign(psa.name, [why])
+                        break
+                    continue
+                flavor, pp = tas_flavors[0], per_pod.get(psa.name, {})
+                pods, why = self.topology.place(flavor, pp, psa.count, request)
+                if pods is None:
+                    problem = msg.couldnt_assign(psa.name, [why])
+                    break
+                self.topology.commit(flavor, pp, pods)  # later pod sets see it
+                placements.append((psa.name, flavor, pp, pods))
+        finally:
+            for _, flavor, pp, pods in placements:
+                self.topology.commit(flavor, {r: -v for r, v in pp.items()}, pods)
+        return ([], problem) if problem else (placements, None)
 
     def namespace_ok(self, wl: WorkloadInfo, cq: ClusterQueueInfo) -> bool:
         labels = dict(self.namespaces.get(wl.namespace) or {})
@@ -158,10 +236,62 @@ class _Pass:
 
     def nominate(self, wl: WorkloadInfo, cq: ClusterQueueInfo) -> tuple[Assignment, list[Target]]:
         """Assign flavors and, where needed, find preemption targets against the cycle's snapshot."""
-        assignment = assign_flavors(self.snap, wl, cq)
+        uses_time = "LowerOrNewerEqualPriority" in (cq.within_cluster_queue, cq.reclaim_within_cohort)
+        # Flavor assignment depends on the snapshot (its version), the queue, the pod sets (shape,
+        # tolerations, node selector) and, through the preemption oracle, the priority: alike heads
+        # get one answer (the Assignment is only read afterwards).
+        shape_key = (
+            "assign",
+            self.snap.version,
+            cq.name,
+            wl.priority,
+            wl.created if uses_time else 0.0,
+            tuple(
+                (
+                    ps.name,
+                    ps.count,
+                    tuple(sorted(ps.per_pod.items())),
+                    repr(ps.spec.get("tolerations")),
+                    repr(ps.spec.get("nodeSelector")),
+                )
+                for ps in wl.pod_sets
+            ),
+        )
+        if shape_key in self.snap.memo:
+            assignment = self.snap.memo[shape_key]
+        else:
+            assignment = assign_flavors(self.snap, wl, cq)
+            self.snap.memo[shape_key] = assignment
         targets: list[Target] = []
-        if assignment.mode == Mode.PREEMPT:
-            targets = get_targets(self.snap, wl, cq, assignment.frs_needing_preemption(), assignment.usage)
+        if assignment.mode != Mode.PREEMPT:
+            return assignment, targets
+        # The search depends only on the snapshot (its version), the queue, the preemptor's priority
+        # (and queue time, for LowerOrNewerEqualPriority) and the usage: heads alike share one answer.
+        frs = assignment.frs_needing_preemption()
+        key = (
+            "targets",
+            self.snap.version,
+            cq.name,
+            wl.priority,
+            wl.created if uses_time else 0.0,
+            tuple(sorted(assignment.usage.items())),
+            tuple(sorted(frs)),
+        )
+        if key in self.snap.memo:
+            return assignment, list(self.snap.memo[key])
+        if self.fair.enabled:
+            targets = fs.fair_targets(
+                self.snap,
+                wl,
+                cq,
+                frs,
+                assignment.usage,
+                self.fair.preemption_strategies,
+                self.weights,
+            )
+        else:
+            targets = get_targets(self.snap, wl, cq, frs, assignment.usage)
+        self.snap.memo[key] = list(targets)
         return assignment, targets
 
     def process(
@@ -192,6 +322,16 @@ class _Pass:
                     )
             self.pending(wl, message + msg.pending_preemption(len(targets)))
             return False
+        placements, problem = self.place_topology(wl, assignment)
+        if problem is not None:
+            self.pending(wl, problem)
+            return False
+        admission = assignment.to_admission()
+        for name, flavor, per_pod, pods in placements:
+            self.topology.commit(flavor, per_pod, pods)
+            for psa in admission["podSetAssignments"]:
+                if psa["name"] == name:
+                    psa["topologyAssignment"] = self.topology.assignment(flavor, pods)
         wl.cluster_queue, wl.usage, wl.reserved, wl.reserved_at = (
             cq.name,
             dict(assignment.usage),
@@ -199,18 +339,24 @@ class _Pass:
             self.now,
         )
         self.snap.add_workload(wl)
-        self.result.admitted.append(Admission(wl, assignment.to_admission()))
+        self.sources[cq.name].admitted(wl, _requests_by_resource(wl.usage))
+        self.result.admitted.append(Admission(wl, admission))
         return True
 
-    def run(self, queues: dict[str, list[WorkloadInfo]]) -> None:
-        position = dict.fromkeys(queues, 0)
+    def run(self, sources: dict[str, Any]) -> None:
+        self.sources = sources
         blocked: set[str] = set()
+        exhausted: set[str] = set()
         while True:
             heads: list[tuple[WorkloadInfo, ClusterQueueInfo]] = []
-            for name in sorted(queues):
-                if name not in blocked and position[name] < len(queues[name]):
-                    heads.append((queues[name][position[name]], self.snap.queues[name]))
-                    position[name] += 1
+            for name in sorted(sources):
+                if name in blocked or name in exhausted:
+                    continue
+                head = sources[name].pop()
+                if head is None:
+                    exhausted.add(name)
+                else:
+                    heads.append((head, self.snap.queues[name]))
             if not heads:
                 return
             nominated = []
@@ -221,12 +367,54 @@ class _Pass:
                         blocked.add(cq.name)
                     continue
                 nominated.append((wl, cq, *self.nominate(wl, cq)))
+            if self.fair.enabled:
+                self.run_fair(nominated, blocked)
+                continue
             # As Kueue: all heads of a cycle are assigned against the same snapshot, then handled
             # least borrowing first, then by priority and age; one that no longer fits waits.
             nominated.sort(key=lambda e: (e[2].borrowing, *queue_order_key(e[0])))
             for wl, cq, assignment, targets in nominated:
                 if not self.process(wl, cq, assignment, targets) and cq.strategy == "StrictFIFO":
                     blocked.add(cq.name)
+
+    def run_fair(self, nominated: list[Any], blocked: set[str]) -> None:
+        """Fair sharing: the cycle's heads in tournament order (lowest DRS first), each DRS taken after
+        the admissions before it (upstream's fairSharingIterator)."""
+        remaining = list(nominated)
+        cache: dict[int, Any] = {}
+        nested = any(e[1].node.parent is not None and e[1].node.parent.parent is not None for e in remaining)
+        if not nested:
+            # One level of cohorts: an entry's share is its own ClusterQueue's, which only its own
+            # admission changes, so the tournament's order is fixed for the cycle.
+            ordered = fs.flat_order(
+                remaining,
+                node_of=lambda e: e[1].node,
+                usage_of=lambda e: e[2].usage,
+                tie_key=lambda e: queue_order_key(e[0]),
+                weights=self.weights,
+                lendable_cache=self.lendable,
+            )
+            for wl, cq, assignment, targets in ordered:
+                if not self.process(wl, cq, assignment, targets) and cq.strategy == "StrictFIFO":
+                    blocked.add(cq.name)
+            return
+        while remaining:
+            entry = fs.tournament_order(
+                remaining,
+                node_of=lambda e: e[1].node,
+                usage_of=lambda e: e[2].usage,
+                tie_key=lambda e: queue_order_key(e[0]),
+                weights=self.weights,
+                cache=cache,
+                lendable_cache=self.lendable,
+            )
+            remaining.remove(entry)
+            wl, cq, assignment, targets = entry
+            admitted = self.process(wl, cq, assignment, targets)
+            if not admitted and cq.strategy == "StrictFIFO":
+                blocked.add(cq.name)
+            if admitted and nested:
+                cache.clear()  # an admission moves the shares of the cohorts above it
 
 
 def admission_pass(
@@ -238,15 +426,26 @@ def admission_pass(
     workloads: Iterable[dict[str, Any]] = (),
     namespaces: Mapping[str, Mapping[str, str]] | None = None,
     now: float = 0.0,
+    fair_sharing: fs.FairSharingSettings | None = None,
+    topologies: Iterable[dict[str, Any]] = (),
+    nodes: Iterable[dict[str, Any]] = (),
 ) -> PassResult:
-    """Run one admission pass; see the module docstring. ``now`` stamps new admissions (epoch seconds)."""
+    """Run one admission pass; see the module docstring. ``now`` stamps new admissions (epoch seconds).
+
+    ``fair_sharing`` turns on cohort fair sharing and Admission Fair Sharing (:mod:`.fairsharing`);
+    ``topologies`` and ``nodes`` (v1 Nodes with the level labels) enable topology-aware scheduling for
+    flavors naming a Topology (:mod:`.topology`)."""
     infos = [WorkloadInfo.from_object(obj) for obj in workloads]
     cqs = list(cluster_queues)
+    cohort_objs = list(cohorts)
+    flavor_objs = list(resource_flavors)
     snap = build_snapshot(
-        cluster_queues=cqs, cohorts=cohorts, resource_flavors=resource_flavors, workloads=infos
+        cluster_queues=cqs, cohorts=cohort_objs, resource_flavors=flavor_objs, workloads=infos
     )
     lqs = {(lq["metadata"].get("namespace", ""), lq["metadata"]["name"]): lq for lq in local_queues}
-    run = _Pass(snap, namespaces or {}, now)
+    fair = fair_sharing or fs.FairSharingSettings()
+    topology_index = _topology_index(topologies, flavor_objs, nodes, infos)
+    run = _Pass(snap, namespaces or {}, now, fair, fs.weights_of(cqs, cohort_objs), topology_index)
     result = run.result
     result.workloads = infos
 
@@ -285,7 +484,72 @@ def admission_pass(
             run.pending(wl, msg.cluster_queue_inactive(cq_name), msg.INADMISSIBLE)
     for name in queues:
         queues[name].sort(key=queue_order_key)
-    run.run({name: wls for name, wls in queues.items() if snap.queues[name].active})
-    admitted = {a.workload.key for a in result.admitted}
-    result.queue_order = {name: [wl for wl in wls if wl.key not in admitted] for name, wls in queues.items()}
+    sources = {name: _source(snap.queues[name], wls, lqs, fair) for name, wls in queues.items()}
+    run.run({name: src for name, src in sources.items() if snap.queues[name].active})
+    admitted = {id(a.workload) for a in result.admitted}
+    result.queue_order = {name: src.remaining(admitted) for name, src in sources.items()}
+    if fair.enabled:
+        for name, cq in snap.queues.items():
+            share = fs.dominant_resource_share(
+                cq.node, run.weights.get((False, name), 1.0), None, run.lendable
+            )
+            result.weighted_shares[name] = share.rounded()
+        for name, node in snap.tree.cohorts.items():
+            share = fs.dominant_resource_share(node, run.weights.get((True, name), 1.0), None, run.lendable)
+            result.cohort_weighted_shares[name] = share.rounded()
+    for src in sources.values():
+        if isinstance(src, fs.AdmissionFairQueue):
+            result.consumed.update(src.consumed)
     return result
+
+
+def _source(
+    cq: ClusterQueueInfo,
+    wls: list[WorkloadInfo],
+    lqs: Mapping[tuple[str, str], dict[str, Any]],
+    fair: fs.FairSharingSettings,
+) -> Any:
+    """The order a ClusterQueue's pending Workloads are tried in: fixed, or by LocalQueue usage (AFS)."""
+    scope = ((cq.obj.get("spec") or {}).get("admissionScope") or {}).get("admissionMode")
+    if fair.admission is None or scope != fs.USAGE_BASED:
+        return _ListSource(wls)
+    keys = {(wl.namespace, wl.queue_name) for wl in wls} | {
+        k for k, lq in lqs.items() if (lq.get("spec") or {}).get("clusterQueue") == cq.name
+    }
+    consumed = {k: fs.consumed_resources(lqs.get(k)) for k in keys}
+    weights = {k: fs.fair_weight(lqs.get(k)) for k in keys}
+    usage = {k: fs.local_queue_usage(consumed[k], weights[k], fair.admission.resource_weights) for k in keys}
+    return fs.AdmissionFairQueue(
+        wls,
+        lq_of=lambda wl: (wl.namespace, wl.queue_name),
+        usage=usage,
+        weights=weights,
+        settings=fair.admission,
+        key=queue_order_key,
+        consumed=consumed,
+    )
+
+
+def _topology_index(
+    topologies: Iterable[dict[str, Any]],
+    flavors: list[dict[str, Any]],
+    nodes: Iterable[dict[str, Any]],
+    infos: list[WorkloadInfo],
+) -> tas.TopologyIndex:
+    """The TAS index with the room the admitted Workloads' ``topologyAssignment`` take."""
+    topology_list = list(topologies)
+    if not topology_list:
+        return tas.TopologyIndex()
+    index = tas.TopologyIndex.build(topology_list, flavors, nodes, [])
+    for wl in infos:
+        if not wl.reserved or wl.finished:
+            continue
+        per_pod = {ps.name: ps.per_pod for ps in wl.pod_sets}
+        for psa in ((wl.obj.get("status") or {}).get("admission") or {}).get("podSetAssignments") or ():
+            if not psa.get("topologyAssignment"):
+                continue
+            tas_flavors = sorted(f for f in set((psa.get("flavors") or {}).values()) if index.is_tas(f))
+            if tas_flavors:
+                pods = tas.placed_pods(psa["topologyAssignment"])
+                index.commit(tas_flavors[0], per_pod.get(psa.get("name"), {}), pods)
+    return index

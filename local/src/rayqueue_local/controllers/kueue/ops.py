@@ -23,6 +23,7 @@ __all__ = [
     "LOCAL_QUEUES",
     "PRIORITY_CLASSES",
     "SCHEDULE",
+    "TOPOLOGIES",
     "WORKLOADS",
     "WORKLOAD_CONTROLLER",
     "StoreOps",
@@ -35,6 +36,7 @@ CLUSTER_QUEUES = "clusterqueues.kueue.x-k8s.io"
 LOCAL_QUEUES = "localqueues.kueue.x-k8s.io"
 COHORTS = "cohorts.kueue.x-k8s.io"
 FLAVORS = "resourceflavors.kueue.x-k8s.io"
+TOPOLOGIES = "topologies.kueue.x-k8s.io"
 PRIORITY_CLASSES = "workloadpriorityclasses.kueue.x-k8s.io"
 JOB_KINDS = {"rayclusters.ray.io": "RayCluster", "rayjobs.ray.io": "RayJob"}
 

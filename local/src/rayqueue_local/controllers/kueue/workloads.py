@@ -129,7 +129,22 @@ def _cluster_pod_sets(cluster_spec: dict[str, Any], annotations: dict[str, str])
                 "template": copy.deepcopy(group.get("template") or {}),
             }
         )
+    for pod_set in pod_sets:
+        _topology_request(pod_set)
     return pod_sets
+
+
+def _topology_request(pod_set: dict[str, Any]) -> None:
+    """Kueue's jobframework copies the TAS annotations of a pod template into ``podSets[].topologyRequest``
+    (pkg/controller/jobframework/tas.go)."""
+    annotations = ((pod_set.get("template") or {}).get("metadata") or {}).get("annotations") or {}
+    for annotation, field in (
+        ("kueue.x-k8s.io/podset-required-topology", "required"),
+        ("kueue.x-k8s.io/podset-preferred-topology", "preferred"),
+    ):
+        if annotations.get(annotation):
+            pod_set["topologyRequest"] = {field: annotations[annotation]}
+            return
 
 
 def _submitter_template(job: dict[str, Any]) -> dict[str, Any]:
