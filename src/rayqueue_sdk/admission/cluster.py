@@ -186,6 +186,7 @@ def assess_cluster(
     position_unavailable: str | None = None,
     known_eviction: str | None = None,
     check_limits: Mapping[str, int] | None = None,
+    fair_share: str | None = None,
     now: float | None = None,
 ) -> Assessment:
     """Read one observation of a RayCluster and its Kueue Workload.
@@ -201,6 +202,10 @@ def assess_cluster(
             cluster is queued again and the wait goes on; any other eviction fails the wait.
         check_limits: each ProvisioningRequest admission check's ``backoffLimitCount``, when the caller
             could read the checks' ProvisioningRequestConfigs ("attempt 2 of 3"; :mod:`.checks`).
+        fair_share: why fair sharing puts other ClusterQueues' workloads first, when the caller could
+            read the shares ("behind team-b-cq's workloads: fair share 0.42 vs 0.10";
+            :func:`rayqueue_sdk.admission.fairshare.fair_share_sentence`); added to a pending
+            workload's words.
         now: the time (epoch seconds) for "next attempt in N s"; the clock when ``None``.
 
     Admission checks (:mod:`rayqueue_sdk.admission.checks`): a Workload with reserved quota waits for
@@ -322,6 +327,8 @@ def assess_cluster(
         return out(ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, None, tail), kueue_why)
     if wl.state == "pending":
         tail = words or "waiting for Kueue to consider the workload"
+        if fair_share:
+            tail += f"; {fair_share}"
         if wl.queue_missing:
             return out(
                 ClusterPhase.QUEUED,

@@ -34,6 +34,7 @@ from rayqueue_sdk.cluster.dashboard import (
     exposures,
     in_kubernetes_pod,
 )
+from rayqueue_sdk.cluster.fairshare import fair_share_for
 from rayqueue_sdk.cluster.queues import queue_positions
 from rayqueue_sdk.cluster.status import ClusterStatus, status_from
 from rayqueue_sdk.display import show_details
@@ -179,8 +180,16 @@ def _status(
     why: str | None,
     exposed: str | None,
     limits: Mapping[str, int] | None = None,
+    fair_share: str | None = None,
 ) -> ClusterStatus:
-    st = status_from(cluster, workload, position=position, position_unavailable=why, check_limits=limits)
+    st = status_from(
+        cluster,
+        workload,
+        position=position,
+        position_unavailable=why,
+        check_limits=limits,
+        fair_share=fair_share,
+    )
     if in_kubernetes_pod():  # status_from's defaults are the in-cluster Service names
         return replace(st, dashboard_url=exposed or st.dashboard_url)
     # Outside the cluster: what is exposed, else what KubeRay reports (None while queued or starting).
@@ -231,7 +240,8 @@ def _read(
         position, why = positions.get(_name(wl), (None, None)) if wl else (None, None)
         exposed = dashboard_from_exposure(_name(cluster), namespace, **found) if found else None
         limits = check_limits(api, wl) if waits_for_checks(wl) else None
-        out.append((_status(cluster, wl, position, why, exposed, limits), cluster))
+        fair = fair_share_for(api, wl)
+        out.append((_status(cluster, wl, position, why, exposed, limits, fair), cluster))
     return out
 
 

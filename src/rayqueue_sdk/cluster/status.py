@@ -168,6 +168,7 @@ def status_from(
     dashboard_url: str | None = None,
     cluster_uri: str | None = None,
     check_limits: Mapping[str, int] | None = None,
+    fair_share: str | None = None,
 ) -> ClusterStatus:
     """Build a :class:`ClusterStatus` from the observed RayCluster, its Workload and the position.
 
@@ -181,6 +182,8 @@ def status_from(
             defaults are the in-cluster head Service addresses.
         check_limits: the ProvisioningRequest checks' retry limits, when read
             (:func:`rayqueue_sdk.cluster.checks.check_limits`).
+        fair_share: why fair sharing puts other queues first, when read
+            (:func:`rayqueue_sdk.cluster.fairshare.fair_share_for`).
 
     Example:
         >>> status_from(None, name="ws", namespace="ds").phase
@@ -192,6 +195,7 @@ def status_from(
         position=position,
         position_unavailable=position_unavailable,
         check_limits=check_limits,
+        fair_share=fair_share,
     )
     meta = (cluster or {}).get("metadata") or {}
     the_name = str(meta.get("name") or name or "")

@@ -33,6 +33,7 @@ from rayqueue_sdk.admission.cluster import (
     eviction_key,
 )
 from rayqueue_sdk.cluster.checks import check_limits, waits_for_checks
+from rayqueue_sdk.cluster.fairshare import fair_share_for
 from rayqueue_sdk.cluster.observe import observe_cluster
 from rayqueue_sdk.cluster.queues import check_queue, queue_position
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, status_from
@@ -256,6 +257,7 @@ class _ClusterWait:
             position_unavailable=self.position_unavailable,
             known_eviction=self.known_eviction,
             check_limits=self.limits or None,
+            fair_share=fair_share_for(self.api, workload),
         )
 
     def _observe(self) -> Assessment:

@@ -1,0 +1,83 @@
+"""Read what fair sharing says about a pending Workload (best effort, read-only).
+
+The pure sentence is :func:`rayqueue_sdk.admission.fairshare.fair_share_sentence`; this reads what it
+needs: the Workload's LocalQueue (for its ClusterQueue) and the ClusterQueues (cluster-scoped, which a
+data scientist may not be allowed to list: then there is no sentence, and nothing fails). Two reads,
+done only while a Workload waits for quota, and remembered per client for ten seconds (shares move as
+workloads finish, so the memory is short).
+
+Example:
+    >>> fair_share_for(None, {"spec": {"queueName": "q"}}) is None
+    True
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from rayqueue_sdk.admission.conditions import condition
+from rayqueue_sdk.admission.fairshare import fair_share_sentence
+from rayqueue_sdk.errors import ApiError, ForbiddenError, NotFoundError
+from rayqueue_sdk.kube.resources import get_object, kueue_kind, list_objects
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+__all__ = ["fair_share_for", "waits_for_quota"]
+
+log = logging.getLogger(__name__)
+
+_TTL = 10.0
+_cache: dict[tuple[int, str, str], tuple[float, str | None]] = {}
+
+
+def waits_for_quota(workload: Mapping[str, Any] | None) -> bool:
+    """Whether the Workload is active and waits for quota (no ``QuotaReserved=True``, not finished).
+
+    Example:
+        >>> waits_for_quota({"spec": {"active": True}, "status": {"conditions": []}})
+        True
+        >>> waits_for_quota({"status": {"conditions": [{"type": "QuotaReserved", "status": "True"}]}})
+        False
+    """
+    if workload is None or (workload.get("spec") or {}).get("active") is False:
+        return False
+    reserved, finished = condition(workload, "QuotaReserved"), condition(workload, "Finished")
+    return not (reserved and reserved.get("status") == "True") and not (
+        finished and finished.get("status") == "True"
+    )
+
+
+def _sentence(api: ApiClient, namespace: str, queue: str) -> str | None:
+    lq = get_object(api, kueue_kind(api, "localqueues"), queue, namespace)
+    cluster_queue = str((lq.get("spec") or {}).get("clusterQueue") or "")
+    if not cluster_queue:
+        return None
+    cqs, _ = list_objects(api, kueue_kind(api, "clusterqueues", namespaced=False))
+    return fair_share_sentence(cluster_queue, cqs)
+
+
+def fair_share_for(api: ApiClient | None, workload: Mapping[str, Any] | None) -> str | None:
+    """ "behind team-b-cq's workloads: fair share 0.42 vs 0.10" for a Workload waiting for quota under
+    fair sharing, else ``None`` (no client, not waiting, fair sharing off, or not readable)."""
+    if api is None or not waits_for_quota(workload):
+        return None
+    assert workload is not None
+    namespace = str((workload.get("metadata") or {}).get("namespace") or "")
+    queue = str((workload.get("spec") or {}).get("queueName") or "")
+    if not namespace or not queue:
+        return None
+    key = (id(api), namespace, queue)
+    hit = _cache.get(key)
+    if hit is not None and time.monotonic() - hit[0] < _TTL:
+        return hit[1]
+    try:
+        sentence = _sentence(api, namespace, queue)
+    except (ForbiddenError, NotFoundError, ApiError) as err:
+        log.debug("cannot read the ClusterQueues' fair shares: %s", err)
+        sentence = None
+    _cache[key] = (time.monotonic(), sentence)
+    return sentence
