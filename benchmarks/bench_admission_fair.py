@@ -1,11 +1,14 @@
-"""One Kueue admission pass over 10,000 pending Workloads in 20 ClusterQueues, fair sharing on (target < 1 s).
+"""One Kueue admission pass over 10,000 pending Workloads in 20 ClusterQueues, fair sharing and admission
+checks on (target < 1 s).
 
 The 20 ClusterQueues share a cohort with fair sharing on (DRS ordering, fair-sharing preemption with both
 strategies) and Admission Fair Sharing (two LocalQueues each, with consumed resources of their own); they
 have two GPU flavors, borrowing limits and preemption policies, and 200 admitted Workloads already hold part
 of the quota (within it, as on a real cluster), so the pass exercises flavor assignment, the tournament,
-borrowing, the preemption oracle and the victim search (higher priorities preempt lower ones). Admission
-checks are not part of this branch's engine, so none are configured.
+borrowing, the preemption oracle and the victim search (higher priorities preempt lower ones). Every
+ClusterQueue has a ProvisioningRequest admission check (``admissionChecksStrategy``), and one pending
+Workload in twenty is in its requeue backoff after a failed check (``status.requeueState.requeueAt`` in the
+future), which the pass must leave out of the queues.
 Memory is measured with tracemalloc (peak of one pass). Prints wall and process CPU time (on a shared
 machine the CPU time is the steadier figure) and asserts nothing.
 
@@ -50,6 +53,7 @@ def cluster_queue(i: int) -> dict[str, Any]:
             "preemption": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"},
             "fairSharing": {"weight": 1 + i % 3},
             "admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"},
+            "admissionChecksStrategy": {"admissionChecks": [{"name": "prov"}]},
             "resourceGroups": [
                 {
                     "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
@@ -101,6 +105,14 @@ def workload(rng: random.Random, n: int, cq: int, admitted: bool) -> dict[str, A
             ],
         },
     }
+    if not admitted and n % 20 == 0:  # a failed ProvisioningRequest: requeued after a backoff
+        wl["status"] = {
+            "admissionChecks": [
+                {"name": "prov", "state": "Pending", "retryCount": 1,
+                 "message": "Reset to Pending after eviction.", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+            ],
+            "requeueState": {"count": 1, "requeueAt": "2030-01-01T00:00:00Z"},
+        }  # fmt: skip
     if admitted:  # one GPU per pod, on a100 or t4: 10 per queue stay within its 16 GPUs of quota
         flavor = "a100" if n % 2 else "t4"
         wl["spec"]["podSets"] = [
@@ -170,7 +182,8 @@ def main() -> None:
     median, worst = statistics.median(times), max(times)
     counts = len(result.admitted), len(result.evicted), len(result.pending)
     print(
-        f"admission pass, fair sharing + AFS: {pending} pending + {ADMITTED} admitted, {queues} ClusterQueues"
+        f"admission pass, fair sharing + AFS + admission checks: {pending} pending + {ADMITTED} admitted, "
+        f"{queues} ClusterQueues"
     )
     print("  decisions: {} admitted, {} preempted, {} pending".format(*counts))
     print(f"  time: median {median * 1000:.0f} ms, max {worst * 1000:.0f} ms over {len(times)} runs")
