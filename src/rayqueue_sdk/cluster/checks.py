@@ -21,21 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.errors import ApiError, ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.resources import get_object, kueue_kind
+from rayqueue_sdk.manifests.kueue import PROVISIONING_CONTROLLER
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
-__all__ = ["PROVISIONING_CONTROLLER", "check_limits", "waits_for_checks"]
+__all__ = ["check_limits", "waits_for_checks"]
 
 log = logging.getLogger(__name__)
-
-PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
-"""``spec.controllerName`` of Kueue's ProvisioningRequest admission check.
-
-Example:
-    >>> PROVISIONING_CONTROLLER.endswith("provisioning-request")
-    True
-"""
 
 _TTL = 60.0
 _cache: dict[tuple[int, str], tuple[float, int | None]] = {}
