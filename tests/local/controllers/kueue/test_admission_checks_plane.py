@@ -20,6 +20,7 @@ from kueue_factory import cluster_queue, container, flavor_resources, local_queu
 from rayqueue_local import LocalControlPlane
 from rayqueue_local.controllers.autoscaler import LocalClusterAutoscaler
 from rayqueue_local.scenarios import seed002_queues
+from rayqueue_local.storage.store import StoreError
 
 pytestmark = pytest.mark.slow
 
@@ -198,6 +199,19 @@ def test_revoked_capacity_rejects_the_check_of_a_running_cluster(
     wait_for("suspended", lambda: cp.store.get(RC, NS, "revoked")["spec"].get("suspend") is True)
 
 
+def deactivate(cp: LocalControlPlane, name: str) -> None:
+    """``spec.active=false`` on the current Workload, read again after a write conflict."""
+    for _ in range(50):
+        current = cp.store.get(WL, NS, name)
+        try:
+            cp.store.update(WL, dict(current, spec=dict(current["spec"], active=False)))
+            return
+        except StoreError as exc:
+            if exc.code != 409:
+                raise
+    raise AssertionError(f"could not deactivate {name}")
+
+
 PROVISIONING_ANNOTATIONS = (
     "autoscaling.x-k8s.io/consume-provisioning-request",
     "autoscaling.x-k8s.io/provisioning-class-name",
@@ -231,8 +245,7 @@ def test_the_ready_checks_pod_set_updates_annotate_the_pods_until_suspended(
         "started", lambda: (rc := cp.store.get(RC, NS, "annotated"))["spec"].get("suspend") is False and rc
     )
     assert template_annotations(started) == [expected, expected]
-    deactivated = dict(admitted, spec=dict(admitted["spec"], active=False))
-    cp.store.update(WL, deactivated)
+    deactivate(cp, admitted["metadata"]["name"])
     stopped = wait_for(
         "suspended", lambda: (rc := cp.store.get(RC, NS, "annotated"))["spec"].get("suspend") is True and rc
     )

@@ -251,3 +251,34 @@ def test_admission_check_pod_set_updates_are_applied_on_start_and_restored_on_su
     assert rc == original
     assert pod_set_updates(checks, "w")[0]["nodeSelector"] == {"pool": "new"}
     assert pod_set_updates(checks, "missing") == []
+
+
+def test_a_rayjobs_head_worker_and_submitter_templates_get_their_pod_set_updates() -> None:
+    rc = ray_cluster("c", "ns", queue="q", head=container(cpu=1), workers=[("w", 1, container(cpu=1))])
+    job = {
+        "kind": "RayJob",
+        "metadata": {
+            "name": "j",
+            "namespace": "ns",
+            "uid": UID,
+            "labels": {"kueue.x-k8s.io/queue-name": "q"},
+        },
+        "spec": {"rayClusterSpec": rc["spec"], "entrypoint": "python x.py", "suspend": True},
+    }
+    wl = build_workload(job, {})
+    admission = {"podSetAssignments": [{"name": n, "flavors": {}} for n in ("head", "w", "submitter")]}
+    updates = [{"name": n, "annotations": {"a": n}} for n in ("submitter", "head", "w")]
+    apply_admission(job, admission, {}, [{"name": "prov", "state": "Ready", "podSetUpdates": updates}])
+    cluster = job["spec"]["rayClusterSpec"]
+    templates = [
+        cluster["headGroupSpec"]["template"],
+        cluster["workerGroupSpecs"][0]["template"],
+        job["spec"]["submitterPodTemplate"],
+    ]
+    assert [t["metadata"]["annotations"] for t in templates] == [
+        {"a": "head"},
+        {"a": "w"},
+        {"a": "submitter"},
+    ]
+    restore_pod_templates(job, wl)
+    assert ["metadata" in t for t in templates] == [False, False, False]
