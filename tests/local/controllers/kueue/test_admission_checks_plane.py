@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from kueue_factory import container, ray_cluster
+from kueue_factory import cluster_queue, container, flavor_resources, local_queue, ray_cluster
 
 from rayqueue_local import LocalControlPlane
 from rayqueue_local.controllers.autoscaler import LocalClusterAutoscaler
 from rayqueue_local.scenarios import seed002_queues
+from rayqueue_local.storage.store import StoreError
 
 pytestmark = pytest.mark.slow
 
@@ -66,8 +67,10 @@ def cond(obj: dict[str, Any], ctype: str) -> dict[str, Any]:
     return next((c for c in (obj.get("status") or {}).get("conditions") or () if c["type"] == ctype), {})
 
 
-def submit(cp: LocalControlPlane, name: str) -> Callable[[], dict[str, Any] | None]:
-    cp.apply(ray_cluster(name, NS, queue="user-queue", head=container(cpu=2, memory="1Gi")))
+def submit(
+    cp: LocalControlPlane, name: str, queue: str = "user-queue", **workers: Any
+) -> Callable[[], dict[str, Any] | None]:
+    cp.apply(ray_cluster(name, NS, queue=queue, head=container(cpu=2, memory="1Gi"), **workers))
 
     def workload() -> dict[str, Any] | None:
         for wl in cp.store.list(WL, NS):
@@ -194,3 +197,128 @@ def test_revoked_capacity_rejects_the_check_of_a_running_cluster(
         '"sample-prov" (The nodes were reclaimed)'
     )
     wait_for("suspended", lambda: cp.store.get(RC, NS, "revoked")["spec"].get("suspend") is True)
+
+
+def deactivate(cp: LocalControlPlane, name: str) -> None:
+    """``spec.active=false`` on the current Workload, read again after a write conflict."""
+    for _ in range(50):
+        current = cp.store.get(WL, NS, name)
+        try:
+            cp.store.update(WL, dict(current, spec=dict(current["spec"], active=False)))
+            return
+        except StoreError as exc:
+            if exc.code != 409:
+                raise
+    raise AssertionError(f"could not deactivate {name}")
+
+
+PROVISIONING_ANNOTATIONS = (
+    "autoscaling.x-k8s.io/consume-provisioning-request",
+    "autoscaling.x-k8s.io/provisioning-class-name",
+)
+
+
+def template_annotations(rc: dict[str, Any]) -> list[dict[str, str]]:
+    templates = [rc["spec"]["headGroupSpec"]["template"]]
+    templates += [g["template"] for g in rc["spec"].get("workerGroupSpecs") or ()]
+    return [(t.get("metadata") or {}).get("annotations") or {} for t in templates]
+
+
+def test_the_ready_checks_pod_set_updates_annotate_the_pods_until_suspended(
+    cp: LocalControlPlane, scaler: LocalClusterAutoscaler
+) -> None:
+    """Kueue starts the job with the check's podSetUpdates merged into its pod templates
+    (jobframework/reconciler.go getPodSetsInfoFromStatus) and restores the templates on suspend."""
+    scaler.failures = 0
+    workload = submit(cp, "annotated", workers=[("w", 1, container(cpu=1, memory="1Gi"))])
+    admitted = wait_for(
+        "admitted", lambda: (w := workload()) and cond(w, "Admitted").get("status") == "True" and w
+    )
+    request = f"{admitted['metadata']['name']}-sample-prov-1"
+    updates = admitted["status"]["admissionChecks"][0]["podSetUpdates"]
+    assert sorted(u["name"] for u in updates) == ["head", "w"]
+    expected = {
+        PROVISIONING_ANNOTATIONS[0]: request,
+        PROVISIONING_ANNOTATIONS[1]: "best-effort-atomic-scale-up.autoscaling.x-k8s.io",
+    }
+    started = wait_for(
+        "started", lambda: (rc := cp.store.get(RC, NS, "annotated"))["spec"].get("suspend") is False and rc
+    )
+    assert template_annotations(started) == [expected, expected]
+    deactivate(cp, admitted["metadata"]["name"])
+    stopped = wait_for(
+        "suspended", lambda: (rc := cp.store.get(RC, NS, "annotated"))["spec"].get("suspend") is True and rc
+    )
+    assert template_annotations(stopped) == [{}, {}]
+
+
+def test_a_cluster_queue_naming_a_missing_or_inactive_check_is_inactive_until_it_is_active(
+    cp: LocalControlPlane, scaler: LocalClusterAutoscaler
+) -> None:
+    """pkg/cache/scheduler/clusterqueue.go: missing -> AdmissionCheckNotFound, not Active ->
+    AdmissionCheckInactive; the Workloads read "ClusterQueue <name> is inactive" meanwhile."""
+    scaler.failures = 0
+    flavor = flavor_resources("default-flavor", cpu=8, memory="16Gi")
+    cp.apply(
+        [
+            cluster_queue(
+                "late-cq",
+                [(["cpu", "memory"], [flavor])],
+                admissionChecksStrategy={"admissionChecks": [{"name": "late-check"}]},
+            ),
+            local_queue(NS, "late-queue", "late-cq"),
+        ]
+    )
+
+    def cq_active() -> dict[str, Any]:
+        return cond(cp.store.get("clusterqueues.kueue.x-k8s.io", None, "late-cq"), "Active")
+
+    missing = wait_for("inactive", lambda: (c := cq_active()) and c.get("status") == "False" and c)
+    assert (missing["reason"], missing["message"]) == (
+        "AdmissionCheckNotFound",
+        "Can't admit new workloads: references missing AdmissionCheck(s): late-check.",
+    )
+    workload = submit(cp, "late", queue="late-queue")
+    pending = wait_for("pending", lambda: (w := workload()) and cond(w, "QuotaReserved").get("message") and w)
+    assert cond(pending, "QuotaReserved")["message"] == "ClusterQueue late-cq is inactive"
+    lq = cp.store.get("localqueues.kueue.x-k8s.io", NS, "late-queue")
+    assert cond(lq, "Active")["reason"] == "ClusterQueueIsInactive"
+    cp.apply(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "AdmissionCheck",
+            "metadata": {"name": "late-check"},
+            "spec": {
+                "controllerName": "kueue.x-k8s.io/provisioning-request",
+                "parameters": {
+                    "apiGroup": "kueue.x-k8s.io",
+                    "kind": "ProvisioningRequestConfig",
+                    "name": "late-config",
+                },
+            },
+        }
+    )
+    inactive = wait_for(
+        "check inactive", lambda: (c := cq_active()).get("reason") == "AdmissionCheckInactive" and c
+    )
+    assert (
+        inactive["message"] == "Can't admit new workloads: references inactive AdmissionCheck(s): late-check."
+    )
+    assert cond(workload() or {}, "QuotaReserved")["status"] == "False"
+    cp.apply(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ProvisioningRequestConfig",
+            "metadata": {"name": "late-config"},
+            "spec": {
+                "provisioningClassName": "best-effort-atomic-scale-up.autoscaling.x-k8s.io",
+                "managedResources": ["cpu"],
+            },
+        }
+    )
+    ready = wait_for("active", lambda: (c := cq_active()).get("status") == "True" and c)
+    assert (ready["reason"], ready["message"]) == ("Ready", "Can admit new workloads")
+    admitted = wait_for(
+        "admitted", lambda: (w := workload()) and cond(w, "Admitted").get("status") == "True" and w
+    )
+    assert [c["name"] for c in admitted["status"]["admissionChecks"]] == ["late-check"]

@@ -268,6 +268,25 @@ def test_inactive_cluster_queues_leave_workloads_inadmissible(spec: dict[str, An
     assert result.pending[0].reason == "Inadmissible"
 
 
+def test_a_missing_or_inactive_admission_check_makes_the_cluster_queue_inactive() -> None:
+    """Kueue's cache marks a ClusterQueue pending while a check it names is missing or not Active
+    (pkg/cache/scheduler/clusterqueue.go updateWithAdmissionChecks); its Workloads wait."""
+    cq = gpu_cq("cq", 4, admissionChecksStrategy={"admissionChecks": [{"name": "prov"}]})
+    c = world(cq)
+    name = c.submit(gpu_job("j", 1))
+    c.pass_options["admission_checks"] = []
+    result = c.step()
+    assert not c.admitted() and c.message(name) == "ClusterQueue cq is inactive"
+    assert result.pending[0].reason == "Inadmissible" and [w.name for w in result.queue_order["cq"]] == [name]
+    check = {"metadata": {"name": "prov"}, "status": {"conditions": [{"type": "Active", "status": "False"}]}}
+    c.pass_options["admission_checks"] = [check]
+    c.step()
+    assert not c.admitted() and c.message(name) == "ClusterQueue cq is inactive"
+    check["status"]["conditions"][0]["status"] = "True"
+    c.step()
+    assert c.admitted() == {name}
+
+
 def test_missing_or_stopped_local_queues_are_inadmissible() -> None:
     c = world(gpu_cq("cq", 4), lqs=[local_queue("ns", "stopped", "cq", stopPolicy="Hold")])
     missing, stopped = c.submit(gpu_job("a", 1, queue="nope")), c.submit(gpu_job("b", 1, queue="stopped"))

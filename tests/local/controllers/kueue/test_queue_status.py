@@ -5,6 +5,7 @@ from __future__ import annotations
 from kueue_factory import cluster_queue, flavor_resources
 
 from rayqueue_local.controllers.kueue.queue_status import (
+    admission_check_problems,
     cluster_queue_active,
     cluster_queue_status,
     local_queue_status,
@@ -71,3 +72,29 @@ def test_active_condition_reasons() -> None:
         "Stopped",
         "Can't admit new workloads: is stopped, references missing ResourceFlavor(s): t4.",
     )
+
+
+def test_missing_or_inactive_admission_checks_make_the_cluster_queue_inactive() -> None:
+    """Upstream's ``updateWithAdmissionChecks`` / ``inactiveReason`` (pkg/cache/scheduler/clusterqueue.go):
+    every named check counts, whatever its ``onFlavors``; reasons in upstream's order."""
+    cq = {
+        **CQ,
+        "spec": {
+            **CQ["spec"],
+            "admissionChecksStrategy": {"admissionChecks": [{"name": "prov", "onFlavors": ["t4"]}]},
+            "admissionChecks": ["old"],
+        },
+    }
+    active = {"status": {"conditions": [{"type": "Active", "status": "True"}]}}
+    inactive = {"status": {"conditions": [{"type": "Active", "status": "False"}]}}
+    assert admission_check_problems(cq, {}) == (["old", "prov"], [])
+    assert admission_check_problems(cq, {"prov": inactive, "old": {}}) == ([], ["old", "prov"])
+    assert admission_check_problems(cq, {"prov": active, "old": active}) == ([], [])
+    assert admission_check_problems(CQ, {}) == ([], [])
+    assert cluster_queue_active(cq, [], ["old"], ["prov"]) == (
+        False,
+        "AdmissionCheckNotFound",
+        "Can't admit new workloads: references missing AdmissionCheck(s): old, "
+        "references inactive AdmissionCheck(s): prov.",
+    )
+    assert cluster_queue_active(cq, ["t4"], [], ["prov"])[1] == "FlavorNotFound"

@@ -15,6 +15,7 @@ from rayqueue_local.controllers.kueue.workloads import (
     build_workload,
     job_pod_sets,
     pod_requests,
+    pod_set_updates,
     pod_sets_match,
     restore_pod_templates,
     workload_name,
@@ -200,3 +201,84 @@ def test_admission_merges_flavor_node_labels_and_tolerations_and_restore_undoes_
     assert "nodeSelector" not in rc["spec"]["headGroupSpec"]["template"]["spec"]
     restore_pod_templates(rc, wl)
     assert rc == original
+
+
+def test_admission_check_pod_set_updates_are_applied_on_start_and_restored_on_suspend() -> None:
+    """Kueue's startJob merges each Ready check's ``podSetUpdates`` into the pod templates
+    (``getPodSetsInfoFromStatus``, jobframework/reconciler.go); RestorePodSetsInfo puts them back."""
+    rc = ray_cluster("demo", "ns", queue="q", workers=[("w", 1, container(cpu=1))])
+    rc["metadata"]["uid"] = UID
+    rc["spec"]["suspend"] = True
+    rc["spec"]["headGroupSpec"]["template"]["metadata"] = {"annotations": {"mine": "kept"}}
+    wl = build_workload(rc, {})
+    original = copy.deepcopy(rc)
+    admission = {
+        "clusterQueue": "cq",
+        "podSetAssignments": [
+            {"name": "head", "flavors": {"cpu": "default-flavor"}, "count": 1},
+            {"name": "w", "flavors": {"cpu": "default-flavor"}, "count": 1},
+        ],
+    }
+    prov = {
+        "autoscaling.x-k8s.io/consume-provisioning-request": "wl-prov-1",
+        "autoscaling.x-k8s.io/provisioning-class-name": "best-effort-atomic-scale-up.autoscaling.x-k8s.io",
+    }
+    checks = [
+        {
+            "name": "prov",
+            "state": "Ready",
+            "podSetUpdates": [
+                {"name": "head", "annotations": prov},
+                {
+                    "name": "w",
+                    "annotations": prov,
+                    "labels": {"l": "v"},
+                    "nodeSelector": {"pool": "new"},
+                    "tolerations": [{"key": "k", "operator": "Exists"}],
+                },
+            ],
+        },
+        {"name": "other", "state": "Ready"},
+    ]
+    apply_admission(rc, admission, {"default-flavor": {"spec": {}}}, checks)
+    head = rc["spec"]["headGroupSpec"]["template"]
+    worker = rc["spec"]["workerGroupSpecs"][0]["template"]
+    assert head["metadata"]["annotations"] == {"mine": "kept", **prov}
+    assert worker["metadata"] == {"annotations": prov, "labels": {"l": "v"}}
+    assert worker["spec"]["nodeSelector"] == {"pool": "new"}
+    assert worker["spec"]["tolerations"] == [{"key": "k", "operator": "Exists"}]
+    restore_pod_templates(rc, wl)
+    assert rc == original
+    assert pod_set_updates(checks, "w")[0]["nodeSelector"] == {"pool": "new"}
+    assert pod_set_updates(checks, "missing") == []
+
+
+def test_a_rayjobs_head_worker_and_submitter_templates_get_their_pod_set_updates() -> None:
+    rc = ray_cluster("c", "ns", queue="q", head=container(cpu=1), workers=[("w", 1, container(cpu=1))])
+    job = {
+        "kind": "RayJob",
+        "metadata": {
+            "name": "j",
+            "namespace": "ns",
+            "uid": UID,
+            "labels": {"kueue.x-k8s.io/queue-name": "q"},
+        },
+        "spec": {"rayClusterSpec": rc["spec"], "entrypoint": "python x.py", "suspend": True},
+    }
+    wl = build_workload(job, {})
+    admission = {"podSetAssignments": [{"name": n, "flavors": {}} for n in ("head", "w", "submitter")]}
+    updates = [{"name": n, "annotations": {"a": n}} for n in ("submitter", "head", "w")]
+    apply_admission(job, admission, {}, [{"name": "prov", "state": "Ready", "podSetUpdates": updates}])
+    cluster = job["spec"]["rayClusterSpec"]
+    templates = [
+        cluster["headGroupSpec"]["template"],
+        cluster["workerGroupSpecs"][0]["template"],
+        job["spec"]["submitterPodTemplate"],
+    ]
+    assert [t["metadata"]["annotations"] for t in templates] == [
+        {"a": "head"},
+        {"a": "w"},
+        {"a": "submitter"},
+    ]
+    restore_pod_templates(job, wl)
+    assert ["metadata" in t for t in templates] == [False, False, False]

@@ -14,7 +14,8 @@ changed, and every ``resync_seconds``) and queue controllers, writing through th
 * ``spec.active=true`` after a deactivation sets ``Requeued=True`` (``Reactivated``);
 * ``PodsReady`` follows the job (RayCluster ``status.state``, RayJob ``rayClusterStatus.state``);
   a RayJob whose ``jobDeploymentStatus`` is Complete/Failed finishes its Workload;
-* ClusterQueue and LocalQueue status (counts, flavor usage, ``Active``) are kept current;
+* ClusterQueue and LocalQueue status (counts, flavor usage, ``Active``) are kept current; a ClusterQueue
+  naming a missing or inactive AdmissionCheck is inactive (:mod:`.queue_status`);
 * the webhooks (:mod:`.webhook`) and the visibility API (:mod:`.visibility`) are installed at start.
 
 The job and Workload halves live in :mod:`.jobs` and :mod:`.lifecycle`; this module wires them to
@@ -62,6 +63,7 @@ from rayqueue_local.controllers.kueue.ops import (
     metadata_of,
 )
 from rayqueue_local.controllers.kueue.podsready import PodsReadyConfig, seconds_left
+from rayqueue_local.controllers.kueue.provisioning import ADMISSION_CHECKS
 from rayqueue_local.controllers.kueue.snapshot import WorkloadInfo
 from rayqueue_local.storage.store import StoreError
 
@@ -108,6 +110,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         FLAVORS,
         PRIORITY_CLASSES,
         TOPOLOGIES,
+        ADMISSION_CHECKS,
         "namespaces",
         "nodes",
     )
@@ -246,6 +249,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         fair = self.fair_sharing()
         topologies = self._list(TOPOLOGIES)
         cohorts = self.store.list(COHORTS)
+        checks = {metadata_of(ac)["name"]: ac for ac in self._list(ADMISSION_CHECKS)}
         result = admission_pass(
             cluster_queues=cluster_queues,
             cohorts=cohorts,
@@ -257,11 +261,12 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
             fair_sharing=fair,
             topologies=topologies,
             nodes=self.store.list("nodes") if topologies else (),
+            admission_checks=checks.values(),
         )
         self._apply(result)
         if fair.admission is not None:
             self._sample_consumption(result, fair.admission)
-        self._update_queues(result, cluster_queues, local_queues, flavors)
+        self._update_queues(result, cluster_queues, local_queues, flavors, checks)
         if fair.enabled:
             for cohort in cohorts:
                 share = result.cohort_weighted_shares.get(metadata_of(cohort)["name"], 0)
@@ -410,6 +415,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         cluster_queues: list[dict[str, Any]],
         local_queues: list[dict[str, Any]],
         flavors: list[dict[str, Any]],
+        checks: dict[str, dict[str, Any]],
     ) -> None:
         now = now_rfc3339()
         usage: dict[str, dict[tuple[str, str], int]] = {}
@@ -451,7 +457,10 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
             )
             if name in result.weighted_shares:
                 fields["fairSharing"] = {"weightedShare": result.weighted_shares[name]}
-            active, reason, message = queue_status.cluster_queue_active(cq, missing)
+            missing_checks, inactive_checks = queue_status.admission_check_problems(cq, checks)
+            active, reason, message = queue_status.cluster_queue_active(
+                cq, missing, missing_checks, inactive_checks
+            )
             if active:
                 active_cqs.add(name)
             self._write_queue(CLUSTER_QUEUES, cq, fields, active, reason, message, now)

@@ -45,6 +45,7 @@ from rayqueue_local.controllers.kueue import topology as tas
 from rayqueue_local.controllers.kueue.admissionchecks import waits_for_backoff
 from rayqueue_local.controllers.kueue.flavors import Assignment, Mode, assign_flavors
 from rayqueue_local.controllers.kueue.preemption import Target, get_targets
+from rayqueue_local.controllers.kueue.queue_status import admission_check_problems
 from rayqueue_local.controllers.kueue.snapshot import (
     ClusterQueueInfo,
     Snapshot,
@@ -429,8 +430,14 @@ def admission_pass(
     fair_sharing: fs.FairSharingSettings | None = None,
     topologies: Iterable[dict[str, Any]] = (),
     nodes: Iterable[dict[str, Any]] = (),
+    admission_checks: Iterable[dict[str, Any]] | None = None,
 ) -> PassResult:
     """Run one admission pass; see the module docstring. ``now`` stamps new admissions (epoch seconds).
+
+    ``admission_checks`` (the AdmissionCheck objects; ``None``: not considered) makes a ClusterQueue
+    naming a missing or not ``Active`` check inactive, as Kueue's cache does
+    (:func:`~.queue_status.admission_check_problems`): its pending Workloads read "ClusterQueue <name> is
+    inactive" and it admits nothing.
 
     ``fair_sharing`` turns on cohort fair sharing and Admission Fair Sharing (:mod:`.fairsharing`);
     ``topologies`` and ``nodes`` (v1 Nodes with the level labels) enable topology-aware scheduling for
@@ -463,6 +470,12 @@ def admission_pass(
                     Eviction(wl, msg.EVICTED_BY_LOCAL_QUEUE_STOPPED, "The LocalQueue is stopped")
                 )
 
+    checks = None if admission_checks is None else {ac["metadata"]["name"]: ac for ac in admission_checks}
+    active = {
+        name
+        for name, cq in snap.queues.items()
+        if cq.active and (checks is None or admission_check_problems(cq.obj, checks) == ([], []))
+    }
     queues: dict[str, list[WorkloadInfo]] = {name: [] for name in snap.queues}
     for wl in infos:
         if wl.finished or wl.reserved or not wl.active or waits_for_backoff(wl.obj):
@@ -480,12 +493,12 @@ def admission_pass(
             run.pending(wl, msg.cluster_queue_missing(cq_name), msg.INADMISSIBLE)
             continue
         queues[cq_name].append(wl)
-        if not target.active:
+        if cq_name not in active:
             run.pending(wl, msg.cluster_queue_inactive(cq_name), msg.INADMISSIBLE)
     for name in queues:
         queues[name].sort(key=queue_order_key)
     sources = {name: _source(snap.queues[name], wls, lqs, fair) for name, wls in queues.items()}
-    run.run({name: src for name, src in sources.items() if snap.queues[name].active})
+    run.run({name: src for name, src in sources.items() if name in active})
     admitted = {id(a.workload) for a in result.admitted}
     result.queue_order = {name: src.remaining(admitted) for name, src in sources.items()}
     if fair.enabled:

@@ -2,8 +2,9 @@
 
 One managed job (queue label, not owned by a queued RayJob) has one Workload: it is created with
 the job, replaced when the job's pod sets change, finished when a RayJob completes. An admitted
-Workload unsuspends the job with the flavors' nodeLabels and tolerations; an evicted one suspends
-it (restoring the pod templates) and, once the job is no longer active, gives the quota back and
+Workload unsuspends the job with the flavors' nodeLabels and tolerations and its admission checks'
+``podSetUpdates`` (e.g. the ProvisioningRequest annotations); an evicted one suspends it (restoring
+the pod templates) and, once the job is no longer active, gives the quota back and
 says whether it was requeued. ``PodsReady`` follows the job's status.
 
 Example:
@@ -172,7 +173,7 @@ class JobReconciler(StoreOps):
         admission = wl["status"]["admission"]
         flavors = {metadata_of(f)["name"]: f for f in self.store.list(FLAVORS)}
         job = copy.deepcopy(job)
-        apply_admission(job, admission, flavors)
+        apply_admission(job, admission, flavors, wl["status"].get("admissionChecks") or [])
         self.store.update(key, job)
         self._event(
             job, "Started", f"Admitted by clusterQueue {admission['clusterQueue']}", source=JOB_CONTROLLER

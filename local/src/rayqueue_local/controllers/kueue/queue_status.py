@@ -3,8 +3,14 @@
 ClusterQueue: ``pendingWorkloads``, ``reservingWorkloads``, ``admittedWorkloads``,
 ``flavorsReservation``/``flavorsUsage`` (every flavor and covered resource of the resource groups,
 with ``total`` and ``borrowed`` beyond the nominal quota) and the ``Active`` condition
-(``Ready``/``Stopped``/``FlavorNotFound``). LocalQueue: the same counts and per-flavor totals of its
-own Workloads, and ``Active`` (``Ready``/``Stopped``/``ClusterQueueIsInactive``).
+(``Ready``/``Stopped``/``FlavorNotFound``/``AdmissionCheckNotFound``/``AdmissionCheckInactive``). A
+ClusterQueue is inactive while an admission check it names (``spec.admissionChecksStrategy`` or
+``spec.admissionChecks``, whatever its ``onFlavors``) has no AdmissionCheck object, or one whose ``Active``
+condition is not ``True`` (``pkg/cache/scheduler/clusterqueue.go`` ``updateWithAdmissionChecks``,
+``cache.go`` ``AddOrUpdateAdmissionCheck``); ``inactiveReason`` gives the first reason and joins the
+messages: "Can't admit new workloads: references missing AdmissionCheck(s): a,b." LocalQueue: the same
+counts and per-flavor totals of its own Workloads, and ``Active``
+(``Ready``/``Stopped``/``ClusterQueueIsInactive``).
 Sources: Kueue v0.19.2 pkg/cache/scheduler/clusterqueue.go, pkg/controller/core/*queue_controller.go.
 
 Example:
@@ -22,11 +28,64 @@ from typing import Any
 
 from rayqueue_local.controllers.kueue.amounts import format_amount, to_amount
 
-__all__ = ["cluster_queue_active", "cluster_queue_status", "local_queue_status"]
+__all__ = [
+    "admission_check_problems",
+    "cluster_queue_active",
+    "cluster_queue_status",
+    "local_queue_status",
+]
 
 
-def cluster_queue_active(cq: dict[str, Any], missing_flavors: list[str]) -> tuple[bool, str, str]:
-    """``(active, reason, message)`` of a ClusterQueue's ``Active`` condition."""
+def _check_names(cq: dict[str, Any]) -> set[str]:
+    """Every admission check a ClusterQueue names, whatever its flavors (upstream's ``c.AdmissionChecks``)."""
+    spec = cq.get("spec") or {}
+    names = {e["name"] for e in (spec.get("admissionChecksStrategy") or {}).get("admissionChecks") or ()}
+    return names | set(spec.get("admissionChecks") or ())
+
+
+def admission_check_problems(
+    cq: dict[str, Any], checks: dict[str, dict[str, Any]]
+) -> tuple[list[str], list[str]]:
+    """``(missing, inactive)``: the sorted names of ``cq``'s admission checks with no AdmissionCheck in
+    ``checks`` (by name), and of those whose ``Active`` condition is not ``True``.
+
+    Example:
+        >>> cq = {"spec": {"admissionChecksStrategy": {"admissionChecks": [{"name": "prov"}]},
+        ...                "admissionChecks": ["gone"]}}
+        >>> admission_check_problems(cq, {"prov": {"status": {"conditions": [
+        ...     {"type": "Active", "status": "False"}]}}})
+        (['gone'], ['prov'])
+    """
+    missing, inactive = [], []
+    for name in sorted(_check_names(cq)):
+        check = checks.get(name)
+        if check is None:
+            missing.append(name)
+        elif not any(
+            c.get("type") == "Active" and c.get("status") == "True"
+            for c in (check.get("status") or {}).get("conditions") or ()
+        ):
+            inactive.append(name)
+    return missing, inactive
+
+
+def cluster_queue_active(
+    cq: dict[str, Any],
+    missing_flavors: list[str],
+    missing_checks: list[str] | tuple[()] = (),
+    inactive_checks: list[str] | tuple[()] = (),
+) -> tuple[bool, str, str]:
+    """``(active, reason, message)`` of a ClusterQueue's ``Active`` condition (``inactiveReason``).
+
+    Example:
+        >>> active, reason, message = cluster_queue_active({}, [], ["prov"])
+        >>> active, reason
+        (False, 'AdmissionCheckNotFound')
+        >>> message
+        "Can't admit new workloads: references missing AdmissionCheck(s): prov."
+        >>> cluster_queue_active({}, [], [], ["a", "b"])[2]
+        "Can't admit new workloads: references inactive AdmissionCheck(s): a,b."
+    """
     reasons, messages = [], []
     if ((cq.get("spec") or {}).get("stopPolicy") or "None") != "None":
         reasons.append("Stopped")
@@ -34,6 +93,12 @@ def cluster_queue_active(cq: dict[str, Any], missing_flavors: list[str]) -> tupl
     if missing_flavors:
         reasons.append("FlavorNotFound")
         messages.append(f"references missing ResourceFlavor(s): {','.join(missing_flavors)}")
+    if missing_checks:
+        reasons.append("AdmissionCheckNotFound")
+        messages.append(f"references missing AdmissionCheck(s): {','.join(missing_checks)}")
+    if inactive_checks:
+        reasons.append("AdmissionCheckInactive")
+        messages.append(f"references inactive AdmissionCheck(s): {','.join(inactive_checks)}")
     if reasons:
         return False, reasons[0], f"Can't admit new workloads: {', '.join(messages)}."
     return True, "Ready", "Can admit new workloads"

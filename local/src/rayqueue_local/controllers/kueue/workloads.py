@@ -2,8 +2,8 @@
 
 Follows Kueue v0.19.2: names from ``pkg/controller/jobframework/workload_names.go``, pod sets from
 ``pkg/controller/jobs/raycluster/common.go`` (BuildPodSets) and ``jobs/rayjob/rayjob_controller.go``,
-metadata from ``jobframework/reconciler.go`` (ConstructWorkload), flavor injection from
-``pkg/podset`` (Merge/RestorePodSpec). No I/O.
+metadata from ``jobframework/reconciler.go`` (ConstructWorkload), flavor and admission-check
+``podSetUpdates`` injection from ``pkg/podset`` (Merge/RestorePodSpec). No I/O.
 
 Example:
     >>> workload_name("RayCluster", "ray.io", "demo", "11111111-2222-3333-4444-555555555555")
@@ -29,6 +29,7 @@ __all__ = [
     "build_workload",
     "job_pod_sets",
     "pod_requests",
+    "pod_set_updates",
     "pod_sets_match",
     "queue_name",
     "restore_pod_templates",
@@ -264,11 +265,46 @@ def _templates(job: dict[str, Any]) -> list[dict[str, Any]]:
     return templates
 
 
+def pod_set_updates(admission_checks: list[dict[str, Any]], pod_set: str) -> list[dict[str, Any]]:
+    """The ``podSetUpdates`` entries the Workload's admission checks hold for ``pod_set`` (at most one per
+    check, in check order, as ``getPodSetsInfoFromStatus`` in ``jobframework/reconciler.go`` reads them).
+
+    Example:
+        >>> checks = [{"name": "prov", "podSetUpdates": [
+        ...     {"name": "head", "annotations": {"autoscaling.x-k8s.io/consume-provisioning-request": "r-1"}},
+        ...     {"name": "workers", "annotations": {"a": "b"}}]}]
+        >>> pod_set_updates(checks, "head")[0]["annotations"]
+        {'autoscaling.x-k8s.io/consume-provisioning-request': 'r-1'}
+    """
+    found = []
+    for check in admission_checks:
+        for update in check.get("podSetUpdates") or ():
+            if update.get("name") == pod_set:
+                found.append(update)
+                break
+    return found
+
+
 def apply_admission(
-    job: dict[str, Any], admission: dict[str, Any], flavors: dict[str, dict[str, Any]]
+    job: dict[str, Any],
+    admission: dict[str, Any],
+    flavors: dict[str, dict[str, Any]],
+    admission_checks: list[dict[str, Any]] | tuple[()] = (),
 ) -> None:
-    """Unsuspend ``job`` in place and merge each assigned flavor's nodeLabels and tolerations
-    into the matching pod template (Kueue's RunWithPodSetsInfo + podset.Merge)."""
+    """Unsuspend ``job`` in place and merge each assigned flavor's nodeLabels and tolerations, then
+    the admission checks' ``podSetUpdates`` (labels, annotations, nodeSelector, tolerations), into the
+    matching pod template (Kueue's ``startJob``: ``getPodSetsInfoFromStatus`` merges the checks'
+    updates into each pod set's info, and RunWithPodSetsInfo applies it with ``podset.Merge``,
+    ``pkg/controller/jobframework/reconciler.go`` and ``pkg/podset/podset.go``).
+
+    Example:
+        >>> job = {"kind": "RayCluster", "spec": {"suspend": True, "headGroupSpec": {"template": {}}}}
+        >>> admission = {"podSetAssignments": [{"name": "head", "flavors": {}}]}
+        >>> update = {"name": "head", "annotations": {"example.com/a": "r"}}
+        >>> apply_admission(job, admission, {}, [{"name": "prov", "podSetUpdates": [update]}])
+        >>> job["spec"]["suspend"], job["spec"]["headGroupSpec"]["template"]["metadata"]["annotations"]
+        (False, {'example.com/a': 'r'})
+    """
     job.setdefault("spec", {})["suspend"] = False
     by_name = {psa["name"]: psa for psa in admission.get("podSetAssignments") or ()}
     names = [p["name"] for p in job_pod_sets(job)]
@@ -277,23 +313,54 @@ def apply_admission(
         if psa is None:
             continue
         pod = template.setdefault("spec", {})
+        tolerations: list[dict[str, Any]] = []
         for flavor_name in sorted(set((psa.get("flavors") or {}).values())):
             flavor_spec = (flavors.get(flavor_name) or {}).get("spec") or {}
             if flavor_spec.get("nodeLabels"):
                 pod.setdefault("nodeSelector", {}).update(flavor_spec["nodeLabels"])
-            for toleration in flavor_spec.get("tolerations") or ():
-                if toleration not in pod.setdefault("tolerations", []):
-                    pod["tolerations"].append(copy.deepcopy(toleration))
+            tolerations += flavor_spec.get("tolerations") or ()
+        for update in pod_set_updates(list(admission_checks), name):
+            meta = template.setdefault("metadata", {})
+            for field_name in ("labels", "annotations"):
+                if update.get(field_name):
+                    meta.setdefault(field_name, {}).update(update[field_name])
+            if update.get("nodeSelector"):
+                pod.setdefault("nodeSelector", {}).update(update["nodeSelector"])
+            tolerations += update.get("tolerations") or ()
+        for toleration in tolerations:
+            if toleration not in pod.setdefault("tolerations", []):
+                pod["tolerations"].append(copy.deepcopy(toleration))
 
 
 def restore_pod_templates(job: dict[str, Any], workload: dict[str, Any]) -> None:
-    """Suspend ``job`` in place and put back the nodeSelector and tolerations the Workload recorded
-    before admission (Kueue's RestorePodSetsInfo)."""
+    """Suspend ``job`` in place and put back the labels, annotations, nodeSelector and tolerations the
+    Workload recorded before admission (Kueue's RestorePodSetsInfo, ``podset.RestorePodSpec``): what the
+    flavors and the admission checks' ``podSetUpdates`` added goes.
+
+    Example:
+        >>> job = {"kind": "RayCluster", "spec": {"headGroupSpec": {"template": {
+        ...     "metadata": {"annotations": {"autoscaling.x-k8s.io/consume-provisioning-request": "r"}}}}}}
+        >>> wl = {"spec": {"podSets": [{"name": "head", "template": {}}]}}
+        >>> restore_pod_templates(job, wl)
+        >>> job["spec"]["suspend"], job["spec"]["headGroupSpec"]["template"]
+        (True, {'spec': {}})
+    """
     job.setdefault("spec", {})["suspend"] = True
     originals = {p["name"]: p for p in (workload.get("spec") or {}).get("podSets") or ()}
     names = [p["name"] for p in job_pod_sets(job)]
     for name, template in zip(names, _templates(job), strict=False):
-        original = ((originals.get(name) or {}).get("template") or {}).get("spec") or {}
+        original_template = (originals.get(name) or {}).get("template") or {}
+        original_meta = original_template.get("metadata") or {}
+        meta = template.get("metadata")
+        if meta is not None:
+            for field_name in ("labels", "annotations"):
+                if original_meta.get(field_name):
+                    meta[field_name] = copy.deepcopy(original_meta[field_name])
+                else:
+                    meta.pop(field_name, None)
+            if not meta and "metadata" not in original_template:
+                template.pop("metadata")
+        original = original_template.get("spec") or {}
         pod = template.setdefault("spec", {})
         for field_name in ("nodeSelector", "tolerations"):
             if field_name in original:
