@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from rayqueue_sdk.display.console import phase_text, workers_text
 from rayqueue_sdk.display.views import DetailsView, StatusView
 
-__all__ = ["WIDTH", "clusters_text", "details_text", "status_text"]
+__all__ = ["WIDTH", "clusters_text", "details_text", "idle_line", "status_text"]
 
 #: The width every plain-text block fits in.
 WIDTH = 80
@@ -45,6 +45,10 @@ def status_text(status: StatusView) -> str:
           ready (2/2 workers ready)
           workers 2/2
           dashboard http://127.0.0.1:8265
+        >>> import dataclasses
+        >>> idle = dataclasses.replace(st, idle_scale_to_zero="reaper mode: idle 12 of 60 min")
+        >>> print(status_text(idle).splitlines()[-1])
+          scale to zero: reaper mode: idle 12 of 60 min
     """
     lines = [f"{status.namespace}/{status.name}: {phase_text(status)}"]
     lines += _wrap(status.explanation)
@@ -63,7 +67,32 @@ def status_text(status: StatusView) -> str:
         lines += _wrap(f"Kueue: {status.message}")
     if status.dashboard_url and status.ready:
         lines.append(f"  dashboard {status.dashboard_url}")
+    idle = idle_line(status)
+    if idle:
+        lines += _wrap(f"scale to zero: {idle}")
     return "\n".join(lines)
+
+
+def idle_line(status: StatusView) -> str | None:
+    """The idle policy's line for a status block (``None``: no policy), without repeating the
+    explanation: a cluster scaled to zero already says when and how to resume there, so only the
+    mechanism is left.
+
+    Example:
+        >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
+        >>> idle_line(ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready",
+        ...                         idle_scale_to_zero="keda mode: idle 12 of 60 min"))
+        'keda mode: idle 12 of 60 min'
+        >>> gone = "scaled to zero at 14:02 UTC after 60 idle min; quota released"
+        >>> idle_line(ClusterStatus("ws", "ds", ClusterPhase.DEACTIVATED, False, gone,
+        ...                         idle_scale_to_zero="keda mode: " + gone, scaled_to_zero=True))
+        'keda mode'
+    """
+    line = status.idle_scale_to_zero
+    if not line:
+        return None
+    head, _, tail = line.partition(": ")
+    return head if tail and tail in status.explanation else line
 
 
 def details_text(details: DetailsView) -> str:

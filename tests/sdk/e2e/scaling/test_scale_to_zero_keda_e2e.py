@@ -114,6 +114,7 @@ def test_keda_scales_the_idle_cluster_to_zero_and_resume_gets_the_whole_period(
     assert "scaled to zero at" in (st.idle_scale_to_zero or "") and "quota released" in (
         st.idle_scale_to_zero or ""
     )
+    assert "scale to zero: keda mode" in repr(st) and "cluster.resume()" in repr(st)
     with pytest.raises(ScaledToZeroError, match=r"call cluster\.resume\(\)"):
         first.wait_ready(timeout=5)
     with pytest.raises(ScaledToZeroError, match="scaled to zero"):
