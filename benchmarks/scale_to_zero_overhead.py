@@ -110,9 +110,11 @@ def one_mode(cp: LocalControlPlane, api: Any, mode: str, args: argparse.Namespac
             ]
         poller = Poller(cp, api, ns, uids[0], uids[1])
         poller.start()
+        # the job's end, read while the head still runs (it goes with the scale-down)
+        info = wait_for(lambda: first.job_client.get_job_info(job), lambda i: i.end_time is not None, 120)
+        end = info.end_time
         poller.join(args.timeout)
         poller.stop.set()
-        end = first.job_client.get_job_info(job).end_time
         if end is None or len(poller.seen) < 3:
             raise RuntimeError(
                 f"{mode}: incomplete within {args.timeout}s: job end {end}, seen {poller.seen}"
@@ -148,7 +150,10 @@ def main() -> None:
             print(
                 f"{mode:6s} idle -> deactivated {t['deactivated']:5.1f} s -> next admitted "
                 f"{t['admitted']:5.1f} s -> next ready {total:5.1f} s | overhead above the "
-                f"{args.idle_seconds:g} s idle period {total - args.idle_seconds:5.1f} s "
+                f"{args.idle_seconds:g} s idle period {total - args.idle_seconds:5.1f} s: policy "
+                f"{t['deactivated'] - args.idle_seconds:4.1f} s, "
+                f"Kueue {t['admitted'] - t['deactivated']:4.1f} s, "
+                f"Ray head start {total - t['admitted']:4.1f} s "
                 f"(target: total <= pollingInterval {args.polling} + cooldown {args.idle_seconds:g} + 10 = "
                 f"{target:g} s: {'met' if total <= target else 'MISSED'})"
             )
