@@ -19,10 +19,10 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
-from rayqueue_sdk.display.console import phase_text, workers_text
+from rayqueue_sdk.display.console import idle_line, phase_text, workers_text
 from rayqueue_sdk.display.views import DetailsView, StatusView
 
-__all__ = ["WIDTH", "clusters_text", "details_text", "idle_line", "status_text"]
+__all__ = ["WIDTH", "clusters_text", "details_text", "status_text"]
 
 #: The width every plain-text block fits in.
 WIDTH = 80
@@ -71,28 +71,6 @@ def status_text(status: StatusView) -> str:
     if idle:
         lines += _wrap(f"scale to zero: {idle}")
     return "\n".join(lines)
-
-
-def idle_line(status: StatusView) -> str | None:
-    """The idle policy's line for a status block (``None``: no policy), without repeating the
-    explanation: a cluster scaled to zero already says when and how to resume there, so only the
-    mechanism is left.
-
-    Example:
-        >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
-        >>> idle_line(ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready",
-        ...                         idle_scale_to_zero="keda mode: idle 12 of 60 min"))
-        'keda mode: idle 12 of 60 min'
-        >>> gone = "scaled to zero at 14:02 UTC after 60 idle min; quota released"
-        >>> idle_line(ClusterStatus("ws", "ds", ClusterPhase.DEACTIVATED, False, gone,
-        ...                         idle_scale_to_zero="keda mode: " + gone, scaled_to_zero=True))
-        'keda mode'
-    """
-    line = status.idle_scale_to_zero
-    if not line:
-        return None
-    head, _, tail = line.partition(": ")
-    return head if tail and tail in status.explanation else line
 
 
 def details_text(details: DetailsView) -> str:

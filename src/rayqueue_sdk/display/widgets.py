@@ -25,9 +25,9 @@ from collections.abc import Callable, Mapping, Sequence
 from html import escape
 from typing import Any
 
-from rayqueue_sdk.display.console import phase_text, workers_text
+from rayqueue_sdk.display.console import idle_line, phase_text, workers_text
 from rayqueue_sdk.display.live import LiveDisplay
-from rayqueue_sdk.display.text import clusters_text, details_text, idle_line, status_text
+from rayqueue_sdk.display.text import clusters_text, details_text, status_text
 from rayqueue_sdk.display.views import DetailsView, StatusView
 from rayqueue_sdk.errors import RayQueueError
 

@@ -10,8 +10,8 @@ from dataclasses import replace
 from rayqueue_sdk.admission.phases import ClusterPhase
 from rayqueue_sdk.cluster.observe import summarize
 from rayqueue_sdk.cluster.status import ClusterStatus
-from rayqueue_sdk.display.console import render_text, status_panel
-from rayqueue_sdk.display.text import details_text, idle_line, status_text
+from rayqueue_sdk.display.console import idle_line, render_text, status_panel
+from rayqueue_sdk.display.text import details_text, status_text
 from rayqueue_sdk.display.widgets import status_html
 from rayqueue_sdk.errors import ScaledToZeroError
 from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, POLICY_ANNOTATION
@@ -110,6 +110,8 @@ def test_a_cluster_scaled_to_zero_says_it_once_with_the_way_back() -> None:
     assert text.count("scaled to zero at 14:02") == 1 and "cluster.resume()" in text
     assert idle_line(st) == "keda mode" and "scale to zero: keda mode" in text
     assert "scale to zero</th><td>keda mode</td>" in status_html(st)
+    panel = render_text(status_panel(st), width=200)  # what `rayqueue cluster status` prints
+    assert panel.count("scaled to zero at 14:02") == 1 and "cluster.resume()" in panel
 
 
 def test_no_policy_adds_nothing() -> None:
