@@ -516,7 +516,9 @@ class Cluster:
         With an idle policy, the resumed cluster gets the whole idle period again: under KEDA the
         ScaledObject is recreated first (the old one's ``lastActiveTime`` is old and its metric still 0,
         so it would scale the cluster straight back to zero); the reaper restarts its clock at the
-        Workload's new admission.
+        Workload's new admission. KEDA cannot see Kueue's admission, so its new object's
+        ``initialCooldownPeriod`` counts from this call: a cluster that waits in the queue longer than
+        ``initial_cooldown_minutes`` is deactivated again (size it to the wait, or use the reaper).
 
         Example:
             >>> # cluster.resume(); cluster.wait_ready()

@@ -27,6 +27,7 @@ __all__ = [
     "PHASE_STYLES",
     "clusters_table",
     "details_panel",
+    "idle_line",
     "phase_text",
     "print_details",
     "print_clusters",
@@ -48,6 +49,28 @@ PHASE_STYLES = {
     "deleted": "dim",
     "unknown": "dim",
 }
+
+
+def idle_line(status: StatusView) -> str | None:
+    """The idle policy's line for a status block (``None``: no policy), without repeating the
+    explanation: a cluster scaled to zero already says when and how to resume there, so only the
+    mechanism is left.
+
+    Example:
+        >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
+        >>> idle_line(ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready",
+        ...                         idle_scale_to_zero="keda mode: idle 12 of 60 min"))
+        'keda mode: idle 12 of 60 min'
+        >>> gone = "scaled to zero at 14:02 UTC after 60 idle min; quota released"
+        >>> idle_line(ClusterStatus("ws", "ds", ClusterPhase.DEACTIVATED, False, gone,
+        ...                         idle_scale_to_zero="keda mode: " + gone, scaled_to_zero=True))
+        'keda mode'
+    """
+    line = status.idle_scale_to_zero
+    if not line:
+        return None
+    head, _, tail = line.partition(": ")
+    return head if tail and tail in status.explanation else line
 
 
 def phase_text(status: StatusView) -> str:
@@ -137,7 +160,7 @@ def status_panel(status: StatusView) -> Any:
         ("workload", status.workload),
         ("dashboard", status.dashboard_url),
         ("ray client", status.cluster_uri),
-        ("scale to zero", status.idle_scale_to_zero),
+        ("scale to zero", idle_line(status)),
     ]
     for label, value in rows:
         if value:

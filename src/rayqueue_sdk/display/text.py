@@ -19,7 +19,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
-from rayqueue_sdk.display.console import phase_text, workers_text
+from rayqueue_sdk.display.console import idle_line, phase_text, workers_text
 from rayqueue_sdk.display.views import DetailsView, StatusView
 
 __all__ = ["WIDTH", "clusters_text", "details_text", "status_text"]
@@ -45,6 +45,10 @@ def status_text(status: StatusView) -> str:
           ready (2/2 workers ready)
           workers 2/2
           dashboard http://127.0.0.1:8265
+        >>> import dataclasses
+        >>> idle = dataclasses.replace(st, idle_scale_to_zero="reaper mode: idle 12 of 60 min")
+        >>> print(status_text(idle).splitlines()[-1])
+          scale to zero: reaper mode: idle 12 of 60 min
     """
     lines = [f"{status.namespace}/{status.name}: {phase_text(status)}"]
     lines += _wrap(status.explanation)
@@ -63,6 +67,9 @@ def status_text(status: StatusView) -> str:
         lines += _wrap(f"Kueue: {status.message}")
     if status.dashboard_url and status.ready:
         lines.append(f"  dashboard {status.dashboard_url}")
+    idle = idle_line(status)
+    if idle:
+        lines += _wrap(f"scale to zero: {idle}")
     return "\n".join(lines)
 
 

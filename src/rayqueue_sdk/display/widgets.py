@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from html import escape
 from typing import Any
 
-from rayqueue_sdk.display.console import phase_text, workers_text
+from rayqueue_sdk.display.console import idle_line, phase_text, workers_text
 from rayqueue_sdk.display.live import LiveDisplay
 from rayqueue_sdk.display.text import clusters_text, details_text, status_text
 from rayqueue_sdk.display.views import DetailsView, StatusView
@@ -119,6 +119,9 @@ def status_html(status: StatusView, gpus: int | None = None) -> str:
         ("dashboard", _link(status.dashboard_url)),
         ("ray client", _e(status.cluster_uri)),
     ]
+    idle = idle_line(status)
+    if idle:
+        rows.append(("scale to zero", _e(idle)))
     body = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in rows)
     return f"<h4>{_e(status.namespace)}/{_e(status.name)}</h4><table>{body}</table>"
 

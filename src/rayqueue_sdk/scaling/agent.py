@@ -179,8 +179,10 @@ def decide(
     - a new admission (``admitted_at`` changed, e.g. after ``resume()``): the clock starts again from it,
       so a resumed cluster gets the full idle period;
     - busy, or a signal that could not be read: the clock restarts now (never scale on ignorance);
-    - idle for ``idle_seconds`` since the later of the admission and the last busy moment, and past the
-      initial cooldown from the admission: ``"scale"``.
+    - idle for ``idle_seconds`` since the later of the admission and the first idle observation after
+      the last busy one (the work may have ended just before that poll, so the clock never starts early:
+      the cluster is idle for at least the whole period, at most one polling interval more), and past
+      the initial cooldown from the admission: ``"scale"``.
 
     Example:
         >>> cfg = dict(idle_seconds=60, initial_cooldown_seconds=300)
@@ -216,6 +218,10 @@ def decide(
         )
     if obs.busy:
         return Decision(replace(state, last_busy=now, idle_for=0.0, decision="busy"), "wait")
+    if state.decision == "busy" or state.decision.startswith("signal unavailable"):
+        # the first idle observation after a busy one: the clock starts now, not at the last busy poll
+        # (the work may have ended just before this poll: never scale down before a whole idle period)
+        state = replace(state, last_busy=now)
     since = state.idle_since if state.idle_since is not None else admitted
     idle_for = max(0.0, now - since)
     grace_left = admitted + initial_cooldown_seconds - now

@@ -492,8 +492,17 @@ class IdleStatus:
     decision: str | None = None
     hook: str | None = None
 
+    def _minutes(self, seconds: float) -> str:
+        """Whole minutes, or tenths where the period is under 10 minutes (a demo's 0.1 min period)."""
+        return f"{seconds / 60:.0f}" if self.idle_minutes >= 10 else f"{seconds / 60:.1f}"
+
     def text(self, now: float | None = None) -> str:
-        """One line for humans (times in UTC)."""
+        """One line for humans (times in UTC); minutes in tenths for periods under 10 minutes.
+
+        Example:
+            >>> IdleStatus("keda", "workload", 0.5, "gpu", idle_since=0.0).text(now=12.0)
+            'keda mode: idle 0.2 of 0.5 min'
+        """
         now = time.time() if now is None else now
         head = f"{self.mode} mode"
         if self.scaled_to_zero:
@@ -502,11 +511,12 @@ class IdleStatus:
                 if self.scaled_at is not None
                 else ""
             )
-            after = f" after {self.idle_for / 60:.0f} idle min" if self.idle_for else ""
+            after = f" after {self._minutes(self.idle_for)} idle min" if self.idle_for else ""
             released = "quota released" if self.mechanism == "workload" else "suspended"
             out = f"{head}: scaled to zero{when}{after}; {released}; cluster.resume() queues it again"
         elif self.idle_since is not None:
-            out = f"{head}: idle {max(0.0, now - self.idle_since) / 60:.0f} of {self.idle_minutes:g} min"
+            idle = self._minutes(max(0.0, now - self.idle_since))
+            out = f"{head}: idle {idle} of {self.idle_minutes:g} min"
         else:
             out = f"{head}: scale to zero after {self.idle_minutes:g} idle min ({self.decision or 'waiting'})"
         if self.hook:

@@ -12,15 +12,14 @@ and RoleBinding objects) — the path a real cluster takes.
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from scaling_helpers import seed_cluster, wait_for
 
 from rayqueue_local.controlplane import LocalControlPlane
-from rayqueue_sdk import Cluster, ClusterConfiguration, ForbiddenError, ScaledToZeroError
+from rayqueue_sdk import ForbiddenError, ScaledToZeroError
 from rayqueue_sdk.errors import NotFoundError
 from rayqueue_sdk.kube.objects import get_manifest
 from rayqueue_sdk.kube.resources import find_workload
@@ -28,39 +27,6 @@ from rayqueue_sdk.kube.rest import get_path, get_text
 from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION
 
 pytestmark = [pytest.mark.ray]
-
-
-def wait_for(read: Callable[[], Any], ok: Callable[[Any], bool], timeout: float = 240.0) -> Any:
-    deadline = time.monotonic() + timeout
-    value = read()
-    while not ok(value):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting; last value: {value!r}")
-        time.sleep(0.5)
-        value = read()
-    return value
-
-
-def seed_cluster(name: str, ns: str, client: Any, queue: str = "user-queue") -> Cluster:
-    return Cluster(
-        ClusterConfiguration(
-            name=name,
-            namespace=ns,
-            head_cpu_requests=2,
-            head_cpu_limits=2,
-            head_memory_requests=8,
-            head_memory_limits=8,
-            head_extended_resource_requests={"nvidia.com/gpu": 1},
-            worker_extended_resource_requests={"nvidia.com/gpu": 1},
-            num_workers=1,
-            worker_cpu_requests=2,
-            worker_cpu_limits=2,
-            worker_memory_requests=8,
-            worker_memory_limits=8,
-            local_queue=queue,
-        ),
-        client=client,
-    )
 
 
 def agent_log(plane: LocalControlPlane, ns: str, admin: Any) -> str:

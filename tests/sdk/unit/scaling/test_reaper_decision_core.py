@@ -49,9 +49,21 @@ def test_a_cluster_that_keeps_running_jobs_is_never_scaled_down() -> None:
     assert "scale" not in run(steps)
 
 
-def test_busy_restarts_the_clock() -> None:
-    assert run([(0, idle()), (500, busy()), (1000, idle()), (1099, idle()), (1100, idle())]) == [
+def test_busy_restarts_the_clock_at_the_first_idle_observation() -> None:
+    """Busy at 500 and idle at 1000: the work may have ended at 999, so the clock starts at 1000 and the
+    cluster is scaled down a whole period (600 s) later, never earlier."""
+    assert run([(0, idle()), (500, busy()), (1000, idle()), (1599, idle()), (1600, idle())]) == [
         "wait",
+        "wait",
+        "wait",
+        "wait",
+        "scale",
+    ]
+
+
+def test_a_signal_read_again_after_a_failure_starts_a_whole_period() -> None:
+    unknown = Observation(True, admitted_at=0.0, busy=None, why="Prometheus unreachable")
+    assert run([(700, unknown), (800, idle()), (1399, idle()), (1400, idle())]) == [
         "wait",
         "wait",
         "wait",

@@ -1,0 +1,152 @@
+"""KEDA mode end to end (seed 000 in the SDK's words): Kueue serves ``workloads/scale``, KEDA's
+ScaledObject queries a real Prometheus scraping the DCGM-style exporter, and real Ray heads run.
+
+The quota (2 GPUs) fits one of seed 000's clusters; the second waits. A short Ray job keeps the first's
+GPUs busy; once it ends and the idle period has passed, KEDA scales the first cluster's Workload to 0
+(Kueue: Evicted, reason ``Deactivated``, "The workload is deactivated"), the quota goes back, and the
+second is admitted and becomes ready with no manual step. ``first.resume()`` queues it again behind the
+second and recreates its ScaledObject, so the resumed cluster gets the whole period again: KEDA's
+``lastActiveTime`` of the old object is old and the metric still 0, so without that the first poll would
+scale the cluster straight back to zero [E pkg/scaling/executor/scale_scaledobjects.go].
+
+Short periods keep the test short: idle period 6 s (``idle_minutes=0.1``), ``polling_seconds=1``, a 5 s
+query window, and an initial cooldown of 20 s (the period a new or resumed ScaledObject grants before
+its first use; KEDA counts it from the object's creation, since it cannot see Kueue's admission).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from scaling_helpers import seed_cluster, wait_for
+
+from rayqueue_local.controlplane import LocalControlPlane
+from rayqueue_sdk import ScaledToZeroError
+from rayqueue_sdk.config.idle import PrometheusSource
+from rayqueue_sdk.kube.objects import get_manifest
+from rayqueue_sdk.kube.resources import find_workload
+from rayqueue_sdk.manifests.scaling import RESUMED_ANNOTATION
+from rayqueue_sdk.scaling.agent import parse_time
+
+pytestmark = [pytest.mark.ray, pytest.mark.prometheus]
+
+INITIAL_COOLDOWN_S = 20
+
+
+def conditions(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
+
+
+def test_keda_scales_the_idle_cluster_to_zero_and_resume_gets_the_whole_period(
+    idle_plane: LocalControlPlane, idle_ns: str, idle_admin: Any
+) -> None:
+    ns, prom = idle_ns, idle_plane.prometheus
+    first = seed_cluster("first-raycluster", ns, idle_admin)
+    second = seed_cluster("second-raycluster", ns, idle_admin)
+    first.apply()
+    first.wait_ready(timeout=300)
+    second.apply()
+    wait_for(lambda: second.status().phase.value, lambda p: p == "queued")
+
+    # a short job keeps the first cluster's GPUs busy; wait until Prometheus has seen it
+    job_id = first.job_client.submit_job(entrypoint='python -c "import time; time.sleep(10)"')
+    busy = f'max(DCGM_FI_DEV_GPU_UTIL{{exported_namespace="{ns}",exported_pod=~"first-raycluster-.*"}})'
+    wait_for(lambda: prom.query(busy), lambda r: bool(r) and float(r[0]["value"][1]) > 0, timeout=60)
+
+    source = PrometheusSource(url=prom.url, window="5s", auth="bearer")
+    report = first.scale_to_zero(
+        idle_minutes=0.1,
+        mode="keda",
+        prometheus=source,
+        polling_seconds=1,
+        initial_cooldown_minutes=INITIAL_COOLDOWN_S / 60,
+    )
+    assert "keda mode" in report and "ScaledObject/first-raycluster-idle" in report
+    so_ref = {
+        "apiVersion": "keda.sh/v1alpha1",
+        "kind": "ScaledObject",
+        "metadata": {"name": "first-raycluster-idle", "namespace": ns},
+    }
+    rc_uid = (
+        first.to_dict()["metadata"].get("uid")
+        or get_manifest(
+            idle_admin,
+            {
+                "apiVersion": "ray.io/v1",
+                "kind": "RayCluster",
+                "metadata": {"name": first.name, "namespace": ns},
+            },
+        )["metadata"]["uid"]
+    )
+
+    def workload() -> dict[str, Any]:
+        found = find_workload(idle_admin, ns, rc_uid)
+        assert found is not None
+        return found
+
+    so = get_manifest(idle_admin, so_ref)
+    assert so["spec"]["scaleTargetRef"]["name"] == workload()["metadata"]["name"]
+    assert so["metadata"]["ownerReferences"][0]["name"] == "first-raycluster"
+    assert "exported_pod=~" in so["spec"]["triggers"][0]["metadata"]["query"]
+    active = wait_for(lambda: get_manifest(idle_admin, so_ref), lambda o: "lastActiveTime" in o["status"])
+    assert conditions(active)["Active"]["reason"] == "ScalerActive"
+    assert "keda mode" in (first.status().idle_scale_to_zero or "")
+
+    # the job ends, the GPUs go idle, and after the idle period KEDA gives the quota back
+    evicted = wait_for(
+        workload,
+        lambda w: (
+            w["spec"].get("active") is False and conditions(w).get("Evicted", {}).get("status") == "True"
+        ),
+        timeout=180,
+    )
+    cond = conditions(evicted)["Evicted"]
+    assert (cond["reason"], cond["message"]) == ("Deactivated", "The workload is deactivated")
+    info = first.job_client.get_job_info(job_id)
+    assert str(info.status) in ("SUCCEEDED", "JobStatus.SUCCEEDED")  # a running job kept it alive
+    assert parse_time(cond["lastTransitionTime"]) >= info.end_time / 1000 - 1
+
+    # the second is admitted and becomes ready without any manual step
+    assert second.wait_ready(timeout=300).ready
+    st = first.status()
+    assert st.scaled_to_zero
+    assert "scaled to zero at" in (st.idle_scale_to_zero or "") and "quota released" in (
+        st.idle_scale_to_zero or ""
+    )
+    assert "scale to zero: keda mode" in repr(st) and "cluster.resume()" in repr(st)
+    with pytest.raises(ScaledToZeroError, match=r"call cluster\.resume\(\)"):
+        first.wait_ready(timeout=5)
+    with pytest.raises(ScaledToZeroError, match="scaled to zero"):
+        first.cluster_uri()
+
+    # resume: the ScaledObject is recreated (no lastActiveTime), and the first waits behind the second
+    old_uid = get_manifest(idle_admin, so_ref)["metadata"]["uid"]
+    first.resume()
+    fresh = get_manifest(idle_admin, so_ref)
+    assert fresh["metadata"]["uid"] != old_uid
+    assert RESUMED_ANNOTATION in fresh["metadata"]["annotations"]
+    assert "lastActiveTime" not in (fresh.get("status") or {})
+    created = parse_time(fresh["metadata"]["creationTimestamp"])
+    assert created is not None
+    resumed = wait_for(lambda: first.status(), lambda s: s.phase.value == "queued")
+    assert not resumed.scaled_to_zero and workload()["spec"]["active"] is True
+
+    # the second goes; the first is admitted again, and is scaled down only after the whole period
+    second.down()
+    wait_for(workload, lambda w: conditions(w).get("Admitted", {}).get("status") == "True", timeout=60)
+    again = wait_for(
+        workload,
+        lambda w: (
+            w["spec"].get("active") is False and conditions(w).get("Evicted", {}).get("status") == "True"
+        ),
+        timeout=180,
+    )
+    # KEDA's clock for a fresh object: initialCooldownPeriod from its creation (times are whole seconds)
+    assert parse_time(conditions(again)["Evicted"]["lastTransitionTime"]) >= created + INITIAL_COOLDOWN_S - 1
+    assert first.status().scaled_to_zero
+
+    removed = first.scale_to_zero(None)
+    assert "ScaledObject/first-raycluster-idle" in removed
+    assert first.status().idle_scale_to_zero is None
+    first.down()
