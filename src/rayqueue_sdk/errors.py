@@ -22,6 +22,7 @@ table of them, keyed by class, is :data:`rayqueue_sdk.cli.exit_codes.EXIT_CODES`
     │   └── TLSVerificationError            the server certificate was not trusted
     ├── AdmissionTimeout(TimeoutError) [4]  gave up waiting; carries the phase, Kueue's reason, the position
     ├── ClusterDeletedError [5]             the cluster went away while we waited
+    ├── ClusterFailedError [5]              the cluster's head cannot start (image, crash loop, ...)
     ├── PreemptedError [5]                  Kueue evicted the workload (preemption, deactivation, ...)
     ├── JobFailedError [8]                  a Ray job ended FAILED or STOPPED; carries the log tail
     ├── ScaledToZeroError [5]               the idle policy scaled the cluster to zero; resume() it
@@ -57,6 +58,7 @@ __all__ = [
     "ApiError",
     "AuthenticationError",
     "ClusterDeletedError",
+    "ClusterFailedError",
     "ClusterNotFoundError",
     "ConfigError",
     "ConflictError",
@@ -365,6 +367,30 @@ class ClusterDeletedError(RayQueueError):
         >>> str(ClusterDeletedError("ws was deleted while waiting"))
         'ws was deleted while waiting (see docs/troubleshooting.md#clusterdeletederror)'
     """
+
+
+class ClusterFailedError(RayQueueError):
+    """The RayCluster cannot become ready by itself: its head cannot start (KubeRay could not create the
+    head pod, or the kubelet cannot run its container: a bad image, a command that keeps exiting), or
+    Kueue finished its workload. Raised at once by a wait, not after the timeout.
+
+    Attributes:
+        name: the RayCluster.
+        reason: KubeRay's, the kubelet's or Kueue's reason (e.g. ``"ImagePullBackOff"``,
+            ``"CrashLoopBackOff"``, ``"FailedCreateHeadPod"``).
+        message: their message, as they wrote it.
+
+    Example:
+        >>> err = ClusterFailedError("ws", "CrashLoopBackOff", "ray-head: back-off restarting")
+        >>> err.reason, str(err).split(" (see")[0]
+        ('CrashLoopBackOff', 'RayCluster ws cannot start (CrashLoopBackOff): ray-head: back-off restarting')
+    """
+
+    def __init__(self, name: str, reason: str, message: str) -> None:
+        self.name = name
+        self.reason = reason
+        self.message = message
+        super().__init__(f"RayCluster {name} cannot start ({reason}): {message}")
 
 
 class PreemptedError(RayQueueError):

@@ -51,6 +51,7 @@ from rayqueue_sdk.admission.conditions import (
     _workers,
     cluster_ready,
     condition,
+    head_failure,
 )
 from rayqueue_sdk.admission.job import JobAssessment, assess_job
 from rayqueue_sdk.admission.phases import (
@@ -72,7 +73,7 @@ from rayqueue_sdk.admission.workload import (
     _WorkloadReading,
     eviction_key,
 )
-from rayqueue_sdk.errors import ClusterDeletedError, PreemptedError, RayQueueError
+from rayqueue_sdk.errors import ClusterDeletedError, ClusterFailedError, PreemptedError, RayQueueError
 
 __all__ = [
     "QUEUE_LABEL",
@@ -89,6 +90,7 @@ __all__ = [
     "cluster_ready",
     "condition",
     "eviction_key",
+    "head_failure",
 ]
 
 
@@ -163,7 +165,7 @@ class Assessment:
         if self.error_kind is ErrorKind.EVICTED:
             return PreemptedError(name, self.reason or str(self.phase), self.message or self.explanation)
         if self.error_kind is ErrorKind.FAILED:
-            return RayQueueError(f"RayCluster {name} failed: {self.explanation}")
+            return ClusterFailedError(name, self.reason or "Failed", self.message or self.explanation)
         return None
 
 
@@ -178,6 +180,7 @@ def assess_cluster(
     position: int | None = None,
     position_unavailable: str | None = None,
     known_eviction: str | None = None,
+    head_pod: Obj | None = None,
 ) -> Assessment:
     """Read one observation of a RayCluster and its Kueue Workload.
 
@@ -190,6 +193,10 @@ def assess_cluster(
         known_eviction: an eviction the caller already knew of when it started waiting
             (:func:`eviction_key`). If Kueue has requeued the workload after *that* eviction, the
             cluster is queued again and the wait goes on; any other eviction fails the wait.
+        head_pod: the cluster's head Pod, when the caller read it. A head that cannot start
+            (:func:`head_failure`: KubeRay could not create it, or its container waits in
+            ``CrashLoopBackOff``, ``ImagePullBackOff``, ``InvalidImageName``, ...) is ``FAILED`` at once:
+            nothing will start it without a change to the cluster.
 
     Example:
         >>> wl = {"status": {"conditions": [
@@ -318,6 +325,10 @@ def assess_cluster(
         return out(
             ClusterPhase.SUSPENDED, Verdict.WAIT, "suspended (spec.suspend is true) and not managed by Kueue"
         )
+    broken = head_failure(cluster, head_pod)
+    if broken is not None:
+        text = f"the head cannot start: {_kueue_words(*broken)}"
+        return out(ClusterPhase.FAILED, Verdict.FAIL, text, broken, kind=ErrorKind.FAILED)
     parts = [_admitted_sentence(wl)] if admitted else []
     starting = "starting" + (
         f", {ready_w}/{desired_w} workers ready" if None not in (ready_w, desired_w) else ""
