@@ -32,6 +32,7 @@ from rayqueue_sdk.config.idle import IdlePolicy, PreStopHook, PrometheusSource
 from rayqueue_sdk.config.models import ClusterConfiguration
 from rayqueue_sdk.display import follow_card, show_details
 from rayqueue_sdk.display.environment import is_notebook
+from rayqueue_sdk.display.live import execution_count
 from rayqueue_sdk.display.progress import progress_log_level, wait_progress
 from rayqueue_sdk.errors import (
     AdmissionTimeout,
@@ -344,8 +345,9 @@ class Cluster:
     ) -> ClusterStatus:
         """Wait until the cluster is ready, saying why it waits on ONE progress line, with no logging set up.
 
-        The line is an output that updates in place in a notebook (and the cluster's card, if
-        ``apply()`` showed one, follows too), rich's live line in a terminal, and a plain line per
+        The line is an output that updates in place in a notebook (the cluster's card, if ``apply()``
+        showed one, follows too; when that card is in the same cell it is the one output and no line is
+        added), rich's live line in a terminal, and a plain line per
         change on stderr elsewhere (:func:`~rayqueue_sdk.display.progress.wait_progress`); the changes
         are then logged at ``DEBUG`` only. ``show=False`` shows nothing and logs them at ``INFO``.
 
@@ -369,7 +371,8 @@ class Cluster:
         api = self._api()
         started = time.monotonic()
         self._refuse_if_scaled_to_zero(api)
-        with wait_progress(show) as line:
+        card_in_cell = self._card is not None and self._card.live.shown_in == execution_count()
+        with wait_progress(show, card_in_cell=card_in_cell) as line:
 
             def progress(status: ClusterStatus) -> None:
                 line(status)

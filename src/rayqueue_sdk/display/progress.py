@@ -123,13 +123,15 @@ def progress_log_level(show: bool | None) -> int:
 
 @contextlib.contextmanager
 def wait_progress(
-    show: bool | None = None, *, stream: IO[str] | None = None
+    show: bool | None = None, *, stream: IO[str] | None = None, card_in_cell: bool = False
 ) -> Iterator[Callable[[StatusView], None]]:
     """A context giving the ``on_progress`` callback of a wait that keeps ONE progress line.
 
     ``show=False``: nothing. Otherwise: a notebook output in a notebook, rich's live line when stderr
     is a terminal, plain lines on ``stream`` (default stderr) elsewhere. ``show=True`` asks for the live
-    line even where stderr is not a terminal.
+    line even where stderr is not a terminal. ``card_in_cell``: in a notebook, the cell already shows a
+    card that follows the wait (``apply()`` then ``wait_ready()`` in one cell), so that card is the one
+    updating output and no line is added.
 
     Example:
         >>> with wait_progress(show=False) as update:
@@ -140,6 +142,9 @@ def wait_progress(
         yield lambda _status: None
         return
     if is_notebook() and stream is None:
+        if card_in_cell:
+            yield lambda _status: None
+            return
         line = NotebookProgress()
         try:
             yield line.update
