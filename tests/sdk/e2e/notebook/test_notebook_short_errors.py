@@ -43,8 +43,7 @@ CELLS = {
     "setup": SETUP,
     "no-queue": 'Cluster(ClusterConfiguration(name="ws", local_queue="gpu-queue")).apply()',
     "apply": (
-        'parked = Cluster(ClusterConfiguration(name="parked-ws", local_queue="parked"))\n'
-        "_ = parked.apply()"
+        'parked = Cluster(ClusterConfiguration(name="parked-ws", local_queue="parked"))\n_ = parked.apply()'
     ),
     "wait": "parked.wait_ready(queue_timeout=2, timeout=120, dashboard_check=False)",
     "job-failed": (
