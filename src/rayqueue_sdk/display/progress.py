@@ -58,7 +58,7 @@ class NotebookProgress:
         >>> st = ClusterStatus("ws", "ds", ClusterPhase.STARTING, False, "starting, 0/2 workers ready")
         >>> line.update(st, show=False)
         >>> line.text.split(" (")[0]
-        'ds/ws: starting: starting, 0/2 workers ready'
+        'ds/ws: starting, 0/2 workers ready'
         >>> line.finish(TimeoutError("gave up"), show=False)
         >>> line.text.startswith("ds/ws: failed: gave up")
         True
@@ -79,7 +79,8 @@ class NotebookProgress:
 
     def _set(self, phase: str, words: str, colour: str) -> None:
         seconds = f"{time.monotonic() - self.started:.0f} s"
-        self.text = f"{self.label}: {phase}: {words} ({seconds})"
+        said = words if words.startswith(phase.split(" (")[0]) else f"{phase}: {words}"
+        self.text = f"{self.label}: {said} ({seconds})"
         self.html = (
             f"<div class='rayqueue-progress'><b>{escape(self.label)}</b> "
             f"<span style='color:{colour};font-weight:bold'>{escape(phase)}</span> "
