@@ -167,6 +167,7 @@ def status_from(
     assessment: Assessment | None = None,
     dashboard_url: str | None = None,
     cluster_uri: str | None = None,
+    head_pod: Mapping[str, Any] | None = None,
 ) -> ClusterStatus:
     """Build a :class:`ClusterStatus` from the observed RayCluster, its Workload and the position.
 
@@ -178,13 +179,14 @@ def status_from(
         assessment: a ready-made reading (else :func:`rayqueue_sdk.admission.cluster.assess_cluster` runs).
         dashboard_url, cluster_uri: addresses found by the caller (Route, Ingress, ...); the
             defaults are the in-cluster head Service addresses.
+        head_pod: the cluster's head Pod, when read (a head that cannot start makes the phase ``FAILED``).
 
     Example:
         >>> status_from(None, name="ws", namespace="ds").phase
         <ClusterPhase.DELETED: 'deleted'>
     """
     a = assessment or assess_cluster(
-        cluster, workload, position=position, position_unavailable=position_unavailable
+        cluster, workload, position=position, position_unavailable=position_unavailable, head_pod=head_pod
     )
     meta = (cluster or {}).get("metadata") or {}
     the_name = str(meta.get("name") or name or "")

@@ -79,4 +79,7 @@ def test_an_image_the_kubelet_cannot_parse_fails_the_wait_at_once(
     head_ready = next(c for c in rc["status"]["conditions"] if c["type"] == "HeadPodReady")
     assert (head_ready["status"], head_ready["reason"]) == ("False", "ContainersNotReady")
     assert rc["status"].get("state") != "ready"
+    # status() reads the head pod of a starting cluster too: the card and the CLI say "failed".
+    st = cluster.status()
+    assert (st.phase.value, st.reason, st.ready) == ("failed", "InvalidImageName", False)
     assert cluster.down()
