@@ -233,7 +233,7 @@ class RayRuntime:
                     handle.key[1],
                     attempt,
                     _HEAD_START_ATTEMPTS,
-                    err,
+                    error,  # the first line and the log's last lines, not a whole traceback
                 )
                 if attempt < _HEAD_START_ATTEMPTS and self._stop.wait(_HEAD_RETRY_DELAY * attempt):
                     return ""
