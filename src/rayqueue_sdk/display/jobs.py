@@ -4,8 +4,9 @@ console (:func:`job_panel`, fits 80 columns).
 
 Like the cluster widgets it never imports the job layer: it is handed a status (:class:`JobView`, which
 :class:`~rayqueue_sdk.job.status.RayJobStatus` satisfies), the log text, and callables: ``stop()`` and
-``permission()`` (``None`` when the user may stop the job, else the server's answer naming the missing verb
-and resource; :meth:`rayqueue_sdk.job.rayjob.RayJob.stop_permission` asks with a SelfSubjectAccessReview).
+``permission(status)`` (``None`` when the user may stop the job in that state, else the server's answer naming
+the missing verb and resource; :meth:`rayqueue_sdk.job.rayjob.RayJob.stop_permission` asks with a
+SelfSubjectAccessReview; asked again when the job starts or stops running).
 The card updates in place when the job's wait reports a change (no polling of its own). Tokens never
 reach it: only names, phases, Kueue's and Ray's words and the job's own output.
 
@@ -196,9 +197,10 @@ class JobCard:
     message line, in a :class:`LiveDisplay` (the widget, ``text/plain`` and ``text/html`` in one output,
     updated in place by :meth:`update`).
 
-    Stop is disabled once the job is over, and when ``permission()`` says the user may not stop it (the
-    tooltip names the missing verb and resource). A :class:`RayQueueError` from ``stop()`` is shown on the
-    card, not raised.
+    Stop is disabled once the job is over, and when ``permission(status)`` says the user may not stop it
+    (the tooltip names the missing verb and resource); the answer is asked again when the job starts or
+    stops running (a running job stops another way than a queued one). A :class:`RayQueueError` from
+    ``stop()`` is shown on the card, not raised.
 
     Example:
         >>> from rayqueue_sdk.job.status import RayJobStatus
@@ -206,7 +208,7 @@ class JobCard:
         >>> stopped = []
         >>> card = JobCard(RayJobStatus("j", "ds", JobPhase.RUNNING, "running"), "step 1",
         ...                stop=lambda: stopped.append(1) or True,
-        ...                permission=lambda: None)
+        ...                permission=lambda status: None)
         >>> card.stop_button.disabled, card.stop_button.tooltip
         (False, 'Stop the job')
         >>> card.stop_button.click(); stopped, card.message.value
@@ -215,7 +217,7 @@ class JobCard:
         >>> card.stop_button.disabled, card.bundle()["text/plain"].splitlines()[0]
         (True, 'ds/j: stopped')
         >>> denied = JobCard(RayJobStatus("j", "ds", JobPhase.QUEUED, "queued"), None, stop=lambda: True,
-        ...                  permission=lambda: "may not patch workloads.kueue.x-k8s.io in namespace 'ds'")
+        ...                  permission=lambda st: "may not patch workloads.kueue.x-k8s.io in namespace 'ds'")
         >>> denied.stop_button.disabled, denied.stop_button.tooltip
         (True, "Stop: you may not patch workloads.kueue.x-k8s.io in namespace 'ds'")
     """
@@ -226,7 +228,7 @@ class JobCard:
         logs: str | None = None,
         *,
         stop: Callable[[], object] | None = None,
-        permission: Callable[[], str | None] | None = None,
+        permission: Callable[[Any], str | None] | None = None,
     ) -> None:
         import ipywidgets as w  # lazy: ipywidgets costs ~340 ms, paid only in a notebook
 
@@ -254,10 +256,10 @@ class JobCard:
         return self.live.bundle()
 
     def check_permission(self) -> str | None:
-        """Ask ``permission()`` (a failed check leaves Stop enabled: the action will say) and redraw."""
+        """Ask ``permission(status)`` (a failed check leaves Stop enabled: the action will say); redraw."""
         if self._permission is not None:
             try:
-                self.denied = self._permission()
+                self.denied = self._permission(self.status)
             except RayQueueError as err:
                 self.denied = None
                 why = escape(str(err))
@@ -279,10 +281,13 @@ class JobCard:
         """Show ``status`` (and ``logs``, when given) in the widget and the saved output."""
         if status == self.status and (logs is None or logs == self.logs):
             return
+        running_before = self.status.phase is JobPhase.RUNNING
         self.status = status
         if logs is not None:
             self.logs = logs
         self.html.value = job_html(self.status, self.logs)
+        if (status.phase is JobPhase.RUNNING) != running_before and not status.phase.terminal:
+            self.check_permission()  # a running job stops through Ray, a queued one through Kueue
         self._buttons()
         self.live.refresh()
 

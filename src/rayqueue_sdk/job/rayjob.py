@@ -155,6 +155,7 @@ class RayJob:
         self.cluster_name_in_status: str | None = None
         self._kept_logs: str | None = None  # what wait() followed, for logs() once no source is left
         self._card: JobCard | None = None  # the job view in a notebook (view(), wait())
+        self._patch_answer: str | None = None  # stop_permission's SelfSubjectAccessReview ("" = allowed)
         target = KubeTarget(client, spec.namespace)
         self._backend: JobBackend = (
             OwnedClusterJob(spec.job_name, target)
@@ -439,28 +440,32 @@ class RayJob:
             Console(stderr=False, width=80).print(job_panel(st, logs))
         return None
 
-    def stop_permission(self) -> str | None:
-        """``None`` when the server says the user may stop this job, else its answer naming the missing
-        verb and resource (what the job view's Stop tooltip shows).
+    def stop_permission(self, status: RayJobStatus | None = None) -> str | None:
+        """``None`` when the server says the user may stop this job in ``status`` (default: now), else its
+        answer naming the missing verb and resource (what the job view's Stop tooltip shows).
 
-        A job-owned job that has not started is stopped by deactivating its Kueue Workload (and a running
-        one falls back to that when Ray cannot be reached), so this asks for ``patch`` on
-        ``workloads.kueue.x-k8s.io`` with a ``SelfSubjectAccessReview``
-        (:func:`~rayqueue_sdk.kube.access.can_i`).
-        A job on an existing cluster is stopped through Ray's job API on the cluster's dashboard, which has
-        no Kubernetes verb to ask about: ``None``.
+        A job-owned job that runs is stopped through Ray's job API on its cluster's dashboard, which has no
+        Kubernetes verb to ask about: ``None``. One that has not started is stopped by deactivating its Kueue
+        Workload, so this asks for ``patch`` on ``workloads.kueue.x-k8s.io`` with a
+        ``SelfSubjectAccessReview`` (:func:`~rayqueue_sdk.kube.access.can_i`; asked once per job object).
+        A job on an existing cluster is always stopped through Ray: ``None``.
 
         Example:
             >>> # job.stop_permission()   # "may not patch workloads.kueue.x-k8s.io in namespace 'ds'"
         """
         if not isinstance(self._backend, OwnedClusterJob):
             return None
-        target = self._backend.target
-        workloads = kueue_kind(target.api, "workloads")
-        access = can_i(
-            target.api, "patch", workloads.plural, group=workloads.group, namespace=target.namespace
-        )
-        return None if access.allowed else str(access)
+        phase = (status or self.status()).phase
+        if phase is JobPhase.RUNNING:
+            return None
+        if self._patch_answer is None:
+            target = self._backend.target
+            workloads = kueue_kind(target.api, "workloads")
+            access = can_i(
+                target.api, "patch", workloads.plural, group=workloads.group, namespace=target.namespace
+            )
+            self._patch_answer = "" if access.allowed else str(access)
+        return self._patch_answer or None
 
     def _ipython_display_(self) -> None:
         if self._card is not None and self._card.live.shown_in == execution_count():

@@ -9,7 +9,7 @@ from typing import Any
 from sdk_helpers import NS
 
 from rayqueue_local.controlplane import LocalControlPlane
-from rayqueue_sdk import ManagedClusterConfig, RayJob, TokenAuthentication
+from rayqueue_sdk import JobPhase, ManagedClusterConfig, RayJob, RayJobStatus, TokenAuthentication
 
 
 def owned(client: Any) -> RayJob:
@@ -29,6 +29,9 @@ def test_stop_needs_patch_on_workloads_for_a_job_owned_job(
     user = TokenAuthentication(token=user_token, server=plane.server, ca_cert_path=str(plane.ca_cert_path))
     assert owned(user).stop_permission() == f"may not patch workloads.kueue.x-k8s.io in namespace {NS!r}"
     assert owned(admin).stop_permission() is None
+    # A running job is stopped through Ray's job API: nothing to ask the Kubernetes API about.
+    running = RayJobStatus("nightly", NS, JobPhase.RUNNING, "running", owns_cluster=True)
+    assert owned(user).stop_permission(running) is None
 
 
 def test_stop_on_an_existing_cluster_is_rays_to_refuse(admin: Any) -> None:

@@ -53,7 +53,7 @@ def test_stop_is_disabled_when_over_or_refused_and_errors_stay_on_the_card() -> 
     def refuse() -> bool:
         raise ForbiddenError(403, "Forbidden", "workloads is forbidden", verb="patch", resource="workloads")
 
-    card = JobCard(RUNNING, LOGS, stop=refuse, permission=lambda: None)
+    card = JobCard(RUNNING, LOGS, stop=refuse, permission=lambda status: None)
     assert not card.stop_button.disabled
     card.stop_button.click()
     assert (
@@ -68,5 +68,24 @@ def test_stop_is_disabled_when_over_or_refused_and_errors_stay_on_the_card() -> 
     assert card.stop_button.disabled and card.stop_button.tooltip == "the job is succeeded"
     assert card.bundle()["text/plain"].endswith("    all done")
 
-    unknown = JobCard(RUNNING, None, stop=lambda: True, permission=refuse)  # a failed check: enabled
+    def refuse_check(status: object) -> str | None:
+        raise ForbiddenError(403, "Forbidden", "selfsubjectaccessreviews is forbidden")
+
+    unknown = JobCard(RUNNING, None, stop=lambda: True, permission=refuse_check)  # a failed check: enabled
     assert not unknown.stop_button.disabled and "permissions unknown" in unknown.message.value
+
+
+def test_the_permission_is_asked_again_when_the_job_starts_running() -> None:
+    pytest.importorskip("ipywidgets")
+    asked: list[str] = []
+
+    def permission(status: object) -> str | None:
+        phase = status.phase  # type: ignore[attr-defined]
+        asked.append(phase.value)
+        return None if phase is JobPhase.RUNNING else "may not patch workloads.kueue.x-k8s.io"
+
+    queued = RayJobStatus("j", "ds", JobPhase.QUEUED, "queued", owns_cluster=True)
+    card = JobCard(queued, None, stop=lambda: True, permission=permission)
+    assert card.stop_button.disabled and "may not patch" in card.stop_button.tooltip
+    card.update(RUNNING)
+    assert not card.stop_button.disabled and asked == ["queued", "running"]
