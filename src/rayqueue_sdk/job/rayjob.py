@@ -392,8 +392,10 @@ class RayJob:
     def _follow_card(self, st: RayJobStatus, followed: str | None, *, fetch: bool) -> None:
         """Show the job view in this cell (once) and put ``st`` and the log tail on it."""
         logs = followed
-        if logs is None and fetch:
-            logs = self._view_logs(st)
+        if fetch and (logs is None or st.done):
+            # at the end, the job's own copy (Ray's, else the submitter pod's) may hold lines the
+            # followed stream missed: Ray can close it before the last lines
+            logs = self._view_logs(st) or logs
         if self._card is None:
             self._card = JobCard(st, logs, stop=self.stop, permission=self.stop_permission)
         else:
