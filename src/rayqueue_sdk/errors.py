@@ -22,6 +22,7 @@ table of them, keyed by class, is :data:`rayqueue_sdk.cli.exit_codes.EXIT_CODES`
     │   └── TLSVerificationError            the server certificate was not trusted
     ├── AdmissionTimeout(TimeoutError) [4]  gave up waiting; carries the phase, Kueue's reason, the position
     ├── ClusterDeletedError [5]             the cluster went away while we waited
+    ├── ClusterFailedError [5]              the cluster's head cannot start (image, crash loop, ...)
     ├── PreemptedError [5]                  Kueue evicted the workload (preemption, deactivation, ...)
     ├── JobFailedError [8]                  a Ray job ended FAILED or STOPPED; carries the log tail
     ├── ScaledToZeroError [5]               the idle policy scaled the cluster to zero; resume() it
@@ -48,7 +49,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "ApiError",
     "AuthenticationError",
     "ClusterDeletedError",
+    "ClusterFailedError",
     "ClusterNotFoundError",
     "ConfigError",
     "ConflictError",
@@ -104,6 +106,49 @@ class RayQueueError(Exception):
         public = next(c for c in cls.__mro__ if not c.__name__.startswith("_"))
         return f"{cls.troubleshooting_page}#{public.__name__.lower()}"
 
+    #: How to fix it, in one line, for an error a user is expected to meet (a queue that does not exist, a
+    #: wait that timed out, a preemption, a failed job, ...). Those render in IPython/Jupyter as a short
+    #: message with this fix instead of a traceback (:attr:`_render_traceback_`); ``None`` (unexpected
+    #: errors) keeps IPython's full traceback.
+    fix: ClassVar[str | None] = None
+    #: The most lines of the message a short rendering shows (a job's log tail is cut to its last lines).
+    short_lines: ClassVar[int] = 14
+
+    @property
+    def _render_traceback_(self) -> Callable[[], list[str]]:
+        """IPython's hook: an error with a :attr:`fix` renders as :meth:`short_traceback`.
+
+        IPython calls ``err._render_traceback_()`` when the attribute exists [IPython
+        core/interactiveshell.py InteractiveShell.showtraceback]; for an error without a fix the attribute
+        does not exist (``hasattr`` is False) and IPython shows its usual traceback. Only the display is
+        short: the exception object, its attributes and ``__traceback__`` keep everything.
+        """
+        if self.fix is None:
+            raise AttributeError("_render_traceback_")
+        return self.short_traceback
+
+    def short_traceback(self) -> list[str]:
+        """The lines a notebook shows for this error: the class and message, then the fix and the entry.
+
+        Example:
+            >>> err = QueueNotFoundError("gpu-queue", ["parked", "team-q"], namespace="ds")
+            >>> for line in err.short_traceback():
+            ...     print(line.replace("\x1b[1;31m", "").replace("\x1b[1m", "").replace("\x1b[0m", ""))
+            QueueNotFoundError: 404 NotFound: LocalQueue 'gpu-queue' does not exist in namespace 'ds'; \
+available: parked, team-q
+            Fix: set local_queue= to one of the LocalQueues listed, or ask an admin to create it
+            More: docs/troubleshooting.md#queuenotfounderror (the exception object keeps every detail)
+        """
+        lines = Exception.__str__(self).splitlines() or [type(self).__name__]
+        if len(lines) > self.short_lines:
+            cut = len(lines) - self.short_lines + 1
+            lines = [lines[0], f"... ({cut} lines left out)"] + lines[-(self.short_lines - 1) :]
+        out = [f"\x1b[1;31m{type(self).__name__}\x1b[0m: {lines[0]}", *lines[1:]]
+        if self.fix:
+            out.append(f"\x1b[1mFix\x1b[0m: {self.fix}")
+        out.append(f"More: {self.troubleshooting_ref()} (the exception object keeps every detail)")
+        return out
+
     def __str__(self) -> str:
         text = super().__str__()
         see = f"(see {self.troubleshooting_ref()})"
@@ -129,6 +174,8 @@ class ConfigError(RayQueueError, ValueError):
         name: not a DNS name (got 'My_Cluster'); allowed: a DNS-1035 label
         (see docs/troubleshooting.md#configerror)
     """
+
+    fix = "correct the field named above with one of the values allowed; nothing was sent"
 
     def __init__(self, field: str, value: Any, allowed: str, *, problem: str | None = None) -> None:
         self.field = field
@@ -177,6 +224,8 @@ class AuthenticationError(ApiError):
         401
     """
 
+    fix = "log in again (rayqueue login, or TokenAuthentication(...).login()) and rerun the cell"
+
 
 class ForbiddenError(ApiError, PermissionError):
     """403 Forbidden: the identity may not do ``verb`` on ``resource``.
@@ -186,6 +235,11 @@ class ForbiddenError(ApiError, PermissionError):
         >>> (err.verb, err.resource)
         ('create', 'rayclusters.ray.io')
     """
+
+    fix = (
+        "ask an admin for the verb on the resource named above in that namespace, "
+        "or use a namespace you may write"
+    )
 
     def __init__(
         self,
@@ -241,6 +295,8 @@ class QueueNotFoundError(_ListingNotFound):
         (see docs/troubleshooting.md#queuenotfounderror)
     """
 
+    fix = "set local_queue= to one of the LocalQueues listed, or ask an admin to create it"
+
     what = "LocalQueue"
 
 
@@ -252,6 +308,8 @@ class PriorityClassNotFoundError(_ListingNotFound):
         ['dev-priority', 'prod-priority']
     """
 
+    fix = "set priority_class= to one of the classes listed, or leave it out"
+
     what = "WorkloadPriorityClass"
 
 
@@ -262,6 +320,8 @@ class ClusterNotFoundError(_ListingNotFound):
         >>> ClusterNotFoundError("ws", [], namespace="ds").available
         []
     """
+
+    fix = "use one of the clusters listed, or apply() the cluster first"
 
     what = "RayCluster"
 
@@ -310,6 +370,8 @@ class ConnectionFailedError(RayQueueError, ConnectionError):
         True
     """
 
+    fix = "check the server address and your network, then rerun the cell"
+
 
 class TLSVerificationError(ConnectionFailedError):
     """The server's TLS certificate was not trusted.
@@ -335,6 +397,11 @@ class AdmissionTimeout(RayQueueError, TimeoutError):
         >>> isinstance(err, TimeoutError), err.position
         (True, 0)
     """
+
+    fix = (
+        "wait longer (timeout=, queue_timeout=), ask for less, or use a queue with free quota; "
+        "the queue view shows who is ahead"
+    )
 
     def __init__(
         self,
@@ -367,6 +434,34 @@ class ClusterDeletedError(RayQueueError):
         'ws was deleted while waiting (see docs/troubleshooting.md#clusterdeletederror)'
     """
 
+    fix = "apply() the cluster (or submit the job) again"
+
+
+class ClusterFailedError(RayQueueError):
+    """The RayCluster cannot become ready by itself: its head cannot start (KubeRay could not create the
+    head pod, or the kubelet cannot run its container: a bad image, a command that keeps exiting), or
+    Kueue finished its workload. Raised at once by a wait, not after the timeout.
+
+    Attributes:
+        name: the RayCluster.
+        reason: KubeRay's, the kubelet's or Kueue's reason (e.g. ``"ImagePullBackOff"``,
+            ``"CrashLoopBackOff"``, ``"FailedCreateHeadPod"``).
+        message: their message, as they wrote it.
+
+    Example:
+        >>> err = ClusterFailedError("ws", "CrashLoopBackOff", "ray-head: back-off restarting")
+        >>> err.reason, str(err).split(" (see")[0]
+        ('CrashLoopBackOff', 'RayCluster ws cannot start (CrashLoopBackOff): ray-head: back-off restarting')
+    """
+
+    fix = "fix the image or command in the configuration, then down() and apply() again"
+
+    def __init__(self, name: str, reason: str, message: str) -> None:
+        self.name = name
+        self.reason = reason
+        self.message = message
+        super().__init__(f"RayCluster {name} cannot start ({reason}): {message}")
+
 
 class PreemptedError(RayQueueError):
     """Kueue evicted the workload: preemption, deactivation, a stopped queue, ...
@@ -379,6 +474,11 @@ class PreemptedError(RayQueueError):
         >>> PreemptedError("ws", "InClusterQueue", "Preempted to accommodate a workload").reason
         'InClusterQueue'
     """
+
+    fix = (
+        "Kueue gave the quota to a higher-priority workload and requeues yours: "
+        "wait_ready() again (resume() it if deactivated)"
+    )
 
     def __init__(self, name: str, reason: str, message: str) -> None:
         self.name = name
@@ -428,6 +528,8 @@ class JobFailedError(RayQueueError):
         ('ValueError: boom', '(see docs/troubleshooting.md#jobfailederror)')
     """
 
+    fix = "read the log lines above (job.logs() has them all), fix the entrypoint or code, and submit again"
+
     def __init__(self, job_id: str, status: str, reason: str | None, log_tail: str) -> None:
         self.job_id = job_id
         self.status = status
@@ -458,6 +560,8 @@ class ScaledToZeroError(RayQueueError):
         >>> err.troubleshooting_ref()
         'docs/troubleshooting.md#scaledtozeroerror'
     """
+
+    fix = "call cluster.resume() and wait_ready() again"
 
     def __init__(self, name: str, namespace: str, detail: str = "scaled to zero") -> None:
         self.name = name

@@ -54,6 +54,7 @@ from rayqueue_sdk.admission.conditions import (
     _workers,
     cluster_ready,
     condition,
+    head_failure,
 )
 from rayqueue_sdk.admission.job import JobAssessment, assess_job
 from rayqueue_sdk.admission.phases import (
@@ -75,7 +76,13 @@ from rayqueue_sdk.admission.workload import (
     _WorkloadReading,
     eviction_key,
 )
-from rayqueue_sdk.errors import AdmissionCheckRejected, ClusterDeletedError, PreemptedError, RayQueueError
+from rayqueue_sdk.errors import (
+    AdmissionCheckRejected,
+    ClusterDeletedError,
+    ClusterFailedError,
+    PreemptedError,
+    RayQueueError,
+)
 
 __all__ = [
     "QUEUE_LABEL",
@@ -92,6 +99,7 @@ __all__ = [
     "cluster_ready",
     "condition",
     "eviction_key",
+    "head_failure",
 ]
 
 
@@ -170,7 +178,7 @@ class Assessment:
         if self.error_kind is ErrorKind.EVICTED:
             return PreemptedError(name, self.reason or str(self.phase), self.message or self.explanation)
         if self.error_kind is ErrorKind.FAILED:
-            return RayQueueError(f"RayCluster {name} failed: {self.explanation}")
+            return ClusterFailedError(name, self.reason or "Failed", self.message or self.explanation)
         return None
 
 
@@ -187,6 +195,7 @@ def assess_cluster(
     known_eviction: str | None = None,
     check_limits: Mapping[str, int] | None = None,
     fair_share: str | None = None,
+    head_pod: Obj | None = None,
     now: float | None = None,
 ) -> Assessment:
     """Read one observation of a RayCluster and its Kueue Workload.
@@ -206,6 +215,10 @@ def assess_cluster(
             read the shares ("behind team-b-cq's workloads: fair share 0.42 vs 0.10";
             :func:`rayqueue_sdk.admission.fairshare.fair_share_sentence`); added to a pending
             workload's words.
+        head_pod: the cluster's head Pod, when the caller read it. A head that cannot start
+            (:func:`head_failure`: KubeRay could not create it, or its container waits in
+            ``CrashLoopBackOff``, ``ImagePullBackOff``, ``InvalidImageName``, ...) is ``FAILED`` at once:
+            nothing will start it without a change to the cluster.
         now: the time (epoch seconds) for "next attempt in N s"; the clock when ``None``.
 
     Admission checks (:mod:`rayqueue_sdk.admission.checks`): a Workload with reserved quota waits for
@@ -360,6 +373,10 @@ def assess_cluster(
         return out(
             ClusterPhase.SUSPENDED, Verdict.WAIT, "suspended (spec.suspend is true) and not managed by Kueue"
         )
+    broken = head_failure(cluster, head_pod)
+    if broken is not None:
+        text = f"the head cannot start: {_kueue_words(*broken)}"
+        return out(ClusterPhase.FAILED, Verdict.FAIL, text, broken, kind=ErrorKind.FAILED)
     parts = [_admitted_sentence(wl)] if admitted else []
     starting = "starting" + (
         f", {ready_w}/{desired_w} workers ready" if None not in (ready_w, desired_w) else ""

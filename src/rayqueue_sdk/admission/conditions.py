@@ -18,7 +18,24 @@ from typing import Any
 
 from rayqueue_sdk.admission.phases import Obj
 
-__all__ = ["cluster_ready", "condition"]
+__all__ = ["HEAD_FAILURE_REASONS", "cluster_ready", "condition", "head_failure"]
+
+#: A head container waiting for one of these reasons will not start by itself: the kubelet backs off
+#: pulling an image it could not pull, cannot parse the image name, may not pull it, cannot create or
+#: run the container, or restarts one that keeps exiting [kubernetes pkg/kubelet/images/types.go
+#: ErrImagePullBackOff, ErrInvalidImageName, ErrImageNeverPull; pkg/kubelet/container/sync_result.go
+#: ErrCreateContainer, ErrRunContainer, ErrCrashLoopBackOff]. ``ErrImagePull`` (one failed pull) and
+#: ``CreateContainerConfigError`` (often a Secret that is about to exist) are retried, so not listed.
+HEAD_FAILURE_REASONS = frozenset(
+    {
+        "ImagePullBackOff",
+        "InvalidImageName",
+        "ErrImageNeverPull",
+        "CreateContainerError",
+        "RunContainerError",
+        "CrashLoopBackOff",
+    }
+)
 
 
 def condition(obj: Obj | None, type_: str) -> Mapping[str, Any] | None:
@@ -116,3 +133,42 @@ def _workers(cluster: Obj | None) -> tuple[int | None, int | None]:
             total += (1 if replicas is None else replicas) * hosts
         desired = total if groups else None
     return ready, desired
+
+
+def head_failure(cluster: Obj | None, head_pod: Obj | None = None) -> tuple[str, str] | None:
+    """Why the RayCluster's head cannot start, as ``(reason, message)``, or ``None`` while it may.
+
+    Read from KubeRay's ``ReplicaFailure`` condition with reason ``FailedCreateHeadPod`` (the head pod
+    could not be created [R ray-operator/controllers/ray/raycluster_controller.go, utils
+    FailedCreateHeadPod]) and from the head pod: phase ``Failed``, or a container waiting for one
+    of :data:`HEAD_FAILURE_REASONS` (its message, then the last exit's message, as the kubelet wrote them).
+
+    Example:
+        >>> pod = {"status": {"phase": "Pending", "containerStatuses": [{"name": "ray-head",
+        ...     "state": {"waiting": {"reason": "ImagePullBackOff",
+        ...                           "message": 'Back-off pulling image "rayproject/ray:nope"'}}}]}}
+        >>> head_failure({"status": {}}, pod)
+        ('ImagePullBackOff', 'ray-head: Back-off pulling image "rayproject/ray:nope"')
+        >>> head_failure({"status": {}}, {"status": {"phase": "Running"}}) is None
+        True
+    """
+    failure = condition(cluster, "ReplicaFailure")
+    if _is_true(failure) and _text(failure, "reason") == "FailedCreateHeadPod":
+        return "FailedCreateHeadPod", _text(failure, "message") or "the head pod could not be created"
+    status = (head_pod or {}).get("status") or {}
+    for container in list(status.get("initContainerStatuses") or []) + list(
+        status.get("containerStatuses") or []
+    ):
+        waiting = (container.get("state") or {}).get("waiting") or {}
+        reason = waiting.get("reason")
+        if reason in HEAD_FAILURE_REASONS:
+            words = [str(waiting.get("message") or "")]
+            last = (container.get("lastState") or {}).get("terminated") or {}
+            if last:
+                exit_code = last.get("exitCode")
+                words.append(f"last exit {exit_code}: {last.get('message') or last.get('reason') or ''}")
+            text = "; ".join(w.strip() for w in words if w and w.strip())
+            return str(reason), f"{container.get('name') or 'container'}: {text or reason}"
+    if status.get("phase") == "Failed":
+        return str(status.get("reason") or "Failed"), str(status.get("message") or "the head pod failed")
+    return None

@@ -31,8 +31,9 @@ from rayqueue_sdk.cluster.wait import wait_for_cluster
 from rayqueue_sdk.config.idle import IdlePolicy, PreStopHook, PrometheusSource
 from rayqueue_sdk.config.models import ClusterConfiguration
 from rayqueue_sdk.display import follow_card, show_details
-from rayqueue_sdk.display.console import progress_line
 from rayqueue_sdk.display.environment import is_notebook
+from rayqueue_sdk.display.live import execution_count
+from rayqueue_sdk.display.progress import progress_log_level, wait_progress
 from rayqueue_sdk.errors import (
     AdmissionTimeout,
     AlreadyExistsError,
@@ -342,17 +343,25 @@ class Cluster:
         *,
         show: bool | None = None,
     ) -> ClusterStatus:
-        """Wait until the cluster is ready, saying why it waits (logging, and a live line in a console).
+        """Wait until the cluster is ready, saying why it waits on ONE progress line, with no logging set up.
+
+        The line is an output that updates in place in a notebook (the cluster's card, if ``apply()``
+        showed one, follows too; when that card is in the same cell it is the one output and no line is
+        added), rich's live line in a terminal, and a plain line per
+        change on stderr elsewhere (:func:`~rayqueue_sdk.display.progress.wait_progress`); the changes
+        are then logged at ``DEBUG`` only. ``show=False`` shows nothing and logs them at ``INFO``.
 
         Args:
             timeout: the most seconds for the whole wait (``None``: no limit, only when asked).
             queue_timeout: the most seconds queued before Kueue admits the cluster.
             dashboard_check: also wait until the Ray dashboard answers.
-            show: a live rich line (``None``: only when stderr is a terminal).
+            show: ``None`` (the line that suits where this runs), ``True`` (a live line even when stderr
+                is not a terminal) or ``False`` (nothing).
 
         Raises:
             AdmissionTimeout: gave up (carries the phase, Kueue's last reason, the position).
             PreemptedError: Kueue evicted the cluster (with the reason).
+            ClusterFailedError: the head cannot start (bad image, a crash loop, ...): at once.
             ClusterDeletedError: someone deleted the cluster meanwhile.
             AuthenticationError: the credentials expired.
 
@@ -362,11 +371,13 @@ class Cluster:
         api = self._api()
         started = time.monotonic()
         self._refuse_if_scaled_to_zero(api)
-        with progress_line(show) as line:
+        card_in_cell = self._card is not None and self._card.live.shown_in == execution_count()
+        with wait_progress(show, card_in_cell=card_in_cell) as line:
 
             def progress(status: ClusterStatus) -> None:
                 line(status)
-                self._card = follow_card(self._card, status)
+                if self._card is not None:  # the card apply() showed follows; no second output here
+                    self._card = follow_card(self._card, status)
 
             wait_for_cluster(
                 self.name,
@@ -375,6 +386,7 @@ class Cluster:
                 queue_timeout=queue_timeout,
                 client=api,
                 on_progress=progress,
+                log_level=progress_log_level(show),
             )
             status = self.status()
             if not dashboard_check:

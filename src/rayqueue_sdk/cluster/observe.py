@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_sdk.admission.cluster import assess_cluster
+from rayqueue_sdk.admission.cluster import ClusterPhase, assess_cluster
 from rayqueue_sdk.cluster.checks import check_limits, waits_for_checks
 from rayqueue_sdk.cluster.dashboard import (
     client_from_status,
@@ -40,6 +40,7 @@ from rayqueue_sdk.cluster.status import ClusterStatus, status_from
 from rayqueue_sdk.display import show_details
 from rayqueue_sdk.errors import ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
+from rayqueue_sdk.kube.pods import head_pod
 from rayqueue_sdk.kube.resources import (
     RAYCLUSTERS,
     fetch_raycluster,
@@ -181,6 +182,7 @@ def _status(
     exposed: str | None,
     limits: Mapping[str, int] | None = None,
     fair_share: str | None = None,
+    head: Mapping[str, Any] | None = None,
 ) -> ClusterStatus:
     st = status_from(
         cluster,
@@ -189,6 +191,7 @@ def _status(
         position_unavailable=why,
         check_limits=limits,
         fair_share=fair_share,
+        head_pod=head,
     )
     if in_kubernetes_pod():  # status_from's defaults are the in-cluster Service names
         return replace(st, dashboard_url=exposed or st.dashboard_url)
@@ -231,8 +234,10 @@ def _read(
     *,
     with_positions: bool,
     with_addresses: bool,
+    heads: Mapping[str, Mapping[str, Any] | None] | None = None,
 ) -> list[tuple[ClusterStatus, dict[str, Any]]]:
-    """The one read path: (RayCluster, Workload) pairs → statuses, with positions and exposed addresses."""
+    """The one read path: (RayCluster, Workload) pairs → statuses, with positions and exposed addresses
+    (and the head Pods the caller read, by cluster uid)."""
     positions = _positions(api, namespace, pairs) if with_positions else {}
     found = exposures(api, namespace) if with_addresses and pairs else {}
     out = []
@@ -241,8 +246,24 @@ def _read(
         exposed = dashboard_from_exposure(_name(cluster), namespace, **found) if found else None
         limits = check_limits(api, wl) if waits_for_checks(wl) else None
         fair = fair_share_for(api, wl)
-        out.append((_status(cluster, wl, position, why, exposed, limits, fair), cluster))
+        head = (heads or {}).get(_uid(cluster))
+        out.append((_status(cluster, wl, position, why, exposed, limits, fair, head), cluster))
     return out
+
+
+def _head_of_starting(
+    api: ApiClient, cluster: Mapping[str, Any], wl: Mapping[str, Any] | None
+) -> dict[str, Mapping[str, Any] | None]:
+    """The head Pod of a cluster that is starting (one read; its kubelet may say it cannot start), by uid."""
+    if assess_cluster(cluster, wl).phase is not ClusterPhase.STARTING:
+        return {}
+    meta = cluster.get("metadata") or {}
+    try:
+        pod = head_pod(api, str(meta.get("namespace") or ""), _name(cluster), _uid(cluster))
+    except (ForbiddenError, NotFoundError) as err:  # pods not readable: the RayCluster's word only
+        log.debug("cannot read the head pod of %s: %s", _name(cluster), err)
+        return {}
+    return {_uid(cluster): pod}
 
 
 def observe_one(
@@ -251,7 +272,8 @@ def observe_one(
     """The status of one RayCluster with reachable addresses, and the RayCluster itself.
 
     Reads the RayCluster, its Workload (by ``kueue.x-k8s.io/job-uid``), while it is queued its position
-    (Kueue's visibility API; absent or forbidden → ``position_unavailable``) and, with
+    (Kueue's visibility API; absent or forbidden → ``position_unavailable``), while it starts its head Pod
+    (a head that cannot start, e.g. ``ImagePullBackOff``, makes it ``FAILED``) and, with
     ``with_addresses``, the Routes/HTTPRoutes/Ingresses that expose its dashboard.
 
     Raises:
@@ -268,7 +290,10 @@ def observe_one(
         log.debug("cannot read Kueue Workloads in %s: %s", namespace, err)
         wl = None
     pairs = [(cluster, wl)]
-    return _read(api, namespace, pairs, with_positions=with_position, with_addresses=with_addresses)[0]
+    heads = _head_of_starting(api, cluster, wl)
+    return _read(
+        api, namespace, pairs, with_positions=with_position, with_addresses=with_addresses, heads=heads
+    )[0]
 
 
 def observe_many(

@@ -169,6 +169,7 @@ def status_from(
     cluster_uri: str | None = None,
     check_limits: Mapping[str, int] | None = None,
     fair_share: str | None = None,
+    head_pod: Mapping[str, Any] | None = None,
 ) -> ClusterStatus:
     """Build a :class:`ClusterStatus` from the observed RayCluster, its Workload and the position.
 
@@ -184,6 +185,7 @@ def status_from(
             (:func:`rayqueue_sdk.cluster.checks.check_limits`).
         fair_share: why fair sharing puts other queues first, when read
             (:func:`rayqueue_sdk.cluster.fairshare.fair_share_for`).
+        head_pod: the cluster's head Pod, when read (a head that cannot start makes the phase ``FAILED``).
 
     Example:
         >>> status_from(None, name="ws", namespace="ds").phase
@@ -196,6 +198,7 @@ def status_from(
         position_unavailable=position_unavailable,
         check_limits=check_limits,
         fair_share=fair_share,
+        head_pod=head_pod,
     )
     meta = (cluster or {}).get("metadata") or {}
     the_name = str(meta.get("name") or name or "")

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.admission.cluster import (
     Assessment,
+    ClusterPhase,
     ErrorKind,
     Verdict,
     assess_cluster,
@@ -39,6 +40,7 @@ from rayqueue_sdk.cluster.queues import check_queue, queue_position
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, status_from
 from rayqueue_sdk.errors import AdmissionTimeout, ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.client import ClientSource, get_client
+from rayqueue_sdk.kube.pods import head_pod
 from rayqueue_sdk.kube.resources import RAYCLUSTERS, fetch_raycluster, kueue_kind, pick_workload
 from rayqueue_sdk.kube.watch import Watcher, WatchEvent
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
@@ -48,12 +50,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # observe_cluster lives in cluster/observe.py (the one read path); it is re-exported here for the callers
 # that import it from this module (job/existing.py, tests/local).
-__all__ = ["DEFAULT_TIMEOUT", "POSITION_REFRESH", "observe_cluster", "wait_for_cluster"]
+__all__ = ["DEFAULT_TIMEOUT", "HEAD_REFRESH", "POSITION_REFRESH", "observe_cluster", "wait_for_cluster"]
 
 log = logging.getLogger(__name__)
 
 #: How often the queue position is re-read while queued (the visibility API has no watch).
 POSITION_REFRESH = 2.0
+#: How often the head Pod is read while the cluster starts (a head that cannot start fails the wait at
+#: once: its container waits in CrashLoopBackOff, ImagePullBackOff, ... which no RayCluster field says).
+HEAD_REFRESH = 2.0
 #: How often a "LocalQueue doesn't exist" verdict is re-checked against the API.
 _QUEUE_RECHECK = 5.0
 
@@ -129,6 +134,7 @@ def wait_for_cluster(
     client: ApiClient | ClientSource | None = None,
     on_progress: Callable[[ClusterStatus], None] | None = None,
     position_refresh: float = POSITION_REFRESH,
+    log_level: int = logging.INFO,
 ) -> ClusterStatus:
     """Wait until RayCluster ``name`` is ready, explaining every change on the way.
 
@@ -142,6 +148,7 @@ def wait_for_cluster(
         on_progress: called with a :class:`ClusterStatus` each time the phase, the explanation or
             the queue position changes (a console or notebook display hooks in here).
         position_refresh: seconds between reads of the queue position while queued.
+        log_level: the level each change is logged at (``DEBUG`` when a display shows them already).
 
     Returns:
         The final :class:`ClusterStatus` (phase ``READY``).
@@ -153,6 +160,10 @@ def wait_for_cluster(
             PodsReady timeout, ...). An eviction from before the wait that Kueue has requeued is
             not one: the wait goes on until the cluster is admitted again.
         ClusterDeletedError: the cluster was deleted while waiting.
+        ClusterFailedError: the head cannot start (KubeRay could not create it, or its container
+            waits in CrashLoopBackOff, ImagePullBackOff, InvalidImageName, ...): raised as soon as
+            that is seen (the head Pod is read every :data:`HEAD_REFRESH` s while the cluster
+            starts, if the identity may list pods), not after the timeout.
         ClusterNotFoundError: the cluster did not exist to begin with (lists those that do).
         QueueNotFoundError: Kueue says the LocalQueue does not exist (lists those that do).
         AuthenticationError: the credentials expired during the wait.
@@ -174,6 +185,7 @@ def wait_for_cluster(
         queue_timeout=queue_timeout,
         on_progress=on_progress,
         position_refresh=position_refresh,
+        log_level=log_level,
     )
     watchers = [
         Watcher(api, RAYCLUSTERS, namespace, name=name, label="raycluster"),
@@ -209,11 +221,13 @@ class _ClusterWait:
         queue_timeout: float | None,
         on_progress: Callable[[ClusterStatus], None] | None,
         position_refresh: float,
+        log_level: int = logging.INFO,
     ) -> None:
         self.api, self.name, self.namespace, self.seen = api, name, namespace, seen
         self.timeout, self.queue_timeout = timeout, queue_timeout
         self.deadline = started + timeout if timeout is not None else None
         self.on_progress, self.position_refresh = on_progress, position_refresh
+        self.log_level = log_level
         self.events: queue.Queue[WatchEvent] = queue.Queue()
         self.position: int | None = None
         self.position_unavailable: str | None = None
@@ -225,6 +239,9 @@ class _ClusterWait:
         self.last_key: tuple[Any, ...] | None = None
         self.assessment: Assessment | None = None
         self.limits: dict[str, int] | None = None  # the admission checks' retry limits, read once
+        self.head_pod: dict[str, Any] | None = None
+        self.head_unreadable: str | None = None
+        self.next_head_at = 0.0
 
     def run(self) -> ClusterStatus:
         self._await_workload_listing()
@@ -258,6 +275,7 @@ class _ClusterWait:
             known_eviction=self.known_eviction,
             check_limits=self.limits or None,
             fair_share=fair_share_for(self.api, workload),
+            head_pod=self.head_pod,
         )
 
     def _observe(self) -> Assessment:
@@ -272,6 +290,9 @@ class _ClusterWait:
         elif workload is not None and self.position_unavailable is None and now >= self.next_position_at:
             self._refresh_position(a, workload)
             a = self._assess(workload)
+        if self._starting(a) and now >= self.next_head_at:
+            self._refresh_head()
+            a = self._assess(workload)
         if self.seen.workloads_unreadable and workload is None and a.in_queue:
             a = replace(
                 a,
@@ -280,6 +301,20 @@ class _ClusterWait:
             )
         self.assessment = a
         return a
+
+    def _starting(self, a: Assessment) -> bool:
+        return a.phase is ClusterPhase.STARTING and self.head_unreadable is None
+
+    def _refresh_head(self) -> None:
+        """Read the head Pod (the kubelet's waiting reasons are on it, not on the RayCluster)."""
+        self.next_head_at = time.monotonic() + HEAD_REFRESH
+        try:
+            self.head_pod = head_pod(
+                self.api, self.namespace, self.name, self.seen.uid, deadline=self.deadline
+            )
+        except (ForbiddenError, NotFoundError) as err:  # said once: the RayCluster's word only
+            self.head_unreadable = str(err)
+            log.info("%s/%s: cannot read the head pod (%s)", self.namespace, self.name, err)
 
     def _refresh_position(self, a: Assessment, workload: dict[str, Any]) -> None:
         self.next_position_at = time.monotonic() + self.position_refresh
@@ -299,7 +334,7 @@ class _ClusterWait:
         if key == self.last_key:
             return
         self.last_key = key
-        log.info("%s/%s: %s", self.namespace, self.name, a.explanation)
+        log.log(self.log_level, "%s/%s: %s", self.namespace, self.name, a.explanation)
         if self.on_progress is not None:
             self.on_progress(self._status(a))
 
@@ -353,6 +388,8 @@ class _ClusterWait:
             wait = min(wait, max(0.0, self.next_position_at - now))
         if a.error_kind is ErrorKind.QUEUE_NOT_FOUND:
             wait = min(wait, max(0.0, self.next_queue_check - now))
+        if self._starting(a):
+            wait = min(wait, max(0.0, self.next_head_at - now))
         before = self.seen.workload
         if self._pump(wait) and self.seen.workload is not before:
             self.next_position_at = 0.0  # the Workload changed: re-read the position now

@@ -29,6 +29,9 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from rayqueue_sdk.admission.cluster import ErrorKind, JobPhase, Verdict
 from rayqueue_sdk.config.models import ManagedClusterConfig
+from rayqueue_sdk.display.environment import is_notebook, is_terminal
+from rayqueue_sdk.display.jobs import LOG_TAIL_LINES, JobCard, job_panel
+from rayqueue_sdk.display.live import execution_count
 from rayqueue_sdk.errors import AdmissionTimeout, ConfigError, NotFoundError, RayQueueError
 from rayqueue_sdk.job.backend import JobBackend, KubeTarget
 from rayqueue_sdk.job.existing import ExistingClusterJob
@@ -37,6 +40,8 @@ from rayqueue_sdk.job.owned import OwnedClusterJob
 from rayqueue_sdk.job.runtime_env import prepare_runtime_env
 from rayqueue_sdk.job.spec import _JobSpec, render_rayjob, resolve_runtime_env
 from rayqueue_sdk.job.status import RayJobStatus
+from rayqueue_sdk.kube.access import can_i
+from rayqueue_sdk.kube.resources import kueue_kind
 from rayqueue_sdk.manifests import dump_yaml
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -149,6 +154,8 @@ class RayJob:
         self.dashboard_url = dashboard_url
         self.cluster_name_in_status: str | None = None
         self._kept_logs: str | None = None  # what wait() followed, for logs() once no source is left
+        self._card: JobCard | None = None  # the job view in a notebook (view(), wait())
+        self._patch_answer: str | None = None  # stop_permission's SelfSubjectAccessReview ("" = allowed)
         target = KubeTarget(client, spec.namespace)
         self._backend: JobBackend = (
             OwnedClusterJob(spec.job_name, target)
@@ -294,8 +301,13 @@ class RayJob:
         raise_on_preemption: bool = False,
         on_progress: Callable[[RayJobStatus], None] | None = None,
         log_lines: int = _LOG_TAIL_LINES,
+        show: bool | None = None,
     ) -> RayJobStatus:
         """Wait until the job succeeds; explain every change (``logging`` and ``on_progress``).
+
+        In a notebook the job view (:meth:`view`: status, last log lines, Stop) is shown once in the
+        cell and follows the wait in place: each change of status, and each new log line of a job-owned
+        job while it runs (``show=False``: no view).
 
         Polls with backoff (0.1 s growing to 2 s, back to fast after each change). A job that Kueue
         preempts is requeued by Kueue and runs again from the start on a new cluster, so by default the
@@ -310,6 +322,7 @@ class RayJob:
             raise_on_preemption: fail at the first eviction instead of waiting for the requeued run.
             on_progress: called with each new :class:`RayJobStatus`.
             log_lines: how many log lines a :class:`~rayqueue_sdk.errors.JobFailedError` carries.
+            show: ``None`` (the view in a notebook) or ``False`` (none).
 
         Returns:
             The final status (``SUCCEEDED``).
@@ -328,17 +341,23 @@ class RayJob:
         deadline = started + timeout if timeout is not None else None
         pause, last_key = 0.1, None
         keeper = _LogKeeper(log_lines)
+        viewing = show is not False and is_notebook()
+        shown_lines = 0
         try:
             while True:
                 st = self.status()
                 key = (st.phase, st.explanation, st.position)
-                if key != last_key:
+                changed = key != last_key
+                if changed:
                     log.info("%s", st)
                     if on_progress is not None:
                         on_progress(st)
                     last_key, pause = key, 0.1
                     if self._backend.keeps_logs and st.phase is JobPhase.RUNNING:
                         keeper.start(self._backend.follow)
+                if viewing and (changed or len(keeper.lines) != shown_lines):
+                    shown_lines = len(keeper.lines)
+                    self._follow_card(st, keeper.text() if keeper.seen else None, fetch=changed)
                 verdict = st.assessment
                 if verdict.verdict is Verdict.DONE:
                     return st
@@ -369,6 +388,91 @@ class RayJob:
             keeper.stop()
             if keeper.seen:
                 self._kept_logs = keeper.text()
+
+    def _follow_card(self, st: RayJobStatus, followed: str | None, *, fetch: bool) -> None:
+        """Show the job view in this cell (once) and put ``st`` and the log tail on it."""
+        logs = followed
+        if fetch and (logs is None or st.done):
+            # at the end, the job's own copy (Ray's, else the submitter pod's) may hold lines the
+            # followed stream missed: Ray can close it before the last lines
+            logs = self._view_logs(st) or logs
+        if self._card is None:
+            self._card = JobCard(st, logs, stop=self.stop, permission=self.stop_permission)
+        else:
+            self._card.update(st, logs)
+        self._card.live.show_once()
+
+    def _view_logs(self, st: RayJobStatus) -> str | None:
+        """The logs for the job view: none while queued; best effort (a job starting has none yet)."""
+        if st.phase in (JobPhase.QUEUED, JobPhase.DELETED, JobPhase.DEACTIVATED):
+            return self._kept_logs
+        try:
+            return tail(self.logs(), LOG_TAIL_LINES)
+        except RayQueueError:
+            return self._kept_logs
+
+    def view(self, *, show: bool | None = None) -> JobCard | None:
+        """The job view: status (phase with Kueue's/KubeRay's reason, position, cluster, Ray job id), the
+        last log lines and a Stop button.
+
+        In a notebook: a widget card with its ``text/plain`` and ``text/html`` in the same output (shown
+        once per cell; :meth:`wait` keeps it up to date), returned. Stop is disabled, with a tooltip naming
+        the missing verb and resource, when the server says the user may not stop the job
+        (:meth:`stop_permission`). In a terminal (``show=None``; ``True``: anywhere): a rich panel that fits
+        80 columns, and ``None`` is returned. ``show=False``: the card is made (or updated) but not shown.
+
+        Example:
+            >>> # job.view()             # the card in a notebook, a panel in a terminal
+            >>> # job.view().stop_button.disabled
+        """
+        st = self.status()
+        logs = self._view_logs(st)
+        if is_notebook():
+            if self._card is None:
+                self._card = JobCard(st, logs, stop=self.stop, permission=self.stop_permission)
+            else:
+                self._card.update(st, logs)
+            if show is not False:
+                self._card.live.show_once()
+            return self._card
+        if show or (show is None and is_terminal()):
+            # lazy: rich costs ~30 ms, paid only when something is shown
+            from rich.console import Console
+
+            Console(stderr=False, width=80).print(job_panel(st, logs))
+        return None
+
+    def stop_permission(self, status: RayJobStatus | None = None) -> str | None:
+        """``None`` when the server says the user may stop this job in ``status`` (default: now), else its
+        answer naming the missing verb and resource (what the job view's Stop tooltip shows).
+
+        A job-owned job that runs is stopped through Ray's job API on its cluster's dashboard, which has no
+        Kubernetes verb to ask about: ``None``. One that has not started is stopped by deactivating its Kueue
+        Workload, so this asks for ``patch`` on ``workloads.kueue.x-k8s.io`` with a
+        ``SelfSubjectAccessReview`` (:func:`~rayqueue_sdk.kube.access.can_i`; asked once per job object).
+        A job on an existing cluster is always stopped through Ray: ``None``.
+
+        Example:
+            >>> # job.stop_permission()   # "may not patch workloads.kueue.x-k8s.io in namespace 'ds'"
+        """
+        if not isinstance(self._backend, OwnedClusterJob):
+            return None
+        phase = (status or self.status()).phase
+        if phase is JobPhase.RUNNING:
+            return None
+        if self._patch_answer is None:
+            target = self._backend.target
+            workloads = kueue_kind(target.api, "workloads")
+            access = can_i(
+                target.api, "patch", workloads.plural, group=workloads.group, namespace=target.namespace
+            )
+            self._patch_answer = "" if access.allowed else str(access)
+        return self._patch_answer or None
+
+    def _ipython_display_(self) -> None:
+        if self._card is not None and self._card.live.shown_in == execution_count():
+            return
+        self.view(show=True)
 
     def _failure_tail(self, keeper: _LogKeeper, lines: int) -> str:
         try:

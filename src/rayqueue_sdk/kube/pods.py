@@ -23,7 +23,7 @@ from rayqueue_sdk.kube.rest import get_path, get_text
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
-__all__ = ["JOB_NAME_LABEL", "PodLog", "newest_pod", "submitter_log"]
+__all__ = ["JOB_NAME_LABEL", "PodLog", "head_pod", "newest_pod", "submitter_log"]
 
 #: The label the Job controller puts on a Job's pods.
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
@@ -55,6 +55,37 @@ def newest_pod(pods: list[dict[str, Any]]) -> dict[str, Any] | None:
         True
     """
     return max(pods, key=lambda p: (p.get("metadata") or {}).get("creationTimestamp") or "", default=None)
+
+
+def head_pod(
+    api: ApiClient, namespace: str, cluster: str, uid: str | None = None, *, deadline: float | None = None
+) -> dict[str, Any] | None:
+    """The head Pod of RayCluster ``cluster`` (KubeRay's labels ``ray.io/cluster`` and
+    ``ray.io/node-type=head`` [R ray-operator/controllers/ray/utils/constant.go]; owned by ``uid`` when
+    given), the newest if several; None when there is none.
+
+    Raises:
+        ForbiddenError: the identity may not list pods.
+        ApiError, ConnectionFailedError: as every API call.
+
+    Example:
+        >>> from rayqueue_sdk.kube.pods import head_pod
+        >>> # head_pod(api, "ds-team", "ws")["status"]["phase"]
+    """
+    selector = f"ray.io/cluster={cluster},ray.io/node-type=head"
+    pods = (
+        get_path(
+            api, f"/api/v1/namespaces/{namespace}/pods", query={"labelSelector": selector}, deadline=deadline
+        ).get("items")
+        or []
+    )
+    if uid:
+        pods = [
+            p
+            for p in pods
+            if any(o.get("uid") == uid for o in (p.get("metadata") or {}).get("ownerReferences") or [])
+        ]
+    return newest_pod(pods)
 
 
 def submitter_log(

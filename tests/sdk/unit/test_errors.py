@@ -122,6 +122,7 @@ def test_every_error_class_has_a_stable_cli_exit_code() -> None:
         "TLSVerificationError": 7,
         "AdmissionTimeout": 4,
         "ClusterDeletedError": 5,
+        "ClusterFailedError": 5,
         "PreemptedError": 5,
         "JobFailedError": 8,
         "ScaledToZeroError": 5,

@@ -68,7 +68,8 @@ def test_a_head_that_fails_to_start_is_retried_with_fresh_ports(
 def test_a_head_that_never_starts_is_reported_and_the_sdk_says_why(
     ray_cp: Any, monkeypatch: pytest.MonkeyPatch, held_port: int
 ) -> None:
-    """KubeRay's ReplicaFailure condition (FailedCreateHeadPod), read back by the SDK's status."""
+    """KubeRay's ReplicaFailure condition (FailedCreateHeadPod) and a crash-looping head pod, read back by
+    the SDK's status as a failed cluster."""
     from rayqueue_local.controllers.kuberay import runtime
 
     real_allocate = RayHeadPorts.allocate.__func__  # type: ignore[attr-defined]
@@ -97,7 +98,14 @@ def test_a_head_that_never_starts_is_reported_and_the_sdk_says_why(
     found = failure(rc)
     assert found is not None and found["reason"] == "FailedCreateHeadPod", rc.get("status")
     assert "exited with" in found["message"]
+    # A head that cannot start is terminal for the SDK: FAILED with the head's error, not "starting".
     status = observe_cluster("broken", ns, ray_cp.api_client())
-    assert status.phase.value == "starting" and not status.ready
-    assert "KubeRay cannot create pods" in status.explanation and "FailedCreateHeadPod" in status.explanation
+    assert status.phase.value == "failed" and not status.ready
+    assert status.explanation.startswith("the head cannot start: local Ray head:")
+    assert "FailedCreateHeadPod" in status.explanation
+    # ... and its pod says what a kubelet would: the container crash-loops, the last exit's message kept.
+    (head,) = ray_cp.store.list("pods", ns, label_selector="ray.io/cluster=broken,ray.io/node-type=head")
+    container = head["status"]["containerStatuses"][0]
+    assert container["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    assert "exited with" in container["lastState"]["terminated"]["message"]
     custom.delete_namespaced_custom_object("ray.io", "v1", ns, "rayclusters", "broken")

@@ -40,10 +40,13 @@ class NotebookRun:
         return next(c for c in self.notebook.cells if c.get("id") == cell_id)
 
 
-def execute_notebook(source: Path, saved: Path) -> NotebookRun:
-    """Run every cell of ``source`` in a fresh ``python3`` kernel (cwd: the notebook's folder) and save
-    the executed notebook, with its widget state as JupyterLab would (nbclient's default), to ``saved``."""
-    nb = nbformat.read(source, as_version=4)
+def execute_notebook(source: Path | Any, saved: Path, *, allow_errors: bool = False) -> NotebookRun:
+    """Run every cell of ``source`` (a path, or a notebook node built in memory) in a fresh ``python3``
+    kernel (cwd: the notebook's folder, or demo-notebooks/) and save the executed notebook, with its widget
+    state as JupyterLab would (nbclient's default), to ``saved``. ``allow_errors``: a cell that raises does
+    not stop the run (its error output is kept)."""
+    nb = nbformat.read(source, as_version=4) if isinstance(source, Path) else source
+    folder = source.parent if isinstance(source, Path) else ROOT / "demo-notebooks"
     run = NotebookRun(nb)
 
     def snapshot(cell: Any, **_kwargs: Any) -> None:
@@ -53,8 +56,9 @@ def execute_notebook(source: Path, saved: Path) -> NotebookRun:
         nb,
         timeout=600,
         kernel_name="python3",
-        resources={"metadata": {"path": str(source.parent)}},
+        resources={"metadata": {"path": str(folder)}},
         on_cell_executed=snapshot,
+        allow_errors=allow_errors,
     )
     client.execute(env=kernel_env())
     nbformat.write(nb, saved)
@@ -75,3 +79,8 @@ def stdout(outputs: list[dict[str, Any]]) -> str:
 def plain(output: dict[str, Any]) -> str:
     """An output's ``text/plain``."""
     return str(output.get("data", {}).get("text/plain", ""))
+
+
+def errors(outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The error outputs of a cell (``ename``, ``evalue``, ``traceback``: the lines a frontend shows)."""
+    return [o for o in outputs if o.get("output_type") == "error"]

@@ -20,7 +20,10 @@ What it does, as KubeRay v1.7.0 does [R controllers/ray/raycluster_controller.go
   ``endpoints`` with the real local ports, ``observedGeneration``.
 
 A head that fails to start (after the runtime's retries) is reported as condition ``ReplicaFailure``
-(KubeRay's ``RayClusterReplicaFailure`` constant; reason ``FailedCreateHeadPod``).
+(KubeRay's ``RayClusterReplicaFailure`` constant; reason ``FailedCreateHeadPod``), and its pod shows what
+a kubelet would: container waiting in ``CrashLoopBackOff`` with the failure in ``lastState.terminated``.
+A head image the kubelet cannot parse starts nothing: the pod waits with ``InvalidImageName`` and the
+kubelet's message (:func:`~.resources.head_image_problem`).
 
 Example:
     >>> RayClusterController(RayRuntime(enabled=False)).watches
@@ -44,6 +47,13 @@ __all__ = ["RAYCLUSTERS", "RayClusterController"]
 
 RAYCLUSTERS = "rayclusters.ray.io"  # the resource key of RayClusters
 _Item = tuple[str, str]  # (namespace, name)
+
+
+def _pod_ready(pod: dict[str, Any]) -> bool:
+    status = pod.get("status") or {}
+    if status.get("phase") != "Running":
+        return False
+    return all(c.get("status") == "True" for c in status.get("conditions") or [] if c.get("type") == "Ready")
 
 
 def _store_error() -> type[Exception]:
@@ -131,7 +141,11 @@ class RayClusterController(QueueController):
             pods = []
             handle = None
         else:
-            handle = self.runtime.ensure(key, R.sizes(rc))
+            problem = R.head_image_problem(rc)
+            if problem is not None:  # the kubelet could never run the head: fail it, start nothing
+                handle = self.runtime.fail(key, "InvalidImageName", problem)
+            else:
+                handle = self.runtime.ensure(key, R.sizes(rc))
             pods = self._ensure_pods(rc, pods, handle)
         self._ensure_service(rc, handle)
         self._write_status(rc, pods, handle, suspended)
@@ -199,9 +213,19 @@ class RayClusterController(QueueController):
         running = handle.state == "ready"
         out = []
         for pod in keep:
-            phase = (pod.get("status") or {}).get("phase")
+            status = pod.get("status") or {}
+            phase = status.get("phase")
             target = "Running" if running else "Pending"
-            if phase != target:
+            is_head = (pod["metadata"].get("labels") or {}).get("ray.io/node-type") == "head"
+            if handle.state == "failed" and is_head:
+                # The kubelet's report of a container that cannot run (KubeRay itself only recreates
+                # head pods that end Failed; a crash-looping or unpullable head stays as it is).
+                broken = R.failed_head_status(pod, handle.reason, handle.error)
+                if status.get("containerStatuses") != broken["containerStatuses"]:
+                    pod = dict(pod)
+                    pod["status"] = broken
+                    pod = self.store.update_status("pods", pod)
+            elif phase != target or (is_head and status.get("containerStatuses")):
                 pod = dict(pod)
                 pod["status"] = R.pod_status(target, ready=running)
                 pod = self.store.update_status("pods", pod)
@@ -235,7 +259,7 @@ class RayClusterController(QueueController):
         generation = rc["metadata"].get("generation")
         head_pods = [p for p in pods if (p["metadata"].get("labels") or {}).get("ray.io/node-type") == "head"]
         workers = [p for p in pods if (p["metadata"].get("labels") or {}).get("ray.io/node-type") == "worker"]
-        running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
+        running = [p for p in pods if _pod_ready(p)]
         all_running = bool(pods) and len(running) == len(pods)
         desired_workers = R.desired_worker_replicas(rc)
         groups = (rc.get("spec") or {}).get("workerGroupSpecs") or []
@@ -261,14 +285,24 @@ class RayClusterController(QueueController):
         # HeadPodReady
         if not head_pods:
             R.set_condition(conditions, "HeadPodReady", False, "HeadPodNotFound", "Head Pod not found")
-        elif (head_pods[0].get("status") or {}).get("phase") == "Running":
+        elif _pod_ready(head_pods[0]):
             R.set_condition(conditions, "HeadPodReady", True, "HeadPodRunningAndReady", "")
         else:
-            R.set_condition(conditions, "HeadPodReady", False, "Unknown", "")
+            # KubeRay copies the head pod's Ready condition when it is False [R utils/util.go
+            # FindHeadPodReadyCondition]: ContainersNotReady for a head that cannot run.
+            pod_conditions = (head_pods[0].get("status") or {}).get("conditions") or []
+            pod_ready: dict[str, Any] = next((c for c in pod_conditions if c["type"] == "Ready"), {})
+            R.set_condition(
+                conditions,
+                "HeadPodReady",
+                False,
+                str(pod_ready.get("reason") or "Unknown"),
+                str(pod_ready.get("message") or ""),
+            )
 
         # ReplicaFailure (KubeRay's RayClusterReplicaFailure constant): a head that could not start
         conditions = [c for c in conditions if c.get("type") != "ReplicaFailure"]
-        if handle is not None and handle.state == "failed":
+        if handle is not None and handle.state == "failed" and handle.reason != "InvalidImageName":
             R.set_condition(
                 conditions,
                 "ReplicaFailure",

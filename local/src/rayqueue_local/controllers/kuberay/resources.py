@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 import secrets
 from collections.abc import Iterable
 from decimal import Decimal
@@ -37,6 +38,8 @@ __all__ = [
     "desired_pods",
     "desired_resources",
     "desired_worker_replicas",
+    "failed_head_status",
+    "head_image_problem",
     "head_service",
     "owner_reference",
     "pod_object",
@@ -304,6 +307,90 @@ def pod_status(phase: str, *, ready: bool, started: str | None = None) -> dict[s
             {"type": "Ready", "status": flag, "lastTransitionTime": stamp},
         ],
     }
+
+
+#: A container image reference as the kubelet parses it: ``[domain[:port]/]path[:tag][@digest]`` with
+#: lower-case path components [github.com/distribution/reference regexp.go, used by the kubelet's
+#: pkg/kubelet/images/image_manager.go applyDefaultImageTag].
+_IMAGE_REF = re.compile(
+    r"^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*"
+    r"|\[[0-9a-fA-F:]+\])(?::[0-9]+)?/)?"
+    r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
+    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*"
+    r":[0-9a-fA-F]{32,})?$"
+)
+
+
+def head_image_problem(rc: dict[str, Any]) -> str | None:
+    """The kubelet's ``InvalidImageName`` message for the head container's image, or ``None``.
+
+    Images are never pulled here, but an image reference the kubelet cannot parse keeps the head pod
+    in ``Waiting`` with reason ``InvalidImageName`` and the message below, whatever the node
+    [kubernetes pkg/kubelet/images/image_manager.go EnsureImageExists; types.go ErrInvalidImageName].
+
+    Example:
+        >>> rc = {"spec": {"headGroupSpec": {"template": {"spec": {"containers": [
+        ...     {"name": "ray-head", "image": "rayproject/ray:2.52.0"}]}}}}}
+        >>> head_image_problem(rc) is None
+        True
+        >>> rc["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["image"] = "Ray Project!"
+        >>> print(head_image_problem(rc))
+        Failed to apply default image tag "Ray Project!": couldn't parse image name "Ray Project!": \
+invalid reference format
+    """
+    spec = (((rc.get("spec") or {}).get("headGroupSpec") or {}).get("template") or {}).get("spec") or {}
+    for container in spec.get("containers") or []:
+        image = container.get("image")
+        if isinstance(image, str) and image and not _IMAGE_REF.match(image):
+            quoted = json.dumps(image)  # Go's %q
+            return (
+                f"Failed to apply default image tag {quoted}: couldn't parse image name {quoted}: "
+                "invalid reference format"
+            )
+    return None
+
+
+def failed_head_status(pod: dict[str, Any], reason: str, message: str) -> dict[str, Any]:
+    """The ``status`` a kubelet gives a head pod whose container cannot run: ``reason`` is
+    ``InvalidImageName`` (Pending, never started) or ``CrashLoopBackOff`` (Running, not ready, the last
+    exit in ``lastState.terminated`` with ``message``), as in the kubelet's container statuses
+    [kubernetes pkg/kubelet/kubelet_pods.go convertToAPIContainerStatuses; kuberuntime CrashLoopBackOff].
+
+    Example:
+        >>> pod = {"metadata": {"name": "ws-head-x"},
+        ...        "spec": {"containers": [{"name": "ray-head", "image": "ray"}]}}
+        >>> st = failed_head_status(pod, "CrashLoopBackOff", "ray start exited with 1")
+        >>> st["phase"], st["containerStatuses"][0]["state"]["waiting"]["reason"]
+        ('Running', 'CrashLoopBackOff')
+        >>> st["containerStatuses"][0]["lastState"]["terminated"]["message"]
+        'ray start exited with 1'
+    """
+    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    name = str(containers[0].get("name") or "ray-head")
+    image = str(containers[0].get("image") or "")
+    status = pod_status("Running", ready=False)
+    for cond in status["conditions"]:
+        if cond["type"] in ("ContainersReady", "Ready"):
+            cond.update(reason="ContainersNotReady", message=f"containers with unready status: [{name}]")
+    container: dict[str, Any] = {"name": name, "image": image, "imageID": "", "ready": False}
+    container["started"] = False
+    if reason == "CrashLoopBackOff":
+        pod_name = (pod.get("metadata") or {}).get("name", "")
+        container["restartCount"] = 2
+        container["state"] = {
+            "waiting": {
+                "reason": reason,
+                "message": f"back-off 40s restarting failed container={name} pod={pod_name}",
+            }
+        }
+        container["lastState"] = {"terminated": {"exitCode": 1, "reason": "Error", "message": message}}
+    else:
+        status["phase"] = "Pending"
+        status.pop("startTime", None)
+        container["restartCount"] = 0
+        container["state"] = {"waiting": {"reason": reason, "message": message}}
+    status["containerStatuses"] = [container]
+    return status
 
 
 def head_service(rc: dict[str, Any], ports: dict[str, int] | None = None) -> dict[str, Any]:

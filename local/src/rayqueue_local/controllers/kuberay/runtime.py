@@ -60,12 +60,18 @@ HeadKey = tuple[str, str, str]  # (namespace, cluster name, cluster uid)
 
 @dataclass
 class HeadHandle:
-    """One cluster's head as the controllers see it: ``state`` is starting | ready | failed."""
+    """One cluster's head as the controllers see it: ``state`` is starting | ready | failed.
+
+    A failed head has ``error`` (what went wrong) and ``reason``: the kubelet's waiting reason its pod
+    shows (``CrashLoopBackOff`` for a head that exited, ``InvalidImageName`` for an image the kubelet
+    cannot parse).
+    """
 
     key: HeadKey
     head: RayHead | None
     state: str = "starting"
     error: str = ""
+    reason: str = "CrashLoopBackOff"
     ready_since: float | None = None
     busy: bool = False
     jobs: dict[str, str] = field(default_factory=dict)
@@ -173,6 +179,20 @@ class RayRuntime:
         self._ensure_poller()
         return handle
 
+    def fail(self, key: HeadKey, reason: str, error: str) -> HeadHandle:
+        """Mark ``key``'s head failed without starting anything (its pod can never run: ``reason`` is
+        the kubelet's, e.g. ``InvalidImageName``); a head already asked for is released first."""
+        with self._lock:
+            handle = self._heads.get(key)
+            if handle is not None and handle.state == "failed" and handle.reason == reason:
+                return handle
+        if handle is not None:
+            self.release(key)
+        handle = HeadHandle(key, None, state="failed", error=error, reason=reason)
+        with self._lock:
+            self._heads[key] = handle
+        return handle
+
     def _start(self, handle: HeadHandle) -> None:
         assert handle.head is not None
         with self._starting:
@@ -213,7 +233,7 @@ class RayRuntime:
                     handle.key[1],
                     attempt,
                     _HEAD_START_ATTEMPTS,
-                    err,
+                    error,  # the first line and the log's last lines, not a whole traceback
                 )
                 if attempt < _HEAD_START_ATTEMPTS and self._stop.wait(_HEAD_RETRY_DELAY * attempt):
                     return ""
