@@ -45,7 +45,7 @@ from rayqueue_local.runfile import (
     read_run_file,
     running_instances,
 )
-from rayqueue_local.scenarios import SCENARIOS
+from rayqueue_local.scenarios import SCENARIO_OPTIONS, SCENARIOS
 
 __all__ = ["options_from_args", "register"]
 
@@ -156,18 +156,24 @@ def _instance_name(text: str) -> str:
 
 
 def options_from_args(args: argparse.Namespace) -> ControlPlaneOptions:
-    """The :class:`~rayqueue_local.options.ControlPlaneOptions` of a parsed ``local up``: its flags,
-    then ``--set KEY=VALUE`` on top (an unknown key is a ``SystemExit`` naming the known ones).
+    """The :class:`~rayqueue_local.options.ControlPlaneOptions` of a parsed ``local up``: its flags, the
+    options its ``--scenario`` needs (:data:`~rayqueue_local.scenarios.SCENARIO_OPTIONS`), then
+    ``--set KEY=VALUE`` on top (an unknown key is a ``SystemExit`` naming the known ones).
 
     Example:
         >>> args = argparse.Namespace(ray_enabled=False, options=["max_starting_heads=1"])
         >>> options = options_from_args(args)
         >>> options.ray_enabled, options.prometheus_enabled, options.max_starting_heads  # default: on
         (False, True, 1)
+        >>> seed3 = options_from_args(argparse.Namespace(scenario="seed-003", options=[]))
+        >>> seed3.fair_sharing, seed3.admission_fair_sharing
+        (True, True)
     """
     flags = {name: getattr(args, name) for name in option_names() if hasattr(args, name)}
+    scenario = SCENARIO_OPTIONS.get(getattr(args, "scenario", None) or "", {})
     try:
-        return with_overrides(ControlPlaneOptions(**flags), _set_pairs(args.options), owner="--set")
+        options = with_overrides(ControlPlaneOptions(**flags), scenario, owner="--scenario")
+        return with_overrides(options, _set_pairs(args.options), owner="--set")
     except (TypeError, ValueError) as err:
         raise SystemExit(str(err)) from None
 

@@ -24,6 +24,7 @@ __all__ = [
     "GPU_TOLERATION",
     "KUEUE_API_VERSION",
     "SCENARIOS",
+    "SCENARIO_OPTIONS",
     "SEED003_LEVELS",
     "scenario_objects",
     "seed000_queues",
@@ -465,6 +466,18 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
 Example:
     >>> [o["metadata"]["namespace"] for o in SCENARIOS["team"]() if o["kind"] == "LocalQueue"]
     ['default']
+"""
+
+
+SCENARIO_OPTIONS: dict[str, dict[str, Any]] = {
+    "seed-003": {"fair_sharing": True, "admission_fair_sharing": True},
+}
+"""The control-plane options a scenario needs (Kueue's manager configuration, which is not an object a
+scenario can apply): ``local up --scenario NAME`` starts with them; ``--set`` still wins.
+
+Example:
+    >>> SCENARIO_OPTIONS["seed-003"]["fair_sharing"]
+    True
 """
 
 
