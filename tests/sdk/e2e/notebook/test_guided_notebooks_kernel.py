@@ -74,6 +74,10 @@ def test_two_teams_admitted_then_preempted_with_kueues_reason_then_back(artefact
     assert phase in ("preempted", "queued") and position == "0"
     assert reason in ("InCohortReclamation", "InCohortReclaimWhileBorrowing")
     assert lines(at["cell-10"])[1].startswith("Preempted to accommodate a workload")
+    # the queue view, while team B waits: one display (widget, text, HTML), team B's pending cluster in it
+    (queues,) = displays(at["cell-10b"])
+    assert {"text/plain", "text/html"} <= set(queues["data"])
+    assert "raycluster-dev" in plain(queues) and "team-b" in plain(queues), plain(queues)
     assert lines(at["cell-12"]) == ["team B: ready again, through team-b-cq"]
     # The wait in the last cell: one progress line, ending ready.
     (line,) = displays(at["cell-12"])
