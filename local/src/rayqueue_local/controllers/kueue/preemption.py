@@ -128,11 +128,33 @@ class _Search:
         return _Variant.RECLAIM_WHILE_BORROWING
 
     def _from_queue(self, cq: ClusterQueueInfo, lca: q.QuotaNode | None, advantage: bool) -> list[_Candidate]:
-        found = []
-        for wl in cq.workloads.values():
-            variant = self._variant(wl, advantage)
-            if variant != _Variant.NEVER:
-                found.append(_Candidate(wl, lca, variant))
+        # What a queue offers depends on its Workloads (the snapshot's version), the preemptor's priority
+        # (and time), the policy that applies and the flavor-resources, not on which queue preempts:
+        # searches of one version share each queue's list (it is only read).
+        same = cq.name == self.cq.name
+        policy = self.cq.within_cluster_queue if same else self.cq.reclaim_within_cohort
+        key = (
+            "from_queue",
+            self.snap.version,
+            cq.name,
+            lca,
+            same,
+            policy,
+            advantage,
+            self.borrow_forbidden,
+            self.cq.max_priority_threshold,
+            self.preemptor.priority,
+            self.preemptor.created if policy == "LowerOrNewerEqualPriority" else 0.0,
+            frozenset(self.frs),
+        )
+        found: list[_Candidate] | None = self.snap.memo.get(key)
+        if found is None:
+            found = []
+            for wl in cq.workloads.values():
+                variant = self._variant(wl, advantage)
+                if variant != _Variant.NEVER:
+                    found.append(_Candidate(wl, lca, variant))
+            self.snap.memo[key] = found
         return found
 
     def _in_subtree(
@@ -153,19 +175,46 @@ class _Search:
             out.extend(self._from_queue(self.snap.queues[child_cq.name], root, advantage))
 
     def candidates(self) -> tuple[list[_Candidate], bool, bool]:
+        """The ordered candidates, whether none come from other queues and whether none are hierarchical.
+
+        They depend on the snapshot's state (its version), the queue, the preemptor's priority (and queue
+        time for ``LowerOrNewerEqualPriority``), the flavor-resources and, per cohort level, whether the
+        request fits below it (upstream's ``hasAdvantage`` walk in hierarchical_preemption.go): searches
+        alike in those share one list per snapshot version (the list is only read)."""
+        levels: list[tuple[q.QuotaNode, bool]] = []
+        if self.cq.node.parent is not None and self.cq.reclaim_within_cohort != "Never":
+            advantage, remaining = q.quantities_fit_in_quota(self.cq.node, self.usage)
+            for root in q.path_to_root(self.cq.node):
+                levels.append((root, advantage))
+                fits, remaining = q.quantities_fit_in_quota(root, remaining)
+                advantage = advantage or fits
+        policies = (self.cq.within_cluster_queue, self.cq.reclaim_within_cohort)
+        uses_time = "LowerOrNewerEqualPriority" in policies
+        key = (
+            "candidates",
+            self.snap.version,
+            self.cq.name,
+            self.preemptor.priority,
+            self.preemptor.created if uses_time else 0.0,
+            frozenset(self.frs),
+            tuple(advantage for _, advantage in levels),
+        )
+        found: tuple[list[_Candidate], bool, bool] | None = self.snap.memo.get(key)
+        if found is None:
+            found = self._candidates(levels)
+            self.snap.memo[key] = found
+        return found
+
+    def _candidates(self, levels: list[tuple[q.QuotaNode, bool]]) -> tuple[list[_Candidate], bool, bool]:
         same: list[_Candidate] = []
         if self.cq.within_cluster_queue != "Never":
             same = self._from_queue(self.cq, None, False)
         hierarchy: list[_Candidate] = []
         priority: list[_Candidate] = []
-        if self.cq.node.parent is not None and self.cq.reclaim_within_cohort != "Never":
-            advantage, remaining = q.quantities_fit_in_quota(self.cq.node, self.usage)
-            previous = None
-            for root in q.path_to_root(self.cq.node):
-                self._in_subtree(root, root, previous, advantage, hierarchy if advantage else priority)
-                fits, remaining = q.quantities_fit_in_quota(root, remaining)
-                advantage = advantage or fits
-                previous = root
+        previous = None
+        for root, advantage in levels:
+            self._in_subtree(root, root, previous, advantage, hierarchy if advantage else priority)
+            previous = root
 
         def order(c: _Candidate) -> tuple[bool, bool, int, float, str]:
             wl = c.workload

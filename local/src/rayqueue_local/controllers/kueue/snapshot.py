@@ -46,6 +46,11 @@ def is_true(obj: dict[str, Any], ctype: str) -> bool:
     return cond is not None and cond.get("status") == "True"
 
 
+def _hashable(value: Any) -> Any:
+    """``value`` as a hashable key (``None`` for an empty or missing field)."""
+    return repr(value) if value else None
+
+
 @dataclass
 class PodSetInfo:
     """One pod set: its name, count, per-pod requests (Kueue units) and pod spec."""
@@ -76,11 +81,30 @@ class WorkloadInfo:
     finished: bool = False
     reserved_at: float = 0.0
     usage: dict[q.FR, int] = field(default_factory=dict)
+    _shape: tuple[Any, ...] | None = field(default=None, init=False, repr=False)
 
     @property
     def key(self) -> tuple[str, str]:
         """``(namespace, name)``."""
         return (self.namespace, self.name)
+
+    @property
+    def shape(self) -> tuple[Any, ...]:
+        """What flavor assignment reads of the pod sets (name, count, per-pod requests, tolerations and
+        nodeSelector), hashable: Workloads with equal shapes get equal assignments in one snapshot.
+        Computed once per Workload (the pod sets are never changed)."""
+        if self._shape is None:
+            self._shape = tuple(
+                (
+                    ps.name,
+                    ps.count,
+                    tuple(sorted(ps.per_pod.items())),
+                    _hashable(ps.spec.get("tolerations")),
+                    _hashable(ps.spec.get("nodeSelector")),
+                )
+                for ps in self.pod_sets
+            )
+        return self._shape
 
     @staticmethod
     def from_object(obj: dict[str, Any]) -> WorkloadInfo:
@@ -209,14 +233,20 @@ class Snapshot:
     queues: dict[str, ClusterQueueInfo]
     tree: q.QuotaTree
     flavors: dict[str, dict[str, Any]]
-    #: bumped by every change of usage; simulations that undo their changes restore it
+    #: changed by every change of usage; simulations that undo their changes restore it
     version: int = 0
     #: memo of preemption simulations, keyed by version and inputs (see preemption.simulate_preemption)
     memo: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+    #: the last version handed out: a new state never reuses the number of one a simulation restored
+    clock: int = 0
+
+    def _bump(self) -> None:
+        self.clock += 1
+        self.version = self.clock
 
     def add_workload(self, wl: WorkloadInfo) -> None:
         """Account ``wl``'s usage to its ClusterQueue (and the tree above it)."""
-        self.version += 1
+        self._bump()
         cq = self.queues[wl.cluster_queue or ""]
         cq.workloads[wl.key] = wl
         for fr, value in wl.usage.items():
@@ -224,7 +254,7 @@ class Snapshot:
 
     def remove_workload(self, wl: WorkloadInfo) -> None:
         """Undo :meth:`add_workload`."""
-        self.version += 1
+        self._bump()
         cq = self.queues[wl.cluster_queue or ""]
         cq.workloads.pop(wl.key, None)
         for fr, value in wl.usage.items():
@@ -232,7 +262,7 @@ class Snapshot:
 
     def add_usage(self, cq: ClusterQueueInfo, usage: dict[q.FR, int]) -> None:
         """Reserve ``usage`` in ``cq`` without a Workload (a preemptor waiting for its victims)."""
-        self.version += 1
+        self._bump()
         for fr, value in usage.items():
             q.add_usage(cq.node, fr, value)
 
