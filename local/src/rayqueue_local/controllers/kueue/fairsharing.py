@@ -595,6 +595,25 @@ class _FairSearch:
         self.lendable: dict[int, dict[str, int]] = {}
 
     def candidates(self) -> dict[str, list[WorkloadInfo]]:
+        """Each ClusterQueue's candidates in preemption order. They depend on the snapshot's state (its
+        version), the queue, the preemptor's priority (and time, for ``LowerOrNewerEqualPriority``) and the
+        flavor-resources: searches alike share one answer per version (it is only read)."""
+        policies = (self.cq.within_cluster_queue, self.cq.reclaim_within_cohort)
+        key = (
+            "fair_candidates",
+            self.snap.version,
+            self.cq.name,
+            self.wl.priority,
+            self.wl.created if "LowerOrNewerEqualPriority" in policies else 0.0,
+            frozenset(self.frs),
+        )
+        cached: dict[str, list[WorkloadInfo]] | None = self.snap.memo.get(key)
+        if cached is None:
+            cached = self._candidates()
+            self.snap.memo[key] = cached
+        return cached
+
+    def _candidates(self) -> dict[str, list[WorkloadInfo]]:
         found: dict[str, list[WorkloadInfo]] = {}
 
         def take(queue: ClusterQueueInfo, policy: str) -> None:
@@ -702,12 +721,20 @@ class _FairSearch:
                 retry.setdefault(name, []).extend(pools.pop(name))
                 continue
             weight = self.weights.get((False, name), 1.0)
+            # the queue's share without a target depends on the target's usage alone until one is taken
+            shares_without: dict[tuple[tuple[q.FR, int], ...], DRS] = {}
             for wl in pools.pop(name):
                 target_new = target_old  # LessThanInitialShare does not look at it
                 if strategy == LESS_THAN_OR_EQUAL_TO_FINAL_SHARE:
-                    without = {fr: -value for fr, value in wl.usage.items()}
-                    target_new = dominant_resource_share(queue.node, weight, without, self.lendable)
+                    usage_key = tuple(wl.usage.items())
+                    if usage_key not in shares_without:
+                        without = {fr: -value for fr, value in wl.usage.items()}
+                        shares_without[usage_key] = dominant_resource_share(
+                            queue.node, weight, without, self.lendable
+                        )
+                    target_new = shares_without[usage_key]
                 if strategy_allows(strategy, preemptor_new, target_old, target_new):
+                    shares_without.clear()
                     self.snap.remove_workload(wl)
                     targets.append(Target(wl, msg.IN_COHORT_FAIR_SHARING, queue))
                     if self.fits():
