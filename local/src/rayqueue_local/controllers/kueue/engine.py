@@ -380,6 +380,7 @@ class _Pass:
                 tie_key=lambda e: queue_order_key(e[0]),
                 weights=self.weights,
                 lendable_cache=self.lendable,
+                share_cache=self.snap.memo.setdefault(("flat_shares", self.snap.version), {}),
             )
             for wl, cq, assignment, targets in ordered:
                 if not self.process(wl, cq, assignment, targets) and cq.strategy == "StrictFIFO":

@@ -232,8 +232,9 @@ def dominant_resource_share(
     if node.parent is None:
         return DRS(weight=weight)
     borrowed: dict[str, int] = {}
+    usage, more = node.usage, extra or {}
     for fr, quota in node.subtree.items():
-        amount = (extra or {}).get(fr, 0) + node.usage.get(fr, 0) - quota
+        amount = more.get(fr, 0) + usage.get(fr, 0) - quota
         if amount > 0:
             borrowed[fr[1]] = borrowed.get(fr[1], 0) + amount
     if not borrowed:
@@ -348,11 +349,13 @@ def flat_order(
     tie_key: Any,
     weights: Mapping[tuple[bool, str], float],
     lendable_cache: dict[int, dict[str, int]] | None = None,
+    share_cache: dict[Any, DRS] | None = None,
 ) -> list[Any]:
     """The whole tournament order at once, for cohorts without child cohorts: ClusterQueues without a
     cohort first (in list order), then lowest DRS with the entry's usage, then ``tie_key``. There an
     entry's share is its ClusterQueue's alone, which no other entry of the cycle changes, so the
-    :func:`tournament_order` of each step gives this same order.
+    :func:`tournament_order` of each step gives this same order. ``share_cache`` keeps the shares by
+    ClusterQueue and usage: the caller passes one dict per state of the quota tree (a new one after a change).
 
     Example:
         >>> from rayqueue_local.controllers.kueue.quota import build_tree
@@ -366,6 +369,7 @@ def flat_order(
         ['b', 'a']
     """
     lendable = {} if lendable_cache is None else lendable_cache
+    shares: dict[Any, DRS] = {} if share_cache is None else share_cache
 
     def key(indexed: tuple[int, Any]) -> tuple[Any, ...]:
         index, entry = indexed
@@ -373,7 +377,11 @@ def flat_order(
         if node.parent is None:
             return (0, index)
         usage = usage_of(entry)
-        share = dominant_resource_share(node, weights.get((False, node.name), 1.0), usage, lendable)
+        cache_key = (node.name, tuple(usage.items()))
+        share = shares.get(cache_key)
+        if share is None:
+            share = dominant_resource_share(node, weights.get((False, node.name), 1.0), usage, lendable)
+            shares[cache_key] = share
         return (1, *share.sort_key(), tie_key(entry))
 
     return [entry for _, entry in sorted(enumerate(entries), key=key)]

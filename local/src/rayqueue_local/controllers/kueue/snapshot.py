@@ -95,14 +95,16 @@ class WorkloadInfo:
         Computed once per Workload (the pod sets are never changed)."""
         if self._shape is None:
             self._shape = tuple(
-                (
-                    ps.name,
-                    ps.count,
-                    tuple(sorted(ps.per_pod.items())),
-                    _hashable(ps.spec.get("tolerations")),
-                    _hashable(ps.spec.get("nodeSelector")),
-                )
-                for ps in self.pod_sets
+                [
+                    (
+                        ps.name,
+                        ps.count,
+                        tuple(ps.per_pod.items()),
+                        _hashable(ps.spec.get("tolerations")),
+                        _hashable(ps.spec.get("nodeSelector")),
+                    )
+                    for ps in self.pod_sets
+                ]
             )
         return self._shape
 
@@ -112,15 +114,11 @@ class WorkloadInfo:
         meta = obj.get("metadata") or {}
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
-        pod_sets = [
-            PodSetInfo(
-                name=ps["name"],
-                count=int(ps.get("count", 1)),
-                per_pod=pod_requests((ps.get("template") or {}).get("spec") or {}),
-                spec=(ps.get("template") or {}).get("spec") or {},
-            )
-            for ps in spec.get("podSets") or ()
-        ]
+        seen_evicted = seen_finished = False
+        pod_sets = []
+        for ps in spec.get("podSets") or ():
+            pod_spec = (ps.get("template") or {}).get("spec") or {}
+            pod_sets.append(PodSetInfo(ps["name"], int(ps.get("count", 1)), pod_requests(pod_spec), pod_spec))
         info = WorkloadInfo(
             obj=obj,
             namespace=meta.get("namespace", ""),
@@ -132,11 +130,17 @@ class WorkloadInfo:
             queue_name=spec.get("queueName") or "",
             active=spec.get("active", True) is not False,
             pod_sets=pod_sets,
-            evicted=is_true(obj, "Evicted"),
-            finished=is_true(obj, "Finished"),
         )
+        reserved = None
+        for cond in status.get("conditions") or ():  # one scan; the first condition of a type counts
+            ctype = cond.get("type")
+            if ctype == "Evicted" and not seen_evicted:
+                seen_evicted, info.evicted = True, cond.get("status") == "True"
+            elif ctype == "Finished" and not seen_finished:
+                seen_finished, info.finished = True, cond.get("status") == "True"
+            elif ctype == "QuotaReserved" and reserved is None:
+                reserved = cond
         admission = status.get("admission")
-        reserved = condition(obj, "QuotaReserved")
         if admission and reserved is not None and reserved.get("status") == "True":
             info.reserved = True
             info.cluster_queue = admission.get("clusterQueue")
