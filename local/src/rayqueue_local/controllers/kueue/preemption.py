@@ -255,6 +255,9 @@ class _Search:
         )
 
     def targets(self) -> list[Target]:
+        # Whether the preemptor fits (and which candidates are valid) reads only the flavor-resources of
+        # its usage, so candidates are taken out of those alone (upstream removes whole Workloads from
+        # its snapshot copy; the outcome is the same).
         ordered, none_from_others, none_hierarchical = self.candidates()
         if none_from_others or (self.borrow_forbidden and not self._under_nominal()):
             attempts = [True]
@@ -267,12 +270,12 @@ class _Search:
             for cand in ordered:
                 if not self._valid(cand, borrowing):
                     continue
-                self.snap.remove_workload(cand.workload)
+                self.snap.take_usage(cand.workload, self.usage)
                 removed.append(cand)
                 if self.fits(borrowing):
                     kept = self._fill_back(removed, borrowing)
                     for c in kept:
-                        self.snap.add_workload(c.workload)
+                        self.snap.give_back_usage(c.workload, self.usage)
                     return [
                         Target(
                             c.workload, _REASONS[c.variant], self.snap.queues[c.workload.cluster_queue or ""]
@@ -280,18 +283,18 @@ class _Search:
                         for c in kept
                     ]
             for c in removed:
-                self.snap.add_workload(c.workload)
+                self.snap.give_back_usage(c.workload, self.usage)
         return []
 
     def _fill_back(self, removed: list[_Candidate], borrowing: bool) -> list[_Candidate]:
         kept = list(removed)
         for i in range(len(removed) - 2, -1, -1):
             cand = removed[i]
-            self.snap.add_workload(cand.workload)
+            self.snap.give_back_usage(cand.workload, self.usage)
             if self.fits(borrowing):
                 kept.remove(cand)
             else:
-                self.snap.remove_workload(cand.workload)
+                self.snap.take_usage(cand.workload, self.usage)
         return kept
 
 
@@ -341,10 +344,10 @@ def _simulate(
     if not targets:
         return Possibility.NO_CANDIDATES, q.find_height_of_lowest_subtree_that_fits(cq.node, fr, quantity)[0]
     for t in targets:
-        snap.remove_workload(t.workload)
+        snap.take_usage(t.workload, (fr,))
     borrow = q.find_height_of_lowest_subtree_that_fits(cq.node, fr, quantity)[0]
     for t in targets:
-        snap.add_workload(t.workload)
+        snap.give_back_usage(t.workload, (fr,))
     if any(t.workload.cluster_queue == cq.name for t in targets):
         return Possibility.PREEMPT, borrow
     return Possibility.RECLAIM, borrow

@@ -264,6 +264,25 @@ class Snapshot:
         for fr, value in wl.usage.items():
             q.remove_usage(cq.node, fr, value)
 
+    def take_usage(self, wl: WorkloadInfo, frs: Iterable[q.FR]) -> None:
+        """Remove only ``wl``'s usage of ``frs`` from the tree (its ClusterQueue keeps listing it): for
+        simulations that read nothing but these flavor-resources; :meth:`give_back_usage` undoes it."""
+        self._bump()
+        node = self.queues[wl.cluster_queue or ""].node
+        for fr in frs:
+            value = wl.usage.get(fr)
+            if value is not None:
+                q.remove_usage(node, fr, value)
+
+    def give_back_usage(self, wl: WorkloadInfo, frs: Iterable[q.FR]) -> None:
+        """Undo :meth:`take_usage`."""
+        self._bump()
+        node = self.queues[wl.cluster_queue or ""].node
+        for fr in frs:
+            value = wl.usage.get(fr)
+            if value is not None:
+                q.add_usage(node, fr, value)
+
     def add_usage(self, cq: ClusterQueueInfo, usage: dict[q.FR, int]) -> None:
         """Reserve ``usage`` in ``cq`` without a Workload (a preemptor waiting for its victims)."""
         self._bump()
