@@ -517,17 +517,20 @@ class AdmissionFairQueue:
         self.usage = dict(usage)
         self.consumed = {lq: dict(v) for lq, v in (consumed or {}).items()}
         self.lists: dict[Any, list[Any]] = {}
+        self.keys: dict[Any, list[Any]] = {}  # each item's ``key``, computed once
         for item in items:
-            self.lists.setdefault(lq_of(item), []).append(item)
+            lq = lq_of(item)
+            self.lists.setdefault(lq, []).append(item)
+            self.keys.setdefault(lq, []).append(key(item))
         self.position = dict.fromkeys(self.lists, 0)
 
     def pop(self) -> Any:
         """The next Workload to try (``None`` when every LocalQueue's list is exhausted)."""
         best, best_key = None, None
         for lq, items in self.lists.items():
-            if self.position[lq] < len(items):
-                candidate = items[self.position[lq]]
-                k = (self.usage.get(lq, 0.0), self.key(candidate))
+            position = self.position[lq]
+            if position < len(items):
+                k = (self.usage.get(lq, 0.0), self.keys[lq][position])
                 if best_key is None or k < best_key:
                     best, best_key = lq, k
         if best is None:
@@ -547,8 +550,14 @@ class AdmissionFairQueue:
 
     def remaining(self, exclude: set[Any]) -> list[Any]:
         """Every item not in ``exclude`` (by identity), in the order the queue would now give them."""
-        rest = [i for items in self.lists.values() for i in items if id(i) not in exclude]
-        return sorted(rest, key=lambda i: (self.usage.get(self.lq_of(i), 0.0), self.key(i)))
+        rest = [
+            (self.usage.get(lq, 0.0), k, i)
+            for lq, items in self.lists.items()
+            for i, k in zip(items, self.keys[lq], strict=True)
+            if id(i) not in exclude
+        ]
+        rest.sort(key=lambda entry: (entry[0], entry[1]))
+        return [i for _, _, i in rest]
 
 
 def fair_targets(
