@@ -717,9 +717,10 @@ class _FairSearch:
         # A queue's share depends on its own usage only (what its cohort can lend is fixed): keep it
         # until one of its Workloads is taken.
         shares = {name: self.share(self.snap.queues[name]) for name in pools}
+        keys = {name: share.sort_key() for name, share in shares.items()}
         preemptor_new = self.share(self.cq)
         while pools:
-            name = max(sorted(pools), key=lambda n: shares[n].sort_key())
+            name = max(sorted(pools), key=keys.__getitem__)  # the highest share; a tie: the first name
             queue = self.snap.queues[name]
             if queue is self.cq:
                 wl = pools[name].pop(0)
@@ -727,6 +728,7 @@ class _FairSearch:
                     del pools[name]
                 self.snap.remove_workload(wl)
                 shares[name] = preemptor_new = self.share(queue)
+                keys[name] = preemptor_new.sort_key()
                 targets.append(Target(wl, msg.IN_CLUSTER_QUEUE, queue))
                 if self.fits():
                     return True, retry
@@ -759,4 +761,5 @@ class _FairSearch:
                 else:
                     retry.setdefault(name, []).append(wl)
             shares[name] = self.share(queue)
+            keys[name] = shares[name].sort_key()
         return False, retry
