@@ -329,11 +329,12 @@ def simulate_preemption(
         preemptor.priority,
         preemptor.created if uses_time else 0,
     )
-    if key not in snap.memo:
+    result: tuple[Possibility, int] | None = snap.memo.get(key)
+    if result is None:
         version = snap.version
-        snap.memo[key] = _simulate(snap, preemptor, cq, fr, quantity)
+        result = _simulate(snap, preemptor, cq, fr, quantity)
         snap.version = version  # the simulation put everything back
-    result: tuple[Possibility, int] = snap.memo[key]
+        snap.memo[key] = result
     return result
 
 
