@@ -51,7 +51,7 @@ def _hashable(value: Any) -> Any:
     return repr(value) if value else None
 
 
-@dataclass
+@dataclass(slots=True)
 class PodSetInfo:
     """One pod set: its name, count, per-pod requests (Kueue units) and pod spec."""
 
@@ -61,7 +61,7 @@ class PodSetInfo:
     spec: dict[str, Any]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class WorkloadInfo:
     """What scheduling needs to know about one Workload."""
 
