@@ -230,14 +230,12 @@ class _Search:
             return True
         if borrowing and c.variant == _Variant.RECLAIM_WITHOUT_BORROWING:
             return False
-        node = self.snap.queues[c.workload.cluster_queue or ""].node
-        if q.is_within_nominal(node, self.frs):
-            return False
-        for ancestor in q.path_to_root(node):
-            if ancestor is c.lca:
-                break
-            if q.is_within_nominal(ancestor, self.frs):
+        # the candidate's queue, then its cohorts below the lowest common ancestor, must all borrow
+        node: q.QuotaNode | None = self.snap.queues[c.workload.cluster_queue or ""].node
+        while node is not None and node is not c.lca:
+            if q.is_within_nominal(node, self.frs):
                 return False
+            node = node.parent
         return True
 
     # -- the search -------------------------------------------------------------------------
