@@ -13,7 +13,7 @@ classical/candidate_generator.go, classical/hierarchical_preemption.go, common/o
 * ``borrowWithinCohort`` (``LowerPriority`` with ``maxPriorityThreshold``) lets the preemptor
   borrow while reclaiming from lower-priority Workloads (reason ``InCohortReclaimWhileBorrowing``).
 
-Fair sharing is not implemented.
+Fair-sharing preemption is :func:`.fairsharing.fair_targets`.
 
 Example:
     >>> satisfies_policy(1000, 0.0, 100, 0.0, "LowerPriority")

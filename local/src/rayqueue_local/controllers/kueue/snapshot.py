@@ -239,7 +239,9 @@ class Snapshot:
     flavors: dict[str, dict[str, Any]]
     #: changed by every change of usage; simulations that undo their changes restore it
     version: int = 0
-    #: memo of preemption simulations, keyed by version and inputs (see preemption.simulate_preemption)
+    #: answers that depend only on the state (the version) and their inputs, keyed by both: flavor
+    #: assignments and targets (engine), oracle answers and candidate lists (.preemption, .fairsharing),
+    #: tournament shares; each key holds all else its answer reads, so a version's entries stay valid
     memo: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     #: the last version handed out: a new state never reuses the number of one a simulation restored
     clock: int = 0
