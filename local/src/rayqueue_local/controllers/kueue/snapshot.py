@@ -81,7 +81,6 @@ class WorkloadInfo:
     finished: bool = False
     reserved_at: float = 0.0
     usage: dict[q.FR, int] = field(default_factory=dict)
-    _shape: tuple[Any, ...] | None = field(default=None, init=False, repr=False)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -91,22 +90,20 @@ class WorkloadInfo:
     @property
     def shape(self) -> tuple[Any, ...]:
         """What flavor assignment reads of the pod sets (name, count, per-pod requests, tolerations and
-        nodeSelector), hashable: Workloads with equal shapes get equal assignments in one snapshot.
-        Computed once per Workload (the pod sets are never changed)."""
-        if self._shape is None:
-            self._shape = tuple(
-                [
-                    (
-                        ps.name,
-                        ps.count,
-                        tuple(ps.per_pod.items()),
-                        _hashable(ps.spec.get("tolerations")),
-                        _hashable(ps.spec.get("nodeSelector")),
-                    )
-                    for ps in self.pod_sets
-                ]
-            )
-        return self._shape
+        nodeSelector), hashable: Workloads with equal shapes get equal assignments in one snapshot. Not
+        kept: a pass nominates a Workload once, and thousands of kept shapes would only cost memory."""
+        return tuple(
+            [
+                (
+                    ps.name,
+                    ps.count,
+                    tuple(ps.per_pod.items()),
+                    _hashable(ps.spec.get("tolerations")),
+                    _hashable(ps.spec.get("nodeSelector")),
+                )
+                for ps in self.pod_sets
+            ]
+        )
 
     @staticmethod
     def from_object(obj: dict[str, Any]) -> WorkloadInfo:
