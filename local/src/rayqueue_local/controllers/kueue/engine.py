@@ -239,32 +239,17 @@ class _Pass:
         """Assign flavors and, where needed, find preemption targets against the cycle's snapshot."""
         uses_time = "LowerOrNewerEqualPriority" in (cq.within_cluster_queue, cq.reclaim_within_cohort)
         # Flavor assignment depends on the snapshot (its version), the queue, the pod sets (shape,
-        # tolerations, node selector) and, through the preemption oracle, the priority: alike heads
-        # get one answer (the Assignment is only read afterwards).
-        shape_key = (
-            "assign",
-            self.snap.version,
-            cq.name,
-            wl.priority,
-            wl.created if uses_time else 0.0,
-            tuple(
-                (
-                    ps.name,
-                    ps.count,
-                    tuple(sorted(ps.per_pod.items())),
-                    repr(ps.spec.get("tolerations")),
-                    repr(ps.spec.get("nodeSelector")),
-                )
-                for ps in wl.pod_sets
-            ),
-        )
-        if shape_key in self.snap.memo:
-            assignment = self.snap.memo[shape_key]
-        else:
-            assignment = assign_flavors(self.snap, wl, cq)
-            self.snap.memo[shape_key] = assignment
+        # tolerations, node selector) and, through the preemption oracle, the priority; the search for
+        # targets depends on these and the assignment: alike heads get one answer (only read afterwards).
+        nominate_key = ("nominate", self.snap.version, cq.name, wl.priority, wl.created if uses_time else 0.0)
+        nominate_key += wl.shape
+        found = self.snap.memo.get(nominate_key)
+        if found is not None:
+            return found[0], list(found[1])
+        assignment = assign_flavors(self.snap, wl, cq)
         targets: list[Target] = []
         if assignment.mode != Mode.PREEMPT:
+            self.snap.memo[nominate_key] = (assignment, ())
             return assignment, targets
         # The search depends only on the snapshot (its version), the queue, the preemptor's priority
         # (and queue time, for LowerOrNewerEqualPriority) and the usage: heads alike share one answer.
@@ -279,6 +264,7 @@ class _Pass:
             tuple(sorted(frs)),
         )
         if key in self.snap.memo:
+            self.snap.memo[nominate_key] = (assignment, tuple(self.snap.memo[key]))
             return assignment, list(self.snap.memo[key])
         if self.fair.enabled:
             targets = fs.fair_targets(
@@ -293,6 +279,7 @@ class _Pass:
         else:
             targets = get_targets(self.snap, wl, cq, frs, assignment.usage)
         self.snap.memo[key] = list(targets)
+        self.snap.memo[nominate_key] = (assignment, tuple(targets))
         return assignment, targets
 
     def process(
@@ -394,6 +381,7 @@ class _Pass:
                 tie_key=lambda e: queue_order_key(e[0]),
                 weights=self.weights,
                 lendable_cache=self.lendable,
+                share_cache=self.snap.memo.setdefault(("flat_shares", self.snap.version), {}),
             )
             for wl, cq, assignment, targets in ordered:
                 if not self.process(wl, cq, assignment, targets) and cq.strategy == "StrictFIFO":

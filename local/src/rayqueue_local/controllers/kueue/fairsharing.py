@@ -232,8 +232,9 @@ def dominant_resource_share(
     if node.parent is None:
         return DRS(weight=weight)
     borrowed: dict[str, int] = {}
+    usage, more = node.usage, extra or {}
     for fr, quota in node.subtree.items():
-        amount = (extra or {}).get(fr, 0) + node.usage.get(fr, 0) - quota
+        amount = more.get(fr, 0) + usage.get(fr, 0) - quota
         if amount > 0:
             borrowed[fr[1]] = borrowed.get(fr[1], 0) + amount
     if not borrowed:
@@ -348,11 +349,13 @@ def flat_order(
     tie_key: Any,
     weights: Mapping[tuple[bool, str], float],
     lendable_cache: dict[int, dict[str, int]] | None = None,
+    share_cache: dict[Any, DRS] | None = None,
 ) -> list[Any]:
     """The whole tournament order at once, for cohorts without child cohorts: ClusterQueues without a
     cohort first (in list order), then lowest DRS with the entry's usage, then ``tie_key``. There an
     entry's share is its ClusterQueue's alone, which no other entry of the cycle changes, so the
-    :func:`tournament_order` of each step gives this same order.
+    :func:`tournament_order` of each step gives this same order. ``share_cache`` keeps the shares by
+    ClusterQueue and usage: the caller passes one dict per state of the quota tree (a new one after a change).
 
     Example:
         >>> from rayqueue_local.controllers.kueue.quota import build_tree
@@ -366,6 +369,7 @@ def flat_order(
         ['b', 'a']
     """
     lendable = {} if lendable_cache is None else lendable_cache
+    shares: dict[Any, DRS] = {} if share_cache is None else share_cache
 
     def key(indexed: tuple[int, Any]) -> tuple[Any, ...]:
         index, entry = indexed
@@ -373,7 +377,11 @@ def flat_order(
         if node.parent is None:
             return (0, index)
         usage = usage_of(entry)
-        share = dominant_resource_share(node, weights.get((False, node.name), 1.0), usage, lendable)
+        cache_key = (node.name, tuple(usage.items()))
+        share = shares.get(cache_key)
+        if share is None:
+            share = dominant_resource_share(node, weights.get((False, node.name), 1.0), usage, lendable)
+            shares[cache_key] = share
         return (1, *share.sort_key(), tie_key(entry))
 
     return [entry for _, entry in sorted(enumerate(entries), key=key)]
@@ -509,17 +517,20 @@ class AdmissionFairQueue:
         self.usage = dict(usage)
         self.consumed = {lq: dict(v) for lq, v in (consumed or {}).items()}
         self.lists: dict[Any, list[Any]] = {}
+        self.keys: dict[Any, list[Any]] = {}  # each item's ``key``, computed once
         for item in items:
-            self.lists.setdefault(lq_of(item), []).append(item)
+            lq = lq_of(item)
+            self.lists.setdefault(lq, []).append(item)
+            self.keys.setdefault(lq, []).append(key(item))
         self.position = dict.fromkeys(self.lists, 0)
 
     def pop(self) -> Any:
         """The next Workload to try (``None`` when every LocalQueue's list is exhausted)."""
         best, best_key = None, None
         for lq, items in self.lists.items():
-            if self.position[lq] < len(items):
-                candidate = items[self.position[lq]]
-                k = (self.usage.get(lq, 0.0), self.key(candidate))
+            position = self.position[lq]
+            if position < len(items):
+                k = (self.usage.get(lq, 0.0), self.keys[lq][position])
                 if best_key is None or k < best_key:
                     best, best_key = lq, k
         if best is None:
@@ -539,8 +550,14 @@ class AdmissionFairQueue:
 
     def remaining(self, exclude: set[Any]) -> list[Any]:
         """Every item not in ``exclude`` (by identity), in the order the queue would now give them."""
-        rest = [i for items in self.lists.values() for i in items if id(i) not in exclude]
-        return sorted(rest, key=lambda i: (self.usage.get(self.lq_of(i), 0.0), self.key(i)))
+        rest = [
+            (self.usage.get(lq, 0.0), k, i)
+            for lq, items in self.lists.items()
+            for i, k in zip(items, self.keys[lq], strict=True)
+            if id(i) not in exclude
+        ]
+        rest.sort(key=lambda entry: (entry[0], entry[1]))
+        return [i for _, _, i in rest]
 
 
 def fair_targets(
@@ -595,6 +612,25 @@ class _FairSearch:
         self.lendable: dict[int, dict[str, int]] = {}
 
     def candidates(self) -> dict[str, list[WorkloadInfo]]:
+        """Each ClusterQueue's candidates in preemption order. They depend on the snapshot's state (its
+        version), the queue, the preemptor's priority (and time, for ``LowerOrNewerEqualPriority``) and the
+        flavor-resources: searches alike share one answer per version (it is only read)."""
+        policies = (self.cq.within_cluster_queue, self.cq.reclaim_within_cohort)
+        key = (
+            "fair_candidates",
+            self.snap.version,
+            self.cq.name,
+            self.wl.priority,
+            self.wl.created if "LowerOrNewerEqualPriority" in policies else 0.0,
+            frozenset(self.frs),
+        )
+        cached: dict[str, list[WorkloadInfo]] | None = self.snap.memo.get(key)
+        if cached is None:
+            cached = self._candidates()
+            self.snap.memo[key] = cached
+        return cached
+
+    def _candidates(self) -> dict[str, list[WorkloadInfo]]:
         found: dict[str, list[WorkloadInfo]] = {}
 
         def take(queue: ClusterQueueInfo, policy: str) -> None:
@@ -681,9 +717,10 @@ class _FairSearch:
         # A queue's share depends on its own usage only (what its cohort can lend is fixed): keep it
         # until one of its Workloads is taken.
         shares = {name: self.share(self.snap.queues[name]) for name in pools}
+        keys = {name: share.sort_key() for name, share in shares.items()}
         preemptor_new = self.share(self.cq)
         while pools:
-            name = max(sorted(pools), key=lambda n: shares[n].sort_key())
+            name = max(sorted(pools), key=keys.__getitem__)  # the highest share; a tie: the first name
             queue = self.snap.queues[name]
             if queue is self.cq:
                 wl = pools[name].pop(0)
@@ -691,6 +728,7 @@ class _FairSearch:
                     del pools[name]
                 self.snap.remove_workload(wl)
                 shares[name] = preemptor_new = self.share(queue)
+                keys[name] = preemptor_new.sort_key()
                 targets.append(Target(wl, msg.IN_CLUSTER_QUEUE, queue))
                 if self.fits():
                     return True, retry
@@ -702,12 +740,20 @@ class _FairSearch:
                 retry.setdefault(name, []).extend(pools.pop(name))
                 continue
             weight = self.weights.get((False, name), 1.0)
+            # the queue's share without a target depends on the target's usage alone until one is taken
+            shares_without: dict[tuple[tuple[q.FR, int], ...], DRS] = {}
             for wl in pools.pop(name):
                 target_new = target_old  # LessThanInitialShare does not look at it
                 if strategy == LESS_THAN_OR_EQUAL_TO_FINAL_SHARE:
-                    without = {fr: -value for fr, value in wl.usage.items()}
-                    target_new = dominant_resource_share(queue.node, weight, without, self.lendable)
+                    usage_key = tuple(wl.usage.items())
+                    if usage_key not in shares_without:
+                        without = {fr: -value for fr, value in wl.usage.items()}
+                        shares_without[usage_key] = dominant_resource_share(
+                            queue.node, weight, without, self.lendable
+                        )
+                    target_new = shares_without[usage_key]
                 if strategy_allows(strategy, preemptor_new, target_old, target_new):
+                    shares_without.clear()
                     self.snap.remove_workload(wl)
                     targets.append(Target(wl, msg.IN_COHORT_FAIR_SHARING, queue))
                     if self.fits():
@@ -715,4 +761,5 @@ class _FairSearch:
                 else:
                     retry.setdefault(name, []).append(wl)
             shares[name] = self.share(queue)
+            keys[name] = shares[name].sort_key()
         return False, retry

@@ -83,13 +83,17 @@ class Assignment:
     pod_sets: list[PodSetAssignment] = field(default_factory=list)
     usage: dict[q.FR, int] = field(default_factory=dict)
     borrowing: int = 0
+    #: mode and message, kept once read: an assignment is only read after :func:`assign_flavors`
+    #: returns it, and the engine reads one assignment for every alike head of a cycle
+    _mode: Mode | None = field(default=None, init=False, repr=False, compare=False)
+    _message: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def mode(self) -> Mode:
         """The worst mode of all pod sets (``NO_FIT`` if there are none)."""
-        if not self.pod_sets:
-            return Mode.NO_FIT
-        return min(ps.mode for ps in self.pod_sets)
+        if self._mode is None:
+            self._mode = min((ps.mode for ps in self.pod_sets), default=Mode.NO_FIT)
+        return self._mode
 
     def frs_needing_preemption(self) -> set[q.FR]:
         """Flavor-resources assigned in ``PREEMPT`` mode."""
@@ -97,9 +101,11 @@ class Assignment:
 
     def message(self) -> str:
         """The Pending message: one "couldn't assign flavors to pod set ..." part per short pod set."""
-        return "; ".join(
-            msg.couldnt_assign(ps.name, ps.reasons) for ps in self.pod_sets if ps.mode != Mode.FIT
-        )
+        if self._message is None:
+            self._message = "; ".join(
+                msg.couldnt_assign(ps.name, ps.reasons) for ps in self.pod_sets if ps.mode != Mode.FIT
+            )
+        return self._message
 
     def to_admission(self) -> dict[str, Any]:
         """``status.admission`` for this assignment."""

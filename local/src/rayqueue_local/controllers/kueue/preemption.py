@@ -13,7 +13,7 @@ classical/candidate_generator.go, classical/hierarchical_preemption.go, common/o
 * ``borrowWithinCohort`` (``LowerPriority`` with ``maxPriorityThreshold``) lets the preemptor
   borrow while reclaiming from lower-priority Workloads (reason ``InCohortReclaimWhileBorrowing``).
 
-Fair sharing is not implemented.
+Fair-sharing preemption is :func:`.fairsharing.fair_targets`.
 
 Example:
     >>> satisfies_policy(1000, 0.0, 100, 0.0, "LowerPriority")
@@ -128,11 +128,33 @@ class _Search:
         return _Variant.RECLAIM_WHILE_BORROWING
 
     def _from_queue(self, cq: ClusterQueueInfo, lca: q.QuotaNode | None, advantage: bool) -> list[_Candidate]:
-        found = []
-        for wl in cq.workloads.values():
-            variant = self._variant(wl, advantage)
-            if variant != _Variant.NEVER:
-                found.append(_Candidate(wl, lca, variant))
+        # What a queue offers depends on its Workloads (the snapshot's version), the preemptor's priority
+        # (and time), the policy that applies and the flavor-resources, not on which queue preempts:
+        # searches of one version share each queue's list (it is only read).
+        same = cq.name == self.cq.name
+        policy = self.cq.within_cluster_queue if same else self.cq.reclaim_within_cohort
+        key = (
+            "from_queue",
+            self.snap.version,
+            cq.name,
+            lca,
+            same,
+            policy,
+            advantage,
+            self.borrow_forbidden,
+            self.cq.max_priority_threshold,
+            self.preemptor.priority,
+            self.preemptor.created if policy == "LowerOrNewerEqualPriority" else 0.0,
+            frozenset(self.frs),
+        )
+        found: list[_Candidate] | None = self.snap.memo.get(key)
+        if found is None:
+            found = []
+            for wl in cq.workloads.values():
+                variant = self._variant(wl, advantage)
+                if variant != _Variant.NEVER:
+                    found.append(_Candidate(wl, lca, variant))
+            self.snap.memo[key] = found
         return found
 
     def _in_subtree(
@@ -153,19 +175,46 @@ class _Search:
             out.extend(self._from_queue(self.snap.queues[child_cq.name], root, advantage))
 
     def candidates(self) -> tuple[list[_Candidate], bool, bool]:
+        """The ordered candidates, whether none come from other queues and whether none are hierarchical.
+
+        They depend on the snapshot's state (its version), the queue, the preemptor's priority (and queue
+        time for ``LowerOrNewerEqualPriority``), the flavor-resources and, per cohort level, whether the
+        request fits below it (upstream's ``hasAdvantage`` walk in hierarchical_preemption.go): searches
+        alike in those share one list per snapshot version (the list is only read)."""
+        levels: list[tuple[q.QuotaNode, bool]] = []
+        if self.cq.node.parent is not None and self.cq.reclaim_within_cohort != "Never":
+            advantage, remaining = q.quantities_fit_in_quota(self.cq.node, self.usage)
+            for root in q.path_to_root(self.cq.node):
+                levels.append((root, advantage))
+                fits, remaining = q.quantities_fit_in_quota(root, remaining)
+                advantage = advantage or fits
+        policies = (self.cq.within_cluster_queue, self.cq.reclaim_within_cohort)
+        uses_time = "LowerOrNewerEqualPriority" in policies
+        key = (
+            "candidates",
+            self.snap.version,
+            self.cq.name,
+            self.preemptor.priority,
+            self.preemptor.created if uses_time else 0.0,
+            frozenset(self.frs),
+            tuple(advantage for _, advantage in levels),
+        )
+        found: tuple[list[_Candidate], bool, bool] | None = self.snap.memo.get(key)
+        if found is None:
+            found = self._candidates(levels)
+            self.snap.memo[key] = found
+        return found
+
+    def _candidates(self, levels: list[tuple[q.QuotaNode, bool]]) -> tuple[list[_Candidate], bool, bool]:
         same: list[_Candidate] = []
         if self.cq.within_cluster_queue != "Never":
             same = self._from_queue(self.cq, None, False)
         hierarchy: list[_Candidate] = []
         priority: list[_Candidate] = []
-        if self.cq.node.parent is not None and self.cq.reclaim_within_cohort != "Never":
-            advantage, remaining = q.quantities_fit_in_quota(self.cq.node, self.usage)
-            previous = None
-            for root in q.path_to_root(self.cq.node):
-                self._in_subtree(root, root, previous, advantage, hierarchy if advantage else priority)
-                fits, remaining = q.quantities_fit_in_quota(root, remaining)
-                advantage = advantage or fits
-                previous = root
+        previous = None
+        for root, advantage in levels:
+            self._in_subtree(root, root, previous, advantage, hierarchy if advantage else priority)
+            previous = root
 
         def order(c: _Candidate) -> tuple[bool, bool, int, float, str]:
             wl = c.workload
@@ -181,14 +230,12 @@ class _Search:
             return True
         if borrowing and c.variant == _Variant.RECLAIM_WITHOUT_BORROWING:
             return False
-        node = self.snap.queues[c.workload.cluster_queue or ""].node
-        if q.is_within_nominal(node, self.frs):
-            return False
-        for ancestor in q.path_to_root(node):
-            if ancestor is c.lca:
-                break
-            if q.is_within_nominal(ancestor, self.frs):
+        # the candidate's queue, then its cohorts below the lowest common ancestor, must all borrow
+        node: q.QuotaNode | None = self.snap.queues[c.workload.cluster_queue or ""].node
+        while node is not None and node is not c.lca:
+            if q.is_within_nominal(node, self.frs):
                 return False
+            node = node.parent
         return True
 
     # -- the search -------------------------------------------------------------------------
@@ -206,6 +253,9 @@ class _Search:
         )
 
     def targets(self) -> list[Target]:
+        # Whether the preemptor fits (and which candidates are valid) reads only the flavor-resources of
+        # its usage, so candidates are taken out of those alone (upstream removes whole Workloads from
+        # its snapshot copy; the outcome is the same).
         ordered, none_from_others, none_hierarchical = self.candidates()
         if none_from_others or (self.borrow_forbidden and not self._under_nominal()):
             attempts = [True]
@@ -218,12 +268,12 @@ class _Search:
             for cand in ordered:
                 if not self._valid(cand, borrowing):
                     continue
-                self.snap.remove_workload(cand.workload)
+                self.snap.take_usage(cand.workload, self.usage)
                 removed.append(cand)
                 if self.fits(borrowing):
                     kept = self._fill_back(removed, borrowing)
                     for c in kept:
-                        self.snap.add_workload(c.workload)
+                        self.snap.give_back_usage(c.workload, self.usage)
                     return [
                         Target(
                             c.workload, _REASONS[c.variant], self.snap.queues[c.workload.cluster_queue or ""]
@@ -231,18 +281,18 @@ class _Search:
                         for c in kept
                     ]
             for c in removed:
-                self.snap.add_workload(c.workload)
+                self.snap.give_back_usage(c.workload, self.usage)
         return []
 
     def _fill_back(self, removed: list[_Candidate], borrowing: bool) -> list[_Candidate]:
         kept = list(removed)
         for i in range(len(removed) - 2, -1, -1):
             cand = removed[i]
-            self.snap.add_workload(cand.workload)
+            self.snap.give_back_usage(cand.workload, self.usage)
             if self.fits(borrowing):
                 kept.remove(cand)
             else:
-                self.snap.remove_workload(cand.workload)
+                self.snap.take_usage(cand.workload, self.usage)
         return kept
 
 
@@ -277,11 +327,12 @@ def simulate_preemption(
         preemptor.priority,
         preemptor.created if uses_time else 0,
     )
-    if key not in snap.memo:
+    result: tuple[Possibility, int] | None = snap.memo.get(key)
+    if result is None:
         version = snap.version
-        snap.memo[key] = _simulate(snap, preemptor, cq, fr, quantity)
+        result = _simulate(snap, preemptor, cq, fr, quantity)
         snap.version = version  # the simulation put everything back
-    result: tuple[Possibility, int] = snap.memo[key]
+        snap.memo[key] = result
     return result
 
 
@@ -292,10 +343,10 @@ def _simulate(
     if not targets:
         return Possibility.NO_CANDIDATES, q.find_height_of_lowest_subtree_that_fits(cq.node, fr, quantity)[0]
     for t in targets:
-        snap.remove_workload(t.workload)
+        snap.take_usage(t.workload, (fr,))
     borrow = q.find_height_of_lowest_subtree_that_fits(cq.node, fr, quantity)[0]
     for t in targets:
-        snap.add_workload(t.workload)
+        snap.give_back_usage(t.workload, (fr,))
     if any(t.workload.cluster_queue == cq.name for t in targets):
         return Possibility.PREEMPT, borrow
     return Possibility.RECLAIM, borrow

@@ -242,19 +242,28 @@ def potential_available(node: QuotaNode, fr: FR) -> int:
 
 def add_usage(node: QuotaNode, fr: FR, value: int) -> None:
     """Account ``value`` of ``fr`` to ``node``; what exceeds its local quota goes up the tree."""
-    local_free = local_available(node, fr)
-    node.usage[fr] = node.usage.get(fr, 0) + value
-    if node.parent is not None and value > local_free:
-        add_usage(node.parent, fr, value - local_free)
+    cursor: QuotaNode | None = node
+    while cursor is not None:
+        used = cursor.usage.get(fr, 0)
+        local_free = max(0, _local_quota(cursor, fr) - used) if cursor.quotas else 0
+        cursor.usage[fr] = used + value
+        if value <= local_free:
+            return
+        value -= local_free
+        cursor = cursor.parent
 
 
 def remove_usage(node: QuotaNode, fr: FR, value: int) -> None:
     """Undo :func:`add_usage`."""
-    stored_in_parent = node.usage.get(fr, 0) - _local_quota(node, fr)
-    node.usage[fr] = node.usage.get(fr, 0) - value
-    if stored_in_parent <= 0 or node.parent is None:
-        return
-    remove_usage(node.parent, fr, min(value, stored_in_parent))
+    cursor: QuotaNode | None = node
+    while cursor is not None:
+        used = cursor.usage.get(fr, 0)
+        stored_in_parent = used - (_local_quota(cursor, fr) if cursor.quotas else 0)
+        cursor.usage[fr] = used - value
+        if stored_in_parent <= 0:
+            return
+        value = min(value, stored_in_parent)
+        cursor = cursor.parent
 
 
 def borrowing_with(node: QuotaNode, fr: FR, value: int) -> bool:

@@ -46,7 +46,12 @@ def is_true(obj: dict[str, Any], ctype: str) -> bool:
     return cond is not None and cond.get("status") == "True"
 
 
-@dataclass
+def _hashable(value: Any) -> Any:
+    """``value`` as a hashable key (``None`` for an empty or missing field)."""
+    return repr(value) if value else None
+
+
+@dataclass(slots=True)
 class PodSetInfo:
     """One pod set: its name, count, per-pod requests (Kueue units) and pod spec."""
 
@@ -56,7 +61,7 @@ class PodSetInfo:
     spec: dict[str, Any]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class WorkloadInfo:
     """What scheduling needs to know about one Workload."""
 
@@ -82,21 +87,35 @@ class WorkloadInfo:
         """``(namespace, name)``."""
         return (self.namespace, self.name)
 
+    @property
+    def shape(self) -> tuple[Any, ...]:
+        """What flavor assignment reads of the pod sets (name, count, per-pod requests, tolerations and
+        nodeSelector), hashable: Workloads with equal shapes get equal assignments in one snapshot. Not
+        kept: a pass nominates a Workload once, and thousands of kept shapes would only cost memory."""
+        return tuple(
+            [
+                (
+                    ps.name,
+                    ps.count,
+                    tuple(ps.per_pod.items()),
+                    _hashable(ps.spec.get("tolerations")),
+                    _hashable(ps.spec.get("nodeSelector")),
+                )
+                for ps in self.pod_sets
+            ]
+        )
+
     @staticmethod
     def from_object(obj: dict[str, Any]) -> WorkloadInfo:
         """Read a v1beta2 Workload."""
         meta = obj.get("metadata") or {}
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
-        pod_sets = [
-            PodSetInfo(
-                name=ps["name"],
-                count=int(ps.get("count", 1)),
-                per_pod=pod_requests((ps.get("template") or {}).get("spec") or {}),
-                spec=(ps.get("template") or {}).get("spec") or {},
-            )
-            for ps in spec.get("podSets") or ()
-        ]
+        seen_evicted = seen_finished = False
+        pod_sets = []
+        for ps in spec.get("podSets") or ():
+            pod_spec = (ps.get("template") or {}).get("spec") or {}
+            pod_sets.append(PodSetInfo(ps["name"], int(ps.get("count", 1)), pod_requests(pod_spec), pod_spec))
         info = WorkloadInfo(
             obj=obj,
             namespace=meta.get("namespace", ""),
@@ -108,11 +127,17 @@ class WorkloadInfo:
             queue_name=spec.get("queueName") or "",
             active=spec.get("active", True) is not False,
             pod_sets=pod_sets,
-            evicted=is_true(obj, "Evicted"),
-            finished=is_true(obj, "Finished"),
         )
+        reserved = None
+        for cond in status.get("conditions") or ():  # one scan; the first condition of a type counts
+            ctype = cond.get("type")
+            if ctype == "Evicted" and not seen_evicted:
+                seen_evicted, info.evicted = True, cond.get("status") == "True"
+            elif ctype == "Finished" and not seen_finished:
+                seen_finished, info.finished = True, cond.get("status") == "True"
+            elif ctype == "QuotaReserved" and reserved is None:
+                reserved = cond
         admission = status.get("admission")
-        reserved = condition(obj, "QuotaReserved")
         if admission and reserved is not None and reserved.get("status") == "True":
             info.reserved = True
             info.cluster_queue = admission.get("clusterQueue")
@@ -209,14 +234,22 @@ class Snapshot:
     queues: dict[str, ClusterQueueInfo]
     tree: q.QuotaTree
     flavors: dict[str, dict[str, Any]]
-    #: bumped by every change of usage; simulations that undo their changes restore it
+    #: changed by every change of usage; simulations that undo their changes restore it
     version: int = 0
-    #: memo of preemption simulations, keyed by version and inputs (see preemption.simulate_preemption)
+    #: answers that depend only on the state (the version) and their inputs, keyed by both: flavor
+    #: assignments and targets (engine), oracle answers and candidate lists (.preemption, .fairsharing),
+    #: tournament shares; each key holds all else its answer reads, so a version's entries stay valid
     memo: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+    #: the last version handed out: a new state never reuses the number of one a simulation restored
+    clock: int = 0
+
+    def _bump(self) -> None:
+        self.clock += 1
+        self.version = self.clock
 
     def add_workload(self, wl: WorkloadInfo) -> None:
         """Account ``wl``'s usage to its ClusterQueue (and the tree above it)."""
-        self.version += 1
+        self._bump()
         cq = self.queues[wl.cluster_queue or ""]
         cq.workloads[wl.key] = wl
         for fr, value in wl.usage.items():
@@ -224,15 +257,34 @@ class Snapshot:
 
     def remove_workload(self, wl: WorkloadInfo) -> None:
         """Undo :meth:`add_workload`."""
-        self.version += 1
+        self._bump()
         cq = self.queues[wl.cluster_queue or ""]
         cq.workloads.pop(wl.key, None)
         for fr, value in wl.usage.items():
             q.remove_usage(cq.node, fr, value)
 
+    def take_usage(self, wl: WorkloadInfo, frs: Iterable[q.FR]) -> None:
+        """Remove only ``wl``'s usage of ``frs`` from the tree (its ClusterQueue keeps listing it): for
+        simulations that read nothing but these flavor-resources; :meth:`give_back_usage` undoes it."""
+        self._bump()
+        node = self.queues[wl.cluster_queue or ""].node
+        for fr in frs:
+            value = wl.usage.get(fr)
+            if value is not None:
+                q.remove_usage(node, fr, value)
+
+    def give_back_usage(self, wl: WorkloadInfo, frs: Iterable[q.FR]) -> None:
+        """Undo :meth:`take_usage`."""
+        self._bump()
+        node = self.queues[wl.cluster_queue or ""].node
+        for fr in frs:
+            value = wl.usage.get(fr)
+            if value is not None:
+                q.add_usage(node, fr, value)
+
     def add_usage(self, cq: ClusterQueueInfo, usage: dict[q.FR, int]) -> None:
         """Reserve ``usage`` in ``cq`` without a Workload (a preemptor waiting for its victims)."""
-        self.version += 1
+        self._bump()
         for fr, value in usage.items():
             q.add_usage(cq.node, fr, value)
 
