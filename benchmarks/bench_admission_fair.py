@@ -6,7 +6,8 @@ strategies) and Admission Fair Sharing (two LocalQueues each, with consumed reso
 have two GPU flavors, borrowing limits and preemption policies, and 200 admitted Workloads already hold part
 of the quota (within it, as on a real cluster), so the pass exercises flavor assignment, the tournament,
 borrowing, the preemption oracle and the victim search (higher priorities preempt lower ones). Every
-ClusterQueue has a ProvisioningRequest admission check (``admissionChecksStrategy``), and one pending
+ClusterQueue has a ProvisioningRequest admission check (``admissionChecksStrategy``; the AdmissionCheck is
+passed to the pass, Active, so each queue's check state is looked at), and one pending
 Workload in twenty is in its requeue backoff after a failed check (``status.requeueState.requeueAt`` in the
 future), which the pass must leave out of the queues.
 Memory is measured with tracemalloc (peak of one pass). Prints wall and process CPU time (on a shared
@@ -158,6 +159,13 @@ def main() -> None:
     flavors = [{"metadata": {"name": "a100"}}, {"metadata": {"name": "t4"}}]
     objs = [workload(rng, n, n % queues, n < ADMITTED) for n in range(pending + ADMITTED)]
     fair = FairSharingSettings(enabled=True, admission=AdmissionFairSharing())
+    checks = [  # the AdmissionCheck every ClusterQueue names, Active (else the queues would be inactive)
+        {
+            "metadata": {"name": "prov"},
+            "spec": {"controllerName": "kueue.x-k8s.io/provisioning-request"},
+            "status": {"conditions": [{"type": "Active", "status": "True", "reason": "Active"}]},
+        }
+    ]
 
     def one_pass() -> Any:
         return admission_pass(
@@ -166,6 +174,7 @@ def main() -> None:
             local_queues=lqs,
             workloads=objs,
             fair_sharing=fair,
+            admission_checks=checks,
             now=1.8e9,
         )
 
