@@ -20,7 +20,9 @@ The deployment state machine follows KubeRay v1.7.0 [R controllers/ray/rayjob_co
   ``Running``. A submission error or a failed init container ends ``Failed`` with reason
   ``SubmissionFailed``; a missing Secret/ConfigMap keeps it ``Initializing`` (pod Pending);
 - ``Running``: ``jobStatus``/``message``/``startTime``/``endTime`` from Ray's job info;
-  terminal -> ``Complete`` (``Failed`` with reason ``AppFailed`` when the job FAILED);
+  terminal -> ``Complete`` (``Failed`` with reason ``AppFailed`` when the job FAILED); with a real head in
+  ``K8sJobMode``, only once the submitter Job has finished too (kuberay#1919: the cluster stays while
+  the submitter still follows the logs);
 - ``activeDeadlineSeconds`` (from ``startTime``) -> ``Failed``, reason ``DeadlineExceeded``;
 - ``spec.suspend`` (Kueue) in ``Initializing``/``Running`` -> ``Suspending``: the cluster and the
   submitter pod are deleted (its Ray head stopped), status reset -> ``Suspended``; unsuspended ->
@@ -315,6 +317,20 @@ class RayJobController(QueueController):
             source="rayjob-controller",
         )
 
+    def _submitter_finished(self, job: dict[str, Any]) -> bool:
+        """Whether the submitter Job has finished (a ``Complete`` or ``Failed`` condition), or is gone."""
+        meta = job["metadata"]
+        try:
+            submitter = self.store.get(JOBS, meta.get("namespace"), meta["name"])
+        except StoreError as err:
+            if err.code != 404:
+                raise
+            return True
+        return any(
+            c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+            for c in (submitter.get("status") or {}).get("conditions") or []
+        )
+
     def _submitter_failure(self, job: dict[str, Any]) -> str | None:
         """Why the submitter Job failed (its condition, plus the last pod's failure), if it did."""
         meta = job["metadata"]
@@ -423,7 +439,14 @@ class RayJobController(QueueController):
         status.pop("reason", None)
         if info.get("start_time"):
             status["startTime"] = status.get("startTime") or _stamp(info["start_time"])
-        if info["status"] in _TERMINAL_JOB:
+        # KubeRay (ray-project/kuberay#1919, rayjob_controller.go): in K8sJobMode a terminal Ray job is
+        # terminal for the RayJob only once the submitter Job has finished too, so the cluster is not
+        # deleted under the submitter while it still follows the job's logs.
+        k8s_job_mode = ((job.get("spec") or {}).get("submissionMode") or "K8sJobMode") == "K8sJobMode"
+        terminal = info["status"] in _TERMINAL_JOB
+        if terminal and k8s_job_mode and handle.head is not None and not self._submitter_finished(job):
+            return
+        if terminal:
             failed = info["status"] == "FAILED"
             status["jobDeploymentStatus"] = "Failed" if failed else "Complete"
             if failed:
