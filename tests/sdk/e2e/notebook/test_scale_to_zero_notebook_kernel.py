@@ -54,8 +54,8 @@ def test_scale_to_zero_notebook_gives_the_quota_to_the_second_cluster(scale_to_z
     assert "scaled to zero at" in gone and "quota released" in gone and "cluster.resume()" in gone
 
     # the second cluster admitted and ready, with no manual step
-    (card,) = displays(at["cell-13"])
-    assert plain(card).startswith("demo/second-raycluster: ready")
+    (line,) = displays(at["cell-13"])  # wait_ready()'s progress line, ended on the ready state
+    assert plain(line).startswith("demo/second-raycluster: ready")
 
     # the first cluster's address: a clear error
     assert "scaled to zero" in stdout(at["cell-15"]) and "call cluster.resume()" in stdout(at["cell-15"])
