@@ -159,7 +159,9 @@ def assess_job(
             JobPhase.STOPPED, Verdict.FAIL, _job_words("the job was stopped", *ray_why), kind=ErrorKind.FAILED
         )
     if job_status == "FAILED" or deployment in ("Failed", "ValidationFailed"):
-        why = (ray_why[0] or deployment, ray_why[1])
+        # A FAILED Ray job is KubeRay's AppFailed; in K8sJobMode the RayJob says so only once its submitter
+        # Job has finished (kuberay#1919), so the reason may not be written yet.
+        why = (ray_why[0] or ("AppFailed" if job_status == "FAILED" else deployment), ray_why[1])
         return out(
             JobPhase.FAILED, Verdict.FAIL, _job_words("the job failed", *why), why, kind=ErrorKind.FAILED
         )

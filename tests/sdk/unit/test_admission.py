@@ -733,3 +733,16 @@ def test_job_deleted_and_deactivated_errors() -> None:
 def test_job_stopped_error_says_stopped() -> None:
     err = assess_job(rj("Complete", "STOPPED"), None).error("train")
     assert isinstance(err, JobFailedError) and err.status == "STOPPED"
+
+
+def test_a_failed_ray_job_reads_app_failed_before_kuberay_writes_the_reason() -> None:
+    # K8sJobMode: the Ray job is FAILED while the RayJob stays Running until its submitter Job has
+    # finished (kuberay#1919); the reason KubeRay will write is AppFailed, not the deployment status.
+    early = assess_job({"status": {"jobDeploymentStatus": "Running", "jobStatus": "FAILED"}}, None)
+    assert (early.phase, early.reason) == (JobPhase.FAILED, "AppFailed")
+    late = assess_job(
+        {"status": {"jobDeploymentStatus": "Failed", "jobStatus": "FAILED", "reason": "AppFailed"}}, None
+    )
+    assert (late.phase, late.reason) == (early.phase, early.reason)
+    invalid = assess_job({"status": {"jobDeploymentStatus": "ValidationFailed"}}, None)
+    assert invalid.reason == "ValidationFailed"
