@@ -15,11 +15,11 @@ Example:
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.errors import ApiError, ForbiddenError, NotFoundError
+from rayqueue_sdk.kube.connection import remembered
 from rayqueue_sdk.kube.resources import get_object, kueue_kind
 from rayqueue_sdk.manifests.kueue import PROVISIONING_CONTROLLER
 
@@ -31,23 +31,20 @@ __all__ = ["check_limits", "waits_for_checks"]
 log = logging.getLogger(__name__)
 
 _TTL = 60.0
-_cache: dict[tuple[int, str], tuple[float, int | None]] = {}
 
 
-def _limit(api: ApiClient, check: str) -> int | None:
-    key = (id(api), check)
-    hit = _cache.get(key)
-    if hit is not None and time.monotonic() - hit[0] < _TTL:
-        return hit[1]
+def _read_limit(api: ApiClient, check: str) -> int | None:
     ac = get_object(api, kueue_kind(api, "admissionchecks", namespaced=False), check)
     spec = ac.get("spec") or {}
     params = spec.get("parameters") or {}
-    limit: int | None = None
-    if spec.get("controllerName") == PROVISIONING_CONTROLLER and params.get("name"):
-        prc = get_object(api, kueue_kind(api, "provisioningrequestconfigs", namespaced=False), params["name"])
-        limit = int(((prc.get("spec") or {}).get("retryStrategy") or {}).get("backoffLimitCount", 3))
-    _cache[key] = (time.monotonic(), limit)
-    return limit
+    if spec.get("controllerName") != PROVISIONING_CONTROLLER or not params.get("name"):
+        return None
+    prc = get_object(api, kueue_kind(api, "provisioningrequestconfigs", namespaced=False), params["name"])
+    return int(((prc.get("spec") or {}).get("retryStrategy") or {}).get("backoffLimitCount", 3))
+
+
+def _limit(api: ApiClient, check: str) -> int | None:
+    return remembered(api, f"admission-check-limit:{check}", _TTL, lambda: _read_limit(api, check))
 
 
 def check_limits(api: ApiClient | None, workload: Mapping[str, Any] | None) -> dict[str, int] | None:

@@ -14,13 +14,13 @@ Example:
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.admission.fairshare import fair_share_sentence
 from rayqueue_sdk.errors import ApiError, ForbiddenError, NotFoundError
+from rayqueue_sdk.kube.connection import remembered
 from rayqueue_sdk.kube.resources import get_object, kueue_kind, list_objects
 
 if TYPE_CHECKING:
@@ -31,7 +31,6 @@ __all__ = ["fair_share_for", "waits_for_quota"]
 log = logging.getLogger(__name__)
 
 _TTL = 10.0
-_cache: dict[tuple[int, str, str], tuple[float, str | None]] = {}
 
 
 def waits_for_quota(workload: Mapping[str, Any] | None) -> bool:
@@ -61,8 +60,8 @@ def _sentence(api: ApiClient, namespace: str, queue: str) -> str | None:
 
 
 def fair_share_for(api: ApiClient | None, workload: Mapping[str, Any] | None) -> str | None:
-    """ "behind team-b-cq's workloads: fair share 0.42 vs 0.10" for a Workload waiting for quota under
-    fair sharing, else ``None`` (no client, not waiting, fair sharing off, or not readable)."""
+    """The sentence ("behind team-b-cq's workloads: fair share 0.42 vs 0.10") for a Workload waiting for
+    quota under fair sharing, else ``None`` (no client, not waiting, fair sharing off, or not readable)."""
     if api is None or not waits_for_quota(workload):
         return None
     assert workload is not None
@@ -70,14 +69,12 @@ def fair_share_for(api: ApiClient | None, workload: Mapping[str, Any] | None) ->
     queue = str((workload.get("spec") or {}).get("queueName") or "")
     if not namespace or not queue:
         return None
-    key = (id(api), namespace, queue)
-    hit = _cache.get(key)
-    if hit is not None and time.monotonic() - hit[0] < _TTL:
-        return hit[1]
-    try:
-        sentence = _sentence(api, namespace, queue)
-    except (ForbiddenError, NotFoundError, ApiError) as err:
-        log.debug("cannot read the ClusterQueues' fair shares: %s", err)
-        sentence = None
-    _cache[key] = (time.monotonic(), sentence)
-    return sentence
+
+    def read() -> str | None:
+        try:
+            return _sentence(api, namespace, queue)
+        except (ForbiddenError, NotFoundError, ApiError) as err:
+            log.debug("cannot read the ClusterQueues' fair shares: %s", err)
+            return None
+
+    return remembered(api, f"fair-share:{namespace}/{queue}", _TTL, read)

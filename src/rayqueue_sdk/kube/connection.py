@@ -18,10 +18,11 @@ Example:
 from __future__ import annotations
 
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
@@ -36,6 +37,7 @@ __all__ = [
     "current_client_or",
     "info_of",
     "register",
+    "remembered",
     "server_of",
     "set_current_client",
 ]
@@ -65,6 +67,7 @@ class ClientInfo:
 
 
 _lock = threading.RLock()
+T = TypeVar("T")
 _current: ApiClient | None = None
 _info: weakref.WeakKeyDictionary[Any, ClientInfo] = weakref.WeakKeyDictionary()
 _caches: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
@@ -145,6 +148,28 @@ def cache_for(api: ApiClient) -> dict[str, Any]:
         if cache is None:
             cache = _caches[api] = {}
         return cache
+
+
+def remembered(api: ApiClient, key: str, ttl: float, compute: Callable[[], T]) -> T:
+    """``compute()``, remembered in :func:`cache_for` ``(api)`` under ``key`` for ``ttl`` seconds (for
+    facts that change slowly and cost a request, e.g. an admission check's retry limit).
+
+    Example:
+        >>> api = build_api_client("https://k8s.example:6443")
+        >>> calls = []
+        >>> first = remembered(api, "answer", 60, lambda: calls.append(1) or 42)
+        >>> second = remembered(api, "answer", 60, lambda: calls.append(1) or 43)
+        >>> first, second, len(calls)
+        (42, 42, 1)
+    """
+    cache = cache_for(api)
+    hit = cache.get(f"remembered:{key}")
+    now = time.monotonic()
+    if hit is not None and now - hit[0] < ttl:
+        return cast(T, hit[1])
+    value = compute()
+    cache[f"remembered:{key}"] = (now, value)
+    return value
 
 
 def set_current_client(api: ApiClient | None) -> None:
