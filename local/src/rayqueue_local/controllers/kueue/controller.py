@@ -51,6 +51,7 @@ from rayqueue_local.controllers.kueue.jobs import JobReconciler
 from rayqueue_local.controllers.kueue.lifecycle import WorkloadReconciler
 from rayqueue_local.controllers.kueue.ops import (
     ADMISSION,
+    ADMISSION_CHECKS,
     CLUSTER_QUEUES,
     COHORTS,
     FLAVORS,
@@ -63,7 +64,6 @@ from rayqueue_local.controllers.kueue.ops import (
     metadata_of,
 )
 from rayqueue_local.controllers.kueue.podsready import PodsReadyConfig, seconds_left
-from rayqueue_local.controllers.kueue.provisioning import ADMISSION_CHECKS
 from rayqueue_local.controllers.kueue.snapshot import WorkloadInfo
 from rayqueue_local.storage.store import StoreError
 

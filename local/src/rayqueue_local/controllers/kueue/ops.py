@@ -14,6 +14,7 @@ from rayqueue_local.controllers.kueue.workloads import JOB_UID_LABEL, RESOURCE_I
 from rayqueue_local.storage.store import StoreError
 
 __all__ = [
+    "ADMISSION_CHECKS",
     "ADMISSION",
     "CLUSTER_QUEUES",
     "COHORTS",
@@ -22,6 +23,7 @@ __all__ = [
     "JOB_KINDS",
     "LOCAL_QUEUES",
     "PRIORITY_CLASSES",
+    "PROVISIONING_REQUEST_CONFIGS",
     "SCHEDULE",
     "TOPOLOGIES",
     "WORKLOADS",
@@ -38,6 +40,8 @@ COHORTS = "cohorts.kueue.x-k8s.io"
 FLAVORS = "resourceflavors.kueue.x-k8s.io"
 TOPOLOGIES = "topologies.kueue.x-k8s.io"
 PRIORITY_CLASSES = "workloadpriorityclasses.kueue.x-k8s.io"
+ADMISSION_CHECKS = "admissionchecks.kueue.x-k8s.io"
+PROVISIONING_REQUEST_CONFIGS = "provisioningrequestconfigs.kueue.x-k8s.io"
 JOB_KINDS = {"rayclusters.ray.io": "RayCluster", "rayjobs.ray.io": "RayJob"}
 
 # The scheduler's work-queue item, and the field managers and event sources of the three loops

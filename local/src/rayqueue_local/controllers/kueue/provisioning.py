@@ -49,14 +49,19 @@ from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.controllers.base import QueueController
 from rayqueue_local.controllers.kueue import conditions as cond
 from rayqueue_local.controllers.kueue import messages as msg
-from rayqueue_local.controllers.kueue.ops import FLAVORS, WORKLOADS, StoreOps, metadata_of
+from rayqueue_local.controllers.kueue.ops import (
+    ADMISSION_CHECKS,
+    FLAVORS,
+    PROVISIONING_REQUEST_CONFIGS,
+    WORKLOADS,
+    StoreOps,
+    metadata_of,
+)
 from rayqueue_local.storage.store import StoreError
 
 __all__ = [
-    "ADMISSION_CHECKS",
     "PROVISIONING_CONTROLLER_NAME",
     "PROVISIONING_REQUESTS",
-    "PROVISIONING_REQUEST_CONFIGS",
     "ProvisioningController",
     "attempt_of",
     "provisioning_request_name",
@@ -70,22 +75,6 @@ PROVISIONING_CONTROLLER_NAME = "kueue.x-k8s.io/provisioning-request"
 Example:
     >>> PROVISIONING_CONTROLLER_NAME.split("/")[1]
     'provisioning-request'
-"""
-
-ADMISSION_CHECKS = "admissionchecks.kueue.x-k8s.io"
-"""Store key of AdmissionChecks.
-
-Example:
-    >>> ADMISSION_CHECKS.split(".")[0]
-    'admissionchecks'
-"""
-
-PROVISIONING_REQUEST_CONFIGS = "provisioningrequestconfigs.kueue.x-k8s.io"
-"""Store key of ProvisioningRequestConfigs.
-
-Example:
-    >>> PROVISIONING_REQUEST_CONFIGS.split(".")[0]
-    'provisioningrequestconfigs'
 """
 
 PROVISIONING_REQUESTS = "provisioningrequests.autoscaling.x-k8s.io"
