@@ -77,6 +77,17 @@ __all__ = ["RayHead", "RayHeadPorts", "RayHeadSpec", "interpreter_path", "ray_ex
 _CLIENT_CHANNEL_TIMEOUT_VAR = "RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S"
 _CLIENT_CHANNEL_TIMEOUT_S = 180
 
+# gRPC's fork handlers off for every process of a head. Ray starts its processes (the client proxy's
+# per-connection servers among them) with ``subprocess.Popen(preexec_fn=...)``, i.e. a real fork() of a
+# process that already runs gRPC; grpcio's post-fork handler then restarts its EventEngine threads in
+# the child, which can crash before the child reaches exec(). Seen with strace on a local head's proxy:
+# the child started "event_engine" and "lifeguard" threads and died of SIGSEGV (si_addr NULL) 9 ms after
+# fork, and ``ray.init("ray://...")`` failed with "Starting Ray client server failed. See
+# ray_client_server_<port>.err" (an empty file), or psutil's ZombieProcess. Alone, a Python process with
+# a gRPC server and four channels lost 25 of 200 such children; with GRPC_ENABLE_FORK_SUPPORT=0, none.
+# Ray's processes fork only to exec, which needs no fork support (grpc/grpc#13873, #43055).
+_GRPC_FORK_SUPPORT_VAR = "GRPC_ENABLE_FORK_SUPPORT"
+
 #: Port names as KubeRay names them in ``status.endpoints`` (plus the extra ones Ray needs).
 _PORT_NAMES = (
     "gcs-server",
@@ -324,6 +335,7 @@ class RayHead:
         for var in ("RAY_ADDRESS", "RAY_JOB_CONFIG_JSON_ENV_VAR"):
             env.pop(var, None)
         env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        env[_GRPC_FORK_SUPPORT_VAR] = "0"
         # Ray rewrites a loopback --node-ip-address to the machine's network address unless it runs
         # in its single-machine mode (ray_constants.ENABLE_RAY_CLUSTER; it only otherwise refuses
         # extra worker nodes, which a local head never has). Keep every Ray server on loopback.

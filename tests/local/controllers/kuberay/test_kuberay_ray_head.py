@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -38,6 +39,7 @@ OWNER = textwrap.dedent(
         time.sleep(0.2)
     print(json.dumps({
         "sid": head.process.sid,
+        "proxy_sid": head.client_proxy.sid,
         "temp_dir": str(head.temp_dir),
         "endpoints": head.endpoints(),
         "status": str(client.get_job_status(job_id)),
@@ -47,6 +49,15 @@ OWNER = textwrap.dedent(
     time.sleep(600)
     """
 )
+
+
+def environment_of(pid: int) -> dict[str, str]:
+    """A process's environment, from /proc (empty if it is gone)."""
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return {}
+    return dict(item.decode(errors="replace").partition("=")[::2] for item in raw.split(b"\0") if item)
 
 
 def test_head_runs_a_gpu_job_and_dies_with_its_owner():
@@ -64,6 +75,12 @@ def test_head_runs_a_gpu_job_and_dies_with_its_owner():
         assert "8265" not in report["endpoints"].values()  # private ports, not Ray's defaults
         assert report["memory"]["processes"] >= 5 and report["memory"]["pss"] > 50 * 2**20
         assert len(session_pids(sid)) >= 5
+        # every process of the head and of its client proxy runs with gRPC's fork handlers off (see
+        # raylocal: with them on, a child forked to exec can crash first)
+        processes = session_pids(sid) + session_pids(report["proxy_sid"])
+        environments = {pid: env for pid in processes if (env := environment_of(pid))}  # those still there
+        forks = {pid: env.get("GRPC_ENABLE_FORK_SUPPORT") for pid, env in environments.items()}
+        assert len(forks) >= 6 and set(forks.values()) == {"0"}, forks
     finally:
         os.kill(owner.pid, signal.SIGKILL)
         owner.wait()
