@@ -84,3 +84,23 @@ def plain(output: dict[str, Any]) -> str:
 def errors(outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The error outputs of a cell (``ename``, ``evalue``, ``traceback``: the lines a frontend shows)."""
     return [o for o in outputs if o.get("output_type") == "error"]
+
+
+def ray_client_server_logs(since: float, lines: int = 25) -> str:
+    """The tails of the Ray client proxy's and servers' logs (``ray-client-proxy.log`` and
+    ``ray_client_server*.{err,out}`` of every local head, ``/tmp/rqray-*``) written since ``since`` (epoch
+    seconds): what a failing ``ray.init("ray://")`` left on the head's side. For a test's failure message;
+    the heads' directories go when they stop."""
+    tails = []
+    heads = Path("/tmp").glob("rqray-*")
+    for log in sorted(
+        p for h in heads for p in (h / "ray-client-proxy.log", *h.glob("session_2*/logs/ray_client_server*"))
+    ):
+        try:
+            if log.stat().st_mtime < since:
+                continue
+            text = log.read_text(errors="replace").splitlines()[-lines:]
+        except OSError:
+            continue
+        tails.append(f"--- {log}\n" + "\n".join(text))
+    return "\n".join(tails) or "(no Ray client server logs written since the cell started)"
