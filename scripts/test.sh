@@ -25,4 +25,5 @@ if command -v systemctl >/dev/null 2>&1; then systemctl stop prometheus >/dev/nu
 # Both distributions from this checkout: the SDK (with its test and lint tools) and the local control plane.
 python3 -m pip install -q -e ./local -e '.[test,lint]'
 bash scripts/lint.sh
-exec python3 -m pytest "$@"
+# The slowest tests are listed at the end of the run, next to its outcome, for whoever reads a CI log.
+exec python3 -m pytest --durations=30 "$@"
