@@ -317,14 +317,20 @@ class RayJobController(QueueController):
             source="rayjob-controller",
         )
 
-    def _submitter_finished(self, job: dict[str, Any]) -> bool:
-        """Whether the submitter Job has finished (a ``Complete`` or ``Failed`` condition), or is gone."""
+    def _submitter(self, job: dict[str, Any]) -> dict[str, Any] | None:
+        """The RayJob's submitter Job (named as the RayJob), or None when there is none."""
         meta = job["metadata"]
         try:
-            submitter = self.store.get(JOBS, meta.get("namespace"), meta["name"])
+            return self.store.get(JOBS, meta.get("namespace"), meta["name"])
         except StoreError as err:
             if err.code != 404:
                 raise
+            return None
+
+    def _submitter_finished(self, job: dict[str, Any]) -> bool:
+        """Whether the submitter Job has finished (a ``Complete`` or ``Failed`` condition), or is gone."""
+        submitter = self._submitter(job)
+        if submitter is None:
             return True
         return any(
             c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
@@ -333,12 +339,8 @@ class RayJobController(QueueController):
 
     def _submitter_failure(self, job: dict[str, Any]) -> str | None:
         """Why the submitter Job failed (its condition, plus the last pod's failure), if it did."""
-        meta = job["metadata"]
-        try:
-            submitter = self.store.get(JOBS, meta.get("namespace"), meta["name"])
-        except StoreError as err:
-            if err.code != 404:
-                raise
+        submitter = self._submitter(job)
+        if submitter is None:
             return None
         failed = next(
             (
@@ -352,7 +354,8 @@ class RayJobController(QueueController):
             return None
         detail = ""
         uid = submitter["metadata"].get("uid")
-        for pod in self.store.list("pods", meta.get("namespace"), label_selector=f"controller-uid={uid}"):
+        namespace = submitter["metadata"].get("namespace")
+        for pod in self.store.list("pods", namespace, label_selector=f"controller-uid={uid}"):
             for entry in (pod.get("status") or {}).get("initContainerStatuses") or []:
                 term = (entry.get("state") or {}).get("terminated") or {}
                 if term.get("exitCode"):
