@@ -11,7 +11,10 @@ left: each cycle takes the head of every active ClusterQueue (by priority, then 
 assigns flavors against the current usage, looks for preemption targets where needed, orders the
 heads (less borrowing first, then priority, then age) and admits those that still fit. With
 ``BestEffortFIFO`` a head that cannot be admitted steps aside for the next one; with
-``StrictFIFO`` it blocks its queue for the rest of the pass. A Workload is admitted whole or not
+``StrictFIFO`` it blocks its queue for the rest of the pass (but a head from a namespace the queue
+does not select is set aside under either strategy, as Kueue does). A head that needs preemption
+and finds no candidates keeps a ``StrictFIFO`` queue's unused nominal quota for the rest of the pass
+unless the queue has ``reclaimWithinCohort: Any``, so a cohort borrower cannot take it first. A Workload is admitted whole or not
 at all, and only when its usage fits the quota tree (nominal quota, borrowing and lending limits),
 so quota is never over-committed.
 
@@ -282,12 +285,47 @@ class _Pass:
         self.snap.memo[nominate_key] = (assignment, tuple(targets))
         return assignment, targets
 
+    def hold_for_unreclaimable(self, cq: ClusterQueueInfo, assignment: Assignment) -> None:
+        """A StrictFIFO head needs preemption but found no candidates: unless ``cq`` can always
+        reclaim (``reclaimWithinCohort: Any``), keep for it what it could still use, so that no
+        borrower from the cohort takes that quota while it waits.
+
+        Kueue v0.19.2 ``Scheduler.reserveCapacityForUnreclaimablePreempt`` with
+        ``resourcesToReserve``/``quotaResourcesToReserve`` (pkg/scheduler/scheduler.go) and
+        ``preemption.CanAlwaysReclaim`` (pkg/scheduler/preemption/policy.go): per flavor-resource the
+        head's request capped by the unused nominal quota (never below 0), or, when the assignment
+        borrows, by nominal plus ``borrowingLimit`` minus usage (the whole request without a limit).
+        Upstream holds for one cycle; ``ClusterQueue.RequeueIfNotPresent`` (pkg/cache/queue) puts a
+        StrictFIFO head straight back, so it holds again every cycle: here the hold stays for the
+        rest of the pass, where the blocked queue offers no other head. A BestEffortFIFO head goes
+        to the inadmissible list instead, and a borrower skipped in that one cycle is requeued at
+        once (``RequeueReasonFailedAfterNomination``) and admitted in the next: the pass, which does
+        not retry a skipped head, reaches that state by holding nothing for such a queue."""
+        if cq.strategy != "StrictFIFO" or cq.reclaim_within_cohort == "Any":
+            return
+        reserve: dict[q.FR, int] = {}
+        for fr, value in assignment.usage.items():
+            quota = cq.node.quotas.get(fr)
+            nominal = quota.nominal if quota else 0
+            used = cq.node.usage.get(fr, 0)
+            if assignment.borrowing > 0:
+                limit = quota.borrowing_limit if quota else None
+                amount = value if limit is None else min(value, nominal + limit - used)
+            else:
+                amount = min(value, nominal - used)
+            if amount > 0:
+                reserve[fr] = amount
+        if reserve:
+            self.snap.add_usage(cq, reserve)
+
     def process(
         self, wl: WorkloadInfo, cq: ClusterQueueInfo, assignment: Assignment, targets: list[Target]
     ) -> bool:
         """Act on one nominated head; return whether it was admitted."""
         mode = assignment.mode
         message = assignment.message()
+        if mode == Mode.PREEMPT and not targets:
+            self.hold_for_unreclaimable(cq, assignment)
         if mode == Mode.NO_FIT or (mode == Mode.PREEMPT and not targets):
             self.pending(wl, message)
             return False
@@ -350,20 +388,21 @@ class _Pass:
             nominated = []
             for wl, cq in heads:
                 if not self.namespace_ok(wl, cq):
+                    # Set aside, even by a StrictFIFO queue: Kueue's Scheduler.nominate gives it
+                    # RequeueReasonNamespaceMismatch, which ClusterQueue.RequeueIfNotPresent sends to
+                    # the inadmissible list (not back to the head) under either strategy.
                     self.pending(wl, msg.NAMESPACE_MISMATCH)
-                    if cq.strategy == "StrictFIFO":
-                        blocked.add(cq.name)
                     continue
                 nominated.append((wl, cq, *self.nominate(wl, cq)))
             if self.fair.enabled:
                 self.run_fair(nominated, blocked)
-                continue
-            # As Kueue: all heads of a cycle are assigned against the same snapshot, then handled
-            # least borrowing first, then by priority and age; one that no longer fits waits.
-            nominated.sort(key=lambda e: (e[2].borrowing, *queue_order_key(e[0])))
-            for wl, cq, assignment, targets in nominated:
-                if not self.process(wl, cq, assignment, targets) and cq.strategy == "StrictFIFO":
-                    blocked.add(cq.name)
+            else:
+                # As Kueue: all heads of a cycle are assigned against the same snapshot, then handled
+                # least borrowing first, then by priority and age; one that no longer fits waits.
+                nominated.sort(key=lambda e: (e[2].borrowing, *queue_order_key(e[0])))
+                for wl, cq, assignment, targets in nominated:
+                    if not self.process(wl, cq, assignment, targets) and cq.strategy == "StrictFIFO":
+                        blocked.add(cq.name)
 
     def run_fair(self, nominated: list[Any], blocked: set[str]) -> None:
         """Fair sharing: the cycle's heads in tournament order (lowest DRS first), each DRS taken after
