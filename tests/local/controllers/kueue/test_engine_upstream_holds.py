@@ -69,11 +69,16 @@ def test_a_queue_that_can_always_reclaim_holds_nothing() -> None:
     assert other in c.admitted() and head not in c.admitted()
 
 
-def test_with_best_effort_fifo_the_borrower_gets_in() -> None:
+def test_with_best_effort_fifo_the_hold_lasts_one_cycle() -> None:
     # Upstream holds for one cycle, then sends the blocked head to the inadmissible list
-    # (RequeueReasonPreemptionNoCandidates is not immediate for BestEffortFIFO): the next cycle holds
-    # nothing and the borrower, requeued at once, gets in.
+    # (RequeueReasonPreemptionNoCandidates is not immediate for BestEffortFIFO): the borrower, skipped
+    # in that cycle and requeued at once, gets in in the next.
     c, head, other = blocked_head_world("BestEffortFIFO", "Never")
+    c.pass_options["max_cycles"] = 1
+    c.step()
+    assert other not in c.admitted()
+    assert c.message(other) == "Workload no longer fits after processing another workload"
+    del c.pass_options["max_cycles"]
     c.step()
     assert other in c.admitted() and head not in c.admitted()
 

@@ -13,8 +13,9 @@ heads (less borrowing first, then priority, then age) and admits those that stil
 ``BestEffortFIFO`` a head that cannot be admitted steps aside for the next one; with
 ``StrictFIFO`` it blocks its queue for the rest of the pass (but a head from a namespace the queue
 does not select is set aside under either strategy, as Kueue does). A head that needs preemption
-and finds no candidates keeps a ``StrictFIFO`` queue's unused nominal quota for the rest of the pass
-unless the queue has ``reclaimWithinCohort: Any``, so a cohort borrower cannot take it first. A Workload is admitted whole or not
+and finds no candidates keeps its queue's unused nominal quota for the cycle unless the queue has
+``reclaimWithinCohort: Any`` (a ``StrictFIFO`` head, retried every cycle, for the rest of the pass), so
+a cohort borrower cannot take it first. A Workload is admitted whole or not
 at all, and only when its usage fits the quota tree (nominal quota, borrowing and lending limits),
 so quota is never over-committed.
 
@@ -187,6 +188,12 @@ class _Pass:
         self.topology = topology or tas.TopologyIndex()
         self.sources: dict[str, Any] = {}
         self.lendable: dict[int, dict[str, int]] = {}
+        #: quota held in this cycle for heads without preemption candidates (:meth:`hold_for_unreclaimable`)
+        self.holds: list[tuple[ClusterQueueInfo, dict[q.FR, int]]] = []
+        #: heads of this cycle that no longer fitted after the ones before them
+        self.skipped: list[tuple[WorkloadInfo, ClusterQueueInfo]] = []
+        #: stop after this many cycles (``None``: until no queue has a head left)
+        self.max_cycles: int | None = None
 
     def place_topology(
         self, wl: WorkloadInfo, assignment: Assignment
@@ -286,22 +293,21 @@ class _Pass:
         return assignment, targets
 
     def hold_for_unreclaimable(self, cq: ClusterQueueInfo, assignment: Assignment) -> None:
-        """A StrictFIFO head needs preemption but found no candidates: unless ``cq`` can always
-        reclaim (``reclaimWithinCohort: Any``), keep for it what it could still use, so that no
-        borrower from the cohort takes that quota while it waits.
+        """A head needs preemption but found no candidates: unless ``cq`` can always reclaim
+        (``reclaimWithinCohort: Any``), keep for it what it could still use, so that no borrower from
+        the cohort takes that quota in this cycle.
 
         Kueue v0.19.2 ``Scheduler.reserveCapacityForUnreclaimablePreempt`` with
         ``resourcesToReserve``/``quotaResourcesToReserve`` (pkg/scheduler/scheduler.go) and
         ``preemption.CanAlwaysReclaim`` (pkg/scheduler/preemption/policy.go): per flavor-resource the
         head's request capped by the unused nominal quota (never below 0), or, when the assignment
         borrows, by nominal plus ``borrowingLimit`` minus usage (the whole request without a limit).
-        Upstream holds for one cycle; ``ClusterQueue.RequeueIfNotPresent`` (pkg/cache/queue) puts a
-        StrictFIFO head straight back, so it holds again every cycle: here the hold stays for the
-        rest of the pass, where the blocked queue offers no other head. A BestEffortFIFO head goes
-        to the inadmissible list instead, and a borrower skipped in that one cycle is requeued at
-        once (``RequeueReasonFailedAfterNomination``) and admitted in the next: the pass, which does
-        not retry a skipped head, reaches that state by holding nothing for such a queue."""
-        if cq.strategy != "StrictFIFO" or cq.reclaim_within_cohort == "Any":
+        Upstream holds in the cycle's snapshot only; ``ClusterQueue.RequeueIfNotPresent``
+        (pkg/cache/queue/cluster_queue.go) puts a StrictFIFO head straight back, so it holds again in
+        every cycle while it waits, while a BestEffortFIFO head goes to the inadmissible list and
+        holds no more: :meth:`release_holds` gives back the holds of the latter at the end of the
+        cycle."""
+        if cq.reclaim_within_cohort == "Any":
             return
         reserve: dict[q.FR, int] = {}
         for fr, value in assignment.usage.items():
@@ -317,6 +323,21 @@ class _Pass:
                 reserve[fr] = amount
         if reserve:
             self.snap.add_usage(cq, reserve)
+            self.holds.append((cq, reserve))
+
+    def release_holds(self, keep: set[str]) -> bool:
+        """End of a cycle: give back the holds of every queue not in ``keep`` (the blocked StrictFIFO
+        queues, whose head is retried, and holds again, in every later cycle of the pass); return
+        whether any was given back."""
+        kept, released = [], False
+        for cq, reserve in self.holds:
+            if cq.name in keep:
+                kept.append((cq, reserve))
+            else:
+                self.snap.remove_usage(cq, reserve)
+                released = True
+        self.holds = kept
+        return released
 
     def process(
         self, wl: WorkloadInfo, cq: ClusterQueueInfo, assignment: Assignment, targets: list[Target]
@@ -334,6 +355,7 @@ class _Pass:
             return False
         if not self.fits(cq, assignment.usage, targets):
             self.pending(wl, msg.NO_LONGER_FITS)
+            self.skipped.append((wl, cq))
             return False
         if mode == Mode.PREEMPT:
             self.preempted.update(t.workload.key for t in targets)
@@ -370,12 +392,23 @@ class _Pass:
         return True
 
     def run(self, sources: dict[str, Any]) -> None:
+        """Cycles until no queue offers a head (or :attr:`max_cycles`).
+
+        A head skipped because it no longer fitted is offered again in the next cycle when holds
+        were given back at the end of this one, as Kueue requeues it at once
+        (``RequeueReasonFailedAfterNomination`` is immediate under either strategy)."""
         self.sources = sources
         blocked: set[str] = set()
         exhausted: set[str] = set()
-        while True:
+        retry: dict[str, WorkloadInfo] = {}
+        cycles = 0
+        while self.max_cycles is None or cycles < self.max_cycles:
+            cycles += 1
             heads: list[tuple[WorkloadInfo, ClusterQueueInfo]] = []
             for name in sorted(sources):
+                if name in retry:
+                    heads.append((retry.pop(name), self.snap.queues[name]))
+                    continue
                 if name in blocked or name in exhausted:
                     continue
                 head = sources[name].pop()
@@ -394,6 +427,7 @@ class _Pass:
                     self.pending(wl, msg.NAMESPACE_MISMATCH)
                     continue
                 nominated.append((wl, cq, *self.nominate(wl, cq)))
+            self.skipped = []
             if self.fair.enabled:
                 self.run_fair(nominated, blocked)
             else:
@@ -403,6 +437,10 @@ class _Pass:
                 for wl, cq, assignment, targets in nominated:
                     if not self.process(wl, cq, assignment, targets) and cq.strategy == "StrictFIFO":
                         blocked.add(cq.name)
+            if self.release_holds(blocked):
+                for wl, cq in self.skipped:
+                    retry[cq.name] = wl
+                    blocked.discard(cq.name)
 
     def run_fair(self, nominated: list[Any], blocked: set[str]) -> None:
         """Fair sharing: the cycle's heads in tournament order (lowest DRS first), each DRS taken after
@@ -458,6 +496,7 @@ def admission_pass(
     topologies: Iterable[dict[str, Any]] = (),
     nodes: Iterable[dict[str, Any]] = (),
     admission_checks: Iterable[dict[str, Any]] | None = None,
+    max_cycles: int | None = None,
 ) -> PassResult:
     """Run one admission pass; see the module docstring. ``now`` stamps new admissions (epoch seconds).
 
@@ -465,6 +504,9 @@ def admission_pass(
     naming a missing or not ``Active`` check inactive, as Kueue's cache does
     (:func:`~.queue_status.admission_check_problems`): its pending Workloads read "ClusterQueue <name> is
     inactive" and it admits nothing.
+
+    ``max_cycles`` stops the pass after that many scheduling cycles (one head a ClusterQueue each),
+    as a single call of Kueue's ``Scheduler.schedule`` does with ``1`` (its unit tables observe that).
 
     ``fair_sharing`` turns on cohort fair sharing and Admission Fair Sharing (:mod:`.fairsharing`);
     ``topologies`` and ``nodes`` (v1 Nodes with the level labels) enable topology-aware scheduling for
@@ -480,6 +522,7 @@ def admission_pass(
     fair = fair_sharing or fs.FairSharingSettings()
     topology_index = _topology_index(topologies, flavor_objs, nodes, infos)
     run = _Pass(snap, namespaces or {}, now, fair, fs.weights_of(cqs, cohort_objs), topology_index)
+    run.max_cycles = max_cycles
     result = run.result
     result.workloads = infos
 
