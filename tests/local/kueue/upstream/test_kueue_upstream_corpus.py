@@ -23,7 +23,7 @@ Schema (all keys optional but ``upstream`` and ``expect``/``steps``)::
         quota: nominal | [nominal, borrowingLimit, lendingLimit] (null for none)
     localQueues: {ns/name: clusterQueue}
     workloads: [{name: ns/name, queue, priority, requests: {resource: q} | podSets: {ps: [count, {r: q}]},
-                 admitted: {cq, flavors: {resource: flavor}}}]
+                 admitted: {cq, flavors: {resource: flavor} | podSets: {ps: {resource: flavor}}}}]
     cycles: n   (each pass stops after n scheduling cycles; 1 is one call of upstream's schedule(),
                  which is what its unit tables observe; default: until no queue offers a head)
     steps: [{create: [workloads], finish: [names], passes: n, cycles: n, expect: {...}}]
@@ -183,7 +183,7 @@ class World:
         }
         if spec.get("admitted"):
             adm = spec["admitted"]
-            flavors = adm.get("flavors") or {}
+            per_pod_set = adm.get("podSets") or {}
             wl["status"]["admission"] = {
                 "clusterQueue": adm["cq"],
                 "podSetAssignments": [
@@ -196,6 +196,7 @@ class World:
                         "count": count,
                     }
                     for ps, count, req in pod_sets
+                    for flavors in [per_pod_set.get(ps) or adm.get("flavors") or {}]
                 ],
             }
             self._condition(wl, "QuotaReserved", "True", "QuotaReserved", "")

@@ -183,6 +183,8 @@ class _Pass:
         self.snap, self.namespaces, self.now = snap, namespaces, now
         self.result = PassResult()
         self.preempted: set[tuple[str, str]] = set()
+        #: the Workloads chosen as preemption victims so far, by key
+        self.victims: dict[tuple[str, str], WorkloadInfo] = {}
         self.fair = fair or fs.FairSharingSettings()
         self.weights = dict(weights or {})
         self.topology = topology or tas.TopologyIndex()
@@ -233,7 +235,12 @@ class _Pass:
         return matches_selector(cq.namespace_selector, labels)
 
     def fits(self, cq: ClusterQueueInfo, usage: dict[q.FR, int], targets: list[Target]) -> bool:
-        victims = [t.workload for t in targets if t.workload.key not in self.preempted]
+        """Whether ``usage`` fits once ``targets`` and every Workload already chosen as a victim in this
+        pass are gone: their preemptors hold the room they will leave (:meth:`process`), so counting
+        them too would count that room twice. Kueue v0.19.2 ``fits`` (pkg/scheduler/scheduler.go):
+        ``preemptedWorkloads.MergeWithTargets`` then ``SimulateWorkloadUsageRemoval``."""
+        victims = list(self.victims.values())
+        victims += [t.workload for t in targets if t.workload.key not in self.victims]
         for wl in victims:
             self.snap.remove_workload(wl)
         try:
@@ -359,6 +366,7 @@ class _Pass:
             return False
         if mode == Mode.PREEMPT:
             self.preempted.update(t.workload.key for t in targets)
+            self.victims.update((t.workload.key, t.workload) for t in targets)
             self.snap.add_usage(cq, assignment.usage)  # hold the room the victims will leave
             for target in targets:
                 if not target.workload.evicted:
