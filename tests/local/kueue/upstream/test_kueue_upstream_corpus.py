@@ -22,11 +22,12 @@ Schema (all keys optional but ``upstream`` and ``expect``/``steps``)::
                            preemption, fungibility, groups: [{flavor: {resource: quota}}]}}
         quota: nominal | [nominal, borrowingLimit, lendingLimit] (null for none)
     localQueues: {ns/name: clusterQueue}
-    workloads: [{name: ns/name, queue, priority, requests: {resource: q} | podSets: {ps: [count, {r: q}]},
+    workloads: [{name: ns/name, queue, priority, tolerations, requests: {resource: q} | podSets: {ps: [count, {r: q}]},
                  admitted: {cq, flavors: {resource: flavor} | podSets: {ps: {resource: flavor}}}}]
     cycles: n   (each pass stops after n scheduling cycles; 1 is one call of upstream's schedule(),
                  which is what its unit tables observe; default: until no queue offers a head)
-    steps: [{create: [workloads], finish: [names], passes: n, cycles: n, expect: {...}}]
+    steps: [{create: [workloads], finish: [names], namespaces: {...}, clusterQueues: {...},
+             passes: n, cycles: n, expect: {...}}]
     expect: {admitted: {name: cq | {cq, <resource>: flavor}}, preempted: {name: reason},
              pending: [names], message: {name: text}}
 """
@@ -172,9 +173,12 @@ class World:
                     {
                         "name": ps,
                         "count": count,
-                        "template": {"spec": {"containers": [
-                            {"name": "c", "resources": {"requests": {r: str(v) for r, v in req.items()}}}
-                        ]}},
+                        "template": {"spec": {
+                            "containers": [
+                                {"name": "c", "resources": {"requests": {r: str(v) for r, v in req.items()}}}
+                            ],
+                            "tolerations": list(spec.get("tolerations") or []),
+                        }},
                     }
                     for ps, count, req in pod_sets
                 ],
@@ -208,6 +212,14 @@ class World:
         conditions[:] = [c for c in conditions if c["type"] != ctype]
         conditions.append({"type": ctype, "status": status, "reason": reason, "message": message,
                            "lastTransitionTime": _ts(EPOCH)})
+
+    def update(self, step: dict[str, Any]) -> None:
+        """A step's changes to the API objects: namespace labels, ClusterQueues added or replaced."""
+        for ns, labels in (step.get("namespaces") or {}).items():
+            self.namespaces[ns] = dict(labels or {})
+        for name, spec in (step.get("clusterQueues") or {}).items():
+            self.cqs = [cq for cq in self.cqs if cq["metadata"]["name"] != name]
+            self.cqs.append(_cluster_queue(name, spec or {}))
 
     def finish(self, key: str) -> None:
         wl = self.workloads[key]
@@ -317,6 +329,7 @@ def test_upstream_case(path: Path) -> None:
     for number, step in enumerate(steps, 1):
         for spec in step.get("create") or ():
             world.create(spec)
+        world.update(step)
         for name in step.get("finish") or ():
             world.finish(name)
         world.preempted = {}
