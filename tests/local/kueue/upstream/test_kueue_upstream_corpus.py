@@ -22,7 +22,8 @@ Schema (all keys optional but ``upstream`` and ``expect``/``steps``)::
                            preemption, fungibility, groups: [{flavor: {resource: quota}}]}}
         quota: nominal | [nominal, borrowingLimit, lendingLimit] (null for none)
     localQueues: {ns/name: clusterQueue}
-    workloads: [{name: ns/name, queue, priority, tolerations, requests: {resource: q} | podSets: {ps: [count, {r: q}]},
+    workloads: [{name: ns/name, queue, priority, tolerations, created (seconds, an offset),
+                 requests: {resource: q} | podSets: {ps: [count, {r: q}]},
                  admitted: {cq, flavors: {resource: flavor} | podSets: {ps: {resource: flavor}}}}]
     cycles: n   (each pass stops after n scheduling cycles; 1 is one call of upstream's schedule(),
                  which is what its unit tables observe; default: until no queue offers a head)
@@ -83,10 +84,14 @@ def _groups(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for res, quota in resources.items():
                 if res not in covered:
                     covered.append(res)
-                nominal, borrowing, lending = (list(quota) + [None, None])[:3] if isinstance(quota, list) else (
-                    quota,
-                    None,
-                    None,
+                nominal, borrowing, lending = (
+                    (list(quota) + [None, None])[:3]
+                    if isinstance(quota, list)
+                    else (
+                        quota,
+                        None,
+                        None,
+                    )
                 )
                 entry: dict[str, Any] = {"name": res, "nominalQuota": str(nominal)}
                 if borrowing is not None:
@@ -148,8 +153,13 @@ class World:
         self.lqs = []
         for key, cq in (case.get("localQueues") or {}).items():
             ns, name = key.split("/")
-            self.lqs.append({"kind": "LocalQueue", "metadata": {"name": name, "namespace": ns},
-                             "spec": {"clusterQueue": cq}})
+            self.lqs.append(
+                {
+                    "kind": "LocalQueue",
+                    "metadata": {"name": name, "namespace": ns},
+                    "spec": {"clusterQueue": cq},
+                }
+            )
         self.workloads: dict[str, dict[str, Any]] = {}
         self.clock = EPOCH
         self.preempted: dict[str, str] = {}
@@ -173,12 +183,17 @@ class World:
                     {
                         "name": ps,
                         "count": count,
-                        "template": {"spec": {
-                            "containers": [
-                                {"name": "c", "resources": {"requests": {r: str(v) for r, v in req.items()}}}
-                            ],
-                            "tolerations": list(spec.get("tolerations") or []),
-                        }},
+                        "template": {
+                            "spec": {
+                                "containers": [
+                                    {
+                                        "name": "c",
+                                        "resources": {"requests": {r: str(v) for r, v in req.items()}},
+                                    }
+                                ],
+                                "tolerations": list(spec.get("tolerations") or []),
+                            }
+                        },
                     }
                     for ps, count, req in pod_sets
                 ],
@@ -195,7 +210,9 @@ class World:
                         "name": ps,
                         "flavors": {r: flavors[r] for r in req if r in flavors},
                         "resourceUsage": {
-                            r: format_amount(r, to_amount(r, v) * count) for r, v in req.items() if r in flavors
+                            r: format_amount(r, to_amount(r, v) * count)
+                            for r, v in req.items()
+                            if r in flavors
                         },
                         "count": count,
                     }
@@ -210,8 +227,15 @@ class World:
     def _condition(wl: dict[str, Any], ctype: str, status: str, reason: str, message: str) -> None:
         conditions = wl.setdefault("status", {}).setdefault("conditions", [])
         conditions[:] = [c for c in conditions if c["type"] != ctype]
-        conditions.append({"type": ctype, "status": status, "reason": reason, "message": message,
-                           "lastTransitionTime": _ts(EPOCH)})
+        conditions.append(
+            {
+                "type": ctype,
+                "status": status,
+                "reason": reason,
+                "message": message,
+                "lastTransitionTime": _ts(EPOCH),
+            }
+        )
 
     def update(self, step: dict[str, Any]) -> None:
         """A step's changes to the API objects: namespace labels, ClusterQueues added or replaced."""
@@ -240,7 +264,9 @@ class World:
         )
         key = {(wl["metadata"]["namespace"], wl["metadata"]["name"]): k for k, wl in self.workloads.items()}
         for p in result.pending:
-            self._condition(self.workloads[key[p.workload.key]], "QuotaReserved", "False", p.reason, p.message)
+            self._condition(
+                self.workloads[key[p.workload.key]], "QuotaReserved", "False", p.reason, p.message
+            )
         for a in result.admitted:
             wl = self.workloads[key[a.workload.key]]
             wl["status"]["admission"] = a.admission
@@ -262,7 +288,9 @@ class World:
             if adm:
                 out[name] = {
                     "cq": adm["clusterQueue"],
-                    "podSets": {psa["name"]: dict(psa.get("flavors") or {}) for psa in adm["podSetAssignments"]},
+                    "podSets": {
+                        psa["name"]: dict(psa.get("flavors") or {}) for psa in adm["podSetAssignments"]
+                    },
                 }
         return out
 
@@ -284,7 +312,9 @@ def _matches(want: Any, got: dict[str, Any]) -> bool:
     if "podSets" in want:
         return all(got["podSets"].get(ps) == flavors for ps, flavors in want["podSets"].items())
     wanted = {r: f for r, f in want.items() if r != "cq"}
-    return all(flavors.get(r) == f for flavors in got["podSets"].values() for r, f in wanted.items() if r in flavors)
+    return all(
+        flavors.get(r) == f for flavors in got["podSets"].values() for r, f in wanted.items() if r in flavors
+    )
 
 
 def _check(world: World, expect: dict[str, Any], where: str) -> None:
