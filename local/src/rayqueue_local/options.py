@@ -51,7 +51,11 @@ class ControlPlaneOptions:
       ``None`` (the default here) leaves it off. Upstream's v1beta2 configuration turns it on with 30 min;
     - ``requeuing_backoff_limit_count`` / ``requeuing_backoff_base_seconds`` /
       ``requeuing_backoff_max_seconds``: its ``requeuingStrategy`` (``None``: requeued without end; 60 s;
-      3600 s, Kueue's defaults).
+      3600 s, Kueue's defaults);
+    - ``wait_for_pods_ready_block_admission``: its ``blockAdmission`` (admit nothing more while a Workload
+      holding quota is not ``PodsReady``); ``requeuing_timestamp``: its ``requeuingStrategy.timestamp``
+      (``Eviction``, Kueue's default: a Workload evicted for ``PodsReadyTimeout`` queues by that eviction's
+      time; ``Creation``: by its creation). Both apply only with the timeout set, as upstream's.
     - ``fair_sharing``: Kueue's ``fairSharing.enable`` (cohort fair sharing: DRS ordering and preemption),
       with ``fair_sharing_preemption_strategies`` (comma-separated, in order; upstream's default
       ``LessThanOrEqualToFinalShare,LessThanInitialShare``);
@@ -81,6 +85,8 @@ class ControlPlaneOptions:
     requeuing_backoff_limit_count: int | None = None
     requeuing_backoff_base_seconds: int = 60
     requeuing_backoff_max_seconds: int = 3600
+    wait_for_pods_ready_block_admission: bool = False
+    requeuing_timestamp: str = "Eviction"
     fair_sharing: bool = False
     fair_sharing_preemption_strategies: str = "LessThanOrEqualToFinalShare,LessThanInitialShare"
     admission_fair_sharing: bool = False
@@ -109,6 +115,9 @@ class ControlPlaneOptions:
                 "requeuing_backoff_base_seconds and requeuing_backoff_max_seconds must be >= 0, got "
                 f"{self.requeuing_backoff_base_seconds} and {self.requeuing_backoff_max_seconds}"
             )
+        if self.requeuing_timestamp not in ("Eviction", "Creation"):
+            timestamp = self.requeuing_timestamp
+            raise ValueError(f"requeuing_timestamp must be Eviction or Creation, got {timestamp!r}")
         allowed = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
         for strategy in self.fair_sharing_preemption_strategies.split(","):
             if strategy not in allowed:

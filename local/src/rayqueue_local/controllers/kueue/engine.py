@@ -42,6 +42,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rayqueue_local.apimachinery.time import parse_rfc3339
 from rayqueue_local.controllers.kueue import fairsharing as fs
 from rayqueue_local.controllers.kueue import messages as msg
 from rayqueue_local.controllers.kueue import quota as q
@@ -55,9 +56,13 @@ from rayqueue_local.controllers.kueue.snapshot import (
     Snapshot,
     WorkloadInfo,
     build_snapshot,
+    condition,
+    is_true,
 )
 
 __all__ = [
+    "CREATION_TIMESTAMP",
+    "EVICTION_TIMESTAMP",
     "Admission",
     "Eviction",
     "PassResult",
@@ -112,6 +117,28 @@ class PassResult:
     cohort_weighted_shares: dict[str, int] = field(default_factory=dict)
     #: Admission Fair Sharing: each LocalQueue's consumed resources after the pass's entry penalties
     consumed: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+
+
+EVICTION_TIMESTAMP = "Eviction"
+"""``waitForPodsReady.requeuingStrategy.timestamp``: queue a Workload evicted by ``PodsReadyTimeout`` by
+the time of that eviction (Kueue's default)."""
+CREATION_TIMESTAMP = "Creation"
+"""``waitForPodsReady.requeuingStrategy.timestamp``: queue it by its creation time."""
+
+
+def pods_ready_eviction_time(obj: Mapping[str, Any]) -> float | None:
+    """When a Workload was evicted for ``PodsReadyTimeout``, while that eviction stands (``Evicted=True``
+    with that reason), else ``None`` (``workloadevict.IsEvictedByPodsReadyTimeout``).
+
+    Example:
+        >>> pods_ready_eviction_time({"status": {"conditions": [{"type": "Evicted", "status": "True",
+        ...     "reason": "PodsReadyTimeout", "lastTransitionTime": "2026-01-01T00:00:10Z"}]}})
+        1767225610.0
+    """
+    evicted = condition(dict(obj), "Evicted")
+    if not evicted or evicted.get("status") != "True" or evicted.get("reason") != "PodsReadyTimeout":
+        return None
+    return parse_rfc3339(evicted.get("lastTransitionTime"))
 
 
 def queue_order_key(wl: WorkloadInfo) -> tuple[int, float, str, str]:
@@ -196,6 +223,9 @@ class _Pass:
         self.skipped: list[tuple[WorkloadInfo, ClusterQueueInfo]] = []
         #: stop after this many cycles (``None``: until no queue has a head left)
         self.max_cycles: int | None = None
+        #: waitForPodsReady.blockAdmission; :attr:`blocked_on_pods` once a head met the block
+        self.block_admission = False
+        self.blocked_on_pods = False
 
     def place_topology(
         self, wl: WorkloadInfo, assignment: Assignment
@@ -332,6 +362,13 @@ class _Pass:
             self.snap.add_usage(cq, reserve)
             self.holds.append((cq, reserve))
 
+    def all_pods_ready(self) -> bool:
+        """Whether every Workload holding quota (admitted in this pass included) has ``PodsReady=True``."""
+        if self.result.admitted:
+            return False  # just admitted: its pods cannot be ready yet
+        queues = self.snap.queues.values()
+        return all(is_true(wl.obj, "PodsReady") for cq in queues for wl in cq.workloads.values())
+
     def release_holds(self, keep: set[str]) -> bool:
         """End of a cycle: give back the holds of every queue not in ``keep`` (the blocked StrictFIFO
         queues, whose head is retried, and holds again, in every later cycle of the pass); return
@@ -382,6 +419,10 @@ class _Pass:
         if problem is not None:
             self.pending(wl, problem)
             return False
+        if self.block_admission and not self.all_pods_ready():
+            self.pending(wl, msg.WAITING_FOR_PODS_READY, msg.WAITING)
+            self.blocked_on_pods = True
+            return False
         admission = assignment.to_admission()
         for name, flavor, per_pod, pods in placements:
             self.topology.commit(flavor, per_pod, pods)
@@ -410,7 +451,7 @@ class _Pass:
         exhausted: set[str] = set()
         retry: dict[str, WorkloadInfo] = {}
         cycles = 0
-        while self.max_cycles is None or cycles < self.max_cycles:
+        while (self.max_cycles is None or cycles < self.max_cycles) and not self.blocked_on_pods:
             cycles += 1
             heads: list[tuple[WorkloadInfo, ClusterQueueInfo]] = []
             for name in sorted(sources):
@@ -443,6 +484,8 @@ class _Pass:
                 # least borrowing first, then by priority and age; one that no longer fits waits.
                 nominated.sort(key=lambda e: (e[2].borrowing, *queue_order_key(e[0])))
                 for wl, cq, assignment, targets in nominated:
+                    if self.blocked_on_pods:
+                        break  # Kueue's scheduler waits for the pods before anything else
                     if not self.process(wl, cq, assignment, targets) and cq.strategy == "StrictFIFO":
                         blocked.add(cq.name)
             if self.release_holds(blocked):
@@ -505,6 +548,8 @@ def admission_pass(
     nodes: Iterable[dict[str, Any]] = (),
     admission_checks: Iterable[dict[str, Any]] | None = None,
     max_cycles: int | None = None,
+    block_admission: bool = False,
+    requeuing_timestamp: str = EVICTION_TIMESTAMP,
 ) -> PassResult:
     """Run one admission pass; see the module docstring. ``now`` stamps new admissions (epoch seconds).
 
@@ -513,6 +558,17 @@ def admission_pass(
     (:func:`~.queue_status.admission_check_problems`): its pending Workloads read "ClusterQueue <name> is
     inactive" and it admits nothing.
 
+    ``block_admission`` is Kueue's ``waitForPodsReady.blockAdmission``: while a Workload holding quota
+    has no ``PodsReady=True`` nothing more is admitted; the first head that would be reads ``Waiting``,
+    "waiting for all admitted workloads to be in PodsReady condition", and the pass ends, as Kueue's
+    scheduler blocks there (``Scheduler.waitForPodsReadyIfNeeded``, ``Cache.WaitForPodsReady`` and
+    ``podsReadyForAllAdmittedWorkloads`` in v0.19.2: any quota-reserving Workload not ``PodsReady``
+    blocks; the condition reason is the ``UnadmittedWorkloadsObservability``-off fallback).
+    ``requeuing_timestamp`` is its ``requeuingStrategy.timestamp``: with ``Eviction`` (the default) a
+    Workload evicted by ``PodsReadyTimeout`` is queued, and compared for ``LowerOrNewerEqualPriority``,
+    by the time of that eviction instead of its creation (``Ordering.GetQueueOrderTimestamp``,
+    pkg/workload/workload.go); with ``Creation`` by its creation.
+
     ``max_cycles`` stops the pass after that many scheduling cycles (one head a ClusterQueue each),
     as a single call of Kueue's ``Scheduler.schedule`` does with ``1`` (its unit tables observe that).
 
@@ -520,6 +576,11 @@ def admission_pass(
     ``topologies`` and ``nodes`` (v1 Nodes with the level labels) enable topology-aware scheduling for
     flavors naming a Topology (:mod:`.topology`)."""
     infos = [WorkloadInfo.from_object(obj) for obj in workloads]
+    if requeuing_timestamp == EVICTION_TIMESTAMP:
+        for info in infos:
+            evicted_at = pods_ready_eviction_time(info.obj)
+            if evicted_at is not None:
+                info.created = evicted_at
     cqs = list(cluster_queues)
     cohort_objs = list(cohorts)
     flavor_objs = list(resource_flavors)
@@ -531,6 +592,7 @@ def admission_pass(
     topology_index = _topology_index(topologies, flavor_objs, nodes, infos)
     run = _Pass(snap, namespaces or {}, now, fair, fs.weights_of(cqs, cohort_objs), topology_index)
     run.max_cycles = max_cycles
+    run.block_admission = block_admission
     result = run.result
     result.workloads = infos
 
