@@ -27,7 +27,7 @@ Schema (all keys optional but ``upstream`` and ``expect``/``steps``)::
                  admitted: {cq, flavors: {resource: flavor} | podSets: {ps: {resource: flavor}}}}]
     cycles: n   (each pass stops after n scheduling cycles; 1 is one call of upstream's schedule(),
                  which is what its unit tables observe; default: until no queue offers a head)
-    steps: [{create: [workloads], finish: [names], namespaces: {...}, clusterQueues: {...},
+    steps: [{create: [workloads], finish: [names], namespaces: {...}, cohorts: {...}, clusterQueues: {...},
              passes: n, cycles: n, expect: {...}}]
     expect: {admitted: {name: cq | {cq, <resource>: flavor}}, preempted: {name: reason},
              pending: [names], message: {name: text}}
@@ -127,6 +127,13 @@ def _cluster_queue(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "ClusterQueue", "metadata": {"name": name}, "spec": body}
 
 
+def _cohort(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    body: dict[str, Any] = {"resourceGroups": _groups(spec.get("groups") or [])}
+    if spec.get("parent"):
+        body["parentName"] = spec["parent"]
+    return {"kind": "Cohort", "metadata": {"name": name}, "spec": body}
+
+
 def _pod_sets(spec: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
     if "podSets" in spec:
         return [(name, int(count), dict(req)) for name, (count, req) in spec["podSets"].items()]
@@ -144,12 +151,7 @@ class World:
             self.flavors.append({"kind": "ResourceFlavor", "metadata": {"name": f["name"]}, "spec": spec})
         self.namespaces = {ns: dict(labels or {}) for ns, labels in (case.get("namespaces") or {}).items()}
         self.cqs = [_cluster_queue(n, s or {}) for n, s in (case.get("clusterQueues") or {}).items()]
-        self.cohorts = []
-        for name, spec in (case.get("cohorts") or {}).items():
-            body: dict[str, Any] = {"resourceGroups": _groups((spec or {}).get("groups") or [])}
-            if (spec or {}).get("parent"):
-                body["parentName"] = spec["parent"]
-            self.cohorts.append({"kind": "Cohort", "metadata": {"name": name}, "spec": body})
+        self.cohorts = [_cohort(name, spec or {}) for name, spec in (case.get("cohorts") or {}).items()]
         self.lqs = []
         for key, cq in (case.get("localQueues") or {}).items():
             ns, name = key.split("/")
@@ -238,9 +240,13 @@ class World:
         )
 
     def update(self, step: dict[str, Any]) -> None:
-        """A step's changes to the API objects: namespace labels, ClusterQueues added or replaced."""
+        """A step's changes to the API objects: namespace labels, Cohorts and ClusterQueues added or
+        replaced."""
         for ns, labels in (step.get("namespaces") or {}).items():
             self.namespaces[ns] = dict(labels or {})
+        for name, spec in (step.get("cohorts") or {}).items():
+            self.cohorts = [c for c in self.cohorts if c["metadata"]["name"] != name]
+            self.cohorts.append(_cohort(name, spec or {}))
         for name, spec in (step.get("clusterQueues") or {}).items():
             self.cqs = [cq for cq in self.cqs if cq["metadata"]["name"] != name]
             self.cqs.append(_cluster_queue(name, spec or {}))
