@@ -318,9 +318,11 @@ def _matches(want: Any, got: dict[str, Any]) -> bool:
     if "podSets" in want:
         return all(got["podSets"].get(ps) == flavors for ps, flavors in want["podSets"].items())
     wanted = {r: f for r, f in want.items() if r != "cq"}
-    return all(
-        flavors.get(r) == f for flavors in got["podSets"].values() for r, f in wanted.items() if r in flavors
-    )
+    for res, flavor in wanted.items():
+        chosen = [flavors[res] for flavors in got["podSets"].values() if res in flavors]
+        if not chosen or set(chosen) != {flavor}:
+            return False
+    return True
 
 
 def _check(world: World, expect: dict[str, Any], where: str) -> None:
