@@ -23,6 +23,7 @@ Schema (all keys optional but ``upstream`` and ``expect``/``steps``)::
         quota: nominal | [nominal, borrowingLimit, lendingLimit] (null for none)
     localQueues: {ns/name: clusterQueue}
     workloads: [{name: ns/name, queue, priority, tolerations, created (seconds, an offset),
+                 admissionChecks: {name: state},
                  requests: {resource: q} | podSets: {ps: [count, {r: q}]},
                  admitted: {cq, flavors: {resource: flavor} | podSets: {ps: {resource: flavor}}}}]
     cycles: n   (each pass stops after n scheduling cycles; 1 is one call of upstream's schedule(),
@@ -202,6 +203,11 @@ class World:
             },
             "status": {},
         }
+        if spec.get("admissionChecks"):
+            wl["status"]["admissionChecks"] = [
+                {"name": name, "state": state, "message": "", "lastTransitionTime": _ts(EPOCH)}
+                for name, state in spec["admissionChecks"].items()
+            ]
         if spec.get("admitted"):
             adm = spec["admitted"]
             per_pod_set = adm.get("podSets") or {}
