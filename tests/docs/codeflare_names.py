@@ -4,8 +4,8 @@
 kube-authkit's ``AuthConfig`` and ``get_k8s_client`` are re-exported there). ``CODEFLARE_OLDER_ROOT``: root
 names of 0.39 that the peer's other notebook generation still imports (``ManagedClusterConfig``).
 ``CODEFLARE_RAYJOBS_ALL``: the three names ``codeflare_sdk.ray.rayjobs`` adds.
-``CODEFLARE_NOTEBOOK_SUBMODULE``: the submodule names the peer's demo notebooks import (both generations). All are written with their path
-under ``codeflare_sdk``.
+``CODEFLARE_NOTEBOOK_SUBMODULE``: the submodule names the peer's demo notebooks import (both
+generations). All are written with their path under ``codeflare_sdk``.
 
 ``NOTEBOOK_IMPORTS``: every ``from codeflare_sdk... import ...`` line of the peer's demo notebooks (0.40.1's
 shipped ``demo-notebooks/`` and the repository's other generation), read with
