@@ -566,7 +566,7 @@ class RayJob:
             return True
         backend.delete()
         deadline = time.monotonic() + _GONE_TIMEOUT
-        while backend.observe()[0] is not None:  # the old RayJob must be gone before its name is reused
+        while backend.remains():  # the old RayJob and its Secret must be gone before the name is reused
             if time.monotonic() > deadline:
                 raise AdmissionTimeout(
                     self.job_name,
