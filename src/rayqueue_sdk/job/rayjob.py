@@ -195,6 +195,16 @@ class RayJob:
         self._backend.job_id = value
 
     @property
+    def name(self) -> str:
+        """``job_name``, under codeflare-sdk's attribute name.
+
+        Example:
+            >>> RayJob(job_name="nightly", entrypoint="python x.py", cluster_name="ws").name
+            'nightly'
+        """
+        return self.job_name
+
+    @property
     def owns_cluster(self) -> bool:
         """True when the job runs on a cluster it creates (``cluster_config``), False for ``cluster_name``.
 
