@@ -21,7 +21,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -126,6 +126,17 @@ class ClusterStatus:
         out = asdict(self)
         out["phase"] = self.phase.value
         return out
+
+    def __iter__(self) -> Iterator[Any]:
+        """``(phase, ready)``, so codeflare-sdk's ``status, ready = cluster.status()`` unpacks the same way
+        (its ``CodeFlareClusterStatus`` is :class:`ClusterPhase` here) while the status stays typed.
+
+        Example:
+            >>> phase, ready = ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready")
+            >>> phase is ClusterPhase.READY, ready
+            (True, True)
+        """
+        return iter((self.phase, self.ready))
 
 
 def head_service_name(cluster: Mapping[str, Any]) -> str:

@@ -29,10 +29,15 @@ from rayqueue_sdk.cluster.queues import (
     queue_position,
     resolve_default_queue,
 )
-from rayqueue_sdk.errors import AlreadyExistsError, NotFoundError, RayQueueError
+from rayqueue_sdk.errors import AlreadyExistsError, ForbiddenError, NotFoundError, RayQueueError
 from rayqueue_sdk.job.backend import KubeTarget
 from rayqueue_sdk.job.logs import follow_lines
-from rayqueue_sdk.job.runtime_env import PreparedRuntimeEnv, ship_working_dir, zip_working_dir
+from rayqueue_sdk.job.runtime_env import (
+    PreparedRuntimeEnv,
+    ship_working_dir,
+    working_dir_secret_name,
+    zip_working_dir,
+)
 from rayqueue_sdk.job.spec import JobFields, build_job_manifest
 from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment
 from rayqueue_sdk.kube.client import server_of
@@ -276,6 +281,57 @@ class OwnedClusterJob:
             self.api, kueue_kind(self.api, "workloads"), wl_name, {"spec": {"active": False}}, self.namespace
         )
         log.info("deactivated Workload %s/%s of RayJob %s", self.namespace, wl_name, self.name)
+        return True
+
+    def resume(self) -> bool:
+        """Undo a :meth:`stop` that left the RayJob in place: reactivate its deactivated Workload, or
+        unsuspend a RayJob without one. True when the job is live again (or never stopped); False when it
+        ended (a new submission is needed).
+
+        Raises:
+            NotFoundError: there is no such RayJob.
+        """
+        rayjob, assessment = self.observe()
+        if rayjob is None:
+            raise NotFoundError(
+                404, "NotFound", f"RayJob {self.namespace}/{self.name} does not exist: submit() it first"
+            )
+        workload = self._workload(rayjob)
+        if workload is not None and (workload.get("spec") or {}).get("active") is False:
+            wl_name = str(workload["metadata"]["name"])
+            workloads = kueue_kind(self.api, "workloads")
+            patch_object(self.api, workloads, wl_name, {"spec": {"active": True}}, self.namespace)
+            log.info("reactivated Workload %s/%s of RayJob %s", self.namespace, wl_name, self.name)
+            return True
+        if workload is None and (rayjob.get("spec") or {}).get("suspend") is True:
+            patch_object(self.api, RAYJOBS, self.name, {"spec": {"suspend": False}}, self.namespace)
+            return True
+        return not assessment.phase.terminal
+
+    def remains(self) -> bool:
+        """Whether the RayJob or its working-dir Secret still exists (a delete is still being carried out, so
+        the name cannot be used again yet)."""
+        from kubernetes import client as k8s  # lazy: kubernetes is slow to import
+
+        try:
+            get_rayjob(self.api, self.namespace, self.name)
+            return True
+        except NotFoundError:
+            pass
+        secret = working_dir_secret_name(self.name)
+        try:
+            call(
+                k8s.CoreV1Api(self.api).read_namespaced_secret,
+                secret,
+                self.namespace,
+                verb="get",
+                resource="secrets",
+                namespace=self.namespace,
+                name=secret,
+                server=server_of(self.api),
+            )
+        except (NotFoundError, ForbiddenError):  # gone, or not ours to see (then submit() will say)
+            return False
         return True
 
     def delete(self) -> bool:

@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,6 +126,17 @@ class RayJobStatus:
             "owns_cluster": self.owns_cluster,
             "ray_status": self.ray_status,
         }
+
+    def __iter__(self) -> Iterator[Any]:
+        """``(phase, succeeded)``, so codeflare-sdk's ``status, ready = job.status()`` unpacks the same way
+        (its ``ready`` is True once the job completed) while the status stays typed.
+
+        Example:
+            >>> phase, ready = RayJobStatus("j", "ds", JobPhase.SUCCEEDED, "the job succeeded")
+            >>> phase.value, ready
+            ('succeeded', True)
+        """
+        return iter((self.phase, self.phase is JobPhase.SUCCEEDED))
 
 
 def status_from_assessment(
