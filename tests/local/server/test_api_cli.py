@@ -265,7 +265,13 @@ def test_cli_defaults_are_the_python_defaults() -> None:
     assert options_from_args(args) == ControlPlaneOptions()
     flags = {name: getattr(args, name) for name in option_names() if hasattr(args, name)}
     assert flags == {name: getattr(ControlPlaneOptions(), name) for name in flags}
-    assert set(flags) == {"workload_scale", "ray_enabled", "keda_enabled", "prometheus_enabled"}
+    assert set(flags) == {
+        "workload_scale",
+        "ray_enabled",
+        "keda_enabled",
+        "prometheus_enabled",
+        "kueue_api_versions",
+    }
 
 
 def test_cli_opt_outs_and_set(capsys: pytest.CaptureFixture[str]) -> None:
