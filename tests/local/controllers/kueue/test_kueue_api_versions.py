@@ -16,6 +16,7 @@ import pytest
 from kueue_factory import container, ray_cluster
 
 from rayqueue_local import ControlPlaneOptions, LocalControlPlane
+from rayqueue_local.scenarios import seed002_queues
 
 KUEUE = "kueue.x-k8s.io"
 VISIBILITY = "visibility.kueue.x-k8s.io"
@@ -174,6 +175,33 @@ def test_the_plane_admits_what_is_written_at_the_served_version(
     )
     assert status == 200 and pending["apiVersion"] == f"{VISIBILITY}/{version}"
     assert [i["positionInLocalQueue"] for i in pending["items"]] == [0]
+
+
+def test_scenarios_apply_and_provisioning_requests_name_the_served_workload_version(
+    plane: tuple[str, LocalControlPlane, Any],
+) -> None:
+    """``cp.apply`` takes the scenarios' ``v1beta2`` objects on a ``v1beta1``-only plane too (the plane's
+    own path to its store), and the ProvisioningRequest Kueue makes for seed 002's admission check is
+    owned by the Workload at the version served (``kueue.x-k8s.io/v1beta1`` before 0.15)."""
+    from kubernetes import client
+
+    version, cp, api = plane
+    cp.apply(seed002_queues("team", cluster_queue="prov-cq"))
+    custom = client.CustomObjectsApi(api)
+    cq = custom.get_cluster_custom_object(KUEUE, version, "clusterqueues", "prov-cq")
+    assert cq["apiVersion"] == f"{KUEUE}/{version}"  # with onFlavors: admissionChecksStrategy in both
+    custom.create_namespaced_custom_object(
+        "ray.io", "v1", "team", "rayclusters", ray_cluster("prov", "team", queue="user-queue")
+    )
+
+    def request() -> dict[str, Any] | None:
+        found = custom.list_namespaced_custom_object(
+            "autoscaling.x-k8s.io", "v1", "team", "provisioningrequests"
+        )
+        return found["items"][0] if found["items"] else None
+
+    owner = _eventually(request)["metadata"]["ownerReferences"][0]
+    assert (owner["apiVersion"], owner["kind"]) == (f"{KUEUE}/{version}", "Workload")
 
 
 def test_a_restart_serves_what_the_new_run_chooses(crd_dir: Path, tmp_path: Path) -> None:
