@@ -69,6 +69,7 @@ __all__ = [
     "PendingStatus",
     "admission_pass",
     "matches_selector",
+    "pods_ready_eviction_time",
     "queue_order_key",
 ]
 
