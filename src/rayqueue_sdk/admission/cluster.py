@@ -47,12 +47,12 @@ from dataclasses import dataclass
 
 from rayqueue_sdk.admission.checks import backoff_sentence, rejected_check, waiting_checks
 from rayqueue_sdk.admission.conditions import (
+    UNKNOWN_REASON,
     _is_true,
     _labels,
     _suspended,
     _text,
     _workers,
-    UNKNOWN_REASON,
     cluster_ready,
     condition,
     head_failure,

@@ -18,7 +18,14 @@ from typing import Any
 
 from rayqueue_sdk.admission.phases import Obj
 
-__all__ = ["HEAD_FAILURE_REASONS", "cluster_ready", "condition", "head_failure", "head_progress"]
+__all__ = [
+    "HEAD_FAILURE_REASONS",
+    "UNKNOWN_REASON",
+    "cluster_ready",
+    "condition",
+    "head_failure",
+    "head_progress",
+]
 
 #: A head container waiting for one of these reasons will not start by itself: the kubelet backs off
 #: pulling an image it could not pull, cannot parse the image name, may not pull it, cannot create or
@@ -200,7 +207,8 @@ def head_progress(cluster: Obj | None, head_pod: Obj | None = None) -> str:
     if phase == "Pending" or (head_pod is not None and not phase):
         waits = [
             str(((c.get("state") or {}).get("waiting") or {}).get("reason") or "")
-            for c in list(status.get("initContainerStatuses") or []) + list(status.get("containerStatuses") or [])
+            for c in list(status.get("initContainerStatuses") or [])
+            + list(status.get("containerStatuses") or [])
         ]
         why = next((w for w in waits if w), "")
         return f"head pod pending ({why})" if why else "head pod pending"
