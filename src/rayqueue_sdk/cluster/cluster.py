@@ -122,6 +122,7 @@ class Cluster:
         #: the notebook card with its buttons (shown when built in a notebook, and by apply()/up();
         #: followed by wait_ready(), status(), details()).
         self._card: ClusterControls | None = None
+        self._clicked = False  # a button of the box is running apply()/wait_ready()
         if show is not False and is_notebook() and execution_count() is not None:  # a kernel's cell
             self._controls().live.show_once()
 
@@ -225,11 +226,17 @@ class Cluster:
             self._card.update(status, gpus)
 
     def _apply_clicked(self, wait: bool) -> object:
-        """Apply, from the box's button; with ``wait``, then wait until ready (the box is the progress)."""
-        applied = self.apply()
-        if wait:
-            return self.wait_ready(show=False)
-        return applied
+        """Apply, from the box's button; with ``wait``, then wait until ready. The box is the progress: a
+        click updates it in place and adds no output (a click runs outside any cell, so an output made
+        now would go nowhere and would count as shown in the next cell)."""
+        self._clicked = True
+        try:
+            applied = self.apply()
+            if wait:
+                return self.wait_ready(show=False)
+            return applied
+        finally:
+            self._clicked = False
 
     def _ipython_display_(self) -> None:
         """As a cell's last expression: the box with its buttons (once per cell), read from nothing."""
@@ -534,7 +541,7 @@ class Cluster:
         card = self._controls()
         card.live.set_key(("cluster", status.namespace, status.name))
         card.update(status, summarize(obj, status).gpus)
-        if is_notebook():
+        if is_notebook() and not self._clicked:
             card.live.show_once()
 
     def cluster_uri(self) -> str:

@@ -171,6 +171,8 @@ def test_the_buttons_apply_wait_and_take_down_when_clicked(run: NotebookRun) -> 
     applied, downed = stdout(run.at_end_of_cell["click"]).strip().splitlines()
     assert applied == "apply: default/built ready | default/built: ready", applied
     assert downed == "down: default/built deleted | default/built: deleted", downed
+    # a click updates the box in place (up in the "built" cell) and adds no output of its own
+    assert displays(run.at_end_of_cell["click"]) == []
 
 
 def test_a_jobs_status_is_a_short_card(run: NotebookRun) -> None:
