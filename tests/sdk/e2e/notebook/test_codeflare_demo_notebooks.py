@@ -109,7 +109,8 @@ def run_peer(path: str, peer: PeerPlane, tmp_path: Path, artefacts: Path, dashbo
     try:
         return execute_notebook(notebook, saved, env={"KUBECONFIG": str(peer.kubeconfig)})
     except CellExecutionError as err:
-        pytest.fail(f"{path}: a cell failed\n{str(err)[-4000:]}", pytrace=False)
+        cell = str(err).split("------------------")[1].strip() if "------------------" in str(err) else "?"
+        pytest.fail(f"{path}: the cell\n{cell}\nraised {err.ename}: {err.evalue}", pytrace=False)
 
 
 def cell_text(run: NotebookRun, starts: str) -> str:
