@@ -24,9 +24,11 @@ __all__ = [
     "PRIORITY_LABEL",
     "JOB_UID_LABEL",
     "ClusterPhase",
+    "CodeFlareClusterStatus",
     "ErrorKind",
     "JobPhase",
     "Obj",
+    "RayClusterStatus",
     "Verdict",
 ]
 
@@ -62,6 +64,17 @@ class ClusterPhase(enum.StrEnum):
     FAILED = "failed"
     DELETED = "deleted"
     UNKNOWN = "unknown"
+    #: codeflare-sdk's spelling of QUEUED (an alias: ``ClusterPhase.QUEUEING is ClusterPhase.QUEUED``).
+    QUEUEING = "queued"
+    #: KubeRay's old ``unhealthy`` state, which codeflare-sdk reports as failed (an alias of FAILED).
+    UNHEALTHY = "failed"
+
+
+#: codeflare-sdk's name for what ``cluster.status()`` unpacks to first (``status, ready = cluster.status()``):
+#: the same enum, so ``status is CodeFlareClusterStatus.READY`` reads as it did there.
+CodeFlareClusterStatus = ClusterPhase
+#: codeflare-sdk's name for a cluster's state in its details: here the one :class:`ClusterPhase`.
+RayClusterStatus = ClusterPhase
 
 
 class JobPhase(enum.StrEnum):

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.cluster import dashboard
@@ -95,7 +97,11 @@ class Cluster:
     """
 
     def __init__(
-        self, config: ClusterConfiguration, *, client: ApiClient | ClientSource | None = None
+        self,
+        config: ClusterConfiguration,
+        *,
+        client: ApiClient | ClientSource | None = None,
+        api_client: ApiClient | ClientSource | None = None,
     ) -> None:
         if not isinstance(config, ClusterConfiguration):
             raise ConfigError(
@@ -104,11 +110,22 @@ class Cluster:
                 "a ClusterConfiguration (a ManagedClusterConfig belongs to RayJob(cluster_config=...))",
                 problem=f"not a ClusterConfiguration but {type(config).__name__}",
             )
+        if not config.name:
+            raise ConfigError(
+                "name",
+                None,
+                "a DNS-1035 label of at most 53 characters: ClusterConfiguration(name=...)",
+                problem="required for a Cluster",
+            )
         self.config = config
-        self._client = client
+        self._client = _one_client(client, api_client)
         self._namespace: str | None = config.namespace
         #: the notebook card (shown by apply()/up(), followed by wait_ready(), status(), details()).
         self._card: ClusterCard | None = None
+        #: where write_to_file() wrote the manifest (codeflare-sdk's ``resource_yaml`` reads it back).
+        self._written: str | None = None
+        if config.write_to_file:
+            self.write_to_file()
 
     # -- offline -----------------------------------------------------------------------------------
     @property
@@ -160,6 +177,39 @@ class Cluster:
             "the RayCluster (its uid), the mode (auto: KEDA where served) and KEDA's Workload name\n"
         )
         return text + "---\n" + note + dump_yaml(the_plan.objects)
+
+    def write_to_file(self, path: str | os.PathLike[str] | None = None) -> str:
+        """Write the RayCluster manifest as YAML where codeflare-sdk does, ``~/.codeflare/resources/<name>.yaml``
+        (or ``path``), and return the path. Logged at ``INFO``.
+
+        ``ClusterConfiguration(write_to_file=True)`` calls it when the ``Cluster`` is made, as codeflare-sdk
+        does; :meth:`apply` still sends the manifest built from the configuration, not the file.
+
+        Example:
+            >>> import pathlib, tempfile
+            >>> from rayqueue_sdk.config.models import ClusterConfiguration
+            >>> target = pathlib.Path(tempfile.mkdtemp()) / "ws.yaml"
+            >>> written = Cluster(ClusterConfiguration(name="ws")).write_to_file(target)
+            >>> written == str(target), target.read_text().splitlines()[0]
+            (True, 'apiVersion: ray.io/v1')
+        """
+        target = Path(path) if path is not None else Path.home() / ".codeflare" / "resources" / f"{self.name}.yaml"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(self.to_yaml(), encoding="utf-8")
+        self._written = str(target)
+        log.info("%s: RayCluster manifest written to %s", self.name, target)
+        return self._written
+
+    @property
+    def resource_yaml(self) -> str | dict[str, Any]:
+        """codeflare-sdk's ``resource_yaml``: the path :meth:`write_to_file` wrote, else the manifest as a dict.
+
+        Example:
+            >>> from rayqueue_sdk.config.models import ClusterConfiguration
+            >>> Cluster(ClusterConfiguration(name="ws")).resource_yaml["kind"]
+            'RayCluster'
+        """
+        return self._written if self._written is not None else self.to_dict()
 
     def __repr__(self) -> str:
         return f"Cluster(name={self.config.name!r}, namespace={self._namespace or self.config.namespace!r})"
@@ -456,6 +506,21 @@ class Cluster:
             self._refuse_if_scaled_to_zero(api)  # a better answer than "no address", where it applies
             raise
 
+    def local_client_url(self) -> str:
+        """The ``ray://`` address for ``ray.init()`` from outside the Kubernetes cluster (codeflare-sdk's name).
+
+        The same as :meth:`cluster_uri`: this SDK already picks the address reachable from where it runs
+        (an exposed client port, else the head Service inside the cluster), and it needs no client
+        certificates, so codeflare-sdk's ``generate_cert`` step has no counterpart.
+
+        Raises:
+            DashboardNotFoundError: the head has no address yet (queued or starting).
+
+        Example:
+            >>> # import ray; ray.init(address=cluster.local_client_url())
+        """
+        return self.cluster_uri()
+
     def cluster_dashboard_uri(self, override: str | None = None) -> str:
         """The Ray dashboard URL (override, Route/HTTPRoute/Ingress, in-cluster Service, status address).
 
@@ -647,11 +712,37 @@ class Cluster:
         return wl_name
 
 
+def _one_client(
+    client: ApiClient | ClientSource | None, api_client: ApiClient | ClientSource | None
+) -> ApiClient | ClientSource | None:
+    """``client``, or codeflare-sdk's spelling ``api_client``; both (different) is an error."""
+    if client is not None and api_client is not None and client is not api_client:
+        raise ConfigError(
+            "api_client",
+            f"<{type(api_client).__name__}>",
+            "one of client= and api_client= (codeflare-sdk's name for the same thing)",
+            problem="given together with client",
+        )
+    return client if client is not None else api_client
+
+
 def get_cluster(
-    name: str, namespace: str | None = None, client: ApiClient | ClientSource | None = None
+    name: str,
+    namespace: str | None = None,
+    client: ApiClient | ClientSource | None = None,
+    *,
+    verify_tls: bool | None = None,
+    write_to_file: bool = False,
+    api_client: ApiClient | ClientSource | None = None,
 ) -> Cluster:
     """Adopt a live RayCluster: a :class:`Cluster` whose configuration is rebuilt from it, every worker
     group included.
+
+    codeflare-sdk's keywords work too: ``verify_tls=False`` stops verifying the dashboard's TLS certificate
+    (for this cluster's job client and readiness check; ``None`` keeps the default, verified),
+    ``write_to_file=True`` writes the manifest like ``ClusterConfiguration(write_to_file=True)``, and
+    ``api_client=`` is ``client=``. Unlike codeflare-sdk, ``namespace=None`` means the credentials'
+    namespace, not ``"default"``.
 
     Raises:
         ClusterNotFoundError: no such RayCluster (lists those that exist).
@@ -661,6 +752,15 @@ def get_cluster(
         >>> # cluster = get_cluster("my-workspace-cluster", "ds-team")
         >>> # [g.name for g in cluster.config.resolved_worker_groups()], cluster.status().phase
     """
+    client = _one_client(client, api_client)
     api = get_client(client)
     obj = fetch_raycluster(api, namespace or default_namespace(api), name)
-    return Cluster(config_from_raycluster(obj), client=client)
+    config = config_from_raycluster(obj)
+    changes: dict[str, Any] = {}
+    if verify_tls is not None:
+        changes["verify_tls"] = verify_tls
+    if write_to_file:
+        changes["write_to_file"] = True
+    if changes:
+        config = config.model_copy(update=changes)
+    return Cluster(config, client=client)

@@ -21,7 +21,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -106,6 +106,17 @@ class ClusterStatus:
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}: {self.explanation}"
+
+    def __iter__(self) -> Iterator[Any]:
+        """``(phase, ready)``, so codeflare-sdk's ``status, ready = cluster.status()`` unpacks the same way
+        (its ``CodeFlareClusterStatus`` is :class:`ClusterPhase` here) while the status stays typed.
+
+        Example:
+            >>> phase, ready = ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready")
+            >>> phase is ClusterPhase.READY, ready
+            (True, True)
+        """
+        return iter((self.phase, self.ready))
 
     def __repr__(self) -> str:
         """A short block (a few lines within 80 columns, :func:`rayqueue_sdk.display.text.status_text`)

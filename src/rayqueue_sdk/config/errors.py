@@ -27,7 +27,7 @@ from pydantic_core import ErrorDetails
 from rayqueue_sdk.errors import ConfigError
 
 _HINTS = {
-    "write_to_file": "use Cluster(config).to_yaml() to write the manifest yourself",
+    "write_to_file": "a ClusterConfiguration field (Cluster(config).to_yaml() gives the manifest)",
     "enable_gcs_ft": "GCS fault tolerance is not supported yet",
     "accelerator_configs": "use extended_resource_mapping",
 }

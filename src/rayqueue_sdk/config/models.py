@@ -77,6 +77,7 @@ __all__ = [
     "WorkerGroup",
     "accelerator_mapping",
     "default_image",
+    "managed_from",
 ]
 
 
@@ -268,6 +269,20 @@ class _ClusterShape(_Model):
             _check_mapped(group.extended_resource_requests, self._mapping, field)
 
 
+_GCS = (
+    "left unset: GCS fault tolerance (an external Redis) is not supported yet; a head that restarts "
+    "loses its job records"
+)
+#: codeflare-sdk's ClusterConfiguration fields kept only at their default: field -> (default, what to do).
+_UNSUPPORTED: dict[str, tuple[Any, str]] = {
+    "enable_gcs_ft": (False, "False: " + _GCS),
+    "redis_address": (None, "None: " + _GCS),
+    "redis_password_secret": (None, "None: " + _GCS),
+    "external_storage_namespace": (None, "None: " + _GCS),
+    "additional_worker_groups": (None, "None: give every group in worker_groups=[WorkerGroup(...), ...]"),
+}
+
+
 class ClusterConfiguration(_ClusterShape):
     """A long-running RayCluster: head, workers, Kueue queue and priority. Pass it to :class:`Cluster`.
 
@@ -317,7 +332,11 @@ class ClusterConfiguration(_ClusterShape):
         }
     )
 
-    name: str = Field(description="a DNS-1035 label of at most 53 characters")
+    name: str = Field(
+        default="",
+        description="a DNS-1035 label of at most 53 characters (required by Cluster; a RayJob's "
+        "cluster_config may leave it out)",
+    )
     namespace: OptName = Field(
         default=None, description="a namespace name (DNS label), or None for the current one"
     )
@@ -335,6 +354,26 @@ class ClusterConfiguration(_ClusterShape):
     )
     idle_scale_to_zero: IdlePolicy | None = Field(
         default=None, description="an IdlePolicy(idle_minutes=...) or None: give the quota back when idle"
+    )
+    write_to_file: bool = Field(
+        default=False,
+        description="True or False: Cluster(config) writes the manifest to ~/.codeflare/resources/<name>.yaml",
+    )
+    enable_usage_stats: bool = Field(
+        default=False, description="True or False: Ray's usage stats (RAY_USAGE_STATS_ENABLED)"
+    )
+    # codeflare-sdk's fields that have no meaning here yet: accepted only at their default, so a notebook that
+    # sets one learns why instead of reading "unknown field" (see _UNSUPPORTED).
+    enable_gcs_ft: bool = Field(default=False, description="False (GCS fault tolerance is not supported)")
+    redis_address: str | None = Field(default=None, description="None (GCS fault tolerance is not supported)")
+    redis_password_secret: dict[str, str] | None = Field(
+        default=None, description="None (GCS fault tolerance is not supported)"
+    )
+    external_storage_namespace: str | None = Field(
+        default=None, description="None (GCS fault tolerance is not supported)"
+    )
+    additional_worker_groups: list[Any] | None = Field(
+        default=None, description="None: use worker_groups=[WorkerGroup(...), ...] for several groups"
     )
 
     def head_extended_resources(self) -> dict[str, int | str]:
@@ -368,7 +407,13 @@ class ClusterConfiguration(_ClusterShape):
 
     @model_validator(mode="after")
     def _resolve(self) -> ClusterConfiguration:
-        check_raycluster_name(self.name, "name")
+        if self.name:
+            check_raycluster_name(self.name, "name")
+        for field, (default, allowed) in _UNSUPPORTED.items():
+            if getattr(self, field) not in (default, [], {}):
+                raise ConfigError(field, getattr(self, field), allowed, problem="not supported by rayqueue_sdk")
+        if self.enable_usage_stats and "RAY_USAGE_STATS_ENABLED" not in self.envs:
+            object.__setattr__(self, "envs", {**self.envs, "RAY_USAGE_STATS_ENABLED": "1"})
         check_labels(self.labels, "labels")
         queue, priority = resolve_queue_and_priority(self.labels, self.local_queue, self.priority_class)
         object.__setattr__(self, "local_queue", queue)  # derived values: not marked as given
@@ -473,3 +518,43 @@ class ManagedClusterConfig(_ClusterShape):
             [g.name for g in self._groups], field="worker_groups", limit=None, what="a RayJob"
         )
         return self
+
+
+def managed_from(
+    config: ClusterConfiguration, local_queue: str | None = None, priority_class: str | None = None
+) -> tuple[ManagedClusterConfig, str | None, str | None]:
+    """A RayJob's cluster from a :class:`ClusterConfiguration` (codeflare-sdk 0.40's
+    ``RayJob(cluster_config=ClusterConfiguration(...))``): the same shape, ClusterConfiguration's defaults
+    and values kept (``*_extended_resource_requests`` become ``*_accelerators``), and its queue and priority
+    class handed to the job unless the job names its own. Returns ``(config, local_queue, priority_class)``.
+
+    What a job-owned cluster cannot have is refused: autoscaling, an idle policy, a name or a namespace of
+    its own (the RayJob names its cluster and lives in one namespace).
+
+    Example:
+        >>> managed, queue, _ = managed_from(ClusterConfiguration(num_workers=2, local_queue="batch",
+        ...     worker_extended_resource_requests={"nvidia.com/gpu": 1}))
+        >>> managed.num_workers, managed.worker_accelerators, managed.head_memory_requests, queue
+        (2, {'nvidia.com/gpu': 1}, 5, 'batch')
+    """
+    refused = {
+        "enable_autoscaling": (config.enable_autoscaling, "False: a RayJob's cluster has a fixed size"),
+        "idle_scale_to_zero": (config.idle_scale_to_zero, "None: a RayJob's cluster ends with the job"),
+        "name": (config.name, "left out: the RayJob names its cluster <job_name>-..."),
+        "namespace": (config.namespace, "left out: use RayJob(namespace=...)"),
+    }
+    for field, (value, allowed) in refused.items():
+        if value:
+            raise ConfigError(
+                f"cluster_config.{field}", value, allowed, problem="not for a RayJob's own cluster"
+            )
+    shared = set(ManagedClusterConfig.model_fields) & set(ClusterConfiguration.model_fields) - {"labels"}
+    if config.worker_groups is not None:
+        shared -= ClusterConfiguration._FLAT_WORKER_FIELDS
+    values: dict[str, Any] = {name: getattr(config, name) for name in shared}
+    if config.worker_groups is None:
+        values["worker_accelerators"] = dict(config.worker_extended_resource_requests)
+    values["head_accelerators"] = dict(config.head_extended_resource_requests)
+    values["labels"] = {k: v for k, v in config.labels.items() if k not in (QUEUE_LABEL, PRIORITY_LABEL)}
+    managed = ManagedClusterConfig(**values)
+    return managed, local_queue or config.local_queue, priority_class or config.priority_class

@@ -278,6 +278,32 @@ class OwnedClusterJob:
         log.info("deactivated Workload %s/%s of RayJob %s", self.namespace, wl_name, self.name)
         return True
 
+    def resume(self) -> bool:
+        """Undo a :meth:`stop` that left the RayJob in place: reactivate its deactivated Workload, or unsuspend
+        a RayJob without one. True when the job is live again (or never stopped); False when it ended (a new
+        submission is needed).
+
+        Raises:
+            NotFoundError: there is no such RayJob.
+        """
+        rayjob, assessment = self.observe()
+        if rayjob is None:
+            raise NotFoundError(
+                404, "NotFound", f"RayJob {self.namespace}/{self.name} does not exist: submit() it first"
+            )
+        workload = self._workload(rayjob)
+        if workload is not None and (workload.get("spec") or {}).get("active") is False:
+            wl_name = str(workload["metadata"]["name"])
+            patch_object(
+                self.api, kueue_kind(self.api, "workloads"), wl_name, {"spec": {"active": True}}, self.namespace
+            )
+            log.info("reactivated Workload %s/%s of RayJob %s", self.namespace, wl_name, self.name)
+            return True
+        if workload is None and (rayjob.get("spec") or {}).get("suspend") is True:
+            patch_object(self.api, RAYJOBS, self.name, {"spec": {"suspend": False}}, self.namespace)
+            return True
+        return not assessment.phase.terminal
+
     def delete(self) -> bool:
         """Delete the RayJob (its cluster, Workload and Secret go with it). False if it was gone."""
         if not delete_object(self.api, RAYJOBS, self.name, self.namespace, propagation="Background"):

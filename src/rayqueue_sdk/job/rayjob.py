@@ -10,7 +10,7 @@ and its limits are handled by :mod:`rayqueue_sdk.job.runtime_env`; the typed sta
 :class:`~rayqueue_sdk.job.status.RayJobStatus`.
 
 Example:
-    >>> from rayqueue_sdk.config.models import ManagedClusterConfig
+    >>> from rayqueue_sdk.config.models import ClusterConfiguration, ManagedClusterConfig, managed_from
     >>> job = RayJob(job_name="nightly", entrypoint="python train.py", local_queue="batch-jobs-queue",
     ...              cluster_config=ManagedClusterConfig(num_workers=2), priority_class="prod-priority")
     >>> job.to_dict()["metadata"]["labels"]["kueue.x-k8s.io/priority-class"]
@@ -57,6 +57,8 @@ log = logging.getLogger(__name__)
 DEFAULT_JOB_TIMEOUT = 3600.0
 #: How many log lines a :class:`~rayqueue_sdk.errors.JobFailedError` carries by default.
 _LOG_TAIL_LINES = 50
+#: The most seconds resubmit() waits for an ended job-owned RayJob to be deleted before it submits it again.
+_GONE_TIMEOUT = 60.0
 #: The most log lines wait() keeps of a job-owned job it followed.
 _KEPT_LINES = 100_000
 
@@ -119,7 +121,7 @@ class RayJob:
         job_name: str,
         entrypoint: str,
         cluster_name: str | None = None,
-        cluster_config: ManagedClusterConfig | None = None,
+        cluster_config: ManagedClusterConfig | ClusterConfiguration | None = None,
         namespace: str | None = None,
         runtime_env: Mapping[str, Any] | None = None,
         local_queue: str | None = None,
@@ -132,7 +134,19 @@ class RayJob:
         *,
         client: ApiClient | ClientSource | None = None,
         dashboard_url: str | None = None,
+        api_client: ApiClient | ClientSource | None = None,
     ) -> None:
+        if api_client is not None:
+            if client is not None and client is not api_client:
+                raise ConfigError(
+                    "api_client",
+                    f"<{type(api_client).__name__}>",
+                    "one of client= and api_client= (codeflare-sdk's name for the same thing)",
+                    problem="given together with client",
+                )
+            client = api_client
+        if isinstance(cluster_config, ClusterConfiguration):
+            cluster_config, local_queue, priority_class = managed_from(cluster_config, local_queue, priority_class)
         spec = _JobSpec(
             job_name=job_name,
             entrypoint=entrypoint,
@@ -524,6 +538,44 @@ class RayJob:
             >>> # job.stop()   # True
         """
         return self._backend.stop()
+
+    def resubmit(self) -> bool:
+        """Run the job again after :meth:`stop` (codeflare-sdk's name). Returns True.
+
+        A job-owned job whose Kueue Workload was deactivated (stopped while queued) is reactivated
+        (``Workload.spec.active=true``; Kueue queues it again), and a suspended RayJob without a Workload is
+        resumed (``spec.suspend=false``), as codeflare-sdk does. A job-owned job that already ended
+        (stopped while running, failed, succeeded) is deleted with its cluster and submitted again under the
+        same name, so code that resumes from a checkpoint picks up where it stopped. On an existing cluster
+        the job is submitted again with a new Ray submission id (:attr:`job_id`).
+
+        Raises:
+            NotFoundError: a job-owned job that was never submitted (or was deleted): use :meth:`submit`.
+
+        Example:
+            >>> # job.stop(); ...; job.resubmit(); job.wait()
+        """
+        if not self.owns_cluster:
+            self.submit()
+            return True
+        backend = self._backend
+        assert isinstance(backend, OwnedClusterJob)
+        if backend.resume():
+            return True
+        backend.delete()
+        deadline = time.monotonic() + _GONE_TIMEOUT
+        while backend.observe()[0] is not None:  # the old RayJob must be gone before its name is reused
+            if time.monotonic() > deadline:
+                raise AdmissionTimeout(
+                    self.job_name,
+                    _GONE_TIMEOUT,
+                    phase="deleting",
+                    reason="the ended RayJob is still being deleted",
+                    what="the old RayJob to go",
+                )
+            time.sleep(0.2)
+        self.submit()
+        return True
 
     def delete(self) -> bool:
         """Delete the job: the RayJob with its cluster, Workload and working-dir Secret (job-owned), or

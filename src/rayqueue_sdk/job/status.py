@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,6 +105,17 @@ class RayJobStatus:
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}: {self.explanation}"
+
+    def __iter__(self) -> Iterator[Any]:
+        """``(phase, succeeded)``, so codeflare-sdk's ``status, ready = job.status()`` unpacks the same way
+        (its ``ready`` is True once the job completed) while the status stays typed.
+
+        Example:
+            >>> phase, ready = RayJobStatus("j", "ds", JobPhase.SUCCEEDED, "the job succeeded")
+            >>> phase.value, ready
+            ('succeeded', True)
+        """
+        return iter((self.phase, self.phase is JobPhase.SUCCEEDED))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict (the phase as its string value).

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.kube.auth import detect
 from rayqueue_sdk.kube.connection import ClientInfo as ClientInfo
 from rayqueue_sdk.kube.connection import ClientSource as ClientSource
@@ -34,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
 
 # The connection primitives above are re-exported (``import X as X``), so callers import them from here.
-__all__ = ["default_namespace", "get_client"]
+__all__ = ["default_namespace", "get_api_client", "get_client", "set_api_client"]
 
 
 def get_client(client: ApiClient | ClientSource | None = None) -> ApiClient:
@@ -69,3 +70,55 @@ def default_namespace(client: ApiClient | ClientSource | None = None) -> str:
     """
     api = get_client(client)
     return info_of(api).namespace or "default"
+
+
+def set_api_client(api_client: ApiClient | ClientSource) -> None:
+    """Make ``api_client`` the client every later SDK call uses when it is not given one (codeflare-sdk's name).
+
+    Any ``kubernetes.client.ApiClient`` works, however it was made: ``kube_authkit.get_k8s_client(...)``,
+    ``kubernetes.config.new_client_from_config()``, or the SDK's own authentication objects
+    (``TokenAuthentication(...)``: its ``api_client()`` is used). Like ``login()``, it sets one
+    process-wide client: the last call wins. A per-object client is ``Cluster(cfg, client=...)``.
+
+    Raises:
+        ConfigError: ``api_client`` is neither an ``ApiClient`` nor something that makes one.
+
+    Example:
+        >>> api = build_api_client("https://k8s.example:6443", namespace="ds-team")
+        >>> set_api_client(api); get_api_client() is api
+        True
+        >>> set_api_client("https://k8s.example:6443")
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ConfigError: api_client: not an ApiClient but str (got ...); allowed: ...
+        >>> set_current_client(None)
+    """
+    if callable(getattr(api_client, "api_client", None)):
+        api_client = get_client(api_client)
+    if not (hasattr(api_client, "configuration") and callable(getattr(api_client, "call_api", None))):
+        raise ConfigError(
+            "api_client",
+            f"<{type(api_client).__name__}>",
+            "a kubernetes.client.ApiClient (e.g. kube_authkit.get_k8s_client(config=...)) or an "
+            "authentication object such as TokenAuthentication",
+            problem=f"not an ApiClient but {type(api_client).__name__}",
+        )
+    set_current_client(api_client)  # type: ignore[arg-type]
+
+
+def get_api_client() -> ApiClient:
+    """The ``ApiClient`` the SDK uses now (codeflare-sdk's name): the one set by :func:`set_api_client` or
+    ``login()``, else credentials detected from the kubeconfig or the pod's service account.
+
+    Hand it to the ``kubernetes`` API classes, e.g. ``CoreV1Api(get_api_client())``.
+
+    Raises:
+        AuthenticationError: nothing is set and no credentials were found.
+
+    Example:
+        >>> api = build_api_client("https://k8s.example:6443")
+        >>> set_api_client(api); get_api_client() is api
+        True
+        >>> set_current_client(None)
+    """
+    return get_client()
