@@ -70,6 +70,16 @@ _EXPORTS: dict[str, str] = {
     "ClusterPhase": "rayqueue_sdk.admission.cluster",
     "ClusterStatus": "rayqueue_sdk.cluster.status",
     "JobPhase": "rayqueue_sdk.admission.cluster",
+    # codeflare-sdk's names (docs/migration.md)
+    "set_api_client": "rayqueue_sdk.kube.client",
+    "RayJobClient": "rayqueue_sdk.cluster.jobclient",
+    "Codeflare": "rayqueue_sdk.common.codeflare",
+    "SDKConfig": "rayqueue_sdk.common.codeflare",
+    "JobOptions": "rayqueue_sdk.common.codeflare",
+    "CodeFlareClusterStatus": "rayqueue_sdk.admission.phases",
+    "RayClusterStatus": "rayqueue_sdk.admission.phases",
+    "list_all_clusters": "rayqueue_sdk.cluster.compat",
+    "list_all_queued": "rayqueue_sdk.cluster.compat",
 }
 
 __all__ = [
@@ -115,17 +125,30 @@ __all__ = [
     "ClusterPhase",
     "ClusterStatus",
     "JobPhase",
+    "set_api_client",
+    "RayJobClient",
+    "Codeflare",
+    "SDKConfig",
+    "JobOptions",
+    "CodeFlareClusterStatus",
+    "RayClusterStatus",
+    "list_all_clusters",
+    "list_all_queued",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from rayqueue_sdk.admission.cluster import ClusterPhase, JobPhase  # noqa: F401
+    from rayqueue_sdk.admission.phases import CodeFlareClusterStatus, RayClusterStatus  # noqa: F401
     from rayqueue_sdk.cluster.cluster import Cluster, get_cluster  # noqa: F401
+    from rayqueue_sdk.cluster.compat import list_all_clusters, list_all_queued  # noqa: F401
     from rayqueue_sdk.cluster.dashboard import DashboardNotFoundError  # noqa: F401
+    from rayqueue_sdk.cluster.jobclient import RayJobClient  # noqa: F401
     from rayqueue_sdk.cluster.observe import ClusterDetails, list_clusters  # noqa: F401
     from rayqueue_sdk.cluster.overview import queue_overview, view_queues, will_it_fit  # noqa: F401
     from rayqueue_sdk.cluster.queues import list_local_queues  # noqa: F401
     from rayqueue_sdk.cluster.status import ClusterStatus  # noqa: F401
     from rayqueue_sdk.cluster.view import view_clusters  # noqa: F401
+    from rayqueue_sdk.common.codeflare import Codeflare, JobOptions, SDKConfig  # noqa: F401
     from rayqueue_sdk.config.idle import IdlePolicy  # noqa: F401
     from rayqueue_sdk.config.models import ClusterConfiguration, ManagedClusterConfig, WorkerGroup  # noqa: F401
     from rayqueue_sdk.errors import (  # noqa: F401
@@ -154,6 +177,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from rayqueue_sdk.job.rayjob import RayJob  # noqa: F401
     from rayqueue_sdk.job.status import RayJobStatus  # noqa: F401
     from rayqueue_sdk.kube.auth import KubeConfigFileAuthentication, TokenAuthentication  # noqa: F401
+    from rayqueue_sdk.kube.client import set_api_client  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

@@ -179,8 +179,8 @@ class Cluster:
         return text + "---\n" + note + dump_yaml(the_plan.objects)
 
     def write_to_file(self, path: str | os.PathLike[str] | None = None) -> str:
-        """Write the RayCluster manifest as YAML where codeflare-sdk does, ``~/.codeflare/resources/<name>.yaml``
-        (or ``path``), and return the path. Logged at ``INFO``.
+        """Write the RayCluster manifest as YAML where codeflare-sdk does,
+        ``~/.codeflare/resources/<name>.yaml`` (or ``path``), and return the path. Logged at ``INFO``.
 
         ``ClusterConfiguration(write_to_file=True)`` calls it when the ``Cluster`` is made, as codeflare-sdk
         does; :meth:`apply` still sends the manifest built from the configuration, not the file.
@@ -193,7 +193,8 @@ class Cluster:
             >>> written == str(target), target.read_text().splitlines()[0]
             (True, 'apiVersion: ray.io/v1')
         """
-        target = Path(path) if path is not None else Path.home() / ".codeflare" / "resources" / f"{self.name}.yaml"
+        default = Path.home() / ".codeflare" / "resources" / f"{self.name}.yaml"
+        target = Path(path) if path is not None else default
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(self.to_yaml(), encoding="utf-8")
         self._written = str(target)
@@ -202,7 +203,7 @@ class Cluster:
 
     @property
     def resource_yaml(self) -> str | dict[str, Any]:
-        """codeflare-sdk's ``resource_yaml``: the path :meth:`write_to_file` wrote, else the manifest as a dict.
+        """codeflare-sdk's ``resource_yaml``: the path :meth:`write_to_file` wrote, else the manifest dict.
 
         Example:
             >>> from rayqueue_sdk.config.models import ClusterConfiguration
@@ -507,7 +508,7 @@ class Cluster:
             raise
 
     def local_client_url(self) -> str:
-        """The ``ray://`` address for ``ray.init()`` from outside the Kubernetes cluster (codeflare-sdk's name).
+        """The ``ray://`` address for ``ray.init()`` from outside the Kubernetes cluster (codeflare-sdk).
 
         The same as :meth:`cluster_uri`: this SDK already picks the address reachable from where it runs
         (an exposed client port, else the head Service inside the cluster), and it needs no client

@@ -357,7 +357,7 @@ class ClusterConfiguration(_ClusterShape):
     )
     write_to_file: bool = Field(
         default=False,
-        description="True or False: Cluster(config) writes the manifest to ~/.codeflare/resources/<name>.yaml",
+        description="True or False: Cluster(config) writes its manifest to ~/.codeflare/resources/",
     )
     enable_usage_stats: bool = Field(
         default=False, description="True or False: Ray's usage stats (RAY_USAGE_STATS_ENABLED)"
@@ -411,7 +411,8 @@ class ClusterConfiguration(_ClusterShape):
             check_raycluster_name(self.name, "name")
         for field, (default, allowed) in _UNSUPPORTED.items():
             if getattr(self, field) not in (default, [], {}):
-                raise ConfigError(field, getattr(self, field), allowed, problem="not supported by rayqueue_sdk")
+                value = getattr(self, field)
+                raise ConfigError(field, value, allowed, problem="not supported by rayqueue_sdk")
         if self.enable_usage_stats and "RAY_USAGE_STATS_ENABLED" not in self.envs:
             object.__setattr__(self, "envs", {**self.envs, "RAY_USAGE_STATS_ENABLED": "1"})
         check_labels(self.labels, "labels")

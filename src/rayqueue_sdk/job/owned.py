@@ -279,9 +279,9 @@ class OwnedClusterJob:
         return True
 
     def resume(self) -> bool:
-        """Undo a :meth:`stop` that left the RayJob in place: reactivate its deactivated Workload, or unsuspend
-        a RayJob without one. True when the job is live again (or never stopped); False when it ended (a new
-        submission is needed).
+        """Undo a :meth:`stop` that left the RayJob in place: reactivate its deactivated Workload, or
+        unsuspend a RayJob without one. True when the job is live again (or never stopped); False when it
+        ended (a new submission is needed).
 
         Raises:
             NotFoundError: there is no such RayJob.
@@ -294,9 +294,8 @@ class OwnedClusterJob:
         workload = self._workload(rayjob)
         if workload is not None and (workload.get("spec") or {}).get("active") is False:
             wl_name = str(workload["metadata"]["name"])
-            patch_object(
-                self.api, kueue_kind(self.api, "workloads"), wl_name, {"spec": {"active": True}}, self.namespace
-            )
+            workloads = kueue_kind(self.api, "workloads")
+            patch_object(self.api, workloads, wl_name, {"spec": {"active": True}}, self.namespace)
             log.info("reactivated Workload %s/%s of RayJob %s", self.namespace, wl_name, self.name)
             return True
         if workload is None and (rayjob.get("spec") or {}).get("suspend") is True:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from rayqueue_sdk.admission.cluster import ErrorKind, JobPhase, Verdict
-from rayqueue_sdk.config.models import ManagedClusterConfig
+from rayqueue_sdk.config.models import ClusterConfiguration, ManagedClusterConfig, managed_from
 from rayqueue_sdk.display.environment import is_notebook, is_terminal
 from rayqueue_sdk.display.jobs import LOG_TAIL_LINES, JobCard, job_panel
 from rayqueue_sdk.display.live import execution_count
@@ -146,7 +146,9 @@ class RayJob:
                 )
             client = api_client
         if isinstance(cluster_config, ClusterConfiguration):
-            cluster_config, local_queue, priority_class = managed_from(cluster_config, local_queue, priority_class)
+            cluster_config, local_queue, priority_class = managed_from(
+                cluster_config, local_queue, priority_class
+            )
         spec = _JobSpec(
             job_name=job_name,
             entrypoint=entrypoint,

@@ -73,7 +73,7 @@ def default_namespace(client: ApiClient | ClientSource | None = None) -> str:
 
 
 def set_api_client(api_client: ApiClient | ClientSource) -> None:
-    """Make ``api_client`` the client every later SDK call uses when it is not given one (codeflare-sdk's name).
+    """Make ``api_client`` the client every later SDK call uses unless given one (codeflare-sdk's name).
 
     Any ``kubernetes.client.ApiClient`` works, however it was made: ``kube_authkit.get_k8s_client(...)``,
     ``kubernetes.config.new_client_from_config()``, or the SDK's own authentication objects
