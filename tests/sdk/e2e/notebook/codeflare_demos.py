@@ -91,6 +91,7 @@ _AUTHKIT = (
     "2_basic_interactive",
     "3_widget_example",
     "local_interactive",
+    "6_autoscaling",
     "ray_job_client",
 )
 _AUTH = "The auth cell: the local control plane's server, a user's token and the plane's CA (self-signed, "
@@ -110,6 +111,12 @@ FORCED_EDITS: tuple[Edit, ...] = (
     Edit(_AUTHKIT[:-1], 'token="sha256~XXXXX",  # oc whoami -t', "token={token},", _AUTH),
     Edit(("ray_job_client",), 'auth_token = "sha256~XXXXX"  # oc whoami -t', "auth_token = {token}", _AUTH),
     Edit(("4_rayjob_existing_cluster", "5_submit_rayjob_cr"), "!oc login", None, _OC_LOGIN),
+    Edit(
+        ("6_autoscaling",),
+        'NAMESPACE = "rhods-notebooks"',
+        "NAMESPACE = {namespace}",
+        "The test namespace for a placeholder.",
+    ),
     Edit(
         ("1_cluster_job_client", "2_basic_interactive", "4_rayjob_existing_cluster"),
         "{'nvidia.com/gpu':1}",

@@ -237,3 +237,22 @@ def test_remote_ray_job_client_submits_to_a_dashboard_it_was_given(
         creator.down()
     assert probe(run) == "SUCCEEDED"
     assert any(s in cell_text(run, "# Get the job's status") for s in ("PENDING", "RUNNING", "SUCCEEDED"))
+
+
+def test_6_autoscaling_is_refused_before_anything_is_sent_with_the_fix(
+    peer_plane: PeerPlane, tmp_path: Path, artefacts: Path
+) -> None:
+    """The local plane does not run Ray's autoscaler (workers are advertised, not started). The peer's
+    notebook asks for in-tree autoscaling under the namespace's default queue, which Kueue refuses for a
+    workload not marked elastic: ``apply()`` says so, with the fix, and nothing is created."""
+    notebook = prepare("guided-demos/6_autoscaling.ipynb", peer_plane.plane(), tmp_path / "nb")
+    with pytest.raises(CellExecutionError) as raised:
+        execute_notebook(
+            notebook,
+            artefacts / "codeflare-6_autoscaling.executed.ipynb",
+            env={"KUBECONFIG": str(peer_plane.kubeconfig)},
+        )
+    assert "\ncluster.apply()\n" in str(raised.value)  # the cell that raised
+    assert raised.value.ename == "ConfigError"
+    assert "enableInTreeAutoscaling" in raised.value.evalue and "elastic=True" in raised.value.evalue
+    assert "autoscale-demo" not in [c["metadata"]["name"] for c in peer_plane.live("rayclusters.ray.io")]
