@@ -101,7 +101,7 @@ SDK_CASES: list[tuple[str, Callable[[], Any], str, str]] = [
     ("name-starts-with-digit", lambda: ClusterConfiguration(name="1cluster"), "name", "'1cluster'"),
     (
         "name-missing",
-        lambda: ClusterConfiguration(num_workers=1),  # type: ignore[call-arg]
+        lambda: Cluster(ClusterConfiguration(num_workers=1)),  # a RayJob's cluster_config may leave it out
         "name",
         "None",
     ),

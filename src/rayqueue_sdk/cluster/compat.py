@@ -8,6 +8,9 @@ position, workers, addresses) rather than codeflare-sdk's ``RayCluster`` records
 Example:
     >>> # list_all_clusters("ds-team")             # every cluster, one line each
     >>> # list_all_queued("ds-team", print_to_console=False)
+    >>> _shown([], True, "No queued resources found")   # what an empty namespace prints
+    No queued resources found
+    []
 """
 
 from __future__ import annotations

@@ -109,7 +109,7 @@ def client_from(auth: Any) -> ApiClient:
     )
     if type(auth).__module__.split(".")[0] == "kube_authkit":
         try:
-            from kube_authkit import get_k8s_client  # the user's own package, not a dependency
+            from kube_authkit import get_k8s_client  # lazy: optional, the user's own package
         except ImportError:
             raise ConfigError(
                 "auth", f"<{type(auth).__name__}>", allowed, problem="kube_authkit is not importable"

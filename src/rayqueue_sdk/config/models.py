@@ -407,7 +407,7 @@ class ClusterConfiguration(_ClusterShape):
 
     @model_validator(mode="after")
     def _resolve(self) -> ClusterConfiguration:
-        if self.name:
+        if self.name or "name" in self.model_fields_set:  # left out only for a RayJob's cluster_config
             check_raycluster_name(self.name, "name")
         for field, (default, allowed) in _UNSUPPORTED.items():
             if getattr(self, field) not in (default, [], {}):
