@@ -84,7 +84,9 @@ def outside_venv(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[s
 
 def test_a_pods_python3_in_a_shell_script_is_the_venvs(outside_venv: tuple[Path, dict[str, str]]) -> None:
     python, env = outside_venv
-    done = subprocess.run([str(python), "-c", POD_RUNNER], env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [str(python), "-c", POD_RUNNER], env=env, capture_output=True, text=True, check=True
+    )
     code, _, rest = done.stdout.strip().partition(" ")
     assert code == "0", done.stdout + done.stderr
     assert rest.startswith(str(python.parent.parent)), rest
