@@ -730,11 +730,11 @@ def _one_client(
 def get_cluster(
     name: str,
     namespace: str | None = None,
-    client: ApiClient | ClientSource | None = None,
-    *,
     verify_tls: bool | None = None,
     write_to_file: bool = False,
     api_client: ApiClient | ClientSource | None = None,
+    *,
+    client: ApiClient | ClientSource | None = None,
 ) -> Cluster:
     """Adopt a live RayCluster: a :class:`Cluster` whose configuration is rebuilt from it, every worker
     group included.
@@ -742,8 +742,8 @@ def get_cluster(
     codeflare-sdk's keywords work too: ``verify_tls=False`` stops verifying the dashboard's TLS certificate
     (for this cluster's job client and readiness check; ``None`` keeps the default, verified),
     ``write_to_file=True`` writes the manifest like ``ClusterConfiguration(write_to_file=True)``, and
-    ``api_client=`` is ``client=``. Unlike codeflare-sdk, ``namespace=None`` means the credentials'
-    namespace, not ``"default"``.
+    ``api_client=`` is ``client=`` (the arguments are in codeflare's order). Unlike codeflare-sdk,
+    ``namespace=None`` means the credentials' namespace, not ``"default"``.
 
     Raises:
         ClusterNotFoundError: no such RayCluster (lists those that exist).

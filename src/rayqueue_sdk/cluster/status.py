@@ -107,17 +107,6 @@ class ClusterStatus:
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}: {self.explanation}"
 
-    def __iter__(self) -> Iterator[Any]:
-        """``(phase, ready)``, so codeflare-sdk's ``status, ready = cluster.status()`` unpacks the same way
-        (its ``CodeFlareClusterStatus`` is :class:`ClusterPhase` here) while the status stays typed.
-
-        Example:
-            >>> phase, ready = ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready")
-            >>> phase is ClusterPhase.READY, ready
-            (True, True)
-        """
-        return iter((self.phase, self.ready))
-
     def __repr__(self) -> str:
         """A short block (a few lines within 80 columns, :func:`rayqueue_sdk.display.text.status_text`)
         rather than every field on one line; :meth:`to_dict` has them all."""
@@ -137,6 +126,17 @@ class ClusterStatus:
         out = asdict(self)
         out["phase"] = self.phase.value
         return out
+
+    def __iter__(self) -> Iterator[Any]:
+        """``(phase, ready)``, so codeflare-sdk's ``status, ready = cluster.status()`` unpacks the same way
+        (its ``CodeFlareClusterStatus`` is :class:`ClusterPhase` here) while the status stays typed.
+
+        Example:
+            >>> phase, ready = ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready")
+            >>> phase is ClusterPhase.READY, ready
+            (True, True)
+        """
+        return iter((self.phase, self.ready))
 
 
 def head_service_name(cluster: Mapping[str, Any]) -> str:

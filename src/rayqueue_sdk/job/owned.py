@@ -29,10 +29,15 @@ from rayqueue_sdk.cluster.queues import (
     queue_position,
     resolve_default_queue,
 )
-from rayqueue_sdk.errors import AlreadyExistsError, NotFoundError, RayQueueError
+from rayqueue_sdk.errors import AlreadyExistsError, ForbiddenError, NotFoundError, RayQueueError
 from rayqueue_sdk.job.backend import KubeTarget
 from rayqueue_sdk.job.logs import follow_lines
-from rayqueue_sdk.job.runtime_env import PreparedRuntimeEnv, ship_working_dir, zip_working_dir
+from rayqueue_sdk.job.runtime_env import (
+    PreparedRuntimeEnv,
+    ship_working_dir,
+    working_dir_secret_name,
+    zip_working_dir,
+)
 from rayqueue_sdk.job.spec import JobFields, build_job_manifest
 from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment
 from rayqueue_sdk.kube.client import server_of
@@ -302,6 +307,32 @@ class OwnedClusterJob:
             patch_object(self.api, RAYJOBS, self.name, {"spec": {"suspend": False}}, self.namespace)
             return True
         return not assessment.phase.terminal
+
+    def remains(self) -> bool:
+        """Whether the RayJob or its working-dir Secret still exists (a delete is still being carried out, so
+        the name cannot be used again yet)."""
+        from kubernetes import client as k8s  # lazy: kubernetes is slow to import
+
+        try:
+            get_rayjob(self.api, self.namespace, self.name)
+            return True
+        except NotFoundError:
+            pass
+        secret = working_dir_secret_name(self.name)
+        try:
+            call(
+                k8s.CoreV1Api(self.api).read_namespaced_secret,
+                secret,
+                self.namespace,
+                verb="get",
+                resource="secrets",
+                namespace=self.namespace,
+                name=secret,
+                server=server_of(self.api),
+            )
+        except (NotFoundError, ForbiddenError):  # gone, or not ours to see (then submit() will say)
+            return False
+        return True
 
     def delete(self) -> bool:
         """Delete the RayJob (its cluster, Workload and Secret go with it). False if it was gone."""

@@ -203,6 +203,16 @@ class RayJob:
         self._backend.job_id = value
 
     @property
+    def name(self) -> str:
+        """``job_name``, under codeflare-sdk's attribute name.
+
+        Example:
+            >>> RayJob(job_name="nightly", entrypoint="python x.py", cluster_name="ws").name
+            'nightly'
+        """
+        return self.job_name
+
+    @property
     def owns_cluster(self) -> bool:
         """True when the job runs on a cluster it creates (``cluster_config``), False for ``cluster_name``.
 
@@ -615,7 +625,7 @@ class RayJob:
             return True
         backend.delete()
         deadline = time.monotonic() + _GONE_TIMEOUT
-        while backend.observe()[0] is not None:  # the old RayJob must be gone before its name is reused
+        while backend.remains():  # the old RayJob and its Secret must be gone before the name is reused
             if time.monotonic() > deadline:
                 raise AdmissionTimeout(
                     self.job_name,

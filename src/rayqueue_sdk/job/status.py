@@ -106,17 +106,6 @@ class RayJobStatus:
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}: {self.explanation}"
 
-    def __iter__(self) -> Iterator[Any]:
-        """``(phase, succeeded)``, so codeflare-sdk's ``status, ready = job.status()`` unpacks the same way
-        (its ``ready`` is True once the job completed) while the status stays typed.
-
-        Example:
-            >>> phase, ready = RayJobStatus("j", "ds", JobPhase.SUCCEEDED, "the job succeeded")
-            >>> phase.value, ready
-            ('succeeded', True)
-        """
-        return iter((self.phase, self.phase is JobPhase.SUCCEEDED))
-
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict (the phase as its string value).
 
@@ -137,6 +126,17 @@ class RayJobStatus:
             "owns_cluster": self.owns_cluster,
             "ray_status": self.ray_status,
         }
+
+    def __iter__(self) -> Iterator[Any]:
+        """``(phase, succeeded)``, so codeflare-sdk's ``status, ready = job.status()`` unpacks the same way
+        (its ``ready`` is True once the job completed) while the status stays typed.
+
+        Example:
+            >>> phase, ready = RayJobStatus("j", "ds", JobPhase.SUCCEEDED, "the job succeeded")
+            >>> phase.value, ready
+            ('succeeded', True)
+        """
+        return iter((self.phase, self.phase is JobPhase.SUCCEEDED))
 
 
 def status_from_assessment(

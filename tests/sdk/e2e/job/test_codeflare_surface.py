@@ -154,6 +154,26 @@ def test_resubmit_requeues_a_job_owned_job_that_stop_deactivated(ray_plane: Loca
         job.resubmit()
 
 
+def test_resubmit_runs_an_ended_job_owned_job_again_under_its_name(logged_in: Any) -> None:
+    """codeflare 0.40's form (a ClusterConfiguration as the job's cluster, api_client=): the job runs on its
+    own cluster, ends, and resubmit() runs it again under the same name once the old one is gone."""
+    job = RayJob(
+        job_name="twice",
+        entrypoint="python -c \"print('run', flush=True)\"",
+        cluster_config=ClusterConfiguration(num_workers=0, local_queue="batch-jobs-queue"),
+        namespace=NS,
+        api_client=logged_in,
+    )
+    job.submit()
+    try:
+        assert job.wait(timeout=300).phase is JobPhase.SUCCEEDED
+        assert job.resubmit() is True
+        status, done = job.wait(timeout=300)
+        assert status is JobPhase.SUCCEEDED and done
+    finally:
+        job.delete()
+
+
 def test_the_codeflare_entry_point_reads_the_workspace(
     ray_plane: LocalControlPlane, workspace: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
