@@ -11,6 +11,9 @@ is still a ``ClusterNotFoundError`` at once.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -177,3 +180,43 @@ def test_a_cluster_that_does_not_exist_is_cluster_not_found_at_once(full_queue: 
     with pytest.raises(ClusterNotFoundError):
         job.submit()
     assert job.job_id is None
+
+
+def test_a_script_that_ends_first_waits_for_the_submission_at_exit(
+    ray_plane: LocalControlPlane, queued: Cluster
+) -> None:
+    """A script that submits to a queued cluster and ends does not drop its job silently: the interpreter's
+    exit says why it waits and waits (here until the cluster_timeout, as the quota never comes)."""
+    script = textwrap.dedent(
+        f"""
+        from rayqueue_sdk import RayJob
+        from rayqueue_sdk.kube.client import build_api_client, set_current_client
+
+        set_current_client(build_api_client({ray_plane.server!r}, token={ray_plane.token!r},
+                                            ca_cert_path={str(ray_plane.ca_cert_path)!r}))
+        job = RayJob(job_name="script-job", cluster_name={queued.name!r}, namespace={NS!r},
+                     entrypoint="python -c 'print(1)'")
+        print("submitted", job.submit(cluster_timeout=3), flush=True)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("submitted script-job-")
+    said = f"{NS}/script-job waits for RayCluster {queued.name!r}"
+    assert said in done.stderr and "Ctrl-C gives up and submits nothing" in done.stderr, done.stderr
+
+
+def test_cli_submit_to_a_queued_cluster_waits_and_exits_4_when_it_stays_queued(
+    ray_plane: LocalControlPlane, queued: Cluster
+) -> None:
+    """``rayqueue job submit --cluster`` returns once the job is on Ray; a cluster that stays queued past
+    ``--cluster-timeout`` exits 4 (timed out) with Kueue's words, instead of 0 with a job never submitted."""
+    from test_cli import rayqueue  # the CLI-in-a-subprocess helper of this directory
+
+    code, out, err = rayqueue(
+        ray_plane, "submit", "ci-queued", "-n", NS, "--cluster", queued.name, "--cluster-timeout", "5",
+        "-e", "python -c 'print(1)'", "--json",
+    )  # fmt: skip
+    assert code == 4, (out, err)
+    assert out["error"] == "AdmissionTimeout", out
+    assert f"{NS}/{queued.name}: queued in LocalQueue {QUEUE!r}" in err, err  # the wait's first reading
