@@ -72,6 +72,8 @@ log = logging.getLogger(__name__)
 DEFAULT_CLUSTER_TIMEOUT = DEFAULT_TIMEOUT
 #: Cluster phases at which a wait's first observation already fails (it raises at once).
 _FAILING = (ClusterPhase.DEACTIVATED, ClusterPhase.FAILED, ClusterPhase.DELETED)
+#: What a job stopped before its submission says.
+_STOPPED = "stopped while it waited for its cluster"
 #: Seconds between submission attempts while a ready cluster's dashboard does not answer yet.
 _DASHBOARD_RETRY = 0.5
 
@@ -114,16 +116,16 @@ def waiting_status(
 
 
 def _failed_status(
-    job_name: str, namespace: str, job_id: str, cluster: str, error: BaseException
+    job_name: str, namespace: str, job_id: str, cluster: str, error: BaseException | None
 ) -> RayJobStatus:
-    """The status of a job whose cluster wait failed or was cancelled: terminal, nothing was submitted."""
-    if isinstance(error, ClusterDeletedError):
-        phase, kind, reason = JobPhase.DELETED, ErrorKind.DELETED, "ClusterDeleted"
-    elif isinstance(error, _Cancelled):
-        phase, kind, reason = JobPhase.STOPPED, ErrorKind.FAILED, "StoppedBeforeSubmission"
+    """The status of a job whose cluster wait failed (``error``) or was stopped (``None``): terminal,
+    nothing was submitted."""
+    if error is None:
+        phase, kind, reason, words = JobPhase.STOPPED, ErrorKind.FAILED, "StoppedBeforeSubmission", _STOPPED
+    elif isinstance(error, ClusterDeletedError):
+        phase, kind, reason, words = JobPhase.DELETED, ErrorKind.DELETED, "ClusterDeleted", _words(error)
     else:
-        phase, kind, reason = JobPhase.FAILED, ErrorKind.FAILED, type(error).__name__
-    words = _words(error)
+        phase, kind, reason, words = JobPhase.FAILED, ErrorKind.FAILED, type(error).__name__, _words(error)
     assessment = JobAssessment(
         phase,
         Verdict.FAIL,
@@ -135,13 +137,6 @@ def _failed_status(
         error_kind=kind,
     )
     return status_from_assessment(job_name, namespace, assessment, owns_cluster=False)
-
-
-class _Cancelled(Exception):
-    """The job was stopped while it waited for its cluster (kept as the pending submission's outcome)."""
-
-    def __str__(self) -> str:
-        return "stopped while it waited for its cluster"
 
 
 class PendingSubmission:
@@ -215,17 +210,22 @@ class PendingSubmission:
     def cancel(self) -> bool:
         """Give up the submission if it has not happened yet: True when that stopped it."""
         with self._lock:
-            if self.submitted or self.failure is not None or self._done.is_set():
+            if self.submitted or self.cancelled or self.failure is not None or self._done.is_set():
                 return False
             self._cancel.set()
-            self.failure = _Cancelled()
             return True
+
+    @property
+    def cancelled(self) -> bool:
+        """True once :meth:`cancel` gave the submission up."""
+        return self._cancel.is_set()
 
     def status(self) -> RayJobStatus:
         """The job's status while it waits (no I/O: the wait's last reading), or once the wait failed."""
         namespace = self.cluster.namespace
-        if self.failure is not None:
-            return _failed_status(self.job_name, namespace, self.job_id, self.cluster.name, self.failure)
+        if self.failure is not None or self.cancelled:
+            why = None if self.cancelled else self.failure
+            return _failed_status(self.job_name, namespace, self.job_id, self.cluster.name, why)
         return waiting_status(self.job_name, namespace, self.job_id, self.cluster, timeout=self.timeout)
 
     # -- the thread --------------------------------------------------------------------------------
@@ -257,7 +257,7 @@ class PendingSubmission:
                 self._submit_when_dashboard_answers()
         except BaseException as err:  # kept: status() says it, RayJob.wait() raises it
             with self._lock:
-                if self.failure is None:
+                if not self._cancel.is_set():  # a stopped job reads STOPPED, whatever the wait saw after
                     self.failure = err
             log.info("%s: not submitted: %s", self.job_name, err)
         finally:

@@ -11,6 +11,10 @@ is still a ``ClusterNotFoundError`` at once.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,6 +31,7 @@ from rayqueue_sdk import (
     JobFailedError,
     JobPhase,
     RayJob,
+    RayJobStatus,
 )
 from rayqueue_sdk.admission.cluster import Verdict
 from rayqueue_sdk.manifests import kueue as k
@@ -49,12 +54,27 @@ def _set_quota(plane: LocalControlPlane, cpus: int) -> None:
 
 @pytest.fixture(scope="module")
 def full_queue(ray_plane: LocalControlPlane) -> Iterator[str]:
-    """A LocalQueue whose ClusterQueue has no quota: a cluster applied there stays queued."""
+    """A LocalQueue whose ClusterQueue has no quota: a cluster applied there stays queued. Removed after
+    the module (other tests list the namespace's queues)."""
     ray_plane.apply(
         [k.cluster_queue(CLUSTER_QUEUE, resource_groups=_quota(0)), k.local_queue(QUEUE, NS, CLUSTER_QUEUE)]
     )
     yield QUEUE
-    _set_quota(ray_plane, 0)
+    api = k8s.CustomObjectsApi(ray_plane.api_client())
+    api.delete_namespaced_custom_object("kueue.x-k8s.io", "v1beta2", NS, "localqueues", QUEUE)
+    api.delete_cluster_custom_object("kueue.x-k8s.io", "v1beta2", "clusterqueues", CLUSTER_QUEUE)
+
+
+def _kueue_said(job: RayJob) -> RayJobStatus:
+    """The job's status once its cluster's Workload exists and Kueue said why it waits, with the position
+    (right after apply(), Kueue may not have created the Workload yet: the status says that first)."""
+    deadline = time.monotonic() + 120
+    while True:
+        st = job.status()
+        if "insufficient quota for cpu" in st.explanation and st.position is not None:
+            return st
+        assert time.monotonic() < deadline, f"Kueue's reason never showed: {st}"
+        time.sleep(0.2)
 
 
 @pytest.fixture
@@ -84,8 +104,9 @@ def test_notebook4_job_waits_for_its_queued_cluster_then_succeeds(
     st = rayjob.status()
     assert st.phase is JobPhase.QUEUED and st.verdict is Verdict.WAIT and not st.done, st
     assert st.explanation.startswith(f"waiting for RayCluster {queued.name!r}"), st.explanation
-    assert "insufficient quota for cpu" in st.explanation, st.explanation  # Kueue's own words
-    assert st.position == 0 and st.job_id == submission_id == rayjob.job_id
+    st = _kueue_said(rayjob)  # Kueue's own words, and the position
+    assert st.phase is JobPhase.QUEUED and st.reason == "Pending" and st.position == 0, st
+    assert st.job_id == submission_id == rayjob.job_id
     assert st.cluster_name == queued.name and not st.owns_cluster
     assert rayjob.logs() == ""  # nothing has run yet
 
@@ -113,9 +134,9 @@ def test_notebook4_job_waits_for_its_queued_cluster_then_succeeds(
 
 def test_cluster_timeout_is_an_admission_timeout_and_submits_nothing(queued: Cluster) -> None:
     job = _job(queued, "timed-out-job", "python -c 'print(1)'")
-    job.submit(cluster_timeout=2, show=False)
-    assert job.status().phase is JobPhase.QUEUED
-    with pytest.raises(AdmissionTimeout) as info:
+    job.submit(cluster_timeout=15, show=False)
+    _kueue_said(job)  # it waits in the queue, Kueue says why ...
+    with pytest.raises(AdmissionTimeout) as info:  # ... until the cluster_timeout
         job.wait(timeout=120)
     err = info.value
     assert isinstance(err, TimeoutError) and err.phase == "queued" and err.position == 0
@@ -129,7 +150,7 @@ def test_cluster_timeout_is_an_admission_timeout_and_submits_nothing(queued: Clu
     blocking = _job(queued, "blocking-job", "python -c 'print(1)'")
     with pytest.raises(AdmissionTimeout) as info:
         blocking.submit(cluster_timeout=1, wait_for_cluster=True, show=False)
-    assert info.value.position == 0 and blocking.job_id is None
+    assert info.value.phase == "queued" and blocking.job_id is None
 
 
 def test_cluster_deleted_while_the_job_waits_is_cluster_deleted_error(queued: Cluster) -> None:
@@ -159,3 +180,43 @@ def test_a_cluster_that_does_not_exist_is_cluster_not_found_at_once(full_queue: 
     with pytest.raises(ClusterNotFoundError):
         job.submit()
     assert job.job_id is None
+
+
+def test_a_script_that_ends_first_waits_for_the_submission_at_exit(
+    ray_plane: LocalControlPlane, queued: Cluster
+) -> None:
+    """A script that submits to a queued cluster and ends does not drop its job silently: the interpreter's
+    exit says why it waits and waits (here until the cluster_timeout, as the quota never comes)."""
+    script = textwrap.dedent(
+        f"""
+        from rayqueue_sdk import RayJob
+        from rayqueue_sdk.kube.client import build_api_client, set_current_client
+
+        set_current_client(build_api_client({ray_plane.server!r}, token={ray_plane.token!r},
+                                            ca_cert_path={str(ray_plane.ca_cert_path)!r}))
+        job = RayJob(job_name="script-job", cluster_name={queued.name!r}, namespace={NS!r},
+                     entrypoint="python -c 'print(1)'")
+        print("submitted", job.submit(cluster_timeout=3), flush=True)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("submitted script-job-")
+    said = f"{NS}/script-job waits for RayCluster {queued.name!r}"
+    assert said in done.stderr and "Ctrl-C gives up and submits nothing" in done.stderr, done.stderr
+
+
+def test_cli_submit_to_a_queued_cluster_waits_and_exits_4_when_it_stays_queued(
+    ray_plane: LocalControlPlane, queued: Cluster
+) -> None:
+    """``rayqueue job submit --cluster`` returns once the job is on Ray; a cluster that stays queued past
+    ``--cluster-timeout`` exits 4 (timed out) with Kueue's words, instead of 0 with a job never submitted."""
+    from test_cli import rayqueue  # the CLI-in-a-subprocess helper of this directory
+
+    code, out, err = rayqueue(
+        ray_plane, "submit", "ci-queued", "-n", NS, "--cluster", queued.name, "--cluster-timeout", "5",
+        "-e", "python -c 'print(1)'", "--json",
+    )  # fmt: skip
+    assert code == 4, (out, err)
+    assert out["error"] == "AdmissionTimeout", out
+    assert f"{NS}/{queued.name}: queued in LocalQueue {QUEUE!r}" in err, err  # the wait's first reading
