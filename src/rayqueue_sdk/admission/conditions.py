@@ -21,6 +21,7 @@ from rayqueue_sdk.admission.phases import Obj
 __all__ = [
     "AUTOSCALING_CONDITION",
     "HEAD_FAILURE_REASONS",
+    "UNKNOWN_REASON",
     "autoscaling_not_run",
     "cluster_ready",
     "condition",

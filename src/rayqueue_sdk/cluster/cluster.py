@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import textwrap
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -26,19 +27,22 @@ from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.cluster import dashboard
 from rayqueue_sdk.cluster.adopt import config_from_raycluster
+from rayqueue_sdk.cluster.applied import AppliedCluster
 from rayqueue_sdk.cluster.observe import ClusterDetails, observe_one, summarize
 from rayqueue_sdk.cluster.preflight import check_ours, decide, fetch_facts
-from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, status_from
+from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, not_found_status, status_from
 from rayqueue_sdk.cluster.wait import wait_for_cluster
 from rayqueue_sdk.config.idle import IdlePolicy, PreStopHook, PrometheusSource
 from rayqueue_sdk.config.models import ClusterConfiguration
-from rayqueue_sdk.display import follow_card, show_details
+from rayqueue_sdk.display import show_details
+from rayqueue_sdk.display.controls import ClusterControls
 from rayqueue_sdk.display.environment import is_notebook
 from rayqueue_sdk.display.live import execution_count
 from rayqueue_sdk.display.progress import progress_log_level, wait_progress
 from rayqueue_sdk.errors import (
     AdmissionTimeout,
     AlreadyExistsError,
+    ClusterNotFoundError,
     ConfigError,
     NotFoundError,
     RayQueueError,
@@ -66,8 +70,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
     from ray.job_submission import JobDetails, JobStatus, JobSubmissionClient
 
-    from rayqueue_sdk.display.widgets import ClusterCard
-
 __all__ = ["Cluster", "get_cluster"]
 
 log = logging.getLogger(__name__)
@@ -82,6 +84,12 @@ class Cluster:
     The constructor only checks its argument: it does no I/O and needs no credentials, so a configuration
     can be reviewed as YAML (a dry run) anywhere. ``client`` (an ``ApiClient`` or an authentication
     object) overrides the process-wide login for this cluster only.
+
+    In a notebook (``show=None``; ``show=False``: never) the cluster shows its box when built, as the
+    peer's does, and again as a cell's last expression: what the configuration asks for, said offline,
+    with Apply, Down (confirmed first) and "Wait for the cluster" buttons
+    (:class:`~rayqueue_sdk.display.controls.ClusterControls`). Nothing is read from the API server until a
+    button is clicked; then the box follows the cluster as ``apply()``'s card does.
 
     Example:
         >>> from rayqueue_sdk.config.models import ClusterConfiguration
@@ -102,6 +110,7 @@ class Cluster:
         *,
         client: ApiClient | ClientSource | None = None,
         api_client: ApiClient | ClientSource | None = None,
+        show: bool | None = None,
     ) -> None:
         if not isinstance(config, ClusterConfiguration):
             raise ConfigError(
@@ -120,12 +129,16 @@ class Cluster:
         self.config = config
         self._client = _one_client(client, api_client)
         self._namespace: str | None = config.namespace
-        #: the notebook card (shown by apply()/up(), followed by wait_ready(), status(), details()).
-        self._card: ClusterCard | None = None
         #: where write_to_file() wrote the manifest (codeflare-sdk's ``resource_yaml`` reads it back).
         self._written: str | None = None
         if config.write_to_file:
             self.write_to_file()
+        #: the notebook card with its buttons (shown when built in a notebook, and by apply()/up();
+        #: followed by wait_ready(), status(), details()).
+        self._card: ClusterControls | None = None
+        self._clicked = False  # a button of the box is running apply()/wait_ready()
+        if show is not False and is_notebook() and execution_count() is not None:  # a kernel's cell
+            self._controls().live.show_once()
 
     # -- offline -----------------------------------------------------------------------------------
     @property
@@ -215,6 +228,73 @@ class Cluster:
     def __repr__(self) -> str:
         return f"Cluster(name={self.config.name!r}, namespace={self._namespace or self.config.namespace!r})"
 
+    # -- notebook ----------------------------------------------------------------------------------
+    def _intro(self) -> list[str]:
+        """What the box says before anything was read: the configuration, offline (no I/O)."""
+        ns = self._namespace or self.config.namespace
+        where = f"{ns}/{self.name}" if ns else f"{self.name} (in your login's namespace)"
+        shape = summarize(self.to_dict())
+        asks = [f"{g.replicas} x {g.name}" for g in shape.groups]
+        queue = f"queue {self.config.local_queue}" if self.config.local_queue else "the default queue"
+        priority = f", priority {self.config.priority_class}" if self.config.priority_class else ""
+        said = [
+            f"{queue}{priority}; workers {', '.join(asks) or 'none'}; {shape.gpus} GPUs",
+            "Apply sends it (cluster.apply()), Down deletes it (cluster.down()); cluster.status() reads it",
+        ]
+        lines = [f"{where}: not read from the server yet"]
+        for text in said:
+            lines += textwrap.wrap(text, 80, initial_indent="  ", subsequent_indent="    ")
+        return lines
+
+    def _controls(self) -> ClusterControls:
+        """The notebook box (made once; nothing is read to make it)."""
+        if self._card is None:
+            ns = self._namespace or self.config.namespace
+            self._card = ClusterControls(
+                None,
+                intro=self._intro(),
+                apply=self._apply_clicked,
+                down=self.down,
+                label=f"{ns}/{self.name}" if ns else self.name,
+                key=("cluster", ns or "", self.name),
+            )
+        return self._card
+
+    def _box_in_cell(self) -> bool:
+        """In a notebook, show the box in this cell (once); whether it is shown."""
+        if self._card is None or not is_notebook():
+            return False
+        self._card.live.show_once()
+        return True
+
+    def _follow(self, status: ClusterStatus, gpus: int | None = None) -> None:
+        """Put ``status`` on the box, where there is one (updated in place)."""
+        if self._card is not None:
+            self._card.live.set_key(("cluster", status.namespace, status.name))
+            self._card.update(status, gpus)
+
+    def _apply_clicked(self, wait: bool) -> object:
+        """Apply, from the box's button; with ``wait``, then wait until ready. The box is the progress: a
+        click updates it in place and adds no output (a click runs outside any cell, so an output made
+        now would go nowhere and would count as shown in the next cell)."""
+        self._clicked = True
+        try:
+            applied = self.apply()
+            if wait:
+                return self.wait_ready(show=False)
+            return applied
+        finally:
+            self._clicked = False
+
+    def _ipython_display_(self) -> None:
+        """As a cell's last expression: the box with its buttons (once per cell), read from nothing."""
+        if is_notebook():
+            self._controls().live.show_once()
+            return
+        from IPython.display import display  # lazy: only IPython calls this
+
+        display({"text/plain": repr(self)}, raw=True)
+
     # -- connection --------------------------------------------------------------------------------
     def _api(self) -> ApiClient:
         return get_client(self._client)
@@ -258,14 +338,17 @@ class Cluster:
         )
 
     # -- lifecycle ---------------------------------------------------------------------------------
-    def apply(self, force: bool = False) -> dict[str, Any]:
+    def apply(self, force: bool = False) -> AppliedCluster:
         """Create or update the RayCluster (server-side apply, field manager ``rayqueue-sdk``); idempotent.
 
         The LocalQueue, the WorkloadPriorityClass and an existing RayCluster of that name are read first, in
         one round trip (:mod:`rayqueue_sdk.cluster.preflight`). Without ``local_queue`` the
         namespace's default LocalQueue is used (Kueue's rule: one named ``default``; the peer's
         annotation ``kueue.x-k8s.io/default-queue: "true"`` too). ``force=True`` takes over fields
-        another manager owns. Returns the RayCluster as stored.
+        another manager owns. Returns the RayCluster as stored: an
+        :class:`~rayqueue_sdk.cluster.applied.AppliedCluster`, a ``dict`` in code
+        (``cluster.apply()["metadata"]["uid"]``) that shows as the cluster's card in a notebook and as two
+        lines elsewhere, rather than the whole object.
 
         Raises:
             QueueNotFoundError: the LocalQueue does not exist (lists those that do).
@@ -287,10 +370,11 @@ class Cluster:
         if self.config.idle_scale_to_zero is not None:
             self._enable(api, stored, self.config.idle_scale_to_zero)
         self._show_card(api)
-        return stored
+        return AppliedCluster(stored, show_box=self._box_in_cell)
 
-    def up(self) -> dict[str, Any]:
+    def up(self) -> AppliedCluster:
         """Create the RayCluster (the seed-000 form); an existing one is an :class:`AlreadyExistsError`.
+        Returns what :meth:`apply` returns.
 
         Example:
             >>> # cluster.up(); cluster.wait_ready()
@@ -310,7 +394,7 @@ class Cluster:
         if self.config.idle_scale_to_zero is not None:
             self._enable(api, stored, self.config.idle_scale_to_zero)
         self._show_card(api)
-        return stored
+        return AppliedCluster(stored, show_box=self._box_in_cell)
 
     def down(self, force: bool = False) -> bool:
         """Delete the RayCluster (its pods and Kueue Workload go with it); idempotent.
@@ -340,24 +424,38 @@ class Cluster:
             return False
         log.info("%s/%s: deleted", self.namespace, self.name)
         if self._card is not None:
-            self._card = follow_card(self._card, status_from(None, name=self.name, namespace=self.namespace))
+            self._follow(status_from(None, name=self.name, namespace=self.namespace))
         return True
 
     # -- observing ---------------------------------------------------------------------------------
-    def status(self) -> ClusterStatus:
+    def status(self, *, missing_ok: bool = True) -> ClusterStatus:
         """The typed status now: phase, ready, queue, Kueue's reason and message, position, workers, URLs.
 
+        A cluster that does not exist (not applied yet, or taken down) is a status too: phase
+        ``NOT_FOUND``, saying "call cluster.apply() to create it" and listing the clusters that do exist
+        (as the peer's ``status()`` answers rather than raising). ``missing_ok=False`` raises instead.
+
         Raises:
-            ClusterNotFoundError: the cluster does not exist (lists those that do).
+            ClusterNotFoundError: with ``missing_ok=False``, the cluster does not exist (lists those that
+                do).
 
         Example:
             >>> # st = cluster.status(); print(st.phase.value, st.position, st.explanation)
+            >>> # cluster.status().phase is ClusterPhase.NOT_FOUND   # before apply()
         """
         api = self._api()
-        status, obj = observe_one(api, self.name, self._namespace_of(api))
+        try:
+            status, obj = observe_one(api, self.name, self._namespace_of(api))
+        except ClusterNotFoundError as err:
+            if not missing_ok:
+                raise
+            status = not_found_status(self.name, self.namespace, list(err.available))
+            if self._card is not None:
+                self._follow(status)
+            return status
         status = self._with_idle(api, status, obj)
         if self._card is not None:
-            self._card = follow_card(self._card, status)
+            self._follow(status)
         return status
 
     def _with_idle(self, api: ApiClient, status: ClusterStatus, obj: dict[str, Any] | None) -> ClusterStatus:
@@ -428,7 +526,7 @@ class Cluster:
             def progress(status: ClusterStatus) -> None:
                 line(status)
                 if self._card is not None:  # the card apply() showed follows; no second output here
-                    self._card = follow_card(self._card, status)
+                    self._follow(status)
 
             wait_for_cluster(
                 self.name,
@@ -464,7 +562,7 @@ class Cluster:
                 pause = min(1.0, pause * 2)
             ready = replace(status, dashboard_url=uri)
             if self._card is not None:
-                self._card = follow_card(self._card, ready)
+                self._follow(ready)
             return ready
 
     def details(self, *, show: bool | None = None) -> ClusterDetails:
@@ -479,16 +577,20 @@ class Cluster:
         status = self._with_idle(api, status, obj)
         found = summarize(obj, status)
         if self._card is not None:
-            self._card = follow_card(self._card, status, found.gpus)
+            self._follow(status, found.gpus)
         show_details(found, show=show)
         return found
 
     def _show_card(self, api: ApiClient) -> None:
-        """In a notebook, the cluster's card (shown once, then updated in place by later reads)."""
-        if not is_notebook():
+        """In a notebook, the cluster's box: updated in place, and shown in this cell unless it already is."""
+        if not is_notebook() and self._card is None:
             return
         status, obj = observe_one(api, self.name, self._namespace_of(api))
-        self._card = follow_card(self._card, status, summarize(obj, status).gpus)
+        card = self._controls()
+        card.live.set_key(("cluster", status.namespace, status.name))
+        card.update(status, summarize(obj, status).gpus)
+        if is_notebook() and not self._clicked:
+            card.live.show_once()
 
     def cluster_uri(self) -> str:
         """The ``ray://host:port`` address for ``ray.init()``.
@@ -764,4 +866,4 @@ def get_cluster(
         changes["write_to_file"] = True
     if changes:
         config = config.model_copy(update=changes)
-    return Cluster(config, client=client)
+    return Cluster(config, client=client, show=False)
