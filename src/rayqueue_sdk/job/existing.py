@@ -30,6 +30,7 @@ from rayqueue_sdk.cluster.dashboard import cluster_dashboard_uri, ray_job_client
 from rayqueue_sdk.cluster.observe import observe_cluster, observe_one
 from rayqueue_sdk.cluster.status import ClusterStatus
 from rayqueue_sdk.display.environment import is_notebook
+from rayqueue_sdk.display.progress import NotebookProgress
 from rayqueue_sdk.errors import (
     AdmissionTimeout,
     ClusterNotFoundError,
@@ -465,8 +466,6 @@ class _Progress:
         self.line: Any = None
         self.every_change = every_change
         if is_notebook():
-            from rayqueue_sdk.display.progress import NotebookProgress  # lazy: ipywidgets
-
             self.line = NotebookProgress()
             self.line.update(first)
         else:

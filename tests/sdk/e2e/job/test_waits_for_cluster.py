@@ -220,3 +220,37 @@ def test_cli_submit_to_a_queued_cluster_waits_and_exits_4_when_it_stays_queued(
     assert code == 4, (out, err)
     assert out["error"] == "AdmissionTimeout", out
     assert f"{NS}/{queued.name}: queued in LocalQueue {QUEUE!r}" in err, err  # the wait's first reading
+
+
+def test_a_cluster_scaled_to_zero_is_scaled_to_zero_error_at_once(queued: Cluster, logged_in: Any) -> None:
+    """A cluster its idle policy gave back to the queue (reaper mode: the Workload deactivated) will not come
+    back by itself: submit() says so at once (call cluster.resume()) instead of waiting for it."""
+    import json
+
+    from rayqueue_sdk import ScaledToZeroError
+    from rayqueue_sdk.kube.resources import find_workload, get_raycluster
+    from rayqueue_sdk.manifests.scaling import POLICY_ANNOTATION
+
+    api = k8s.CustomObjectsApi(logged_in)
+    policy = {"mode": "reaper", "mechanism": "workload", "idle_minutes": 60, "idle_signal": "gpu"}
+    api.patch_namespaced_custom_object(
+        "ray.io", "v1", NS, "rayclusters", queued.name,
+        {"metadata": {"annotations": {POLICY_ANNOTATION: json.dumps(policy)}}},
+        _content_type="application/merge-patch+json",
+    )  # fmt: skip
+    uid = get_raycluster(logged_in, NS, queued.name)["metadata"]["uid"]
+    deadline = time.monotonic() + 120
+    while (workload := find_workload(logged_in, NS, uid)) is None:
+        assert time.monotonic() < deadline, "Kueue never created the Workload"
+        time.sleep(0.2)
+    api.patch_namespaced_custom_object(
+        "kueue.x-k8s.io", "v1beta2", NS, "workloads", workload["metadata"]["name"],
+        {"spec": {"active": False}}, _content_type="application/merge-patch+json",
+    )  # fmt: skip
+    job = _job(queued, "after-idle-job", "python -c 'print(1)'")
+    while queued.status().phase.value != "deactivated":
+        assert time.monotonic() < deadline, f"never deactivated: {queued.status()}"
+        time.sleep(0.2)
+    with pytest.raises(ScaledToZeroError, match="call cluster.resume"):
+        job.submit()
+    assert job.job_id is None
