@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from rayqueue_local.runtime.interpreter import write_python_shims
+
 MARKER = "rq_venv_marker_2f9c"
 
 HEAD_OWNER = textwrap.dedent(
@@ -107,3 +109,13 @@ def test_a_jobs_python_on_a_head_started_from_the_venv_is_the_venvs(
     assert report["status"] == "SUCCEEDED", report["logs"][-3000:]
     assert f"job {venv} {venv}" in report["logs"]  # the entrypoint's `python` is the venv's
     assert f"task {venv}" in report["logs"]  # and so are Ray's workers
+
+
+def test_a_python_symlink_left_in_a_heads_bin_is_replaced_by_an_exec_script(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)  # what an older plane left there
+    write_python_shims(bin_dir)
+    assert not (bin_dir / "python").is_symlink()
+    assert (bin_dir / "python").read_text().startswith("#!/bin/sh\nexec ")
+    assert sorted(p.name for p in bin_dir.iterdir()) == ["python", "python3"]  # no partial files left

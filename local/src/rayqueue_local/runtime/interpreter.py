@@ -69,13 +69,13 @@ def write_python_shims(bin_dir: Path) -> Path:
     script = f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n'
     for name in _SHIM_NAMES:
         shim = bin_dir / name
-        if shim.is_symlink() or (shim.exists() and shim.read_text() != script):
-            shim.unlink()
-        if not shim.exists():
-            partial = bin_dir / f".{name}.{os.getpid()}"
-            partial.write_text(script)
-            partial.chmod(0o755)
-            partial.replace(shim)  # atomic: a process starting meanwhile never sees half a script
+        if not shim.is_symlink() and shim.is_file() and shim.read_text() == script:
+            continue
+        partial = bin_dir / f".{name}.{os.getpid()}"
+        partial.write_text(script)
+        partial.chmod(0o755)
+        # atomic, and replaces a link itself (not its target): nothing ever sees half a script
+        partial.replace(shim)
     return bin_dir
 
 
