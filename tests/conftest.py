@@ -39,6 +39,7 @@ _RAY_PLANE_FIXTURES = {
     ("tests/sdk/e2e/cluster", "plane"),
     ("tests/sdk/e2e/job", "ray_plane"),
     ("tests/sdk/e2e/scaling", "idle_plane"),
+    ("tests/sdk/e2e/generations", "kueue_plane"),
     ("tests/sdk/e2e/notebook", "widget_plane"),
     ("tests/sdk/e2e/notebook", "quickstart_run"),
     ("tests/local/controllers/kuberay", "ray_cp"),

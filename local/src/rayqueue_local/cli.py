@@ -14,10 +14,12 @@ message that says which process holds it.
 RayCluster, KEDA, and a real Prometheus scraping the GPU metrics when the ``prometheus`` binary is
 installed (otherwise a warning names Debian's package and the rest starts). ``--no-ray`` (KubeRay
 without Ray processes: clusters ready at once, jobs simulated), ``--no-keda`` and
-``--no-prometheus`` opt out; ``--set KEY=VALUE`` sets any control-plane option and wins over
-these. ``--scenario NAME`` applies a seed's Kueue admin setup (:mod:`rayqueue_local.scenarios`)
-once started (:mod:`rayqueue_local.serve` runs it). ``status`` prints the running controllers. This
-module stays light (argparse and the stdlib): the ``rayqueue`` command imports it to build its parser.
+``--no-prometheus`` opt out; ``--kueue-api v1beta2|v1beta1`` serves one Kueue API generation, as
+Kueue 0.20 and the releases before 0.15 do (default ``both``); ``--set KEY=VALUE`` sets any
+control-plane option and wins over these. ``--scenario NAME`` applies a seed's Kueue admin setup
+(:mod:`rayqueue_local.scenarios`) once started (:mod:`rayqueue_local.serve` runs it). ``status``
+prints the running controllers. This module stays light (argparse and the stdlib): the ``rayqueue``
+command imports it to build its parser.
 
 Example::
 
@@ -36,7 +38,7 @@ import signal
 import time
 from typing import Any
 
-from rayqueue_local.options import ControlPlaneOptions, option_names, with_overrides
+from rayqueue_local.options import KUEUE_API_CHOICES, ControlPlaneOptions, option_names, with_overrides
 from rayqueue_local.runfile import (
     DEFAULT_INSTANCE,
     alive,
@@ -106,6 +108,14 @@ def register(subparsers: Any) -> None:
         help="do not start Prometheus for the GPU metrics",
     )
     up.add_argument(
+        "--kueue-api",
+        dest="kueue_api_versions",
+        choices=KUEUE_API_CHOICES,
+        default=_DEFAULTS.kueue_api_versions,
+        help="which kueue.x-k8s.io versions to serve, as a Kueue release does: both (0.15 to 0.19, the "
+        "default), v1beta2 (0.20 on) or v1beta1 (before 0.15)",
+    )
+    up.add_argument(
         "--scenario",
         choices=sorted(SCENARIOS),
         help="apply a seed's Kueue admin setup after start-up (namespaces created as needed)",
@@ -168,6 +178,8 @@ def options_from_args(args: argparse.Namespace) -> ControlPlaneOptions:
         >>> seed3 = options_from_args(argparse.Namespace(scenario="seed-003", options=[]))
         >>> seed3.fair_sharing, seed3.admission_fair_sharing
         (True, True)
+        >>> options_from_args(argparse.Namespace(kueue_api_versions="v1beta1", options=[])).kueue_api_versions
+        'v1beta1'
     """
     flags = {name: getattr(args, name) for name in option_names() if hasattr(args, name)}
     scenario = SCENARIO_OPTIONS.get(getattr(args, "scenario", None) or "", {})

@@ -38,8 +38,9 @@ from rayqueue_local.apiserver.server import APIServer
 from rayqueue_local.apiserver.tls import make_tls_bundle
 from rayqueue_local.apiserver.users import USERS_RESOURCE, user_routes
 from rayqueue_local.controllers import default_controllers
-from rayqueue_local.options import ControlPlaneOptions, option_names, with_overrides
+from rayqueue_local.options import ControlPlaneOptions, kueue_served_versions, option_names, with_overrides
 from rayqueue_local.registry.registry import Registry, load_crd_dir
+from rayqueue_local.registry.resourcetypes import KUEUE
 from rayqueue_local.runtime.interpreter import ray_command
 from rayqueue_local.runtime.node import local_node
 from rayqueue_local.runtime.processes import ProcessStartError
@@ -215,6 +216,7 @@ class LocalControlPlane:
             raise FileNotFoundError(f"CRD directory not found: {self.crd_dir}")
         self.registry = Registry(extra=_crd_types(self.crd_dir) if self.crd_dir is not None else ())
         self.registry.crd_dir = self.crd_dir
+        self.registry.serve_group_versions(KUEUE, kueue_served_versions(self.options.kueue_api_versions))
         if self.options.workload_scale:
             self.registry.enable_scale("workloads.kueue.x-k8s.io", _scale_get, _scale_set)
         self.store = Store(
@@ -458,7 +460,9 @@ class LocalControlPlane:
         """Create or update objects as the admin (server-side apply, forced); multi-document YAML accepted.
 
         A ``status`` in a document is written through the status subresource. Returns the stored
-        objects in their storage versions.
+        objects in their storage versions. This is the plane's own path to its store, so Kueue objects
+        may be written at either generation (``v1beta2`` or ``v1beta1``) whichever
+        ``kueue_api_versions`` serves: the scenarios' ``v1beta2`` setups work on a ``v1beta1``-only plane.
 
         Example:
             >>> # cp.apply("apiVersion: v1\\nkind: Namespace\\nmetadata: {name: team-a}\\n")
@@ -472,7 +476,7 @@ class LocalControlPlane:
         out = []
         for doc in docs:
             api_version, kind = doc.get("apiVersion", ""), doc.get("kind", "")
-            key = self.registry.key_for_kind(api_version, kind)
+            key = self.registry.key_for_kind(api_version, kind, unserved=True)
             if key is None:
                 raise ValueError(f"unknown apiVersion/kind: {api_version}/{kind}")
             rt = self.registry.get(key)

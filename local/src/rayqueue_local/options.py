@@ -21,9 +21,34 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["ControlPlaneOptions", "option_names", "with_overrides"]
+__all__ = [
+    "KUEUE_API_CHOICES",
+    "ControlPlaneOptions",
+    "KueueAPIVersions",
+    "kueue_served_versions",
+    "option_names",
+    "with_overrides",
+]
+
+#: Which Kueue API generations the plane serves: ``both`` (Kueue 0.15 to 0.19: ``v1beta2``, and the
+#: deprecated ``v1beta1``), ``v1beta2`` (Kueue 0.20, which no longer serves ``v1beta1``, kueue#14558) or
+#: ``v1beta1`` (the releases before 0.15, still run in the field).
+KueueAPIVersions = Literal["both", "v1beta2", "v1beta1"]
+KUEUE_API_CHOICES: tuple[str, ...] = ("both", "v1beta2", "v1beta1")
+
+
+def kueue_served_versions(choice: str) -> tuple[str, ...]:
+    """The ``kueue.x-k8s.io`` versions served for a ``kueue_api_versions`` choice, preferred first.
+
+    Example:
+        >>> kueue_served_versions("both"), kueue_served_versions("v1beta1")
+        (('v1beta2', 'v1beta1'), ('v1beta1',))
+    """
+    if choice not in KUEUE_API_CHOICES:
+        raise ValueError(f"kueue_api_versions must be one of {', '.join(KUEUE_API_CHOICES)}, got {choice!r}")
+    return ("v1beta2", "v1beta1") if choice == "both" else (choice,)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,13 +76,22 @@ class ControlPlaneOptions:
       ``None`` (the default here) leaves it off. Upstream's v1beta2 configuration turns it on with 30 min;
     - ``requeuing_backoff_limit_count`` / ``requeuing_backoff_base_seconds`` /
       ``requeuing_backoff_max_seconds``: its ``requeuingStrategy`` (``None``: requeued without end; 60 s;
-      3600 s, Kueue's defaults).
+      3600 s, Kueue's defaults);
+    - ``wait_for_pods_ready_block_admission``: its ``blockAdmission`` (admit nothing more while a Workload
+      holding quota is not ``PodsReady``); ``requeuing_timestamp``: its ``requeuingStrategy.timestamp``
+      (``Eviction``, Kueue's default: a Workload evicted for ``PodsReadyTimeout`` queues by that eviction's
+      time; ``Creation``: by its creation). Both apply only with the timeout set, as upstream's.
     - ``fair_sharing``: Kueue's ``fairSharing.enable`` (cohort fair sharing: DRS ordering and preemption),
       with ``fair_sharing_preemption_strategies`` (comma-separated, in order; upstream's default
       ``LessThanOrEqualToFinalShare,LessThanInitialShare``);
     - ``admission_fair_sharing``: Kueue's ``admissionFairSharing`` config present (ClusterQueues opt in with
       ``spec.admissionScope``), with ``afs_usage_half_life_seconds`` (``usageHalfLifeTime``) and
       ``afs_usage_sampling_interval_seconds`` (``usageSamplingInterval``, upstream's default 5 min).
+    - ``kueue_api_versions``: which ``kueue.x-k8s.io`` versions are served, as a Kueue release serves
+      them: ``"both"`` (0.15 to 0.19, the default), ``"v1beta2"`` (0.20 on: ``v1beta1`` paths are 404
+      and discovery does not list it) or ``"v1beta1"`` (before 0.15). The visibility API
+      (``visibility.kueue.x-k8s.io``) serves the same versions. Objects are stored as ``v1beta2``
+      whatever is served, so the plane's own controllers do not change.
 
     Example:
         >>> ControlPlaneOptions().prometheus_enabled
@@ -81,13 +115,17 @@ class ControlPlaneOptions:
     requeuing_backoff_limit_count: int | None = None
     requeuing_backoff_base_seconds: int = 60
     requeuing_backoff_max_seconds: int = 3600
+    wait_for_pods_ready_block_admission: bool = False
+    requeuing_timestamp: str = "Eviction"
     fair_sharing: bool = False
     fair_sharing_preemption_strategies: str = "LessThanOrEqualToFinalShare,LessThanInitialShare"
     admission_fair_sharing: bool = False
     afs_usage_half_life_seconds: float = 300.0
     afs_usage_sampling_interval_seconds: float = 300.0
+    kueue_api_versions: KueueAPIVersions = "both"
 
     def __post_init__(self) -> None:
+        kueue_served_versions(self.kueue_api_versions)  # a ValueError naming the choices
         if self.max_starting_heads < 1:
             raise ValueError(f"max_starting_heads must be at least 1, got {self.max_starting_heads}")
         if self.simulated_job_seconds < 0:
@@ -109,6 +147,9 @@ class ControlPlaneOptions:
                 "requeuing_backoff_base_seconds and requeuing_backoff_max_seconds must be >= 0, got "
                 f"{self.requeuing_backoff_base_seconds} and {self.requeuing_backoff_max_seconds}"
             )
+        if self.requeuing_timestamp not in ("Eviction", "Creation"):
+            timestamp = self.requeuing_timestamp
+            raise ValueError(f"requeuing_timestamp must be Eviction or Creation, got {timestamp!r}")
         allowed = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
         for strategy in self.fair_sharing_preemption_strategies.split(","):
             if strategy not in allowed:

@@ -128,11 +128,13 @@ def running_instances() -> list[str]:
 
 
 def describe(running: dict[str, Any]) -> str:
-    """One line naming the running controllers (and Prometheus' URL).
+    """One line naming the running controllers (and the one Kueue API version served, Prometheus' URL).
 
     Example:
         >>> describe({"controllers": ["kueue", "kuberay-raycluster"], "options": {"ray_enabled": True}})
         'Controllers: kueue, kuberay-raycluster; Ray heads: real, one per running RayCluster'
+        >>> describe({"controllers": ["kueue"], "options": {"kueue_api_versions": "v1beta1"}})
+        'Controllers: kueue; Kueue API: v1beta1 only'
     """
     names = running.get("controllers")
     if names is None:
@@ -141,6 +143,9 @@ def describe(running: dict[str, Any]) -> str:
     if "kuberay-raycluster" in names:
         ray = (running.get("options") or {}).get("ray_enabled")
         line += "; Ray heads: " + ("real, one per running RayCluster" if ray else "simulated")
+    kueue_api = (running.get("options") or {}).get("kueue_api_versions")
+    if kueue_api and kueue_api != "both":
+        line += f"; Kueue API: {kueue_api} only"
     if running.get("prometheus"):
         line += f"; Prometheus at {running['prometheus']}"
     return line

@@ -28,15 +28,17 @@ __all__ = ["cohort_of", "fair_share_sentence", "weighted_share"]
 
 
 def cohort_of(cluster_queue: Mapping[str, Any]) -> str | None:
-    """The cohort a ClusterQueue belongs to: ``spec.cohortName`` (Kueue ``v1beta2``) or ``spec.cohort``
-    (``v1beta1``), ``None`` when it has none.
+    """The cohort a ClusterQueue belongs to (``spec.cohortName``), ``None`` when it has none.
+
+    Objects read at Kueue ``v1beta1`` (``spec.cohort``) come here renamed by
+    :func:`rayqueue_sdk.kube.resources.normalize_kueue`.
 
     Example:
-        >>> cohort_of({"spec": {"cohort": "ml"}}), cohort_of({"spec": {}})
+        >>> cohort_of({"spec": {"cohortName": "ml"}}), cohort_of({"spec": {}})
         ('ml', None)
     """
     spec = cluster_queue.get("spec") or {}
-    name = spec.get("cohortName") or spec.get("cohort")
+    name = spec.get("cohortName")
     return str(name) if name else None
 
 

@@ -17,9 +17,9 @@ No I/O: :func:`build_overview` takes what three LISTs returned
 - usage is the ClusterQueue's ``status.flavorsReservation`` (the quota held, admission checks included),
   else ``status.flavorsUsage``, each ``{name, resources: [{name, total, borrowed}]}``;
 - fair sharing: ``spec.fairSharing.weight`` (default 1) and ``status.fairSharing.weightedShare``;
-  admission checks: ``spec.admissionChecksStrategy.admissionChecks[].name`` (``v1beta1``:
-  ``spec.admissionChecks``) and, per Workload, ``status.admissionChecks[]`` ``{name, state, message,
-  retryCount}`` (Kueue ``apis/kueue/v1beta2/clusterqueue_types.go``, ``workload_types.go``).
+  admission checks: ``spec.admissionChecksStrategy.admissionChecks[].name`` and, per Workload,
+  ``status.admissionChecks[]`` ``{name, state, message, retryCount}`` (Kueue
+  ``apis/kueue/v1beta2/clusterqueue_types.go``, ``workload_types.go``).
 
 Example:
     >>> cq = {"metadata": {"name": "cq"}, "spec": {"resourceGroups": [{"coveredResources": ["cpu"],
@@ -313,7 +313,7 @@ def workload_entry(
         local_queue=str(spec.get("queueName") or ""),
         state=state,
         priority=int(spec.get("priority") or 0),
-        priority_class=ref.get("name") or spec.get("priorityClassName"),
+        priority_class=ref.get("name"),
         owner_kind=owner.get("kind") if owner else None,
         owner_name=owner.get("name") if owner else None,
         created=meta.get("creationTimestamp"),
@@ -394,7 +394,8 @@ class ClusterQueueSummary:
 
 
 def cluster_queue_summary(obj: Mapping[str, Any]) -> ClusterQueueSummary:
-    """The :class:`ClusterQueueSummary` of a ClusterQueue dict (``v1beta2``; ``v1beta1`` names accepted).
+    """The :class:`ClusterQueueSummary` of a ClusterQueue dict in ``v1beta2`` names (the kube layer's
+    :func:`~rayqueue_sdk.kube.resources.normalize_kueue` renames what it reads at ``v1beta1``).
 
     Example:
         >>> cq = cluster_queue_summary({"metadata": {"name": "cq"}, "spec": {"resourceGroups": [
@@ -438,13 +439,12 @@ def cluster_queue_summary(obj: Mapping[str, Any]) -> ClusterQueueSummary:
                 )
     strategy = spec.get("admissionChecksStrategy") or {}
     checks = [str(c.get("name")) for c in strategy.get("admissionChecks") or [] if c.get("name")]
-    checks += [str(c) for c in spec.get("admissionChecks") or [] if isinstance(c, str)]
     weight = (spec.get("fairSharing") or {}).get("weight")
     share = (status.get("fairSharing") or {}).get("weightedShare")
     active_cond = _condition(obj, "Active")
     return ClusterQueueSummary(
         name=str(meta.get("name") or ""),
-        cohort=spec.get("cohortName") or spec.get("cohort"),
+        cohort=spec.get("cohortName"),
         strategy=str(spec.get("queueingStrategy") or "BestEffortFIFO"),
         resource_groups=tuple(groups),
         quotas=tuple(quotas),

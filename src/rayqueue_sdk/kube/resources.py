@@ -139,32 +139,61 @@ def kueue_kind(api: ApiClient, plural: str, *, namespaced: bool = True) -> Kind:
     return Kind(KUEUE_GROUP, kueue_version(api), plural, namespaced)
 
 
-def normalize_kueue(obj: dict[str, Any], version: str) -> dict[str, Any]:
+#: The Kueue kinds whose ``v1beta1`` field names differ from ``v1beta2``'s, by plural.
+_RENAMED_KINDS = {"clusterqueues": "ClusterQueue", "localqueues": "LocalQueue", "workloads": "Workload"}
+
+
+def normalize_kueue(obj: dict[str, Any], version: str, plural: str | None = None) -> dict[str, Any]:
     """Rename ``v1beta1`` fields to their ``v1beta2`` names (a copy; ``v1beta2`` objects unchanged).
 
-    LocalQueue ``status.flavorUsage`` → ``flavorsUsage``; Workload ``spec.priorityClassName`` →
-    ``spec.priorityClassRef``.
+    The SDK's one place for the renames of ``reference/k8s-semantics.md`` §2 that it reads, so that
+    everything above the kube layer reads ``v1beta2`` names only:
+
+    * ClusterQueue ``spec.cohort`` → ``spec.cohortName``; ``spec.admissionChecks[]`` (names) →
+      ``spec.admissionChecksStrategy.admissionChecks[{name}]``;
+    * LocalQueue ``status.flavorUsage`` → ``status.flavorsUsage``;
+    * Workload ``spec.priorityClassName`` + ``priorityClassSource`` → ``spec.priorityClassRef``;
+      ``status.accumulatedPastExexcutionTimeSeconds`` (sic) → ``accumulatedPastExecutionTimeSeconds``.
+
+    The kind is the object's ``kind``, else ``plural``'s (list items may come without one).
 
     Example:
         >>> lq = {"kind": "LocalQueue", "status": {"flavorUsage": [{"name": "default"}]}}
         >>> normalize_kueue(lq, "v1beta1")["status"]["flavorsUsage"]
         [{'name': 'default'}]
+        >>> normalize_kueue({"spec": {"cohort": "ml", "admissionChecks": ["prov"]}}, "v1beta1",
+        ...                 "clusterqueues")["spec"]
+        {'cohortName': 'ml', 'admissionChecksStrategy': {'admissionChecks': [{'name': 'prov'}]}}
     """
     if version != "v1beta1":
         return obj
+    kind = obj.get("kind") or _RENAMED_KINDS.get(plural or "")
+    if kind not in _RENAMED_KINDS.values():
+        return obj
     out = json.loads(json.dumps(obj))
-    status = out.get("status") or {}
-    if "flavorUsage" in status and "flavorsUsage" not in status:
-        status["flavorsUsage"] = status.pop("flavorUsage")
-    spec = out.get("spec") or {}
-    if out.get("kind") == "Workload" and spec.get("priorityClassName") and "priorityClassRef" not in spec:
-        source = spec.get("priorityClassSource") or "kueue.x-k8s.io/workloadpriorityclass"
-        is_wpc = source.startswith("kueue")
-        spec["priorityClassRef"] = {
-            "group": KUEUE_GROUP if is_wpc else "scheduling.k8s.io",
-            "kind": "WorkloadPriorityClass" if is_wpc else "PriorityClass",
-            "name": spec["priorityClassName"],
-        }
+    spec = out.get("spec") if isinstance(out.get("spec"), dict) else {}
+    status = out.get("status") if isinstance(out.get("status"), dict) else {}
+    if kind == "ClusterQueue":
+        if "cohort" in spec and "cohortName" not in spec:
+            spec["cohortName"] = spec.pop("cohort")
+        checks = spec.pop("admissionChecks", None)
+        if checks and "admissionChecksStrategy" not in spec:
+            spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": str(c)} for c in checks]}
+    elif kind == "LocalQueue":
+        if "flavorUsage" in status and "flavorsUsage" not in status:
+            status["flavorsUsage"] = status.pop("flavorUsage")
+    elif kind == "Workload":
+        if spec.get("priorityClassName") and "priorityClassRef" not in spec:
+            source = spec.pop("priorityClassSource", None) or "kueue.x-k8s.io/workloadpriorityclass"
+            is_wpc = source.startswith("kueue")
+            spec["priorityClassRef"] = {
+                "group": KUEUE_GROUP if is_wpc else "scheduling.k8s.io",
+                "kind": "WorkloadPriorityClass" if is_wpc else "PriorityClass",
+                "name": spec.pop("priorityClassName"),
+            }
+        typo = "accumulatedPastExexcutionTimeSeconds"
+        if typo in status and "accumulatedPastExecutionTimeSeconds" not in status:
+            status["accumulatedPastExecutionTimeSeconds"] = status.pop(typo)
     return out
 
 
@@ -187,7 +216,7 @@ def _endpoint(
 
 
 def _normalized(kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
-    return normalize_kueue(obj, kind.version) if kind.group == KUEUE_GROUP else obj
+    return normalize_kueue(obj, kind.version, kind.plural) if kind.group == KUEUE_GROUP else obj
 
 
 def get_object(

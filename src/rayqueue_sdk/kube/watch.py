@@ -282,7 +282,7 @@ class Watcher:
                 if etype == "BOOKMARK" or not self._wanted(obj):
                     continue
                 if self.kind.group == KUEUE_GROUP:
-                    obj = normalize_kueue(obj, self.kind.version)
+                    obj = normalize_kueue(obj, self.kind.version, self.kind.plural)
                 yield WatchEvent(str(etype), object=obj, source=self.label)
                 if self.stopped or self._remaining() <= 0:
                     break

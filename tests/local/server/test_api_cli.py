@@ -265,7 +265,13 @@ def test_cli_defaults_are_the_python_defaults() -> None:
     assert options_from_args(args) == ControlPlaneOptions()
     flags = {name: getattr(args, name) for name in option_names() if hasattr(args, name)}
     assert flags == {name: getattr(ControlPlaneOptions(), name) for name in flags}
-    assert set(flags) == {"workload_scale", "ray_enabled", "keda_enabled", "prometheus_enabled"}
+    assert set(flags) == {
+        "workload_scale",
+        "ray_enabled",
+        "keda_enabled",
+        "prometheus_enabled",
+        "kueue_api_versions",
+    }
 
 
 def test_cli_opt_outs_and_set(capsys: pytest.CaptureFixture[str]) -> None:
@@ -284,18 +290,29 @@ def test_cli_opt_outs_and_set(capsys: pytest.CaptureFixture[str]) -> None:
         parse("--set", "ray=false")
     with pytest.raises(SystemExit, match="max_starting_heads must be at least 1"):
         parse("--set", "max_starting_heads=0")
+    assert parse("--kueue-api", "v1beta2").kueue_api_versions == "v1beta2"
+    with pytest.raises(SystemExit, match="kueue_api_versions must be one of both, v1beta2, v1beta1"):
+        parse("--set", "kueue_api_versions=v1")
 
 
 @pytest.mark.slow
 def test_up_applies_a_scenario_and_rejects_unknown_names(env: dict[str, str]) -> None:
-    up = _start(env, "--no-ray", "--no-keda", "--no-prometheus", "--scenario", "seed-004")
+    """On a plane serving Kueue's v1beta1 alone (``--kueue-api v1beta1``): the scenario's v1beta2 objects
+    are applied all the same (the plane's own path), and read back at v1beta1, the only version served."""
+    args = ("--no-ray", "--no-keda", "--no-prometheus", "--kueue-api", "v1beta1", "--scenario", "seed-004")
+    up = _start(env, *args)
     try:
         api = client.CustomObjectsApi(config.new_client_from_config(env["KUBECONFIG"]))
-        queues = api.list_cluster_custom_object("kueue.x-k8s.io", "v1beta2", "clusterqueues")["items"]
+        queues = api.list_cluster_custom_object("kueue.x-k8s.io", "v1beta1", "clusterqueues")["items"]
+        with pytest.raises(client.ApiException) as gone:
+            api.list_cluster_custom_object("kueue.x-k8s.io", "v1beta2", "clusterqueues")
         core = client.CoreV1Api(config.new_client_from_config(env["KUBECONFIG"]))
         namespaces = {n.metadata.name for n in core.list_namespace().items}
+        status = _rayqueue("local", "status", env=env)
     finally:
         _stop(env, up)
+    assert gone.value.status == 404
+    assert "Kueue API: v1beta1 only" in status.stdout
     assert sorted(q["metadata"]["name"] for q in queues) == ["shared-cq", "team-a-cq", "team-b-cq"]
     assert {"team-a", "team-b"} <= namespaces
     out = _rayqueue("local", "up", "--scenario", "nope", env=env)

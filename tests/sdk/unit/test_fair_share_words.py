@@ -8,6 +8,7 @@ from typing import Any
 from rayqueue_sdk.admission.cluster import assess_cluster
 from rayqueue_sdk.admission.fairshare import cohort_of, fair_share_sentence, weighted_share
 from rayqueue_sdk.cluster.fairshare import fair_share_for, waits_for_quota
+from rayqueue_sdk.kube.resources import normalize_kueue
 
 
 def cq(
@@ -54,7 +55,10 @@ def test_fair_sharing_off_or_unknown_queue_says_nothing() -> None:
 
 
 def test_v1beta1_cohort_field_and_odd_share_values() -> None:
-    assert cohort_of(cq("a", 1, v1beta1=True)) == "ml"
+    # spec.cohort (v1beta1) is renamed where it is read, in the kube layer: the admission layer sees
+    # v1beta2 names only
+    assert cohort_of(normalize_kueue(cq("a", 1, v1beta1=True), "v1beta1", "clusterqueues")) == "ml"
+    assert cohort_of(cq("a", 1, v1beta1=True)) is None
     assert weighted_share({"status": {"fairSharing": {"weightedShare": "250"}}}) == 250
     assert weighted_share({"status": {"fairSharing": {"weightedShare": True}}}) is None
     assert weighted_share({"status": {"fairSharing": {"weightedShare": "x"}}}) is None

@@ -32,6 +32,20 @@ def test_v1beta1_local_queue_and_workload_fields_are_renamed() -> None:
     assert normalize_kueue(lq, "v1beta2") is lq
 
 
+def test_v1beta1_cluster_queue_and_workload_status_renames_by_plural_when_items_carry_no_kind() -> None:
+    cq = {"spec": {"cohort": "ml", "admissionChecks": ["prov"]}}
+    spec = normalize_kueue(cq, "v1beta1", "clusterqueues")["spec"]
+    assert spec == {"cohortName": "ml", "admissionChecksStrategy": {"admissionChecks": [{"name": "prov"}]}}
+    wl = {"spec": {"priorityClassName": "p"}, "status": {"accumulatedPastExexcutionTimeSeconds": 7}}
+    out = normalize_kueue(wl, "v1beta1", "workloads")
+    assert out["spec"] == {
+        "priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "p"}
+    }
+    assert out["status"] == {"accumulatedPastExecutionTimeSeconds": 7}
+    flavor = {"spec": {"nodeLabels": {}}}
+    assert normalize_kueue(flavor, "v1beta1", "resourceflavors") is flavor  # nothing renamed there
+
+
 def test_pick_workload_prefers_live_unfinished_newest() -> None:
     def w(name: str, created: str, *, deleting: bool = False, finished: bool = False) -> dict:
         meta = {"name": name, "creationTimestamp": created}

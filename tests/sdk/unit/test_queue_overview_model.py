@@ -17,6 +17,7 @@ from rayqueue_sdk.admission.overview import build_overview, cluster_queue_summar
 from rayqueue_sdk.display.console import render_text
 from rayqueue_sdk.display.queues import QueueView, queues_html, queues_renderable, queues_text
 from rayqueue_sdk.errors import ConfigError, ForbiddenError, QueueNotFoundError
+from rayqueue_sdk.kube.resources import normalize_kueue
 
 
 def cq(
@@ -151,10 +152,10 @@ def test_fair_sharing_admission_checks_and_v1beta1_names() -> None:
         | {"status": {"fairSharing": {"weightedShare": 333}}}
     )
     assert (v2.fair_weight, v2.weighted_share, v2.admission_checks) == ("2", 333, ("prov",))
-    v1 = cluster_queue_summary(
-        {"metadata": {"name": "b"}, "spec": {"cohort": "old", "admissionChecks": ["x"]}}
-    )
+    read_at_v1beta1 = {"metadata": {"name": "b"}, "spec": {"cohort": "old", "admissionChecks": ["x"]}}
+    v1 = cluster_queue_summary(normalize_kueue(read_at_v1beta1, "v1beta1", "clusterqueues"))
     assert (v1.cohort, v1.admission_checks) == ("old", ("x",))
+    assert cluster_queue_summary(read_at_v1beta1).cohort is None  # the renames live in the kube layer only
     ov = build_overview(
         "ds",
         [lq("q", "ds", "a")],

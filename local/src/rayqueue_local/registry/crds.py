@@ -42,11 +42,15 @@ def type_from_crd(crd: dict[str, Any]) -> ResourceType:
     # Subresources are per version upstream; take the storage version's (they agree in our CRDs).
     store_v = next(v for v in spec["versions"] if v["name"] == storage)
     subs = frozenset(k for k in (store_v.get("subresources") or {}) if k in ("status", "scale"))
-    # Order: storage version first (preferred), then the others as listed.
-    versions = (storage, *[v["name"] for v in served if v["name"] != storage])
+    # Order: storage version first (preferred) where served, then the others as listed. A storage
+    # version that is not served (``served: false``) is not listed, but its schema is kept: stored
+    # objects are checked against it.
+    served_names = [v["name"] for v in served]
+    versions = (*[storage] * (storage in served_names), *[n for n in served_names if n != storage])
+    unserved = tuple(v["name"] for v in spec["versions"] if v["name"] not in served_names)
     schemas = {
         v["name"]: v["schema"]["openAPIV3Schema"]
-        for v in served
+        for v in spec["versions"]
         if (v.get("schema") or {}).get("openAPIV3Schema") is not None
     }
     scale = _crd_scale(store_v.get("subresources") or {})
@@ -77,6 +81,7 @@ def type_from_crd(crd: dict[str, Any]) -> ResourceType:
         from_crd=True,
         printer_columns=printer_columns,
         crd=crd,
+        unserved=unserved,
     )
 
 

@@ -36,8 +36,9 @@ Example:
 
 The parts live in their own modules: :mod:`~rayqueue_local.registry.resourcetypes`,
 :mod:`~rayqueue_local.registry.builtintypes`, :mod:`~rayqueue_local.registry.crds`,
-:mod:`~rayqueue_local.registry.conversion` and :mod:`~rayqueue_local.registry.discoverydocs`; this module
-holds :class:`Registry` and re-exports their public names.
+:mod:`~rayqueue_local.registry.conversion`, :mod:`~rayqueue_local.registry.servedversions` (serving
+fewer versions, e.g. Kueue 0.20's ``v1beta2`` alone) and :mod:`~rayqueue_local.registry.discoverydocs`;
+this module holds :class:`Registry` and re-exports their public names.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from rayqueue_local.registry.crds import load_crd_dir
 from rayqueue_local.registry.crds import type_from_crd as type_from_crd
 from rayqueue_local.registry.discoverydocs import RegistryDiscovery
 from rayqueue_local.registry.resourcetypes import ALL_VERBS, KUEUE, ResourceType, ScaleHooks, resource_key
+from rayqueue_local.registry.servedversions import with_served_versions
 
 log = logging.getLogger(__name__)
 
@@ -142,13 +144,45 @@ class Registry(RegistryDiscovery):
         t = self._types.get(resource_key(group, plural))
         return t if t is not None and version in t.versions else None
 
-    def key_for_kind(self, api_version: str, kind: str) -> str | None:
-        """The store key for an ``apiVersion``/``kind`` pair, if served."""
+    def key_for_kind(self, api_version: str, kind: str, *, unserved: bool = False) -> str | None:
+        """The store key for an ``apiVersion``/``kind`` pair, if served (or, with ``unserved=True``,
+        known though not served: the plane's own writes may use either Kueue generation).
+
+        Example:
+            >>> reg = Registry()
+            >>> reg.serve_group_versions("kueue.x-k8s.io", ("v1beta1",))
+            >>> reg.key_for_kind("kueue.x-k8s.io/v1beta2", "Workload") is None
+            True
+            >>> reg.key_for_kind("kueue.x-k8s.io/v1beta2", "Workload", unserved=True)
+            'workloads.kueue.x-k8s.io'
+        """
         group, _, version = api_version.rpartition("/")
         for t in self._types.values():
-            if t.group == group and t.kind == kind and version in t.versions:
+            if (
+                t.group == group
+                and t.kind == kind
+                and (version in t.versions or (unserved and version in t.unserved))
+            ):
                 return t.key
         return None
+
+    def serve_group_versions(self, group: str, versions: tuple[str, ...]) -> None:
+        """Serve ``group``'s types at ``versions`` only (those each type knows; preferred first).
+
+        The others' paths answer 404 and discovery leaves them out; objects keep their storage
+        version (:func:`~rayqueue_local.registry.servedversions.with_served_versions`).
+
+        Example:
+            >>> reg = Registry()
+            >>> reg.serve_group_versions("kueue.x-k8s.io", ("v1beta2",))
+            >>> reg.group_versions()["kueue.x-k8s.io"], reg.lookup("kueue.x-k8s.io", "v1beta1", "workloads")
+            (['v1beta2'], None)
+        """
+        for t in self.types():
+            if t.group == group:
+                narrowed = with_served_versions(t, versions)
+                if narrowed is not t:
+                    self.add(narrowed)
 
     def resolve(self, name: str) -> ResourceType | None:
         """Find a type by plural, singular, short name or key (like ``kubectl get <name>``).

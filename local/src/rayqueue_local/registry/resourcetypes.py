@@ -96,6 +96,9 @@ class ResourceType:
     )
     #: the CustomResourceDefinition document the type was read from (shared: treat as read-only)
     crd: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    #: versions known (converted to and from storage) but not served: their paths answer 404 and
+    #: discovery omits them (:func:`~rayqueue_local.registry.servedversions.with_served_versions`)
+    unserved: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:

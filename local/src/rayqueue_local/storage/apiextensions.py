@@ -6,7 +6,8 @@ pkg/apiserver, pkg/controller/establish, pkg/apis/apiextensions/validation]:
 
 * every type the registry read from a CRD file gets its ``CustomResourceDefinition`` object
   (``kubectl get crd``), and a CRD object kept in a state directory from an earlier run is served
-  again;
+  again, unless a CRD file defines the same type: then the file, as this run serves it (e.g. with
+  ``kueue_api_versions``), replaces the stored copy;
 * creating a CRD validates it (name ``<plural>.<group>``, a group with a dot and, for the
   ``*.k8s.io`` groups, the ``api-approved.kubernetes.io`` annotation, scope, exactly one storage
   version) with upstream's messages, sets its status (``acceptedNames``, ``storedVersions``,
@@ -235,7 +236,11 @@ def serve_custom_resource_definitions(store: Store) -> None:
 
     store.add_admission_hook(CRD_KEY, admit)
     store.subscribe(on_event)
+    from_files = {rt.key for rt in registry.types() if rt.crd is not None}
     for stored in store.list(CRD_KEY):  # kept from an earlier run: serve them again
+        spec = stored.get("spec") or {}
+        if resource_key(spec.get("group", ""), (spec.get("names") or {}).get("plural", "")) in from_files:
+            continue  # a CRD file (with the versions this run serves) wins over its stored copy: below
         serve(stored)
     for rt in registry.types():
         if rt.crd is None:

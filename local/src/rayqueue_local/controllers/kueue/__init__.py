@@ -15,8 +15,7 @@ scheduler, queue status) and :mod:`.visibility` (the pending-workloads API).
 options) and :mod:`.topology` (topology-aware scheduling for flavors with a ``topologyName``) plug into
 the engine and the controller.
 
-Not emulated: MultiKueue and custom admission check controllers, waitForPodsReady's ``blockAdmission``
-and ``requeuingStrategy.timestamp``, TAS pod slices and leader groups, partial
+Not emulated: MultiKueue and custom admission check controllers, TAS pod slices and leader groups, partial
 admission, elastic jobs' Workload slices (an elastic RayCluster whose replicas change is stopped
 and its Workload replaced, as for a non-elastic one), PriorityClass-based priorities. Deliberate
 differences: a ``Pending`` event is recorded when the message changes rather than on every

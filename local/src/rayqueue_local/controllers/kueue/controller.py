@@ -262,6 +262,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
             topologies=topologies,
             nodes=self.store.list("nodes") if topologies else (),
             admission_checks=checks.values(),
+            **self._pods_ready_pass_options(),
         )
         self._apply(result)
         if fair.admission is not None:
@@ -271,6 +272,17 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
             for cohort in cohorts:
                 share = result.cohort_weighted_shares.get(metadata_of(cohort)["name"], 0)
                 self._write_fair_share(COHORTS, cohort, share)
+
+    def _pods_ready_pass_options(self) -> dict[str, Any]:
+        """``waitForPodsReady``'s ``blockAdmission`` and ``requeuingStrategy.timestamp`` for the pass, only
+        while waitForPodsReady is on (a timeout set), as Kueue reads them."""
+        options: Any = getattr(self.cp, "options", None)
+        if self.pods_ready_config is None or options is None:
+            return {}
+        return {
+            "block_admission": bool(getattr(options, "wait_for_pods_ready_block_admission", False)),
+            "requeuing_timestamp": getattr(options, "requeuing_timestamp", "Eviction"),
+        }
 
     def _list(self, key: str) -> list[dict[str, Any]]:
         try:

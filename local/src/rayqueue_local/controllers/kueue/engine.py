@@ -11,7 +11,11 @@ left: each cycle takes the head of every active ClusterQueue (by priority, then 
 assigns flavors against the current usage, looks for preemption targets where needed, orders the
 heads (less borrowing first, then priority, then age) and admits those that still fit. With
 ``BestEffortFIFO`` a head that cannot be admitted steps aside for the next one; with
-``StrictFIFO`` it blocks its queue for the rest of the pass. A Workload is admitted whole or not
+``StrictFIFO`` it blocks its queue for the rest of the pass (but a head from a namespace the queue
+does not select is set aside under either strategy, as Kueue does). A head that needs preemption
+and finds no candidates keeps its queue's unused nominal quota for the cycle unless the queue has
+``reclaimWithinCohort: Any`` (a ``StrictFIFO`` head, retried every cycle, for the rest of the pass), so
+a cohort borrower cannot take it first. A Workload is admitted whole or not
 at all, and only when its usage fits the quota tree (nominal quota, borrowing and lending limits),
 so quota is never over-committed.
 
@@ -38,6 +42,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rayqueue_local.apimachinery.time import parse_rfc3339
 from rayqueue_local.controllers.kueue import fairsharing as fs
 from rayqueue_local.controllers.kueue import messages as msg
 from rayqueue_local.controllers.kueue import quota as q
@@ -51,15 +56,20 @@ from rayqueue_local.controllers.kueue.snapshot import (
     Snapshot,
     WorkloadInfo,
     build_snapshot,
+    condition,
+    is_true,
 )
 
 __all__ = [
+    "CREATION_TIMESTAMP",
+    "EVICTION_TIMESTAMP",
     "Admission",
     "Eviction",
     "PassResult",
     "PendingStatus",
     "admission_pass",
     "matches_selector",
+    "pods_ready_eviction_time",
     "queue_order_key",
 ]
 
@@ -108,6 +118,28 @@ class PassResult:
     cohort_weighted_shares: dict[str, int] = field(default_factory=dict)
     #: Admission Fair Sharing: each LocalQueue's consumed resources after the pass's entry penalties
     consumed: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+
+
+EVICTION_TIMESTAMP = "Eviction"
+"""``waitForPodsReady.requeuingStrategy.timestamp``: queue a Workload evicted by ``PodsReadyTimeout`` by
+the time of that eviction (Kueue's default)."""
+CREATION_TIMESTAMP = "Creation"
+"""``waitForPodsReady.requeuingStrategy.timestamp``: queue it by its creation time."""
+
+
+def pods_ready_eviction_time(obj: Mapping[str, Any]) -> float | None:
+    """When a Workload was evicted for ``PodsReadyTimeout``, while that eviction stands (``Evicted=True``
+    with that reason), else ``None`` (``workloadevict.IsEvictedByPodsReadyTimeout``).
+
+    Example:
+        >>> pods_ready_eviction_time({"status": {"conditions": [{"type": "Evicted", "status": "True",
+        ...     "reason": "PodsReadyTimeout", "lastTransitionTime": "2026-01-01T00:00:10Z"}]}})
+        1767225610.0
+    """
+    evicted = condition(dict(obj), "Evicted")
+    if not evicted or evicted.get("status") != "True" or evicted.get("reason") != "PodsReadyTimeout":
+        return None
+    return parse_rfc3339(evicted.get("lastTransitionTime"))
 
 
 def queue_order_key(wl: WorkloadInfo) -> tuple[int, float, str, str]:
@@ -179,11 +211,22 @@ class _Pass:
         self.snap, self.namespaces, self.now = snap, namespaces, now
         self.result = PassResult()
         self.preempted: set[tuple[str, str]] = set()
+        #: the Workloads chosen as preemption victims so far, by key
+        self.victims: dict[tuple[str, str], WorkloadInfo] = {}
         self.fair = fair or fs.FairSharingSettings()
         self.weights = dict(weights or {})
         self.topology = topology or tas.TopologyIndex()
         self.sources: dict[str, Any] = {}
         self.lendable: dict[int, dict[str, int]] = {}
+        #: quota held in this cycle for heads without preemption candidates (:meth:`hold_for_unreclaimable`)
+        self.holds: list[tuple[ClusterQueueInfo, dict[q.FR, int]]] = []
+        #: heads of this cycle that no longer fitted after the ones before them
+        self.skipped: list[tuple[WorkloadInfo, ClusterQueueInfo]] = []
+        #: stop after this many cycles (``None``: until no queue has a head left)
+        self.max_cycles: int | None = None
+        #: waitForPodsReady.blockAdmission; :attr:`blocked_on_pods` once a head met the block
+        self.block_admission = False
+        self.blocked_on_pods = False
 
     def place_topology(
         self, wl: WorkloadInfo, assignment: Assignment
@@ -223,7 +266,12 @@ class _Pass:
         return matches_selector(cq.namespace_selector, labels)
 
     def fits(self, cq: ClusterQueueInfo, usage: dict[q.FR, int], targets: list[Target]) -> bool:
-        victims = [t.workload for t in targets if t.workload.key not in self.preempted]
+        """Whether ``usage`` fits once ``targets`` and every Workload already chosen as a victim in this
+        pass are gone: their preemptors hold the room they will leave (:meth:`process`), so counting
+        them too would count that room twice. Kueue v0.19.2 ``fits`` (pkg/scheduler/scheduler.go):
+        ``preemptedWorkloads.MergeWithTargets`` then ``SimulateWorkloadUsageRemoval``."""
+        victims = list(self.victims.values())
+        victims += [t.workload for t in targets if t.workload.key not in self.victims]
         for wl in victims:
             self.snap.remove_workload(wl)
         try:
@@ -282,12 +330,68 @@ class _Pass:
         self.snap.memo[nominate_key] = (assignment, tuple(targets))
         return assignment, targets
 
+    def hold_for_unreclaimable(self, cq: ClusterQueueInfo, assignment: Assignment) -> None:
+        """A head needs preemption but found no candidates: unless ``cq`` can always reclaim
+        (``reclaimWithinCohort: Any``), keep for it what it could still use, so that no borrower from
+        the cohort takes that quota in this cycle.
+
+        Kueue v0.19.2 ``Scheduler.reserveCapacityForUnreclaimablePreempt`` with
+        ``resourcesToReserve``/``quotaResourcesToReserve`` (pkg/scheduler/scheduler.go) and
+        ``preemption.CanAlwaysReclaim`` (pkg/scheduler/preemption/policy.go): per flavor-resource the
+        head's request capped by the unused nominal quota (never below 0), or, when the assignment
+        borrows, by nominal plus ``borrowingLimit`` minus usage (the whole request without a limit).
+        Upstream holds in the cycle's snapshot only; ``ClusterQueue.RequeueIfNotPresent``
+        (pkg/cache/queue/cluster_queue.go) puts a StrictFIFO head straight back, so it holds again in
+        every cycle while it waits, while a BestEffortFIFO head goes to the inadmissible list and
+        holds no more: :meth:`release_holds` gives back the holds of the latter at the end of the
+        cycle."""
+        if cq.reclaim_within_cohort == "Any":
+            return
+        reserve: dict[q.FR, int] = {}
+        for fr, value in assignment.usage.items():
+            quota = cq.node.quotas.get(fr)
+            nominal = quota.nominal if quota else 0
+            used = cq.node.usage.get(fr, 0)
+            if assignment.borrowing > 0:
+                limit = quota.borrowing_limit if quota else None
+                amount = value if limit is None else min(value, nominal + limit - used)
+            else:
+                amount = min(value, nominal - used)
+            if amount > 0:
+                reserve[fr] = amount
+        if reserve:
+            self.snap.add_usage(cq, reserve)
+            self.holds.append((cq, reserve))
+
+    def all_pods_ready(self) -> bool:
+        """Whether every Workload holding quota (admitted in this pass included) has ``PodsReady=True``."""
+        if self.result.admitted:
+            return False  # just admitted: its pods cannot be ready yet
+        queues = self.snap.queues.values()
+        return all(is_true(wl.obj, "PodsReady") for cq in queues for wl in cq.workloads.values())
+
+    def release_holds(self, keep: set[str]) -> bool:
+        """End of a cycle: give back the holds of every queue not in ``keep`` (the blocked StrictFIFO
+        queues, whose head is retried, and holds again, in every later cycle of the pass); return
+        whether any was given back."""
+        kept, released = [], False
+        for cq, reserve in self.holds:
+            if cq.name in keep:
+                kept.append((cq, reserve))
+            else:
+                self.snap.remove_usage(cq, reserve)
+                released = True
+        self.holds = kept
+        return released
+
     def process(
         self, wl: WorkloadInfo, cq: ClusterQueueInfo, assignment: Assignment, targets: list[Target]
     ) -> bool:
         """Act on one nominated head; return whether it was admitted."""
         mode = assignment.mode
         message = assignment.message()
+        if mode == Mode.PREEMPT and not targets:
+            self.hold_for_unreclaimable(cq, assignment)
         if mode == Mode.NO_FIT or (mode == Mode.PREEMPT and not targets):
             self.pending(wl, message)
             return False
@@ -296,9 +400,11 @@ class _Pass:
             return False
         if not self.fits(cq, assignment.usage, targets):
             self.pending(wl, msg.NO_LONGER_FITS)
+            self.skipped.append((wl, cq))
             return False
         if mode == Mode.PREEMPT:
             self.preempted.update(t.workload.key for t in targets)
+            self.victims.update((t.workload.key, t.workload) for t in targets)
             self.snap.add_usage(cq, assignment.usage)  # hold the room the victims will leave
             for target in targets:
                 if not target.workload.evicted:
@@ -313,6 +419,10 @@ class _Pass:
         placements, problem = self.place_topology(wl, assignment)
         if problem is not None:
             self.pending(wl, problem)
+            return False
+        if self.block_admission and not self.all_pods_ready():
+            self.pending(wl, msg.WAITING_FOR_PODS_READY, msg.WAITING)
+            self.blocked_on_pods = True
             return False
         admission = assignment.to_admission()
         for name, flavor, per_pod, pods in placements:
@@ -332,12 +442,23 @@ class _Pass:
         return True
 
     def run(self, sources: dict[str, Any]) -> None:
+        """Cycles until no queue offers a head (or :attr:`max_cycles`).
+
+        A head skipped because it no longer fitted is offered again in the next cycle when holds
+        were given back at the end of this one, as Kueue requeues it at once
+        (``RequeueReasonFailedAfterNomination`` is immediate under either strategy)."""
         self.sources = sources
         blocked: set[str] = set()
         exhausted: set[str] = set()
-        while True:
+        retry: dict[str, WorkloadInfo] = {}
+        cycles = 0
+        while (self.max_cycles is None or cycles < self.max_cycles) and not self.blocked_on_pods:
+            cycles += 1
             heads: list[tuple[WorkloadInfo, ClusterQueueInfo]] = []
             for name in sorted(sources):
+                if name in retry:
+                    heads.append((retry.pop(name), self.snap.queues[name]))
+                    continue
                 if name in blocked or name in exhausted:
                     continue
                 head = sources[name].pop()
@@ -350,20 +471,28 @@ class _Pass:
             nominated = []
             for wl, cq in heads:
                 if not self.namespace_ok(wl, cq):
+                    # Set aside, even by a StrictFIFO queue: Kueue's Scheduler.nominate gives it
+                    # RequeueReasonNamespaceMismatch, which ClusterQueue.RequeueIfNotPresent sends to
+                    # the inadmissible list (not back to the head) under either strategy.
                     self.pending(wl, msg.NAMESPACE_MISMATCH)
-                    if cq.strategy == "StrictFIFO":
-                        blocked.add(cq.name)
                     continue
                 nominated.append((wl, cq, *self.nominate(wl, cq)))
+            self.skipped = []
             if self.fair.enabled:
                 self.run_fair(nominated, blocked)
-                continue
-            # As Kueue: all heads of a cycle are assigned against the same snapshot, then handled
-            # least borrowing first, then by priority and age; one that no longer fits waits.
-            nominated.sort(key=lambda e: (e[2].borrowing, *queue_order_key(e[0])))
-            for wl, cq, assignment, targets in nominated:
-                if not self.process(wl, cq, assignment, targets) and cq.strategy == "StrictFIFO":
-                    blocked.add(cq.name)
+            else:
+                # As Kueue: all heads of a cycle are assigned against the same snapshot, then handled
+                # least borrowing first, then by priority and age; one that no longer fits waits.
+                nominated.sort(key=lambda e: (e[2].borrowing, *queue_order_key(e[0])))
+                for wl, cq, assignment, targets in nominated:
+                    if self.blocked_on_pods:
+                        break  # Kueue's scheduler waits for the pods before anything else
+                    if not self.process(wl, cq, assignment, targets) and cq.strategy == "StrictFIFO":
+                        blocked.add(cq.name)
+            if self.release_holds(blocked):
+                for wl, cq in self.skipped:
+                    retry[cq.name] = wl
+                    blocked.discard(cq.name)
 
     def run_fair(self, nominated: list[Any], blocked: set[str]) -> None:
         """Fair sharing: the cycle's heads in tournament order (lowest DRS first), each DRS taken after
@@ -419,6 +548,9 @@ def admission_pass(
     topologies: Iterable[dict[str, Any]] = (),
     nodes: Iterable[dict[str, Any]] = (),
     admission_checks: Iterable[dict[str, Any]] | None = None,
+    max_cycles: int | None = None,
+    block_admission: bool = False,
+    requeuing_timestamp: str = EVICTION_TIMESTAMP,
 ) -> PassResult:
     """Run one admission pass; see the module docstring. ``now`` stamps new admissions (epoch seconds).
 
@@ -427,10 +559,29 @@ def admission_pass(
     (:func:`~.queue_status.admission_check_problems`): its pending Workloads read "ClusterQueue <name> is
     inactive" and it admits nothing.
 
+    ``block_admission`` is Kueue's ``waitForPodsReady.blockAdmission``: while a Workload holding quota
+    has no ``PodsReady=True`` nothing more is admitted; the first head that would be reads ``Waiting``,
+    "waiting for all admitted workloads to be in PodsReady condition", and the pass ends, as Kueue's
+    scheduler blocks there (``Scheduler.waitForPodsReadyIfNeeded``, ``Cache.WaitForPodsReady`` and
+    ``podsReadyForAllAdmittedWorkloads`` in v0.19.2: any quota-reserving Workload not ``PodsReady``
+    blocks; the condition reason is the ``UnadmittedWorkloadsObservability``-off fallback).
+    ``requeuing_timestamp`` is its ``requeuingStrategy.timestamp``: with ``Eviction`` (the default) a
+    Workload evicted by ``PodsReadyTimeout`` is queued, and compared for ``LowerOrNewerEqualPriority``,
+    by the time of that eviction instead of its creation (``Ordering.GetQueueOrderTimestamp``,
+    pkg/workload/workload.go); with ``Creation`` by its creation.
+
+    ``max_cycles`` stops the pass after that many scheduling cycles (one head a ClusterQueue each),
+    as a single call of Kueue's ``Scheduler.schedule`` does with ``1`` (its unit tables observe that).
+
     ``fair_sharing`` turns on cohort fair sharing and Admission Fair Sharing (:mod:`.fairsharing`);
     ``topologies`` and ``nodes`` (v1 Nodes with the level labels) enable topology-aware scheduling for
     flavors naming a Topology (:mod:`.topology`)."""
     infos = [WorkloadInfo.from_object(obj) for obj in workloads]
+    if requeuing_timestamp == EVICTION_TIMESTAMP:
+        for info in infos:
+            evicted_at = pods_ready_eviction_time(info.obj)
+            if evicted_at is not None:
+                info.created = evicted_at
     cqs = list(cluster_queues)
     cohort_objs = list(cohorts)
     flavor_objs = list(resource_flavors)
@@ -441,6 +592,8 @@ def admission_pass(
     fair = fair_sharing or fs.FairSharingSettings()
     topology_index = _topology_index(topologies, flavor_objs, nodes, infos)
     run = _Pass(snap, namespaces or {}, now, fair, fs.weights_of(cqs, cohort_objs), topology_index)
+    run.max_cycles = max_cycles
+    run.block_admission = block_admission
     result = run.result
     result.workloads = infos
 

@@ -169,7 +169,9 @@ def _check_flavor(snap: Snapshot, flavor: str, pod_set: PodSetInfo) -> str | Non
             continue
         if not any(_tolerates(t, taint) for t in tolerations):
             key, value, effect = taint.get("key", ""), taint.get("value", ""), taint.get("effect")
-            shown = f"&Taint{{Key:{key},Value:{value},Effect:{effect},TimeAdded:<nil>,}}"
+            # Kueue formats the corev1.Taint value (not a pointer) with %s: Go's struct form
+            # (flavorassigner.go, "untolerated taint %s in flavor %s").
+            shown = f"{{{key} {value} {effect} <nil>}}"
             return f"untolerated taint {shown} in flavor {flavor}"
     labels = spec.get("nodeLabels") or {}
     for key, value in (pod_set.spec.get("nodeSelector") or {}).items():

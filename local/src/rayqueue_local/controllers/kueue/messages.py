@@ -46,6 +46,8 @@ __all__ = [
     "REACTIVATED",
     "REACTIVATED_MESSAGE",
     "REQUEUED",
+    "WAITING",
+    "WAITING_FOR_PODS_READY",
     "cluster_queue_inactive",
     "cluster_queue_missing",
     "couldnt_assign",
@@ -71,6 +73,11 @@ FINISHED = "Finished"
 
 # QuotaReserved=False reasons with the default feature gates
 PENDING = "Pending"
+WAITING = "Waiting"
+"""``QuotaReserved=False`` reason of a head held back by ``waitForPodsReady.blockAdmission`` (Kueue's
+``WorkloadWaiting``, the reason while the ``UnadmittedWorkloadsObservability`` gate is off)."""
+WAITING_FOR_PODS_READY = "waiting for all admitted workloads to be in PodsReady condition"
+"""Its message (``Scheduler.waitForPodsReadyIfNeeded``)."""
 INADMISSIBLE = "Inadmissible"
 
 # Eviction reasons

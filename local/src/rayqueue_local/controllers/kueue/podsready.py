@@ -13,7 +13,10 @@ and once ``requeueAt`` has passed it is ``Requeued=True`` ``BackoffFinished`` an
 (:mod:`.admissionchecks`). When ``count + 1`` would exceed ``backoffLimitCount``, it is deactivated
 instead: ``DeactivationTarget`` reason ``RequeuingLimitExceeded`` ("exceeding the maximum number of
 re-queuing retries"), then ``Evicted`` ``DeactivatedDueToRequeuingLimitExceeded`` (:mod:`.lifecycle`).
-``blockAdmission`` (admit nothing else while a workload's pods are not ready) is not emulated.
+``blockAdmission`` (admit nothing else while a workload's pods are not ready) and
+``requeuingStrategy.timestamp`` act in the admission pass (:func:`~.engine.admission_pass`
+``block_admission``, ``requeuing_timestamp``), from ``ControlPlaneOptions``
+``wait_for_pods_ready_block_admission`` and ``requeuing_timestamp``.
 
 Example:
     >>> config = PodsReadyConfig(timeout=300.0, base=60, maximum=3600, limit=None)

@@ -413,7 +413,7 @@ class ProvisioningController(StoreOps, QueueController):
                 attempt = (attempt_of(metadata_of(pr)["name"], name, check_name) or 1) + 1
             request = provisioning_request_name(name, check_name, attempt)
             owner = {
-                "apiVersion": wl.get("apiVersion", "kueue.x-k8s.io/v1beta2"),
+                "apiVersion": self._workload_api_version(),
                 "kind": "Workload",
                 "name": name,
                 "uid": metadata_of(wl).get("uid"),
@@ -469,6 +469,14 @@ class ProvisioningController(StoreOps, QueueController):
                 f'Created ProvisioningRequest: "{request}"',
                 source="kueue-provisioning-request",
             )
+
+    def _workload_api_version(self) -> str:
+        """The Workload ``apiVersion`` an owner reference names: the preferred version served (a plane
+        serving ``v1beta1`` alone names ``kueue.x-k8s.io/v1beta1``, as Kueue before 0.15 does)."""
+        rt = self.store.registry.lookup_key(WORKLOADS)
+        return (
+            rt.api_version_for(rt.versions[0]) if rt is not None and rt.versions else "kueue.x-k8s.io/v1beta2"
+        )
 
     def _pod_template(
         self, wl: dict[str, Any], pod_set: dict[str, Any], name: str, owner: dict[str, Any]

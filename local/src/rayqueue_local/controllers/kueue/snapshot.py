@@ -288,6 +288,12 @@ class Snapshot:
         for fr, value in usage.items():
             q.add_usage(cq.node, fr, value)
 
+    def remove_usage(self, cq: ClusterQueueInfo, usage: dict[q.FR, int]) -> None:
+        """Undo :meth:`add_usage` (a hold given back)."""
+        self._bump()
+        for fr, value in usage.items():
+            q.remove_usage(cq.node, fr, value)
+
 
 def build_snapshot(
     *,

@@ -1,4 +1,4 @@
-"""Kueue's pending-workloads visibility API (``visibility.kueue.x-k8s.io/v1beta2``).
+"""Kueue's pending-workloads visibility API (``visibility.kueue.x-k8s.io/v1beta2``, and ``v1beta1``).
 
 ``GET /apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/{cq}/pendingworkloads`` and
 ``.../namespaces/{ns}/localqueues/{lq}/pendingworkloads`` return a ``PendingWorkloadsSummary``
@@ -8,6 +8,11 @@ whose items carry ``metadata{name, namespace, ownerReferences}``, ``priority``, 
 creation time). Users may read ``localqueues/pendingworkloads`` in their namespaces; the
 ClusterQueue view is for admins, as with Kueue's default roles.
 Sources: Kueue v0.19.2 apis/visibility/v1beta2/types.go, pkg/visibility/api/v1beta2/*.
+
+Versions follow the plane's ``kueue_api_versions``, as upstream's releases do: Kueue 0.15 to 0.19
+register both ``v1beta2`` and ``v1beta1`` (same fields), 0.20 removed the ``v1beta1`` APIService with
+the ``v1beta1`` CRD versions (kueue#14558), and releases before 0.15 serve ``v1beta1`` alone
+(``v1alpha1``, served by 0.6 to 0.9, is not emulated).
 
 Example:
     >>> summary([], limit=10, offset=0)
@@ -23,13 +28,13 @@ from rayqueue_local.apimachinery.status import status_body
 from rayqueue_local.apiserver.auth import READ, Rule
 from rayqueue_local.controllers.kueue.engine import queue_order_key
 from rayqueue_local.controllers.kueue.snapshot import WorkloadInfo
+from rayqueue_local.options import kueue_served_versions
 from rayqueue_local.registry.registry import ResourceType
 
 __all__ = ["GROUP", "pending_items", "register", "summary"]
 
 GROUP = "visibility.kueue.x-k8s.io"  # the aggregated visibility API's group
 _VERSION = "v1beta2"
-_PREFIX = f"/apis/{GROUP}/{_VERSION}"
 _NAME = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?"
 
 
@@ -80,11 +85,13 @@ def pending_items(
     return out
 
 
-def summary(items: list[dict[str, Any]], *, limit: int, offset: int) -> dict[str, Any]:
-    """A ``PendingWorkloadsSummary`` of ``items[offset:offset+limit]``."""
+def summary(
+    items: list[dict[str, Any]], *, limit: int, offset: int, version: str = _VERSION
+) -> dict[str, Any]:
+    """A ``PendingWorkloadsSummary`` of ``items[offset:offset+limit]`` at ``version``."""
     return {
         "kind": "PendingWorkloadsSummary",
-        "apiVersion": f"{GROUP}/{_VERSION}",
+        "apiVersion": f"{GROUP}/{version}",
         "metadata": {"creationTimestamp": None},
         "items": items[offset : offset + limit],
     }
@@ -101,12 +108,12 @@ def _paging(query: dict[str, list[str]]) -> tuple[int, int] | dict[str, Any]:
     return limit, offset
 
 
-def _discovery_types() -> list[Any]:
+def _discovery_types(versions: tuple[str, ...]) -> list[Any]:
     def rt(plural: str, kind: str, namespaced: bool) -> ResourceType:
         return ResourceType(
             group=GROUP,
-            versions=(_VERSION,),
-            storage_version=_VERSION,
+            versions=versions,
+            storage_version=versions[0],
             plural=plural,
             singular="",
             kind=kind,
@@ -124,12 +131,16 @@ def _discovery_types() -> list[Any]:
 
 
 def register(cp: Any, store: Any) -> None:
-    """Serve the two routes on the control plane ``cp``, list the group in discovery and let users
-    read ``localqueues/pendingworkloads`` in their namespaces."""
+    """Serve the two routes on the control plane ``cp`` at each version its ``kueue_api_versions``
+    serves, list the group in discovery and let users read ``localqueues/pendingworkloads`` in their
+    namespaces."""
+    options = getattr(cp, "options", None)
+    versions = kueue_served_versions(getattr(options, "kueue_api_versions", "both"))
 
     def cluster_queue_handler(
         match: Any, query: dict[str, list[str]], user: Any
     ) -> tuple[int, dict[str, Any]]:
+        version = match.group("version")
         paging = _paging(query)
         if isinstance(paging, dict):
             return 400, paging
@@ -141,9 +152,10 @@ def register(cp: Any, store: Any) -> None:
         items = pending_items(
             store.list("workloads.kueue.x-k8s.io"), store.list("localqueues.kueue.x-k8s.io")
         )
-        return 200, summary(items.get(name, []), limit=paging[0], offset=paging[1])
+        return 200, summary(items.get(name, []), limit=paging[0], offset=paging[1], version=version)
 
     def local_queue_handler(match: Any, query: dict[str, list[str]], user: Any) -> tuple[int, dict[str, Any]]:
+        version = match.group("version")
         paging = _paging(query)
         if isinstance(paging, dict):
             return 400, paging
@@ -161,25 +173,26 @@ def register(cp: Any, store: Any) -> None:
             for i in items.get(cq, [])
             if i["metadata"]["namespace"] == namespace and i["localQueueName"] == name
         ]
-        return 200, summary(mine, limit=paging[0], offset=paging[1])
+        return 200, summary(mine, limit=paging[0], offset=paging[1], version=version)
 
+    prefix = rf"/apis/{GROUP}/(?P<version>{'|'.join(versions)})"
     cp.add_route(
         "GET",
-        rf"{_PREFIX}/clusterqueues/(?P<name>{_NAME})/pendingworkloads",
+        rf"{prefix}/clusterqueues/(?P<name>{_NAME})/pendingworkloads",
         cluster_queue_handler,
         resource=f"clusterqueues/pendingworkloads.{GROUP}",
         verb="get",
     )
     cp.add_route(
         "GET",
-        rf"{_PREFIX}/namespaces/(?P<namespace>{_NAME})/localqueues/(?P<name>{_NAME})/pendingworkloads",
+        rf"{prefix}/namespaces/(?P<namespace>{_NAME})/localqueues/(?P<name>{_NAME})/pendingworkloads",
         local_queue_handler,
         resource=f"localqueues/pendingworkloads.{GROUP}",
         verb="get",
     )
     registry = getattr(store, "registry", None)
     if registry is not None:
-        for rtype in _discovery_types():
+        for rtype in _discovery_types(versions):
             if rtype.key not in registry:
                 registry.add(rtype)
     auth = getattr(cp, "auth", None)
