@@ -537,7 +537,7 @@ class Cluster:
                 on_progress=progress,
                 log_level=progress_log_level(show),
             )
-            status = self.status()
+            status = self.status(missing_ok=False)  # deleted since: ClusterNotFoundError, as before
             if not dashboard_check:
                 return status
             uri = self.cluster_dashboard_uri()

@@ -1,6 +1,7 @@
 """Showing clusters to a person: rich in a console (:mod:`.console`), ipywidgets in a notebook
-(:mod:`.widgets`), chosen by :mod:`.environment`; plain text (:mod:`.text`) for ``text/plain`` and reprs;
-notebook outputs that last and update in place (:mod:`.live`).
+(:mod:`.widgets`; the cluster's box with Apply and Down, :mod:`.controls`), chosen by :mod:`.environment`;
+plain text (:mod:`.text`) for ``text/plain`` and reprs; notebook outputs that last, update in place and
+make one box per cell (:mod:`.live`, :func:`show_status`).
 
 Display sits below ``cluster/``: it is handed what the cluster layer reads (statuses, details) and, for
 the notebook browser, callables that list and act; it never imports ``cluster/`` itself (its modules name

@@ -11,7 +11,6 @@ Down asks for confirmation first, as the cluster browser does. ``ipywidgets`` is
 built.
 
 Example:
-    >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
     >>> done = []
     >>> box = ClusterControls(None, intro=["ds/ws: not read from the server yet"],
     ...                       apply=lambda wait: done.append(("apply", wait)),

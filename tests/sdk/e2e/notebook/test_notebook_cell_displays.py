@@ -61,6 +61,13 @@ CELLS = {
     "built": 'built = Cluster(small("built"))',
     "setup": SETUP,
     "missing": "ws.status()",
+    "missing-raises": (
+        "from rayqueue_sdk import ClusterNotFoundError\n"
+        "try:\n"
+        "    ws.status(missing_ok=False)\n"
+        "except ClusterNotFoundError as err:\n"
+        '    print("raised", err.available)'
+    ),
     "apply": "ws.apply()",
     "wait": "ws.wait_ready(timeout=120, dashboard_check=False)",
     "one-cell": (
@@ -142,6 +149,7 @@ def test_status_of_a_cluster_that_does_not_exist_says_so_with_the_fix(run: Noteb
     text = plain(box)
     assert text.startswith("default/ws: not found"), text
     assert "call cluster.apply() to create it" in text and "call cluster.apply()" in box["data"]["text/html"]
+    assert stdout(run.at_end_of_cell["missing-raises"]).strip() == "raised []"  # the typed error on request
 
 
 def test_a_bare_apply_is_the_card_not_the_stored_object(run: NotebookRun) -> None:
