@@ -9,26 +9,19 @@ notebooks log in as a user limited to that namespace: the auth cells with its to
 and CA; the kernel's ``KUBECONFIG`` is that user's context (what ``oc login`` writes). Each test asserts
 what its notebook is for (a cluster ready, a job SUCCEEDED, a remote task's result, a widget shown),
 from the cells' outputs and the plane's objects.
-
-Not here yet: 0_basic_ray, 1_cluster_job_client, 2_basic_interactive, 3_widget_example, local_interactive
-and ray_job_client. Their tests are in commit e922ad0 (``git show e922ad0:<this file>``): each fails at
-its first ``cluster.apply()`` / ``cluster.status()`` with a 403 in namespace ``default``. Those notebooks
-give no namespace; codeflare-sdk then takes the pod's service-account namespace, else the kubeconfig's
-current context (here ``cf-demos``), while ``Codeflare(SDKConfig(auth=AuthConfig(...)))`` and
-``set_api_client`` with a client that carries no namespace fall back to ``default``. With that rule in
-place (the CodeFlare surface's part), restore them; run with the user's namespace ``default`` they pass.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from codeflare_demos import Plane, prepare
+from codeflare_demos import STAND_IN_OUTPUT, Plane, prepare
 from nbclient.exceptions import CellExecutionError
-from notebook_helpers import NotebookRun, displays, execute_notebook, plain, stdout
+from notebook_helpers import WIDGET_VIEW, NotebookRun, displays, execute_notebook, plain, stdout
 
 from rayqueue_local.apiserver.kubeconfig import merge_context
 from rayqueue_local.controlplane import LocalControlPlane
@@ -128,10 +121,60 @@ def cell_text(run: NotebookRun, starts: str) -> str:
     return stdout(outputs) + "\n".join(plain(d) for d in displays(outputs))
 
 
+def result(run: NotebookRun, starts: str) -> str:
+    """The ``text/plain`` of the value the code cell whose source starts with ``starts`` ended with."""
+    cell = next(c for c in run.notebook.cells if c.cell_type == "code" and c.source.startswith(starts))
+    (value,) = [o for o in run.at_end_of_cell[cell.id] if o.get("output_type") == "execute_result"]
+    return plain(value)
+
+
 def probe(run: NotebookRun, cell_id: str = "probe") -> str:
     line = stdout(run.at_end_of_cell[cell_id]).strip()
     assert line.startswith("PROBE "), line
     return line.removeprefix("PROBE ")
+
+
+def test_0_basic_ray_brings_a_cluster_up_and_down(
+    peer_plane: PeerPlane, tmp_path: Path, artefacts: Path
+) -> None:
+    run = run_peer("guided-demos/0_basic_ray.ipynb", peer_plane, tmp_path, artefacts)
+    statuses = [c for c in run.notebook.cells if c.cell_type == "code" and c.source == "cluster.status()"]
+    after_wait = stdout(run.at_end_of_cell[statuses[-1].id]) + "".join(
+        plain(d) for d in displays(run.at_end_of_cell[statuses[-1].id])
+    )
+    assert "ready" in after_wait.lower(), after_wait
+    assert "raytest" in cell_text(run, "cluster.details()")
+    assert "raytest" not in [c["metadata"]["name"] for c in peer_plane.live("rayclusters.ray.io")]
+
+
+def test_1_cluster_job_client_runs_a_job_through_the_clusters_job_client(
+    peer_plane: PeerPlane, tmp_path: Path, artefacts: Path
+) -> None:
+    run = run_peer("guided-demos/1_cluster_job_client.ipynb", peer_plane, tmp_path, artefacts)
+    assert "jobtest" in cell_text(run, "cluster.details()")
+    assert STAND_IN_OUTPUT in cell_text(run, "# Iterate through the logs of a job")
+    assert probe(run) == "SUCCEEDED"
+    assert "raysubmit_" in cell_text(run, "# List all existing jobs")
+
+
+def test_2_basic_interactive_runs_a_remote_task_through_ray_client(
+    peer_plane: PeerPlane, tmp_path: Path, artefacts: Path
+) -> None:
+    run = run_peer("guided-demos/2_basic_interactive.ipynb", peer_plane, tmp_path, artefacts)
+    assert "Ray cluster is up and running:  True" in cell_text(run, "# before proceeding")
+    assert result(run, "#call the above cell") == str(sum(i * i for i in range(1000)))
+
+
+def test_3_widget_example_shows_the_widgets(peer_plane: PeerPlane, tmp_path: Path, artefacts: Path) -> None:
+    run = run_peer("guided-demos/3_widget_example.ipynb", peer_plane, tmp_path, artefacts)
+    by_source = {c.source: run.at_end_of_cell[c.id] for c in run.notebook.cells if c.cell_type == "code"}
+    create = next(v for k, v in by_source.items() if k.startswith("# Create and configure our cluster"))
+    assert any(WIDGET_VIEW in d["data"] for d in displays(create)), "Cluster(...) shows no Apply/Down buttons"
+    (view,) = displays(by_source["view_clusters()"])
+    assert WIDGET_VIEW in view["data"] and {"text/plain", "text/html"} <= set(view["data"])
+    shown = by_source["cluster.status()"]
+    status = stdout(shown) + "".join(plain(d) for d in displays(shown))
+    assert "widgettest" in status and "not found" in status.lower(), status
 
 
 def test_4_rayjob_on_an_existing_cluster_submitted_right_after_apply(
@@ -149,6 +192,24 @@ def test_5_submit_rayjob_cr_runs_a_job_owned_cluster_in_the_default_queue(
     assert probe(run) == "SUCCEEDED"
     (job,) = [j for j in peer_plane.live("rayjobs.ray.io") if j["metadata"]["name"] == "demo-rayjob"]
     assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "default"
+
+
+def test_local_interactive_runs_remote_tasks_through_the_local_client_url(
+    peer_plane: PeerPlane, tmp_path: Path, artefacts: Path
+) -> None:
+    run = run_peer("additional-demos/local_interactive.ipynb", peer_plane, tmp_path, artefacts)
+    ten = range(10)
+    part = sum(math.sin(i) * math.cos(j) * math.tan(k) for i in ten for j in ten for k in ten)
+    assert float(result(run, "ray.get(ref)")) == pytest.approx(30 * part)
+
+
+def test_ray_job_client_submits_with_the_users_bearer_token(
+    peer_plane: PeerPlane, tmp_path: Path, artefacts: Path
+) -> None:
+    run = run_peer("additional-demos/ray_job_client.ipynb", peer_plane, tmp_path, artefacts)
+    assert STAND_IN_OUTPUT in cell_text(run, "# Iterate through the logs of a job")
+    assert probe(run) == "SUCCEEDED"
+    assert probe(run, "probe-2") == "SUCCEEDED"  # the second job, with a client built without headers
 
 
 def test_remote_ray_job_client_submits_to_a_dashboard_it_was_given(
