@@ -20,12 +20,14 @@ import functools
 import logging
 import os
 import time
+import weakref
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.cluster import dashboard
 from rayqueue_sdk.cluster.adopt import config_from_raycluster
+from rayqueue_sdk.cluster.live import LiveFollow, follow_live
 from rayqueue_sdk.cluster.observe import ClusterDetails, observe_one, summarize
 from rayqueue_sdk.cluster.preflight import check_ours, decide, fetch_facts
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, status_from
@@ -122,6 +124,8 @@ class Cluster:
         self._namespace: str | None = config.namespace
         #: the notebook card (shown by apply()/up(), followed by wait_ready(), status(), details()).
         self._card: ClusterCard | None = None
+        #: the card's live updates from the session's shared watches (cluster/live.py)
+        self._live: LiveFollow | None = None
         #: where write_to_file() wrote the manifest (codeflare-sdk's ``resource_yaml`` reads it back).
         self._written: str | None = None
         if config.write_to_file:
@@ -489,6 +493,11 @@ class Cluster:
             return
         status, obj = observe_one(api, self.name, self._namespace_of(api))
         self._card = follow_card(self._card, status, summarize(obj, status).gpus)
+        card = self._card
+        if card is not None and (self._live is None or self._live.closed):
+            # Live from then on, through the watches the session shares (no watch or request of its own).
+            self._live = follow_live(api, self.name, self._namespace_of(api), card.update, last=status)
+            weakref.finalize(self, self._live.close)  # the shared watches end with the last reader
 
     def cluster_uri(self) -> str:
         """The ``ray://host:port`` address for ``ray.init()``.
