@@ -29,6 +29,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -116,7 +117,7 @@ def _setup(cp: LocalControlPlane) -> None:
 
 def _client(cp: LocalControlPlane, token: str, agent: str) -> Any:
     api = cp.api_client(token)
-    api.user_agent = agent
+    api.user_agent = agent + "/"  # ends with "/": no display's agent is a prefix of another's
     return api
 
 
@@ -195,6 +196,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=5.0, help="the measured window (default 5)")
     parser.add_argument("--no-peer", action="store_true", help="leave codeflare-sdk out")
+    parser.add_argument("--paths", action="store_true", help="also print what each display asked, by path")
     parser.add_argument(
         "--crd-dir", default=os.environ.get("RAYQUEUE_CRDS_DIR", str(ROOT.parent / "shared" / "crds"))
     )
@@ -212,7 +214,7 @@ def main() -> None:
         for label, open_ in _ours(cp, token).items():
             at = time.monotonic()
             closers.append(open_())
-            opened[f"ours: {label}"] = (AGENT + label, at)
+            opened[f"ours: {label}"] = (AGENT + label + "/", at)
         peers: list[subprocess.Popen[str]] = []
         if peer_python is not None:
             kubeconfig = Path(cp.kubeconfig_path).parent / "bench-peer-kubeconfig"
@@ -239,7 +241,7 @@ def main() -> None:
                         str(cp.ca_cert_path),
                         NS,
                         what,
-                        PEER_AGENT + what,
+                        PEER_AGENT + what + "/",
                     ],
                     env=env,
                     stdout=subprocess.PIPE,
@@ -248,7 +250,7 @@ def main() -> None:
                 assert proc.stdout is not None
                 proc.stdout.readline()  # READY: logged in
                 peers.append(proc)
-                opened[f"codeflare-sdk: {what}"] = (PEER_AGENT + what, at)
+                opened[f"codeflare-sdk: {what}"] = (PEER_AGENT + what + "/", at)
         time.sleep(10)  # everything has opened (lists done, watches open)
         start = time.monotonic()
         time.sleep(args.minutes * 60)
@@ -267,6 +269,14 @@ def main() -> None:
             "to open: requests before the window; requests/min: non-watch requests while open; rewatch/min: "
             "watch requests (re-opens) while open; watches: streams held at the end; peak: most held at once"
         )
+        if args.paths:
+            for label, (agent, _) in opened.items():
+                asked = Counter(
+                    f"{'WATCH' if r.watch else r.method} {r.path}"
+                    for r in log.requests
+                    if r.user_agent.startswith(agent) and r.at >= start
+                )
+                print(f"\n{label}: " + ", ".join(f"{n} x {p}" for p, n in asked.most_common()))
         for close in closers:
             close()
         for proc in peers:

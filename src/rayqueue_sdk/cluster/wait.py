@@ -255,6 +255,9 @@ class _ClusterWait:
         self.known_eviction: str | None = None
         self.next_position_at = 0.0
         self.position_pause = 0.0
+        self.fair_share: str | None = None
+        self.fair_share_for: dict[str, Any] | None = None
+        self.next_fair_share_at = 0.0
         self.next_queue_check = 0.0
         self.queued_seconds = 0.0
         self.last_tick = started
@@ -296,9 +299,19 @@ class _ClusterWait:
             position_unavailable=self.position_unavailable,
             known_eviction=self.known_eviction,
             check_limits=self.limits or None,
-            fair_share=fair_share_for(self.api, workload),
+            fair_share=self._fair_share(workload),
             head_pod=self.head_pod,
         )
+
+    def _fair_share(self, workload: dict[str, Any] | None) -> str | None:
+        """Why fair sharing puts others first: read again when the Workload changes, else no more often than
+        the queue position (ClusterQueues are cluster-wide: no watch a namespace's user may hold)."""
+        now = time.monotonic()
+        if workload is not self.fair_share_for or now >= self.next_fair_share_at:
+            self.fair_share = fair_share_for(self.api, workload)
+            self.fair_share_for = workload
+            self.next_fair_share_at = now + max(self.position_refresh, self.position_pause)
+        return self.fair_share
 
     def _observe(self) -> Assessment:
         now = time.monotonic()
