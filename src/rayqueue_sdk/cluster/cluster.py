@@ -496,7 +496,14 @@ class Cluster:
         card = self._card
         if card is not None and (self._live is None or self._live.closed):
             # Live from then on, through the watches the session shares (no watch or request of its own).
-            self._live = follow_live(api, self.name, self._namespace_of(api), card.update, last=status)
+            self._live = follow_live(
+                api,
+                self.name,
+                self._namespace_of(api),
+                card.update,
+                last=status,
+                shown=lambda: card.status if isinstance(card.status, ClusterStatus) else None,
+            )
             weakref.finalize(self, self._live.close)  # the shared watches end with the last reader
 
     def cluster_uri(self) -> str:

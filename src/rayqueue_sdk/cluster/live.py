@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.cluster.status import ClusterStatus, status_from
@@ -32,7 +33,7 @@ from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
 
-__all__ = ["LiveFollow", "LiveStatus", "follow_live"]
+__all__ = ["LiveFollow", "LiveStatus", "follow_live", "keep_idle_line"]
 
 
 def _meta(obj: dict[str, Any] | None) -> dict[str, Any]:
@@ -56,8 +57,12 @@ class LiveStatus:
         on_status: Callable[[ClusterStatus], None],
         last: ClusterStatus | None = None,
         workloads_now: Callable[[], list[dict[str, Any]]] | None = None,
+        shown: Callable[[], ClusterStatus | None] | None = None,
     ) -> None:
         self.name, self.namespace, self.on_status = name, namespace, on_status
+        #: the status on display now (a card that ``status()`` or ``wait_ready()`` also update): its queue
+        #: position and idle line are kept (no watch carries them); default: the last one told
+        self.shown = shown
         #: every Workload of the namespace now (the shared cache), asked when the cluster's uid changes
         self.workloads_now = workloads_now
         self.cluster: dict[str, Any] | None = None
@@ -101,19 +106,52 @@ class LiveStatus:
         with self._lock:
             cluster, workload = self.cluster, pick_workload(list(self.workloads.values()))
             last = self.last
-            position = last.position if last is not None else None
+            shown = self.shown() if self.shown is not None else last
             status = status_from(
                 cluster,
                 workload,
                 name=self.name,
                 namespace=self.namespace,
-                position=position,
-                position_unavailable=last.position_unavailable if last is not None else None,
+                position=shown.position if shown is not None else None,
+                position_unavailable=shown.position_unavailable if shown is not None else None,
             )
+            status = keep_idle_line(status, shown, workload)
             if status == last:
                 return
             self.last = status
         self.on_status(status)
+
+
+def keep_idle_line(
+    status: ClusterStatus, shown: ClusterStatus | None, workload: dict[str, Any] | None
+) -> ClusterStatus:
+    """``status`` with the idle policy's line of the status on display (read by ``status()``, not watched),
+    kept while the cluster stays scaled to zero (its Workload inactive) or, for a running cluster's clock,
+    while it is not scaled to zero.
+
+    Example:
+        >>> from rayqueue_sdk.cluster.status import ClusterPhase
+        >>> shown = ClusterStatus("ws", "ds", ClusterPhase.DEACTIVATED, False, "scaled to zero at 14:02",
+        ...                       idle_scale_to_zero="scaled to zero at 14:02", scaled_to_zero=True)
+        >>> new = ClusterStatus("ws", "ds", ClusterPhase.DEACTIVATED, False, "deactivated")
+        >>> keep_idle_line(new, shown, {"spec": {"active": False}}).explanation
+        'scaled to zero at 14:02'
+        >>> keep_idle_line(new, shown, {"spec": {"active": True}}).scaled_to_zero
+        False
+    """
+    if shown is None or shown.idle_scale_to_zero is None:
+        return status
+    inactive = ((workload or {}).get("spec") or {}).get("active") is False
+    if shown.scaled_to_zero:
+        if not inactive:  # resumed: the line is stale
+            return status
+        return replace(
+            status,
+            idle_scale_to_zero=shown.idle_scale_to_zero,
+            scaled_to_zero=True,
+            explanation=shown.explanation,
+        )
+    return replace(status, idle_scale_to_zero=shown.idle_scale_to_zero)
 
 
 class LiveFollow:
@@ -143,16 +181,18 @@ def follow_live(
     namespace: str,
     on_status: Callable[[ClusterStatus], None],
     last: ClusterStatus | None = None,
+    shown: Callable[[], ClusterStatus | None] | None = None,
 ) -> LiveFollow:
     """Call ``on_status`` with the cluster's status each time its RayCluster or Workload changes.
 
     Reads the session's shared watches (no watch, no request of its own once they run); ``last`` is the
-    status shown now (its queue position is kept while the cluster stays queued).
+    status shown now; ``shown`` (default: the last status told) gives the one on display when others update
+    it too: its queue position and idle policy line, which no watch carries, are kept.
 
     Example:
         >>> # handle = follow_live(api, "ws", "ds", card.update, last=status); ...; handle.close()
     """
-    live = LiveStatus(name, namespace, on_status, last)
+    live = LiveStatus(name, namespace, on_status, last, shown=shown)
 
     def clusters(event: WatchEvent) -> None:
         if event.type == "SYNC":
