@@ -27,7 +27,7 @@ from rayqueue_sdk import ClusterPhase, ClusterStatus
 from rayqueue_sdk.cluster.wait import wait_for_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "sdk"))
+sys.path.insert(0, str(ROOT / "tests" / "sdk" / "api"))
 from sdk_helpers import NS, cond, raycluster, workload  # noqa: E402
 
 KUEUE = ("kueue.x-k8s.io", "v1beta2")

@@ -21,6 +21,7 @@ import logging
 import os
 import textwrap
 import time
+import weakref
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from rayqueue_sdk.cluster import dashboard
 from rayqueue_sdk.cluster.adopt import config_from_raycluster
 from rayqueue_sdk.cluster.applied import AppliedCluster
+from rayqueue_sdk.cluster.live import LiveFollow, follow_live
 from rayqueue_sdk.cluster.observe import ClusterDetails, observe_one, summarize
 from rayqueue_sdk.cluster.preflight import check_ours, decide, fetch_facts
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, not_found_status, status_from
@@ -133,6 +135,8 @@ class Cluster:
         #: followed by wait_ready(), status(), details()).
         self._card: ClusterControls | None = None
         self._clicked = False  # a button of the box is running apply()/wait_ready()
+        #: the card's live updates from the session's shared watches (cluster/live.py)
+        self._live: LiveFollow | None = None
         #: where write_to_file() wrote the manifest (codeflare-sdk's ``resource_yaml`` reads it back).
         self._written: str | None = None
         if config.write_to_file:
@@ -591,6 +595,17 @@ class Cluster:
         card.update(status, summarize(obj, status).gpus)
         if is_notebook() and not self._clicked:
             card.live.show_once()
+        if self._live is None or self._live.closed:
+            # Live from then on, through the watches the session shares (no watch or request of its own).
+            self._live = follow_live(
+                api,
+                self.name,
+                self._namespace_of(api),
+                card.update,
+                last=status,
+                shown=lambda: card.status if isinstance(card.status, ClusterStatus) else None,
+            )
+            weakref.finalize(self, self._live.close)  # the shared watches end with the last reader
 
     def cluster_uri(self) -> str:
         """The ``ray://host:port`` address for ``ray.init()``.

@@ -41,9 +41,10 @@ from rayqueue_sdk.cluster.queues import check_queue, queue_position
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, status_from
 from rayqueue_sdk.errors import AdmissionTimeout, ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.client import ClientSource, get_client
+from rayqueue_sdk.kube.informer import read_shared
 from rayqueue_sdk.kube.pods import head_pod
 from rayqueue_sdk.kube.resources import RAYCLUSTERS, fetch_raycluster, kueue_kind, pick_workload
-from rayqueue_sdk.kube.watch import Watcher, WatchEvent
+from rayqueue_sdk.kube.watch import WatchEvent
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,12 +52,23 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # observe_cluster lives in cluster/observe.py (the one read path); it is re-exported here for the callers
 # that import it from this module (job/existing.py, tests/local).
-__all__ = ["DEFAULT_TIMEOUT", "HEAD_REFRESH", "POSITION_REFRESH", "observe_cluster", "wait_for_cluster"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "HEAD_REFRESH",
+    "POSITION_REFRESH",
+    "POSITION_REFRESH_MAX",
+    "observe_cluster",
+    "wait_for_cluster",
+]
 
 log = logging.getLogger(__name__)
 
-#: How often the queue position is re-read while queued (the visibility API has no watch).
+#: How soon the queue position is re-read while queued (the visibility API has no watch): first after
+#: this many seconds, then, while it stays the same, twice as long each time up to
+#: :data:`POSITION_REFRESH_MAX`; at once when the cluster's Workload changes.
 POSITION_REFRESH = 2.0
+#: The longest pause between two reads of an unchanged queue position.
+POSITION_REFRESH_MAX = 60.0
 #: How often the head Pod is read while the cluster starts (a head that cannot start fails the wait at
 #: once: its container waits in CrashLoopBackOff, ImagePullBackOff, ... which no RayCluster field says).
 HEAD_REFRESH = 2.0
@@ -194,23 +206,32 @@ def wait_for_cluster(
         log_level=log_level,
         cancel=cancel,
     )
-    watchers = [
-        Watcher(api, RAYCLUSTERS, namespace, name=name, label="raycluster"),
-        Watcher(
+    # The session's shared watches of RayClusters and Workloads in the namespace: a card, the browser and
+    # other waits in the same kernel read the same two streams (kube/informer.py).
+    uid = wait.seen.uid
+    readers = [
+        read_shared(
+            api,
+            RAYCLUSTERS,
+            namespace,
+            wait.events.put,
+            match=lambda o: _name(o) == name,
+            source="raycluster",
+        ),
+        read_shared(
             api,
             kueue_kind(api, "workloads"),
             namespace,
-            label_selector=f"{JOB_UID_LABEL}={wait.seen.uid}",
-            label="workload",
+            wait.events.put,
+            match=lambda o: ((o.get("metadata") or {}).get("labels") or {}).get(JOB_UID_LABEL) == uid,
+            source="workload",
         ),
     ]
-    for watcher in watchers:
-        watcher.run_into(wait.events)
     try:
         return wait.run()
     finally:
-        for watcher in watchers:
-            watcher.stop()
+        for reader in readers:
+            reader.close()
 
 
 class _ClusterWait:
@@ -242,6 +263,10 @@ class _ClusterWait:
         self.position_unavailable: str | None = None
         self.known_eviction: str | None = None
         self.next_position_at = 0.0
+        self.position_pause = 0.0
+        self.fair_share: str | None = None
+        self.fair_share_for: dict[str, Any] | None = None
+        self.next_fair_share_at = 0.0
         self.next_queue_check = 0.0
         self.queued_seconds = 0.0
         self.last_tick = started
@@ -290,9 +315,19 @@ class _ClusterWait:
             position_unavailable=self.position_unavailable,
             known_eviction=self.known_eviction,
             check_limits=self.limits or None,
-            fair_share=fair_share_for(self.api, workload),
+            fair_share=self._fair_share(workload),
             head_pod=self.head_pod,
         )
+
+    def _fair_share(self, workload: dict[str, Any] | None) -> str | None:
+        """Why fair sharing puts others first: read again when the Workload changes, else no more often than
+        the queue position (ClusterQueues are cluster-wide: no watch a namespace's user may hold)."""
+        now = time.monotonic()
+        if workload is not self.fair_share_for or now >= self.next_fair_share_at:
+            self.fair_share = fair_share_for(self.api, workload)
+            self.fair_share_for = workload
+            self.next_fair_share_at = now + max(self.position_refresh, self.position_pause)
+        return self.fair_share
 
     def _observe(self) -> Assessment:
         now = time.monotonic()
@@ -333,13 +368,23 @@ class _ClusterWait:
             log.info("%s/%s: cannot read the head pod (%s)", self.namespace, self.name, err)
 
     def _refresh_position(self, a: Assessment, workload: dict[str, Any]) -> None:
-        self.next_position_at = time.monotonic() + self.position_refresh
         queue_name = a.queue or (workload.get("spec") or {}).get("queueName")
         if not queue_name:
+            self.next_position_at = time.monotonic() + self.position_refresh
             return
+        before = self.position
         self.position, self.position_unavailable = queue_position(
             self.namespace, queue_name, _name(workload), self.api, deadline=self.deadline
         )
+        # An unchanged position is asked for less and less often (the visibility API cannot be watched);
+        # a change, or a change of the Workload (see _next_event), brings the short pause back.
+        unchanged = self.position == before and self.position_pause > 0
+        self.position_pause = (
+            min(POSITION_REFRESH_MAX, max(self.position_refresh, self.position_pause * 2))
+            if unchanged
+            else self.position_refresh
+        )
+        self.next_position_at = time.monotonic() + self.position_pause
         if self.position_unavailable:  # said once: never asked again during this wait
             log.info(
                 "%s/%s: queue position unavailable: %s", self.namespace, self.name, self.position_unavailable
@@ -411,6 +456,7 @@ class _ClusterWait:
         before = self.seen.workload
         if self._pump(wait) and self.seen.workload is not before:
             self.next_position_at = 0.0  # the Workload changed: re-read the position now
+            self.position_pause = 0.0
 
     def _status(self, a: Assessment) -> ClusterStatus:
         return status_from(

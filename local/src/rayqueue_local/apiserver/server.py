@@ -38,6 +38,7 @@ from rayqueue_local.apiserver.auth import Attributes, Authenticator, User, forbi
 from rayqueue_local.apiserver.faults import FaultInjector
 from rayqueue_local.apiserver.http import MAX_BODY_BYTES, RequestInfo, Response, parse_request
 from rayqueue_local.apiserver.rbac import REQUEST_USER, Authorizer
+from rayqueue_local.apiserver.requestlog import RequestLog
 from rayqueue_local.apiserver.reviews import ReviewAPI
 from rayqueue_local.apiserver.tokenrequest import TokenRequestAPI
 
@@ -170,6 +171,19 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- one request ------------------------------------------------------------------------
     def _serve(self, method: str) -> None:
+        requests = self.server.api.requests
+        if requests is None:
+            self._serve_one(method)
+            return
+        entry = requests.started(
+            method, urlsplit(self.path).path, urlsplit(self.path).query, self.headers.get("User-Agent")
+        )
+        try:
+            self._serve_one(method)
+        finally:
+            requests.ended(entry)
+
+    def _serve_one(self, method: str) -> None:
         api = self.server.api
         started = time.perf_counter() if api.timings is not None else 0.0
         url = urlsplit(self.path)
@@ -360,6 +374,8 @@ class APIServer:
         self.tokens = TokenRequestAPI(authenticator, rest.store)
         #: ``(method, path, seconds)`` per answered request once :meth:`record_timings` was called
         self.timings: collections.deque[tuple[str, str, float]] | None = None
+        #: every request by client (``User-Agent``) and the open watches, after :meth:`record_requests`
+        self.requests: RequestLog | None = None
         self._httpd = _Server((host, port), self, ssl_context)
         self._thread: threading.Thread | None = None
         self.host: str = str(self._httpd.server_address[0])
@@ -396,6 +412,13 @@ class APIServer:
         """Record the in-server handling time of each request (from parsed headers to the last byte
         written) in :attr:`timings`; for benchmarks."""
         self.timings = collections.deque(maxlen=maxlen)
+
+    def record_requests(self) -> RequestLog:
+        """Record every request (method, path, watch or not, ``User-Agent``) and the open watch streams
+        in :attr:`requests` (kept from an earlier call); for benchmarks and count-based tests."""
+        if self.requests is None:
+            self.requests = RequestLog()
+        return self.requests
 
     def add_route(
         self, method: str, path_regex: str, handler: RouteHandler, *, resource: str, verb: str

@@ -1,0 +1,220 @@
+"""A cluster's card that follows the cluster live, at no cost of its own to the API server.
+
+:func:`follow_live` subscribes a status callback to the session's shared watches of RayClusters and
+Workloads in the cluster's namespace (:mod:`rayqueue_sdk.kube.informer`): the same two streams that
+``wait_ready()``, other cards and other clusters of the namespace read, so a card adds no watch and no
+request. Each change of the RayCluster or of its Workload becomes a new
+:class:`~rayqueue_sdk.cluster.status.ClusterStatus` (pure: :func:`~rayqueue_sdk.cluster.status.status_from`);
+the queue position, which no watch carries, is the last one read (``status()``, ``wait_ready()``) while the
+cluster stays queued.
+
+Example:
+    >>> from rayqueue_sdk.cluster.status import ClusterPhase, ClusterStatus
+    >>> shown = []
+    >>> follower = LiveStatus("ws", "ds", shown.append)
+    >>> follower.on_cluster({"metadata": {"name": "ws", "namespace": "ds", "uid": "u1"}, "spec": {}})
+    >>> shown[-1].phase.value
+    'starting'
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from rayqueue_sdk.cluster.status import ClusterStatus, status_from
+from rayqueue_sdk.kube.informer import Subscription, read_shared
+from rayqueue_sdk.kube.resources import RAYCLUSTERS, kueue_kind, pick_workload
+from rayqueue_sdk.kube.watch import WatchEvent
+from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubernetes.client import ApiClient
+
+__all__ = ["LiveFollow", "LiveStatus", "follow_live", "keep_idle_line"]
+
+
+def _meta(obj: dict[str, Any] | None) -> dict[str, Any]:
+    return (obj or {}).get("metadata") or {}
+
+
+class LiveStatus:
+    """The pure part: the cluster and its Workloads as seen so far, and ``on_status`` told of each change.
+
+    Example:
+        >>> seen = []
+        >>> live = LiveStatus("ws", "ds", seen.append)
+        >>> live.on_cluster(None); seen[-1].phase.value
+        'deleted'
+    """
+
+    def __init__(
+        self,
+        name: str,
+        namespace: str,
+        on_status: Callable[[ClusterStatus], None],
+        last: ClusterStatus | None = None,
+        workloads_now: Callable[[], list[dict[str, Any]]] | None = None,
+        shown: Callable[[], ClusterStatus | None] | None = None,
+    ) -> None:
+        self.name, self.namespace, self.on_status = name, namespace, on_status
+        #: the status on display now (a card that ``status()`` or ``wait_ready()`` also update): its queue
+        #: position and idle line are kept (no watch carries them); default: the last one told
+        self.shown = shown
+        #: every Workload of the namespace now (the shared cache), asked when the cluster's uid changes
+        self.workloads_now = workloads_now
+        self.cluster: dict[str, Any] | None = None
+        self.workloads: dict[str, dict[str, Any]] = {}
+        self.last = last
+        self._lock = threading.Lock()
+
+    @property
+    def uid(self) -> str:
+        """The followed RayCluster's uid (empty before it is seen)."""
+        return str(_meta(self.cluster).get("uid") or "")
+
+    def owns(self, workload: dict[str, Any]) -> bool:
+        """True for a Workload of the followed RayCluster (Kueue's ``job-uid`` label)."""
+        return bool(self.uid) and (_meta(workload).get("labels") or {}).get(JOB_UID_LABEL) == self.uid
+
+    def on_cluster(self, cluster: dict[str, Any] | None) -> None:
+        """The RayCluster changed (``None``: deleted)."""
+        with self._lock:
+            renewed = cluster is None or _meta(cluster).get("uid") != self.uid
+            self.cluster = cluster
+            if renewed:  # another object (or none): its Workloads are those of the cache with its uid
+                found = self.workloads_now() if self.workloads_now is not None and cluster else []
+                self.workloads = {str(_meta(w).get("name")): w for w in found if self.owns(w)}
+        self._tell()
+
+    def on_workloads(self, workloads: list[dict[str, Any]], *, replace_all: bool) -> None:
+        """Workloads changed (``replace_all``: this is every one there is)."""
+        with self._lock:
+            if replace_all:
+                self.workloads = {}
+            for wl in workloads:
+                self.workloads[str(_meta(wl).get("name"))] = wl
+
+    def on_workload_gone(self, workload: dict[str, Any]) -> None:
+        """A Workload was deleted."""
+        with self._lock:
+            self.workloads.pop(str(_meta(workload).get("name")), None)
+
+    def _tell(self) -> None:
+        with self._lock:
+            cluster, workload = self.cluster, pick_workload(list(self.workloads.values()))
+            last = self.last
+            shown = self.shown() if self.shown is not None else last
+            status = status_from(
+                cluster,
+                workload,
+                name=self.name,
+                namespace=self.namespace,
+                position=shown.position if shown is not None else None,
+                position_unavailable=shown.position_unavailable if shown is not None else None,
+            )
+            status = keep_idle_line(status, shown, workload)
+            if status == last:
+                return
+            self.last = status
+        self.on_status(status)
+
+
+def keep_idle_line(
+    status: ClusterStatus, shown: ClusterStatus | None, workload: dict[str, Any] | None
+) -> ClusterStatus:
+    """``status`` with the idle policy's line of the status on display (read by ``status()``, not watched),
+    kept while the cluster stays scaled to zero (its Workload inactive) or, for a running cluster's clock,
+    while it is not scaled to zero.
+
+    Example:
+        >>> from rayqueue_sdk.cluster.status import ClusterPhase
+        >>> shown = ClusterStatus("ws", "ds", ClusterPhase.DEACTIVATED, False, "scaled to zero at 14:02",
+        ...                       idle_scale_to_zero="scaled to zero at 14:02", scaled_to_zero=True)
+        >>> new = ClusterStatus("ws", "ds", ClusterPhase.DEACTIVATED, False, "deactivated")
+        >>> keep_idle_line(new, shown, {"spec": {"active": False}}).explanation
+        'scaled to zero at 14:02'
+        >>> keep_idle_line(new, shown, {"spec": {"active": True}}).scaled_to_zero
+        False
+    """
+    if shown is None or shown.idle_scale_to_zero is None:
+        return status
+    inactive = ((workload or {}).get("spec") or {}).get("active") is False
+    if shown.scaled_to_zero:
+        if not inactive:  # resumed: the line is stale
+            return status
+        return replace(
+            status,
+            idle_scale_to_zero=shown.idle_scale_to_zero,
+            scaled_to_zero=True,
+            explanation=shown.explanation,
+        )
+    return replace(status, idle_scale_to_zero=shown.idle_scale_to_zero)
+
+
+class LiveFollow:
+    """The two subscriptions of :func:`follow_live`; :meth:`close` ends them (idempotent).
+
+    Example:
+        >>> LiveFollow([]).close()
+    """
+
+    def __init__(self, subscriptions: list[Subscription]) -> None:
+        self.subscriptions = subscriptions
+
+    @property
+    def closed(self) -> bool:
+        """True once every subscription is closed (by :meth:`close`, or by an error that ended a watch)."""
+        return all(s.closed for s in self.subscriptions)
+
+    def close(self) -> None:
+        """Stop following (the shared watches end when no other reader is left)."""
+        for sub in self.subscriptions:
+            sub.close()
+
+
+def follow_live(
+    api: ApiClient,
+    name: str,
+    namespace: str,
+    on_status: Callable[[ClusterStatus], None],
+    last: ClusterStatus | None = None,
+    shown: Callable[[], ClusterStatus | None] | None = None,
+) -> LiveFollow:
+    """Call ``on_status`` with the cluster's status each time its RayCluster or Workload changes.
+
+    Reads the session's shared watches (no watch, no request of its own once they run); ``last`` is the
+    status shown now; ``shown`` (default: the last status told) gives the one on display when others update
+    it too: its queue position and idle policy line, which no watch carries, are kept.
+
+    Example:
+        >>> # handle = follow_live(api, "ws", "ds", card.update, last=status); ...; handle.close()
+    """
+    live = LiveStatus(name, namespace, on_status, last, shown=shown)
+
+    def clusters(event: WatchEvent) -> None:
+        if event.type == "SYNC":
+            live.on_cluster(event.objects[0] if event.objects else None)
+        elif event.type in ("ADDED", "MODIFIED"):
+            live.on_cluster(event.object)
+        elif event.type == "DELETED":
+            live.on_cluster(None)
+
+    def workloads(event: WatchEvent) -> None:
+        if event.type == "SYNC":
+            live.on_workloads(event.objects, replace_all=True)
+        elif event.type in ("ADDED", "MODIFIED") and event.object is not None:
+            live.on_workloads([event.object], replace_all=False)
+        elif event.type == "DELETED" and event.object is not None:
+            live.on_workload_gone(event.object)
+        else:
+            return
+        live._tell()
+
+    # Workloads first: when the RayCluster arrives, its Workloads are in the cache already.
+    wl_sub = read_shared(api, kueue_kind(api, "workloads"), namespace, workloads, match=live.owns)
+    live.workloads_now = wl_sub.informer.objects
+    rc_sub = read_shared(api, RAYCLUSTERS, namespace, clusters, match=lambda o: _meta(o).get("name") == name)
+    return LiveFollow([rc_sub, wl_sub])
