@@ -31,7 +31,8 @@ PACKAGES = {
 # measured on the project's machine: ray (seconds), kubernetes.client ~300 ms, ipywidgets ~340 ms,
 # IPython.display ~310 ms, requests ~90 ms and urllib3 ~50 ms (kubernetes' transport), jsonschema ~65 ms
 # and cryptography.x509 ~50 ms (rayqueue_local's schema checks and TLS), rich.console ~30 ms, yaml ~15 ms;
-# and one stdlib module, importlib.metadata ~13 ms (email, zipfile, csv), read once for a version string.
+# and two stdlib modules, importlib.metadata ~13 ms (email, zipfile, csv), read once for a version string,
+# and asyncio ~10 ms (issue 29), for following a job's logs.
 LAZY_ALLOWED = frozenset(
     {
         "ray",
@@ -45,6 +46,7 @@ LAZY_ALLOWED = frozenset(
         "jsonschema",
         "cryptography",
         "importlib.metadata",
+        "asyncio",  # ~10 ms with ssl and socket: only where a job's logs are followed
         "kube_authkit",  # optional, the user's own: imported only to turn their AuthConfig into a client
     }
 )

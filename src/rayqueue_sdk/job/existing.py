@@ -23,8 +23,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.admission.cluster import ClusterPhase, ErrorKind, JobAssessment, JobPhase, Verdict
-from rayqueue_sdk.cluster.dashboard import cluster_dashboard_uri, ray_job_client
-from rayqueue_sdk.cluster.observe import observe_cluster
 from rayqueue_sdk.errors import ClusterNotFoundError, ConnectionFailedError, RayQueueError
 from rayqueue_sdk.job.backend import KubeTarget
 from rayqueue_sdk.job.logs import follow_lines
@@ -51,6 +49,8 @@ _clients_lock = threading.Lock()
 
 
 def _cached_client(api: Any, dashboard: str) -> JobSubmissionClient:
+    from rayqueue_sdk.cluster.dashboard import ray_job_client  # lazy: the dashboard and Ray's job client
+
     with _clients_lock:
         found = _clients.get(api, {}).get(dashboard)
     if found is not None:
@@ -122,6 +122,10 @@ class ExistingClusterJob:
             DashboardNotFoundError: the cluster has no dashboard address yet (queued, starting).
             ConnectionFailedError: the dashboard does not answer.
         """
+        from rayqueue_sdk.cluster.dashboard import (
+            cluster_dashboard_uri,
+        )  # lazy: a running cluster's dashboard
+
         if self._client is None:
             self.dashboard = cluster_dashboard_uri(
                 self.cluster_name,
@@ -213,6 +217,8 @@ class ExistingClusterJob:
         the head); a requeued cluster comes back empty, so the job is lost either way and nothing
         reruns it: the verdict is ``FAIL``.
         """
+        from rayqueue_sdk.cluster.observe import observe_cluster  # lazy: only when Ray does not answer
+
         try:
             cluster = observe_cluster(
                 self.cluster_name, self.target.namespace, self.target.api, with_position=False
