@@ -7,14 +7,19 @@
    each: the local Ray head advertises them), wait while Kueue admits it, connect with ``ray.init`` and run
    remote tasks, submit a job through ``cluster.job_client`` and print its logs, take the cluster down.
 
-Run: ``python examples/quickstart.py`` (``scripts/demo.sh`` does it after installing). Against a real
-cluster, only steps 1-2 change: ``TokenAuthentication(token=..., server=...)`` with your own credentials.
+Run: ``python examples/quickstart.py`` (``scripts/demo.sh`` does it after installing); ``--entrypoint
+'python my_script.py'`` submits your own job in step 6 instead. The exit status is 0 only if every step
+ran and the job SUCCEEDED: 1 when the job ended otherwise (its logs are printed; the cluster still goes
+down). Against a real cluster, only steps 1-2 change: ``TokenAuthentication(token=..., server=...)``
+with your own credentials.
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -42,7 +47,29 @@ def crd_dir() -> str | None:
     return found if Path(found).is_dir() else None
 
 
-def main() -> None:
+#: Step 6's job: it prints the GPUs the job's Ray sees.
+JOB_SCRIPT = "import ray; ray.init(); print('GPUs seen by the job:', ray.cluster_resources()['GPU'])"
+DEFAULT_ENTRYPOINT = f'python -c "{JOB_SCRIPT}"'
+
+
+def exit_status(job_status: object) -> int:
+    """The quickstart's exit status for its job's final status: 0 for SUCCEEDED, else 1.
+
+    Example:
+        >>> from ray.job_submission import JobStatus
+        >>> exit_status(JobStatus.SUCCEEDED), exit_status(JobStatus.FAILED), exit_status(JobStatus.STOPPED)
+        (0, 1, 1)
+    """
+    return 0 if str(job_status) == "SUCCEEDED" else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the quickstart; returns the exit status (see :func:`exit_status`)."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--entrypoint", default=DEFAULT_ENTRYPOINT, help="the job submitted in step 6")
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("rayqueue_local").setLevel(logging.WARNING)
 
@@ -94,8 +121,7 @@ def main() -> None:
 
         step("6. Submit a job through cluster.job_client and read its logs")
         client = workspace_cluster.job_client
-        script = "import ray; ray.init(); print('GPUs seen by the job:', ray.cluster_resources()['GPU'])"
-        submission_id = client.submit_job(entrypoint=f'python -c "{script}"')
+        submission_id = client.submit_job(entrypoint=args.entrypoint)
         console.print(f"submitted {submission_id}")
         while not (status := workspace_cluster.job_status(submission_id)).is_terminal():
             time.sleep(0.5)
@@ -110,6 +136,11 @@ def main() -> None:
         console.print(f"clusters left: {[s.name for s in list_clusters()]}")
         auth.logout()
 
+    code = exit_status(status)
+    if code:
+        console.print(f"[bold red]The job ended {status}, not SUCCEEDED: exit status {code}[/]")
+    return code
+
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

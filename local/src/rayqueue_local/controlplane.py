@@ -41,10 +41,10 @@ from rayqueue_local.controllers import default_controllers
 from rayqueue_local.options import ControlPlaneOptions, kueue_served_versions, option_names, with_overrides
 from rayqueue_local.registry.registry import Registry, load_crd_dir
 from rayqueue_local.registry.resourcetypes import KUEUE
+from rayqueue_local.runtime.interpreter import ray_command
 from rayqueue_local.runtime.node import local_node
 from rayqueue_local.runtime.processes import ProcessStartError
 from rayqueue_local.runtime.prometheus import PrometheusNotInstalledError, find_prometheus
-from rayqueue_local.runtime.raylocal import ray_executable
 from rayqueue_local.storage.apiextensions import serve_custom_resource_definitions
 from rayqueue_local.storage.lock import StateDirectoryLock
 from rayqueue_local.storage.persistence import private_dir
@@ -277,7 +277,7 @@ class LocalControlPlane:
             return
         if self.options.ray_enabled:
             try:
-                ray_executable()
+                ray_command()
             except ProcessStartError:
                 self.unavailable["ray"] = (
                     f"Ray is not installed for {sys.executable} (pip install 'ray[default]'), so no "

@@ -52,6 +52,7 @@ from rayqueue_sdk.admission.conditions import (
     _suspended,
     _text,
     _workers,
+    autoscaling_not_run,
     cluster_ready,
     condition,
     head_failure,
@@ -365,7 +366,8 @@ def assess_cluster(
         counts = (
             f" ({ready_w}/{desired_w} workers ready)" if desired_w is not None and ready_w is not None else ""
         )
-        return out(ClusterPhase.READY, Verdict.DONE, f"ready{counts}")
+        unscaled = autoscaling_not_run(cluster)  # said, not silently left at the spec's replicas
+        return out(ClusterPhase.READY, Verdict.DONE, f"ready{counts}" + (f"; {unscaled}" if unscaled else ""))
     if suspended and admitted:
         text = _admitted_sentence(wl) + "; waiting for Kueue to unsuspend the RayCluster"
         return out(ClusterPhase.ADMITTED, Verdict.WAIT, text, kueue_why)

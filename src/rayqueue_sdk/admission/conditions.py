@@ -18,7 +18,14 @@ from typing import Any
 
 from rayqueue_sdk.admission.phases import Obj
 
-__all__ = ["HEAD_FAILURE_REASONS", "cluster_ready", "condition", "head_failure"]
+__all__ = [
+    "AUTOSCALING_CONDITION",
+    "HEAD_FAILURE_REASONS",
+    "autoscaling_not_run",
+    "cluster_ready",
+    "condition",
+    "head_failure",
+]
 
 #: A head container waiting for one of these reasons will not start by itself: the kubelet backs off
 #: pulling an image it could not pull, cannot parse the image name, may not pull it, cannot create or
@@ -51,6 +58,27 @@ def condition(obj: Obj | None, type_: str) -> Mapping[str, Any] | None:
         if isinstance(cond, Mapping) and cond.get("type") == type_:
             return cond
     return None
+
+
+#: A RayCluster condition that a control plane which does not run KubeRay's in-tree autoscaler sets
+#: ``False`` (with its reason why) while ``spec.enableInTreeAutoscaling`` is true: ``rayqueue_local`` does.
+#: Upstream KubeRay has no such condition (its autoscaler runs beside the head), so it is never set there.
+AUTOSCALING_CONDITION = "InTreeAutoscaling"
+
+
+def autoscaling_not_run(cluster: Obj | None) -> str | None:
+    """Why the RayCluster's in-tree autoscaling is not running, as the control plane wrote it, or ``None``.
+
+    Example:
+        >>> rc = {"status": {"conditions": [{"type": "InTreeAutoscaling", "status": "False",
+        ...     "reason": "NotRunByLocalControlPlane", "message": "not emulated: replicas stay fixed"}]}}
+        >>> autoscaling_not_run(rc), autoscaling_not_run({"status": {}})
+        ('not emulated: replicas stay fixed', None)
+    """
+    cond = condition(cluster, AUTOSCALING_CONDITION)
+    if not _is_false(cond):
+        return None
+    return _text(cond, "message") or _text(cond, "reason") or "in-tree autoscaling is not running"
 
 
 def _is_true(cond: Mapping[str, Any] | None) -> bool:

@@ -9,7 +9,9 @@ object per line. This module is imported only when ``rayqueue job`` runs, so it 
 module level.
 
 A job on an existing cluster is named by ``--cluster`` and its Ray submission id (``--job-id``,
-printed by ``submit``); a job-owned job by its RayJob name.
+printed by ``submit``); a job-owned job by its RayJob name. ``submit --cluster`` to a cluster that is
+still queued or starting waits for it (saying why on stderr, at most ``--cluster-timeout`` seconds) and
+returns once the job is submitted.
 
 Example::
 
@@ -31,7 +33,7 @@ from rayqueue_sdk.cli.exit_codes import JOB_FAILED, SUCCESS
 from rayqueue_sdk.cli.files import parse_yaml_text, read_yaml_file
 from rayqueue_sdk.config.models import ManagedClusterConfig
 from rayqueue_sdk.errors import ConfigError, NotFoundError
-from rayqueue_sdk.job.rayjob import RayJob
+from rayqueue_sdk.job.rayjob import DEFAULT_CLUSTER_TIMEOUT, RayJob
 
 __all__ = ["JOB_FAILED", "configure"]
 
@@ -65,6 +67,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     submit.add_argument("--deadline", type=int, help="activeDeadlineSeconds (job-owned)")
     submit.add_argument("--wait", action="store_true", help="wait for the job to end; exit code says how")
     submit.add_argument("--timeout", type=seconds, default=3600.0, help="seconds for --wait (default 3600)")
+    submit.add_argument(
+        "--cluster-timeout",
+        type=seconds,
+        default=DEFAULT_CLUSTER_TIMEOUT,
+        help="seconds to wait for a --cluster that is still queued or starting before the job is "
+        f"submitted (default {DEFAULT_CLUSTER_TIMEOUT:g}; exit 4 when it is not ready by then)",
+    )
     submit.add_argument(
         "-e", "--entrypoint", required=True, help="the command to run, e.g. 'python train.py --lr 0.1'"
     )
@@ -159,7 +168,13 @@ def _submit(args: argparse.Namespace) -> int:
                 active_deadline_seconds=args.deadline,
                 client=client_source(args),
             )
-        submitted = job.submit()
+        # On an existing cluster still queued or starting, the command returns once the job is on Ray
+        # (a CI step must not exit 0 with a job that is never submitted).
+        submitted = (
+            job.submit(cluster_timeout=args.cluster_timeout, wait_for_cluster=True)
+            if args.cluster
+            else job.submit()
+        )
         emit(
             args,
             {"name": args.name, "job_id": job.job_id, "submitted": submitted},

@@ -29,6 +29,7 @@ from rayqueue_sdk.config.idle import IdlePolicy, PreStopHook, PrometheusSource
 from rayqueue_sdk.config.models import ClusterConfiguration
 from rayqueue_sdk.display.environment import is_notebook
 from rayqueue_sdk.display.live import execution_count
+from rayqueue_sdk.display.progress import progress_log_level, wait_progress
 from rayqueue_sdk.errors import (
     AdmissionTimeout,
     AlreadyExistsError,
@@ -430,7 +431,6 @@ class Cluster:
         from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
         from rayqueue_sdk.cluster.wait import wait_for_cluster  # lazy: the wait
         from rayqueue_sdk.display import follow_card  # lazy: notebook cards
-        from rayqueue_sdk.display.progress import progress_log_level, wait_progress  # lazy: wait_ready()
 
         api = self._api()
         started = time.monotonic()

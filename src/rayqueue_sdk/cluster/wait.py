@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -61,6 +62,8 @@ POSITION_REFRESH = 2.0
 HEAD_REFRESH = 2.0
 #: How often a "LocalQueue doesn't exist" verdict is re-checked against the API.
 _QUEUE_RECHECK = 5.0
+#: How often a cancellable wait looks at its ``cancel`` event between watch events.
+_CANCEL_CHECK = 0.25
 
 
 @dataclass
@@ -135,6 +138,7 @@ def wait_for_cluster(
     on_progress: Callable[[ClusterStatus], None] | None = None,
     position_refresh: float = POSITION_REFRESH,
     log_level: int = logging.INFO,
+    cancel: threading.Event | None = None,
 ) -> ClusterStatus:
     """Wait until RayCluster ``name`` is ready, explaining every change on the way.
 
@@ -149,9 +153,11 @@ def wait_for_cluster(
             the queue position changes (a console or notebook display hooks in here).
         position_refresh: seconds between reads of the queue position while queued.
         log_level: the level each change is logged at (``DEBUG`` when a display shows them already).
+        cancel: set it (from another thread) to end the wait early: it then returns the last status,
+            which is not ``READY`` (a job waiting for its cluster uses this when it is stopped).
 
     Returns:
-        The final :class:`ClusterStatus` (phase ``READY``).
+        The final :class:`ClusterStatus` (phase ``READY``; with ``cancel`` set, the last one seen).
 
     Raises:
         AdmissionTimeout: the queue wait or the whole wait took too long; carries the last phase,
@@ -186,6 +192,7 @@ def wait_for_cluster(
         on_progress=on_progress,
         position_refresh=position_refresh,
         log_level=log_level,
+        cancel=cancel,
     )
     watchers = [
         Watcher(api, RAYCLUSTERS, namespace, name=name, label="raycluster"),
@@ -222,8 +229,10 @@ class _ClusterWait:
         on_progress: Callable[[ClusterStatus], None] | None,
         position_refresh: float,
         log_level: int = logging.INFO,
+        cancel: threading.Event | None = None,
     ) -> None:
         self.api, self.name, self.namespace, self.seen = api, name, namespace, seen
+        self.cancel = cancel
         self.timeout, self.queue_timeout = timeout, queue_timeout
         self.deadline = started + timeout if timeout is not None else None
         self.on_progress, self.position_refresh = on_progress, position_refresh
@@ -254,14 +263,21 @@ class _ClusterWait:
                 return self._status(a)
             if a.verdict is Verdict.FAIL:
                 self._fail(a)
+            if self._cancelled():
+                return self._status(a)
             self._check_timeouts(a)
             self._next_event(a)
+
+    def _cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
 
     # -- steps -----------------------------------------------------------------------------------
     def _await_workload_listing(self) -> None:
         """Never judge a Kueue-managed cluster before its Workload listing (or its failure) arrived."""
         while not self.seen.workloads_synced and self.seen.workloads_unreadable is None:
-            self._pump(_left(self.deadline, 5.0))
+            if self._cancelled():
+                return
+            self._pump(_left(self.deadline, _CANCEL_CHECK if self.cancel is not None else 5.0))
             self._check_deadline(None)
 
     def _assess(self, workload: dict[str, Any] | None) -> Assessment:
@@ -390,6 +406,8 @@ class _ClusterWait:
             wait = min(wait, max(0.0, self.next_queue_check - now))
         if self._starting(a):
             wait = min(wait, max(0.0, self.next_head_at - now))
+        if self.cancel is not None:
+            wait = min(wait, _CANCEL_CHECK)
         before = self.seen.workload
         if self._pump(wait) and self.seen.workload is not before:
             self.next_position_at = 0.0  # the Workload changed: re-read the position now

@@ -4,6 +4,8 @@ RayJob object.
 Kueue cannot manage a RayJob on an existing cluster (a ``clusterSelector`` RayJob is not queued), and
 the cluster already holds its admitted quota, so the job goes straight to the cluster's Ray dashboard
 through Ray's ``JobSubmissionClient`` (address and auth header from :mod:`rayqueue_sdk.cluster.dashboard`).
+A cluster that is still queued or starting has no dashboard yet: the job then waits for it
+(:mod:`rayqueue_sdk.job.pending`, bounded by ``cluster_timeout``) and is submitted once it is ready.
 The submission id is ``<job_name>-<6 hex>``: the job name alone would collide on re-submission.
 :class:`ExistingClusterJob` is this mode's :class:`~rayqueue_sdk.job.backend.JobBackend`.
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import sys
 import threading
 import time
 import weakref
@@ -23,9 +26,20 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.admission.cluster import ClusterPhase, ErrorKind, JobAssessment, JobPhase, Verdict
-from rayqueue_sdk.errors import ClusterNotFoundError, ConnectionFailedError, RayQueueError
+from rayqueue_sdk.cluster.status import ClusterStatus
+from rayqueue_sdk.display.environment import is_notebook
+from rayqueue_sdk.display.progress import NotebookProgress
+from rayqueue_sdk.errors import (
+    AdmissionTimeout,
+    ClusterNotFoundError,
+    ConnectionFailedError,
+    DashboardNotFoundError,
+    RayQueueError,
+    ScaledToZeroError,
+)
 from rayqueue_sdk.job.backend import KubeTarget
 from rayqueue_sdk.job.logs import follow_lines
+from rayqueue_sdk.job.pending import DEFAULT_CLUSTER_TIMEOUT, PendingSubmission
 from rayqueue_sdk.job.runtime_env import PreparedRuntimeEnv, check_package_size
 from rayqueue_sdk.job.spec import JobFields
 from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment, status_from_ray
@@ -49,7 +63,7 @@ _clients_lock = threading.Lock()
 
 
 def _cached_client(api: Any, dashboard: str) -> JobSubmissionClient:
-    from rayqueue_sdk.cluster.dashboard import ray_job_client  # lazy: the dashboard and Ray's job client
+    from rayqueue_sdk.cluster.dashboard import ray_job_client  # lazy: a running cluster's dashboard
 
     with _clients_lock:
         found = _clients.get(api, {}).get(dashboard)
@@ -112,6 +126,7 @@ class ExistingClusterJob:
         self.job_id = job_id
         self._client: JobSubmissionClient | None = None
         self.dashboard: str | None = None
+        self._pending: PendingSubmission | None = None  # a submission waiting for its cluster
 
     # -- connection -------------------------------------------------------------------------------
     def job_client(self) -> JobSubmissionClient:
@@ -122,9 +137,7 @@ class ExistingClusterJob:
             DashboardNotFoundError: the cluster has no dashboard address yet (queued, starting).
             ConnectionFailedError: the dashboard does not answer.
         """
-        from rayqueue_sdk.cluster.dashboard import (
-            cluster_dashboard_uri,
-        )  # lazy: a running cluster's dashboard
+        from rayqueue_sdk.cluster.dashboard import cluster_dashboard_uri  # lazy: a cluster's dashboard
 
         if self._client is None:
             self.dashboard = cluster_dashboard_uri(
@@ -149,11 +162,29 @@ class ExistingClusterJob:
         return self.job_id
 
     # -- operations -------------------------------------------------------------------------------
-    def submit(self, job: JobFields, env: PreparedRuntimeEnv) -> str:
+    def submit(
+        self,
+        job: JobFields,
+        env: PreparedRuntimeEnv,
+        *,
+        cluster_timeout: float | None = DEFAULT_CLUSTER_TIMEOUT,
+        show: bool | None = None,
+        wait_for_cluster: bool = False,
+    ) -> str:
         """Submit through Ray's job client (Ray uploads a local working_dir); returns the new submission id.
+
+        A cluster that is queued or starting (no dashboard address yet, or one that does not answer) is
+        waited for on a background thread, for at most ``cluster_timeout`` s, and the job is submitted
+        once it is ready (:class:`~rayqueue_sdk.job.pending.PendingSubmission`); this returns at once with
+        the submission id the job will have. ``show``: the wait's progress line (``None``: in a notebook,
+        one line on stderr elsewhere; ``False``: only ``logging``). ``wait_for_cluster=True``: return only
+        once the job is submitted, raising the wait's error (``AdmissionTimeout``, ...) when it is not.
 
         Raises:
             ConfigError: the zipped working_dir reaches Ray's package limit.
+            ClusterNotFoundError: no such cluster (lists those that exist).
+            ScaledToZeroError: the cluster's idle policy scaled it to zero (``cluster.resume()`` first).
+            PreemptedError / ClusterFailedError: the cluster is deactivated or its head cannot start.
         """
         runtime_env = env.runtime_env
         if env.working_dir is not None and runtime_env is not None:
@@ -167,14 +198,13 @@ class ExistingClusterJob:
             "metadata": {JOB_NAME_METADATA: self.job_name},
         }
         try:
-            try:
-                self.job_client().submit_job(**kwargs)
-            except (ConnectionError, OSError) as err:  # a reused client to an address that moved
-                log.debug("submitting through a reused Ray client failed (%s); reconnecting", err)
-                self._forget()
-                self.job_client().submit_job(**kwargs)
-        except (RuntimeError, ConnectionError, OSError) as err:
-            raise _ray_error(err, f"submit {self.job_name!r}", self.dashboard or "?") from None
+            self._submit_now(kwargs)
+        except (DashboardNotFoundError, ConnectionFailedError) as err:
+            if self.dashboard_override:  # an explicit address: there is no cluster to wait for
+                raise
+            self._defer(kwargs, err, cluster_timeout, show, wait_for_cluster)
+            return submission_id
+        self._pending = None
         self.job_id = submission_id
         log.info(
             "submitted %s to RayCluster %s/%s as %s",
@@ -185,9 +215,86 @@ class ExistingClusterJob:
         )
         return submission_id
 
+    def _submit_now(self, kwargs: dict[str, Any]) -> None:
+        try:
+            try:
+                self.job_client().submit_job(**kwargs)
+            except (ConnectionError, OSError) as err:  # a reused client to an address that moved
+                log.debug("submitting through a reused Ray client failed (%s); reconnecting", err)
+                self._forget()
+                self.job_client().submit_job(**kwargs)
+        except (RuntimeError, ConnectionError, OSError) as err:
+            self._forget()
+            raise _ray_error(err, f"submit {self.job_name!r}", self.dashboard or "?") from None
+
+    def _defer(
+        self,
+        kwargs: dict[str, Any],
+        err: RayQueueError,
+        timeout: float | None,
+        show: bool | None,
+        block: bool,
+    ) -> None:
+        """No dashboard to submit to: wait for a queued or starting cluster, then submit (or raise)."""
+        from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path, loaded on first use
+
+        api = self.target.api
+        first, raycluster = observe_one(api, self.cluster_name, self.target.namespace)
+        if first.ready:
+            raise err  # a ready cluster whose dashboard fails: waiting would not help
+        if first.phase is ClusterPhase.DEACTIVATED:
+            _refuse_if_scaled_to_zero(api, raycluster, first)
+        submission_id = str(kwargs["submission_id"])
+        progress = None if show is False else _Progress(first, every_change=block)
+        pending = PendingSubmission(
+            self.job_name,
+            submission_id,
+            first,
+            api,
+            submit_now=lambda: self._submit_now(kwargs),
+            timeout=timeout,
+            on_progress=progress.update if progress is not None else None,
+            on_end=progress.finish if progress is not None else None,
+        )
+        before = self.job_id, self._pending
+        self._pending, self.job_id = pending, submission_id
+        pending.start()
+        pending.settle()
+        if block:
+            pending.join()
+        if pending.failure is not None and (block or not isinstance(pending.failure, AdmissionTimeout)):
+            # known at once (deactivated, cannot start, deleted), or a blocking submit: said now, and the
+            # job stays unsubmitted; otherwise a timeout, however short, is status()'s and wait()'s to say
+            self.job_id, self._pending = before
+            raise pending.failure
+        if pending.submitted:
+            log.info("submitted %s to RayCluster %s as %s", self.job_name, self.cluster_name, submission_id)
+            return
+        log.info("%s (%s)", pending.status(), submission_id)
+
+    @property
+    def submission_failure(self) -> BaseException | None:
+        """Why a job that waited for its cluster was not submitted (the wait's typed error), or None.
+
+        ``None`` too when it was stopped before its submission (its status says ``STOPPED``).
+        """
+        pending = self._pending
+        if pending is None or pending.submitted or not isinstance(pending.failure, RayQueueError):
+            return None
+        return pending.failure
+
+    def _waiting(self) -> PendingSubmission | None:
+        """The pending submission, while the job has not reached Ray (waiting, failed or cancelled)."""
+        pending = self._pending
+        return pending if pending is not None and not pending.submitted else None
+
     def status(self) -> RayJobStatus:
         """Ray's view of the job, typed; ``DELETED`` when the cluster or the job is gone, ``PREEMPTED`` or
-        ``DEACTIVATED`` (a failed verdict) when Kueue took the cluster away under it."""
+        ``DEACTIVATED`` (a failed verdict) when Kueue took the cluster away under it. A job waiting for its
+        cluster reads ``QUEUED``/``STARTING`` with the cluster's words (Kueue's reason, the position)."""
+        pending = self._waiting()
+        if pending is not None:
+            return pending.status()
         job_id = self._require_id()
         try:
             info = self.job_client().get_job_info(job_id)
@@ -217,7 +324,7 @@ class ExistingClusterJob:
         the head); a requeued cluster comes back empty, so the job is lost either way and nothing
         reruns it: the verdict is ``FAIL``.
         """
-        from rayqueue_sdk.cluster.observe import observe_cluster  # lazy: only when Ray does not answer
+        from rayqueue_sdk.cluster.observe import observe_cluster  # lazy: the read path, loaded on first use
 
         try:
             cluster = observe_cluster(
@@ -265,7 +372,9 @@ class ExistingClusterJob:
         return status_from_assessment(self.job_name, self.target.namespace, assessment, owns_cluster=False)
 
     def logs(self) -> str:
-        """The job's logs so far."""
+        """The job's logs so far (none while it waits for its cluster)."""
+        if self._waiting() is not None:
+            return ""
         job_id = self._require_id()
         try:
             return str(self.job_client().get_job_logs(job_id))
@@ -273,13 +382,34 @@ class ExistingClusterJob:
             raise _ray_error(err, f"read the logs of {job_id}", self.dashboard or "?") from None
 
     def follow(self, stop: threading.Event | None = None) -> Iterator[str]:
-        """The job's log lines as they come (ends when the job ends)."""
+        """The job's log lines as they come (ends when the job ends); a job waiting for its cluster first
+        waits for its submission (raising the wait's error when it is not submitted)."""
+        pending = self._waiting()
+        if pending is not None:
+            return self._follow_after(pending, stop)
         job_id = self._require_id()
         jc = self.job_client()
         return follow_lines(lambda: jc.tail_job_logs(job_id), stop=stop)
 
+    def _follow_after(self, pending: PendingSubmission, stop: threading.Event | None) -> Iterator[str]:
+        while not pending.join(0.25):
+            if stop is not None and stop.is_set():
+                return
+        if not pending.submitted:
+            if self.submission_failure is not None:
+                raise self.submission_failure
+            return
+        yield from self.follow(stop)
+
     def stop(self) -> bool:
-        """Ask Ray to stop the job; True if it was running."""
+        """Ask Ray to stop the job; True if it was running. A job still waiting for its cluster is not
+        submitted at all (True)."""
+        pending = self._waiting()
+        if pending is not None:
+            if pending.cancel():
+                return True
+            if not pending.submitted:
+                return False
         job_id = self._require_id()
         try:
             return bool(self.job_client().stop_job(job_id))
@@ -288,7 +418,14 @@ class ExistingClusterJob:
 
     def delete(self) -> bool:
         """Delete the job's record and logs from the cluster, stopping it first if it still runs (Ray only
-        deletes finished jobs). False when there was nothing to delete."""
+        deletes finished jobs). False when there was nothing to delete. A job still waiting for its
+        cluster is not submitted at all (True)."""
+        pending = self._waiting()
+        if pending is not None:
+            if pending.cancel():
+                return True
+            if not pending.submitted:
+                return False
         st = self.status()
         if st.phase is JobPhase.DELETED:
             return False
@@ -306,3 +443,51 @@ class ExistingClusterJob:
             if "does not exist" in str(err):
                 return False
             raise _ray_error(err, f"delete {job_id}", self.dashboard or "?") from None
+
+
+def _refuse_if_scaled_to_zero(api: Any, raycluster: dict[str, Any], status: ClusterStatus) -> None:
+    """Raise :class:`~rayqueue_sdk.errors.ScaledToZeroError` when the cluster's idle policy deactivated it
+    (it will not come back by itself: waiting for it would only time out)."""
+    from rayqueue_sdk.kube.resources import find_workload  # lazy: API calls
+    from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
+
+    if scaling.policy_of(raycluster) is None:
+        return
+    uid = str((raycluster.get("metadata") or {}).get("uid") or "")
+    try:
+        workload = find_workload(api, status.namespace, uid) if uid else None
+        idle = scaling.idle_status(api, raycluster, workload)
+    except RayQueueError as err:
+        log.debug("cannot read the idle policy's state: %s", err)
+        return
+    if idle is not None and idle.scaled_to_zero:
+        raise ScaledToZeroError(status.name, status.namespace, idle.text())
+
+
+class _Progress:
+    """The wait's progress for a job waiting for its cluster: ``Cluster.wait_ready()``'s line in a notebook
+    (updated in place from the waiting thread, ending with the error when the wait fails); elsewhere the
+    first reading on stderr, and every change when ``submit()`` blocks (then ``logging`` only)."""
+
+    def __init__(self, first: ClusterStatus, *, every_change: bool) -> None:
+        self.line: Any = None
+        self.every_change = every_change
+        if is_notebook():
+            self.line = NotebookProgress()
+            self.line.update(first)
+        else:
+            self._print(first)
+
+    @staticmethod
+    def _print(st: ClusterStatus) -> None:
+        print(f"{st.namespace}/{st.name}: {st.explanation}", file=sys.stderr, flush=True)
+
+    def update(self, st: ClusterStatus) -> None:
+        if self.line is not None:
+            self.line.update(st)
+        elif self.every_change:
+            self._print(st)
+
+    def finish(self, error: BaseException | None) -> None:
+        if self.line is not None:
+            self.line.finish(error)

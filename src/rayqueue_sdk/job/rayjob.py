@@ -37,6 +37,7 @@ from rayqueue_sdk.job.backend import JobBackend, KubeTarget
 from rayqueue_sdk.job.existing import ExistingClusterJob
 from rayqueue_sdk.job.logs import tail
 from rayqueue_sdk.job.owned import OwnedClusterJob
+from rayqueue_sdk.job.pending import DEFAULT_CLUSTER_TIMEOUT
 from rayqueue_sdk.job.runtime_env import prepare_runtime_env
 from rayqueue_sdk.job.spec import _JobSpec, render_rayjob, resolve_runtime_env
 from rayqueue_sdk.job.status import RayJobStatus
@@ -47,7 +48,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from rayqueue_sdk.kube.client import ClientSource
 
-__all__ = ["DEFAULT_JOB_TIMEOUT", "RayJob", "RayJobStatus", "render_rayjob", "resolve_runtime_env"]
+__all__ = [
+    "DEFAULT_CLUSTER_TIMEOUT",
+    "DEFAULT_JOB_TIMEOUT",
+    "RayJob",
+    "RayJobStatus",
+    "render_rayjob",
+    "resolve_runtime_env",
+]
 
 log = logging.getLogger(__name__)
 
@@ -278,7 +286,13 @@ class RayJob:
             client=client,
         )
 
-    def submit(self) -> str:
+    def submit(
+        self,
+        *,
+        cluster_timeout: float | None = DEFAULT_CLUSTER_TIMEOUT,
+        show: bool | None = None,
+        wait_for_cluster: bool = False,
+    ) -> str:
         """Send the job; returns the Ray submission id (existing cluster) or the RayJob's name.
 
         Everything is checked before anything is sent: the runtime_env (a local ``working_dir`` exists
@@ -286,9 +300,27 @@ class RayJob:
         in the working_dir), then the cluster (existing-cluster mode) or the LocalQueue and the
         WorkloadPriorityClass (job-owned mode).
 
+        On an existing cluster that is still queued in Kueue or starting (``cluster.apply()`` just
+        before), the job waits for it: this returns at once with the submission id the job will have,
+        :meth:`status` says that the job waits for its cluster (Kueue's reason, the queue position), and
+        the job is submitted as soon as the cluster is ready, on a background thread of this process
+        (:mod:`rayqueue_sdk.job.pending`). In a notebook the wait shows ``Cluster.wait_ready()``'s
+        progress line (``show=False``: none). The wait gives up after ``cluster_timeout`` seconds
+        (default :data:`DEFAULT_CLUSTER_TIMEOUT`, ``None``: no limit): then, or when the cluster is
+        deleted meanwhile, nothing is submitted and :meth:`wait` raises
+        :class:`~rayqueue_sdk.errors.AdmissionTimeout` or :class:`~rayqueue_sdk.errors.ClusterDeletedError`.
+        ``wait_for_cluster=True`` makes this call itself wait (a script or a CI step that wants the job
+        on Ray before it goes on): it returns once the job is submitted and raises those errors itself.
+        ``cluster_timeout``, ``show`` and ``wait_for_cluster`` do not apply to a job-owned cluster (Kueue
+        queues the RayJob itself; :meth:`wait` has the timeout).
+
         Raises:
             ConfigError: bad runtime_env or entrypoint (names the field and what is allowed).
             ClusterNotFoundError: ``cluster_name`` does not exist (lists the user's clusters).
+            ScaledToZeroError: the cluster's idle policy scaled it to zero (``cluster.resume()`` first).
+            PreemptedError / ClusterFailedError: the cluster is deactivated, or its head cannot start.
+            AdmissionTimeout / ClusterDeletedError: with ``wait_for_cluster=True`` only: the cluster was
+                not ready within ``cluster_timeout``, or was deleted meanwhile (nothing was submitted).
             QueueNotFoundError / PriorityClassNotFoundError: unknown queue or priority class (the
                 error lists those that exist).
             AlreadyExistsError: a RayJob of that name exists (job-owned mode).
@@ -297,9 +329,15 @@ class RayJob:
             >>> job = RayJob(job_name="quick-dev-test", entrypoint="python test_model.py",
             ...              cluster_name="my-workspace-cluster", runtime_env={"working_dir": "."})
             >>> # job.submit()   # 'quick-dev-test-3f9a1c'
+            >>> # job.submit(cluster_timeout=1800)   # a cluster just applied may queue for a while
         """
         env = prepare_runtime_env(resolve_runtime_env(self.runtime_env), self.entrypoint)
-        submitted = self._backend.submit(self, env)
+        if isinstance(self._backend, ExistingClusterJob):
+            submitted = self._backend.submit(
+                self, env, cluster_timeout=cluster_timeout, show=show, wait_for_cluster=wait_for_cluster
+            )
+        else:
+            submitted = self._backend.submit(self, env)
         self.cluster_name_in_status = self.cluster_name
         return submitted
 
@@ -355,8 +393,10 @@ class RayJob:
             JobFailedError: the job FAILED or was STOPPED; carries the tail of its logs.
             PreemptedError: deactivated, or evicted with ``raise_on_preemption``.
             AdmissionTimeout: ``timeout`` passed (a ``TimeoutError`` carrying the last phase, reason
-                and queue position).
-            ClusterDeletedError: the RayJob was deleted while waiting.
+                and queue position), or, on an existing cluster, the job's wait for its queued or
+                starting cluster passed ``submit(cluster_timeout=...)`` (nothing was submitted).
+            ClusterDeletedError: the RayJob was deleted while waiting, or the existing cluster the job
+                waited for was deleted before it was submitted.
 
         Example:
             >>> # job.wait(timeout=1800).phase   # <JobPhase.SUCCEEDED: 'succeeded'>
@@ -388,6 +428,9 @@ class RayJob:
                 if raise_on_preemption and st.phase in (JobPhase.PREEMPTED, JobPhase.REQUEUED):
                     verdict = dataclasses.replace(verdict, verdict=Verdict.FAIL, error_kind=ErrorKind.EVICTED)
                 if verdict.verdict is Verdict.FAIL:
+                    unsent = self._unsent_failure()
+                    if unsent is not None:  # the wait for its cluster failed: that wait's own error
+                        raise unsent
                     failed = verdict.error_kind is ErrorKind.FAILED
                     error = verdict.error(
                         self.job_name, self._failure_tail(keeper, log_lines) if failed else ""
@@ -412,6 +455,12 @@ class RayJob:
             keeper.stop()
             if keeper.seen:
                 self._kept_logs = keeper.text()
+
+    def _unsent_failure(self) -> BaseException | None:
+        """Why a job that waited for its cluster was never submitted (AdmissionTimeout, ...), or None."""
+        if isinstance(self._backend, ExistingClusterJob):
+            return self._backend.submission_failure
+        return None
 
     def _follow_card(self, st: RayJobStatus, followed: str | None, *, fetch: bool) -> None:
         """Show the job view in this cell (once) and put ``st`` and the log tail on it."""

@@ -204,10 +204,10 @@ def test_missing_prometheus_is_a_notice_not_a_failure(
 def test_without_ray_a_raycluster_says_why_it_cannot_start(monkeypatch: pytest.MonkeyPatch) -> None:
     from rayqueue_local import controlplane
 
-    def no_ray() -> str:
+    def no_ray() -> list[str]:
         raise controlplane.ProcessStartError("the `ray` command is not installed")
 
-    monkeypatch.setattr(controlplane, "ray_executable", no_ray)
+    monkeypatch.setattr(controlplane, "ray_command", no_ray)
     with LocalControlPlane(keda_enabled=False, prometheus_enabled=False) as cp:
         assert "ray" in cp.unavailable and "ray_enabled=False" in cp.notices[0]
         cp.apply(

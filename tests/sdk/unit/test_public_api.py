@@ -74,7 +74,6 @@ _NOT_AT_CONSTRUCTOR_IMPORT = (
     "rayqueue_sdk.cluster.preflight",
     "rayqueue_sdk.cluster.wait",
     "rayqueue_sdk.cluster.queues",
-    "rayqueue_sdk.display.progress",
 )
 
 

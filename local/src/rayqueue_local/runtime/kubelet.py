@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from rayqueue_local.errors import LocalControlPlaneError
+from rayqueue_local.runtime.interpreter import interpreter_path
 from rayqueue_local.storage.store import StoreError
 
 __all__ = [
@@ -62,7 +63,6 @@ __all__ = [
     "expand",
     "materialise",
     "project_service_account",
-    "python_shims",
     "run_init_containers",
 ]
 
@@ -312,23 +312,6 @@ def container_env(store: Any, pod: dict[str, Any], container: dict[str, Any]) ->
     return env
 
 
-def python_shims(root: Path) -> Path:
-    """A ``bin/`` with ``python3`` and ``python`` running this interpreter (for shell scripts).
-
-    Example:
-        >>> import tempfile
-        >>> (python_shims(Path(tempfile.mkdtemp())) / "python3").read_text().startswith("#!/bin/sh")
-        True
-    """
-    bin_dir = root / "bin"
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    for name in ("python3", "python"):
-        shim = bin_dir / name
-        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-        shim.chmod(0o755)
-    return bin_dir
-
-
 def container_command(
     pod: LocalPod,
     container: dict[str, Any],
@@ -364,8 +347,7 @@ def container_command(
     ]
     if _PYTHON.match(argv[0]):
         argv[0] = sys.executable
-    shims = python_shims(pod.root)
-    path = os.pathsep.join([str(shims), str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    path = interpreter_path(pod.root / "bin", os.environ.get("PATH", ""))
     env = {**os.environ, **(extra_env or {}), **own}
     env["PATH"] = f"{path}{os.pathsep}{own['PATH']}" if "PATH" in own else path
     cwd = (

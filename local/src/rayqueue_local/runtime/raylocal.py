@@ -11,8 +11,10 @@ Ray's client proxy (for ``ray://``) is not started by ``ray start`` but by the h
 :mod:`rayqueue_local.runtime.rayclient`, with a private range for its per-connection servers: Ray's
 fixed 23000-23999 range made two heads that took a connection in the same second collide.
 
-The head's ``PATH`` starts with ``python``/``python3`` links to the plane's own interpreter, then that
-interpreter's directory (:func:`interpreter_path`), so a job's ``python`` is the notebook's Python.
+The head runs Ray's CLI with the plane's own interpreter, and its ``PATH`` starts with ``python``/``python3``
+exec scripts for that interpreter, then the interpreter's directory (see
+:mod:`rayqueue_local.runtime.interpreter`), so a job's ``python`` is the notebook's Python *with its
+venv*, activated or not.
 
 Stopping kills that head's process group and session only (never a machine-wide ``ray stop``) and
 checks that none of its processes is left.
@@ -56,6 +58,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rayqueue_local.runtime.interpreter import interpreter_path, ray_command
 from rayqueue_local.runtime.processes import (
     ManagedProcess,
     ProcessStartError,
@@ -66,7 +69,7 @@ from rayqueue_local.runtime.processes import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RayHead", "RayHeadPorts", "RayHeadSpec", "interpreter_path", "ray_executable"]
+__all__ = ["RayHead", "RayHeadPorts", "RayHeadSpec"]
 
 # Ray's client proxy gives each new connection's specific server CHECK_CHANNEL_TIMEOUT_S (30 s, from
 # ``RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S``) to answer; that server is a fresh Python importing Ray.
@@ -107,45 +110,6 @@ _WORKER_PORTS = 64
 #: Concurrent ``ray://`` connections per head (each holds a port until ~30 s after it closes).
 _CLIENT_SERVER_PORTS = 16
 _BLOCKING_MARK = "will now block forever"
-
-
-def ray_executable() -> str:
-    """The ``ray`` CLI of this interpreter's environment (next to ``sys.executable``), else PATH.
-
-    Example:
-        >>> ray_executable().endswith("ray")
-        True
-    """
-    beside = Path(sys.executable).with_name("ray")
-    if beside.exists():
-        return str(beside)
-    found = shutil.which("ray")
-    if found is None:
-        raise ProcessStartError("the `ray` command is not installed (pip install 'ray[default]')")
-    return found
-
-
-def interpreter_path(bin_dir: Path, path: str) -> str:
-    """``PATH`` for a head: ``python``/``python3`` of *this* interpreter first, then its environment.
-
-    A job whose entrypoint says ``python train.py`` must run with the Python of the environment that
-    started the plane (a notebook's venv), activated or not: ``bin_dir`` gets ``python`` and
-    ``python3`` links to ``sys.executable``, and the interpreter's own directory (``ray``, ``pip``,
-    the venv's scripts) comes next, before the inherited ``path``.
-
-    Example:
-        >>> import tempfile
-        >>> d = Path(tempfile.mkdtemp()) / "bin"
-        >>> first, second = interpreter_path(d, "/usr/bin").split(os.pathsep)[:2]
-        >>> os.path.realpath(Path(first) / "python") == os.path.realpath(sys.executable)
-        True
-    """
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    for name in ("python", "python3"):
-        link = bin_dir / name
-        if not link.exists():
-            link.symlink_to(sys.executable)
-    return os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent), path])
 
 
 @dataclass(frozen=True)
@@ -255,7 +219,7 @@ class RayHead:
             raise ProcessStartError(f"{self.spec.label}: not started")
         p = self.ports
         args = [
-            ray_executable(),
+            *ray_command(),
             "start",
             "--head",
             "--block",

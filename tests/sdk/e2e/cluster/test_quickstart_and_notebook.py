@@ -36,6 +36,24 @@ def test_quickstart_runs_end_to_end() -> None:
     assert "clusters left: []" in out
 
 
+def test_quickstart_exits_non_zero_when_its_job_fails() -> None:
+    """``--entrypoint`` swaps step 6's job for one that fails: every step still runs (the cluster goes
+    down), the job's status and logs are printed, and the exit status is 1 (``demo.sh`` execs it)."""
+    failing = "python -c \"print('about to fail'); raise SystemExit(3)\""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "quickstart.py"), "--entrypoint", failing],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={"COLUMNS": "120", **_env()},
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out[-4000:]
+    assert ": FAILED" in out and "about to fail" in out
+    assert "The job ended FAILED, not SUCCEEDED: exit status 1" in out
+    assert "clusters left: []" in out
+
+
 def _env() -> dict[str, str]:
     import os
 

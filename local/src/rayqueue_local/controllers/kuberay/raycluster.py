@@ -19,6 +19,12 @@ What it does, as KubeRay v1.7.0 does [R controllers/ray/raycluster_controller.go
   (ready/suspended), worker replica counts, ``desiredCPU/Memory/GPU/TPU``, ``head`` (127.0.0.1),
   ``endpoints`` with the real local ports, ``observedGeneration``.
 
+**KubeRay's in-tree autoscaler is not run** (``spec.enableInTreeAutoscaling: true``): worker replicas
+stay at the spec's value (clamped to min/max) whatever Ray's demand, since workers are not Ray nodes here.
+The plane says so rather than pretending: condition ``InTreeAutoscaling`` ``False`` with reason
+``NotRunByLocalControlPlane`` (not an upstream condition), a ``Warning`` Event with that reason when it
+first appears, and a warning in the plane's log.
+
 A head that fails to start (after the runtime's retries) is reported as condition ``ReplicaFailure``
 (KubeRay's ``RayClusterReplicaFailure`` constant; reason ``FailedCreateHeadPod``), and its pod shows what
 a kubelet would: container waiting in ``CrashLoopBackOff`` with the failure in ``lastState.terminated``.
@@ -310,6 +316,33 @@ class RayClusterController(QueueController):
                 "FailedCreateHeadPod",
                 f"local Ray head: {handle.error}",
             )
+
+        # In-tree autoscaling: asked for, but not run here. Said on the RayCluster (a condition, and a
+        # Warning Event when it first appears) rather than silently left at the spec's replicas.
+        if R.in_tree_autoscaling(rc):
+            if not any(c.get("type") == R.AUTOSCALING_CONDITION for c in conditions):
+                self.store.record_event(
+                    rc,
+                    type="Warning",
+                    reason=R.AUTOSCALING_NOT_RUN,
+                    message=R.AUTOSCALING_NOT_RUN_MESSAGE,
+                    source="rayqueue-local",
+                )
+                log.warning(
+                    "RayCluster %s/%s: %s",
+                    rc["metadata"].get("namespace"),
+                    rc["metadata"]["name"],
+                    R.AUTOSCALING_NOT_RUN_MESSAGE,
+                )
+            R.set_condition(
+                conditions,
+                R.AUTOSCALING_CONDITION,
+                False,
+                R.AUTOSCALING_NOT_RUN,
+                R.AUTOSCALING_NOT_RUN_MESSAGE,
+            )
+        else:
+            conditions = [c for c in conditions if c.get("type") != R.AUTOSCALING_CONDITION]
 
         suspend_state = (
             "RayClusterSuspending"

@@ -32,12 +32,16 @@ from rayqueue_local.apimachinery.quantities import BINARY_SUFFIXES, DECIMAL_SUFF
 from rayqueue_local.apimachinery.time import now_rfc3339
 
 __all__ = [
+    "AUTOSCALING_CONDITION",
+    "AUTOSCALING_NOT_RUN",
+    "AUTOSCALING_NOT_RUN_MESSAGE",
     "DEFAULT_PORTS",
     "LOCAL_IP",
     "condition_true",
     "desired_pods",
     "desired_resources",
     "desired_worker_replicas",
+    "in_tree_autoscaling",
     "failed_head_status",
     "head_image_problem",
     "head_service",
@@ -55,6 +59,19 @@ DEFAULT_PORTS = {"client": 10001, "gcs-server": 6379, "dashboard": 8265, "metric
 _GPU_KEYS = ("nvidia.com/gpu", "amd.com/gpu", "intel.com/gpu")
 _LOCAL_NODE = "rayqueue-local-node"
 LOCAL_IP = "127.0.0.1"  # every pod's (and the head service's) IP: all runs on this host
+
+#: The RayCluster condition by which the local plane says it does not run KubeRay's in-tree autoscaler
+#: (not an upstream condition: upstream runs the autoscaler as a sidecar of the head pod and reports
+#: nothing). ``False`` with reason :data:`AUTOSCALING_NOT_RUN` while ``spec.enableInTreeAutoscaling``.
+AUTOSCALING_CONDITION = "InTreeAutoscaling"
+#: Its reason, and the reason of the ``Warning`` Event recorded when it is first set.
+AUTOSCALING_NOT_RUN = "NotRunByLocalControlPlane"
+AUTOSCALING_NOT_RUN_MESSAGE = (
+    "enableInTreeAutoscaling is not emulated: the local control plane does not run KubeRay's "
+    "autoscaler, so worker replicas stay at each group's spec replicas (within minReplicas and "
+    "maxReplicas) whatever Ray's demand, and the local Ray head advertises their resources from "
+    "the start; change spec.workerGroupSpecs[].replicas to resize by hand"
+)
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' rand.String alphabet (no vowels)
 
 
@@ -96,6 +113,17 @@ def worker_group_replicas(group: dict[str, Any]) -> int:
     high = 2147483647 if high is None else int(high)
     replicas = high if low > high else max(low, min(replicas, high))
     return replicas * int(group.get("numOfHosts") or 1)
+
+
+def in_tree_autoscaling(rc: dict[str, Any]) -> bool:
+    """Whether the RayCluster asks for KubeRay's in-tree autoscaler (``spec.enableInTreeAutoscaling``),
+    which the local plane does not run (:data:`AUTOSCALING_CONDITION` says so on the RayCluster).
+
+    Example:
+        >>> in_tree_autoscaling({"spec": {"enableInTreeAutoscaling": True}}), in_tree_autoscaling({})
+        (True, False)
+    """
+    return bool((rc.get("spec") or {}).get("enableInTreeAutoscaling"))
 
 
 def desired_worker_replicas(rc: dict[str, Any]) -> int:
