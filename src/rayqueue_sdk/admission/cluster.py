@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 from rayqueue_sdk.admission.checks import backoff_sentence, rejected_check, waiting_checks
 from rayqueue_sdk.admission.conditions import (
+    UNKNOWN_REASON,
     _is_true,
     _labels,
     _suspended,
@@ -56,6 +57,7 @@ from rayqueue_sdk.admission.conditions import (
     cluster_ready,
     condition,
     head_failure,
+    head_progress,
 )
 from rayqueue_sdk.admission.job import JobAssessment, assess_job
 from rayqueue_sdk.admission.phases import (
@@ -387,6 +389,10 @@ def assess_cluster(
     if failure is not None and _is_true(failure):
         why_reason, why_message = _text(failure, "reason"), _text(failure, "message")
         parts.append(f"KubeRay cannot create pods: {_kueue_words(why_reason, why_message)}")
+    elif why_reason == UNKNOWN_REASON and not why_message:
+        # KubeRay's "Unknown": no word for a person; say what is known of the head instead
+        starting += f": {head_progress(cluster, head_pod)}"
+        why_reason = None
     elif why_reason:
         starting += f" ({_kueue_words(why_reason, why_message)})"
     parts.append(starting)

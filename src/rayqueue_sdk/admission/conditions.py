@@ -21,10 +21,12 @@ from rayqueue_sdk.admission.phases import Obj
 __all__ = [
     "AUTOSCALING_CONDITION",
     "HEAD_FAILURE_REASONS",
+    "UNKNOWN_REASON",
     "autoscaling_not_run",
     "cluster_ready",
     "condition",
     "head_failure",
+    "head_progress",
 ]
 
 #: A head container waiting for one of these reasons will not start by itself: the kubelet backs off
@@ -200,3 +202,42 @@ def head_failure(cluster: Obj | None, head_pod: Obj | None = None) -> tuple[str,
     if status.get("phase") == "Failed":
         return str(status.get("reason") or "Failed"), str(status.get("message") or "the head pod failed")
     return None
+
+
+#: KubeRay's reason for a condition it could not read yet (``rayv1.UnknownReason``): no word for a person.
+UNKNOWN_REASON = "Unknown"
+
+
+def head_progress(cluster: Obj | None, head_pod: Obj | None = None) -> str:
+    """What is known of a starting head, in words, where KubeRay's ``HeadPodReady`` says only
+    ``Unknown`` (the head pod has no ``Ready`` condition yet): the head pod's phase and what its
+    container waits for when the pod was read, else what the condition says.
+
+    Example:
+        >>> head_progress({"status": {}}, {"status": {"phase": "Pending", "containerStatuses": [
+        ...     {"name": "ray-head", "state": {"waiting": {"reason": "ContainerCreating"}}}]}})
+        'head pod pending (ContainerCreating)'
+        >>> head_progress({"status": {}}, {"status": {"phase": "Running"}})
+        'head pod running, Ray not ready yet'
+        >>> head_progress({"status": {"conditions": [{"type": "HeadPodReady", "status": "False",
+        ...                                           "reason": "HeadPodNotFound"}]}})
+        'waiting for KubeRay to create the head pod'
+        >>> head_progress({"status": {}})
+        'head pod not ready yet'
+    """
+    status = (head_pod or {}).get("status") or {}
+    phase = str(status.get("phase") or "")
+    if phase == "Pending" or (head_pod is not None and not phase):
+        waits = [
+            str(((c.get("state") or {}).get("waiting") or {}).get("reason") or "")
+            for c in list(status.get("initContainerStatuses") or [])
+            + list(status.get("containerStatuses") or [])
+        ]
+        why = next((w for w in waits if w), "")
+        return f"head pod pending ({why})" if why else "head pod pending"
+    if phase == "Running":
+        return "head pod running, Ray not ready yet"
+    head = condition(cluster, "HeadPodReady")
+    if _text(head, "reason") == "HeadPodNotFound":
+        return "waiting for KubeRay to create the head pod"
+    return "head pod not ready yet"

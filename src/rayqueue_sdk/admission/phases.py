@@ -44,7 +44,8 @@ class ClusterPhase(enum.StrEnum):
     pods), ``STARTING`` (pods being created), ``READY`` (head and all workers ready), ``PREEMPTED``
     (evicted to make room for another workload), ``DEACTIVATED`` (``Workload.spec.active=false``),
     ``EVICTED`` (evicted for another reason: PodsReady timeout, a stopped queue, ...), ``SUSPENDED``
-    (suspended by someone other than Kueue), ``FAILED``, ``DELETED`` and ``UNKNOWN``.
+    (suspended by someone other than Kueue), ``FAILED``, ``DELETED`` (gone while it was watched or
+    acted on), ``NOT_FOUND`` (no such RayCluster: ``Cluster.status()`` before ``apply()``) and ``UNKNOWN``.
 
     Example:
         >>> ClusterPhase("queued") is ClusterPhase.QUEUED
@@ -63,6 +64,7 @@ class ClusterPhase(enum.StrEnum):
     SUSPENDED = "suspended"
     FAILED = "failed"
     DELETED = "deleted"
+    NOT_FOUND = "not found"
     UNKNOWN = "unknown"
     #: codeflare-sdk's spelling of QUEUED (an alias: ``ClusterPhase.QUEUEING is ClusterPhase.QUEUED``).
     QUEUEING = "queued"

@@ -121,7 +121,9 @@ def _run(args: argparse.Namespace) -> int:
             statuses = list_clusters(ns, api)
             emit(args, [s.to_dict() for s in statuses], render_text(clusters_table(statuses), width=160))
         elif command == "status":
-            st = Cluster(ClusterConfiguration(name=args.name, namespace=ns), client=api).status()
+            st = Cluster(ClusterConfiguration(name=args.name, namespace=ns), client=api).status(
+                missing_ok=False
+            )
             emit(args, st.to_dict(), render_text(status_panel(st), width=120))
         elif command == "apply":
             assert config is not None

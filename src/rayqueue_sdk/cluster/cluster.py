@@ -19,20 +19,24 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import textwrap
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, status_from
+from rayqueue_sdk.cluster.applied import AppliedCluster
+from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, not_found_status, status_from
 from rayqueue_sdk.config.idle import IdlePolicy, PreStopHook, PrometheusSource
 from rayqueue_sdk.config.models import ClusterConfiguration
+from rayqueue_sdk.display.controls import ClusterControls
 from rayqueue_sdk.display.environment import is_notebook
 from rayqueue_sdk.display.live import execution_count
 from rayqueue_sdk.display.progress import progress_log_level, wait_progress
 from rayqueue_sdk.errors import (
     AdmissionTimeout,
     AlreadyExistsError,
+    ClusterNotFoundError,
     ConfigError,
     NotFoundError,
     RayQueueError,
@@ -47,7 +51,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ray.job_submission import JobDetails, JobStatus, JobSubmissionClient
 
     from rayqueue_sdk.cluster.observe import ClusterDetails
-    from rayqueue_sdk.display.widgets import ClusterCard
     from rayqueue_sdk.kube.client import ClientSource
 
 __all__ = ["Cluster", "get_cluster"]
@@ -64,6 +67,12 @@ class Cluster:
     The constructor only checks its argument: it does no I/O and needs no credentials, so a configuration
     can be reviewed as YAML (a dry run) anywhere. ``client`` (an ``ApiClient`` or an authentication
     object) overrides the process-wide login for this cluster only.
+
+    In a notebook (``show=None``; ``show=False``: never) the cluster shows its box when built, as the
+    peer's does, and again as a cell's last expression: what the configuration asks for, said offline,
+    with Apply, Down (confirmed first) and "Wait for the cluster" buttons
+    (:class:`~rayqueue_sdk.display.controls.ClusterControls`). Nothing is read from the API server until a
+    button is clicked; then the box follows the cluster as ``apply()``'s card does.
 
     Example:
         >>> from rayqueue_sdk.config.models import ClusterConfiguration
@@ -84,6 +93,7 @@ class Cluster:
         *,
         client: ApiClient | ClientSource | None = None,
         api_client: ApiClient | ClientSource | None = None,
+        show: bool | None = None,
     ) -> None:
         if not isinstance(config, ClusterConfiguration):
             raise ConfigError(
@@ -102,12 +112,16 @@ class Cluster:
         self.config = config
         self._client = _one_client(client, api_client)
         self._namespace: str | None = config.namespace
-        #: the notebook card (shown by apply()/up(), followed by wait_ready(), status(), details()).
-        self._card: ClusterCard | None = None
+        #: the notebook card with its buttons (shown when built in a notebook, and by apply()/up();
+        #: followed by wait_ready(), status(), details()).
+        self._card: ClusterControls | None = None
+        self._clicked = False  # a button of the box is running apply()/wait_ready()
         #: where write_to_file() wrote the manifest (codeflare-sdk's ``resource_yaml`` reads it back).
         self._written: str | None = None
         if config.write_to_file:
             self.write_to_file()
+        if show is not False and is_notebook() and execution_count() is not None:  # a kernel's cell
+            self._controls().live.show_once()
 
     # -- offline -----------------------------------------------------------------------------------
     @property
@@ -199,6 +213,75 @@ class Cluster:
     def __repr__(self) -> str:
         return f"Cluster(name={self.config.name!r}, namespace={self._namespace or self.config.namespace!r})"
 
+    # -- notebook ----------------------------------------------------------------------------------
+    def _intro(self) -> list[str]:
+        """What the box says before anything was read: the configuration, offline (no I/O)."""
+        from rayqueue_sdk.cluster.observe import summarize  # lazy: the notebook box's summary only
+
+        ns = self._namespace or self.config.namespace
+        where = f"{ns}/{self.name}" if ns else f"{self.name} (in your login's namespace)"
+        shape = summarize(self.to_dict())
+        asks = [f"{g.replicas} x {g.name}" for g in shape.groups]
+        queue = f"queue {self.config.local_queue}" if self.config.local_queue else "the default queue"
+        priority = f", priority {self.config.priority_class}" if self.config.priority_class else ""
+        said = [
+            f"{queue}{priority}; workers {', '.join(asks) or 'none'}; {shape.gpus} GPUs",
+            "Apply sends it (cluster.apply()), Down deletes it (cluster.down()); cluster.status() reads it",
+        ]
+        lines = [f"{where}: not read from the server yet"]
+        for text in said:
+            lines += textwrap.wrap(text, 80, initial_indent="  ", subsequent_indent="    ")
+        return lines
+
+    def _controls(self) -> ClusterControls:
+        """The notebook box (made once; nothing is read to make it)."""
+        if self._card is None:
+            ns = self._namespace or self.config.namespace
+            self._card = ClusterControls(
+                None,
+                intro=self._intro(),
+                apply=self._apply_clicked,
+                down=self.down,
+                label=f"{ns}/{self.name}" if ns else self.name,
+                key=("cluster", ns or "", self.name),
+            )
+        return self._card
+
+    def _box_in_cell(self) -> bool:
+        """In a notebook, show the box in this cell (once); whether it is shown."""
+        if self._card is None or not is_notebook():
+            return False
+        self._card.live.show_once()
+        return True
+
+    def _follow(self, status: ClusterStatus, gpus: int | None = None) -> None:
+        """Put ``status`` on the box, where there is one (updated in place)."""
+        if self._card is not None:
+            self._card.live.set_key(("cluster", status.namespace, status.name))
+            self._card.update(status, gpus)
+
+    def _apply_clicked(self, wait: bool) -> object:
+        """Apply, from the box's button; with ``wait``, then wait until ready. The box is the progress: a
+        click updates it in place and adds no output (a click runs outside any cell, so an output made
+        now would go nowhere and would count as shown in the next cell)."""
+        self._clicked = True
+        try:
+            applied = self.apply()
+            if wait:
+                return self.wait_ready(show=False)
+            return applied
+        finally:
+            self._clicked = False
+
+    def _ipython_display_(self) -> None:
+        """As a cell's last expression: the box with its buttons (once per cell), read from nothing."""
+        if is_notebook():
+            self._controls().live.show_once()
+            return
+        from IPython.display import display  # lazy: only IPython calls this
+
+        display({"text/plain": repr(self)}, raw=True)
+
     # -- connection --------------------------------------------------------------------------------
     def _api(self) -> ApiClient:
         from rayqueue_sdk.kube.client import get_client  # lazy: the API client
@@ -250,14 +333,17 @@ class Cluster:
         )
 
     # -- lifecycle ---------------------------------------------------------------------------------
-    def apply(self, force: bool = False) -> dict[str, Any]:
+    def apply(self, force: bool = False) -> AppliedCluster:
         """Create or update the RayCluster (server-side apply, field manager ``rayqueue-sdk``); idempotent.
 
         The LocalQueue, the WorkloadPriorityClass and an existing RayCluster of that name are read first, in
         one round trip (:mod:`rayqueue_sdk.cluster.preflight`). Without ``local_queue`` the
         namespace's default LocalQueue is used (Kueue's rule: one named ``default``; the peer's
         annotation ``kueue.x-k8s.io/default-queue: "true"`` too). ``force=True`` takes over fields
-        another manager owns. Returns the RayCluster as stored.
+        another manager owns. Returns the RayCluster as stored: an
+        :class:`~rayqueue_sdk.cluster.applied.AppliedCluster`, a ``dict`` in code
+        (``cluster.apply()["metadata"]["uid"]``) that shows as the cluster's card in a notebook and as two
+        lines elsewhere, rather than the whole object.
 
         Raises:
             QueueNotFoundError: the LocalQueue does not exist (lists those that do).
@@ -281,10 +367,11 @@ class Cluster:
         if self.config.idle_scale_to_zero is not None:
             self._enable(api, stored, self.config.idle_scale_to_zero)
         self._show_card(api)
-        return stored
+        return AppliedCluster(stored, show_box=self._box_in_cell)
 
-    def up(self) -> dict[str, Any]:
+    def up(self) -> AppliedCluster:
         """Create the RayCluster (the seed-000 form); an existing one is an :class:`AlreadyExistsError`.
+        Returns what :meth:`apply` returns.
 
         Example:
             >>> # cluster.up(); cluster.wait_ready()
@@ -306,7 +393,7 @@ class Cluster:
         if self.config.idle_scale_to_zero is not None:
             self._enable(api, stored, self.config.idle_scale_to_zero)
         self._show_card(api)
-        return stored
+        return AppliedCluster(stored, show_box=self._box_in_cell)
 
     def down(self, force: bool = False) -> bool:
         """Delete the RayCluster (its pods and Kueue Workload go with it); idempotent.
@@ -321,7 +408,6 @@ class Cluster:
             >>> # cluster.down()   # resources immediately returned to the queue
         """
         from rayqueue_sdk.cluster.preflight import check_ours  # lazy: apply's checks
-        from rayqueue_sdk.display import follow_card  # lazy: notebook cards
         from rayqueue_sdk.kube.resources import RAYCLUSTERS, delete_object, get_raycluster  # lazy: API calls
         from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
 
@@ -341,27 +427,40 @@ class Cluster:
             return False
         log.info("%s/%s: deleted", self.namespace, self.name)
         if self._card is not None:
-            self._card = follow_card(self._card, status_from(None, name=self.name, namespace=self.namespace))
+            self._follow(status_from(None, name=self.name, namespace=self.namespace))
         return True
 
     # -- observing ---------------------------------------------------------------------------------
-    def status(self) -> ClusterStatus:
+    def status(self, *, missing_ok: bool = True) -> ClusterStatus:
         """The typed status now: phase, ready, queue, Kueue's reason and message, position, workers, URLs.
 
+        A cluster that does not exist (not applied yet, or taken down) is a status too: phase
+        ``NOT_FOUND``, saying "call cluster.apply() to create it" and listing the clusters that do exist
+        (as the peer's ``status()`` answers rather than raising). ``missing_ok=False`` raises instead.
+
         Raises:
-            ClusterNotFoundError: the cluster does not exist (lists those that do).
+            ClusterNotFoundError: with ``missing_ok=False``, the cluster does not exist (lists those that
+                do).
 
         Example:
             >>> # st = cluster.status(); print(st.phase.value, st.position, st.explanation)
+            >>> # cluster.status().phase is ClusterPhase.NOT_FOUND   # before apply()
         """
         from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
-        from rayqueue_sdk.display import follow_card  # lazy: notebook cards
 
         api = self._api()
-        status, obj = observe_one(api, self.name, self._namespace_of(api))
+        try:
+            status, obj = observe_one(api, self.name, self._namespace_of(api))
+        except ClusterNotFoundError as err:
+            if not missing_ok:
+                raise
+            status = not_found_status(self.name, self.namespace, list(err.available))
+            if self._card is not None:
+                self._follow(status)
+            return status
         status = self._with_idle(api, status, obj)
         if self._card is not None:
-            self._card = follow_card(self._card, status)
+            self._follow(status)
         return status
 
     def _with_idle(self, api: ApiClient, status: ClusterStatus, obj: dict[str, Any] | None) -> ClusterStatus:
@@ -430,7 +529,6 @@ class Cluster:
         """
         from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
         from rayqueue_sdk.cluster.wait import wait_for_cluster  # lazy: the wait
-        from rayqueue_sdk.display import follow_card  # lazy: notebook cards
 
         api = self._api()
         started = time.monotonic()
@@ -441,7 +539,7 @@ class Cluster:
             def progress(status: ClusterStatus) -> None:
                 line(status)
                 if self._card is not None:  # the card apply() showed follows; no second output here
-                    self._card = follow_card(self._card, status)
+                    self._follow(status)
 
             wait_for_cluster(
                 self.name,
@@ -452,7 +550,7 @@ class Cluster:
                 on_progress=progress,
                 log_level=progress_log_level(show),
             )
-            status = self.status()
+            status = self.status(missing_ok=False)  # deleted since: ClusterNotFoundError, as before
             if not dashboard_check:
                 return status
             uri = self.cluster_dashboard_uri()
@@ -477,7 +575,7 @@ class Cluster:
                 pause = min(1.0, pause * 2)
             ready = replace(status, dashboard_url=uri)
             if self._card is not None:
-                self._card = follow_card(self._card, ready)
+                self._follow(ready)
             return ready
 
     def details(self, *, show: bool | None = None) -> ClusterDetails:
@@ -488,26 +586,29 @@ class Cluster:
             >>> # d = cluster.details(); d.gpus, [g.name for g in d.groups]
         """
         from rayqueue_sdk.cluster.observe import observe_one, summarize  # lazy: the read path
-        from rayqueue_sdk.display import follow_card, show_details  # lazy: notebook cards
+        from rayqueue_sdk.display import show_details  # lazy: notebook cards
 
         api = self._api()
         status, obj = observe_one(api, self.name, self._namespace_of(api))
         status = self._with_idle(api, status, obj)
         found = summarize(obj, status)
         if self._card is not None:
-            self._card = follow_card(self._card, status, found.gpus)
+            self._follow(status, found.gpus)
         show_details(found, show=show)
         return found
 
     def _show_card(self, api: ApiClient) -> None:
-        """In a notebook, the cluster's card (shown once, then updated in place by later reads)."""
+        """In a notebook, the cluster's box: updated in place, and shown in this cell unless it already is."""
         from rayqueue_sdk.cluster.observe import observe_one, summarize  # lazy: the read path
-        from rayqueue_sdk.display import follow_card  # lazy: notebook cards
 
-        if not is_notebook():
+        if not is_notebook() and self._card is None:
             return
         status, obj = observe_one(api, self.name, self._namespace_of(api))
-        self._card = follow_card(self._card, status, summarize(obj, status).gpus)
+        card = self._controls()
+        card.live.set_key(("cluster", status.namespace, status.name))
+        card.update(status, summarize(obj, status).gpus)
+        if is_notebook() and not self._clicked:
+            card.live.show_once()
 
     def cluster_uri(self) -> str:
         """The ``ray://host:port`` address for ``ray.init()``.
@@ -808,4 +909,4 @@ def get_cluster(
         changes["write_to_file"] = True
     if changes:
         config = config.model_copy(update=changes)
-    return Cluster(config, client=client)
+    return Cluster(config, client=client, show=False)

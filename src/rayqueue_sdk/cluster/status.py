@@ -32,6 +32,7 @@ from rayqueue_sdk.admission.cluster import (
     JobPhase,
     assess_cluster,
 )
+from rayqueue_sdk.display import show_status
 from rayqueue_sdk.display.text import status_text
 from rayqueue_sdk.display.widgets import status_html
 
@@ -44,6 +45,7 @@ __all__ = [
     "JobPhase",
     "endpoint_port",
     "head_service_name",
+    "not_found_status",
     "status_from",
 ]
 
@@ -112,9 +114,18 @@ class ClusterStatus:
         rather than every field on one line; :meth:`to_dict` has them all."""
         return status_text(self)
 
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(status_text(self))
+
     def _repr_html_(self) -> str:
         """The notebook's card (:func:`rayqueue_sdk.display.widgets.status_html`)."""
         return status_html(self)
+
+    def _ipython_display_(self) -> None:
+        """As a cell's value: the card, unless the cell already shows this cluster's box (``apply();
+        wait_ready()``), which then shows this status: one box per cell
+        (:func:`rayqueue_sdk.display.show_status`)."""
+        show_status(self)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict (the phase as its string value).
@@ -239,4 +250,27 @@ def status_from(
         workers_desired=a.workers_desired,
         dashboard_url=dashboard_url,
         cluster_uri=cluster_uri,
+    )
+
+
+def not_found_status(name: str, namespace: str, available: list[str] | None = None) -> ClusterStatus:
+    """The status of a RayCluster that does not exist (``Cluster.status()`` before ``apply()``): phase
+    ``NOT_FOUND``, the fix, and the clusters that do exist there.
+
+    Example:
+        >>> st = not_found_status("ws", "ds", ["other"])
+        >>> st.phase, st.ready
+        (<ClusterPhase.NOT_FOUND: 'not found'>, False)
+        >>> print(st)
+        ds/ws: no RayCluster 'ws' in namespace 'ds': call cluster.apply() to create it (there: other)
+    """
+    there = f" (there: {', '.join(available)})" if available else ""
+    return ClusterStatus(
+        name=name,
+        namespace=namespace,
+        phase=ClusterPhase.NOT_FOUND,
+        ready=False,
+        explanation=(
+            f"no RayCluster {name!r} in namespace {namespace!r}: call cluster.apply() to create it{there}"
+        ),
     )

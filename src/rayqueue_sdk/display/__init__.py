@@ -1,6 +1,7 @@
 """Showing clusters to a person: rich in a console (:mod:`.console`), ipywidgets in a notebook
-(:mod:`.widgets`), chosen by :mod:`.environment`; plain text (:mod:`.text`) for ``text/plain`` and reprs;
-notebook outputs that last and update in place (:mod:`.live`).
+(:mod:`.widgets`; the cluster's box with Apply and Down, :mod:`.controls`), chosen by :mod:`.environment`;
+plain text (:mod:`.text`) for ``text/plain`` and reprs; notebook outputs that last, update in place and
+make one box per cell (:mod:`.live`, :func:`show_status`).
 
 Display sits below ``cluster/``: it is handed what the cluster layer reads (statuses, details) and, for
 the notebook browser, callables that list and act; it never imports ``cluster/`` itself (its modules name
@@ -17,11 +18,12 @@ from __future__ import annotations
 
 from rayqueue_sdk.display.console import print_details
 from rayqueue_sdk.display.environment import is_notebook, is_terminal
-from rayqueue_sdk.display.live import display_for
+from rayqueue_sdk.display.live import display_for, execution_count, shown_in_cell
+from rayqueue_sdk.display.text import status_text
 from rayqueue_sdk.display.views import DetailsView, StatusView
-from rayqueue_sdk.display.widgets import ClusterCard, details_display
+from rayqueue_sdk.display.widgets import ClusterCard, details_display, status_html
 
-__all__ = ["follow_card", "is_notebook", "is_terminal", "show_details"]
+__all__ = ["follow_card", "is_notebook", "is_terminal", "show_details", "show_status"]
 
 
 def show_details(details: DetailsView, *, show: bool | None = None) -> None:
@@ -58,3 +60,26 @@ def follow_card(card: ClusterCard | None, status: StatusView, gpus: int | None =
         return card
     card.update(status, gpus)
     return card
+
+
+def show_status(status: StatusView) -> None:
+    """Show a cluster's status as a cell's value: its card (``text/plain`` and ``text/html``), unless the
+    cell already shows a box for that cluster (``apply(); wait_ready()``: the card; ``wait_ready()``: its
+    progress line), which then settles on ``status`` instead: one box per cell.
+
+    Example:
+        >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
+        >>> show_status(ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready"))
+        ds/ws: ready
+          ready
+    """
+    if is_notebook():
+        box = shown_in_cell(("cluster", status.namespace, status.name))
+        if box is not None and box.settle is not None and box.settle(status):
+            return
+    if execution_count() is None:  # not in IPython: what the text/plain would say
+        print(status_text(status))
+        return
+    from IPython.display import display  # lazy: IPython.display costs ~310 ms, paid when shown
+
+    display({"text/plain": status_text(status), "text/html": status_html(status)}, raw=True)

@@ -83,7 +83,7 @@ def phase_text(status: StatusView) -> str:
         'preempted (InCohortReclamation)'
     """
     phase = status.phase.value
-    if status.reason and not status.ready:
+    if status.reason and status.reason != "Unknown" and not status.ready:  # KubeRay's "Unknown" says nothing
         return f"{phase} ({status.reason})"
     return phase
 

@@ -26,15 +26,27 @@ Example:
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from html import escape
 from typing import Any, Protocol
 
 from rayqueue_sdk.admission.phases import JobPhase
-from rayqueue_sdk.display.live import LiveDisplay
+from rayqueue_sdk.display.environment import is_notebook
+from rayqueue_sdk.display.live import LiveDisplay, execution_count, shown_in_cell
+from rayqueue_sdk.display.text import WIDTH
 from rayqueue_sdk.errors import RayQueueError
 
-__all__ = ["LOG_TAIL_LINES", "JobCard", "JobView", "job_html", "job_panel", "job_text", "log_tail"]
+__all__ = [
+    "LOG_TAIL_LINES",
+    "JobCard",
+    "JobView",
+    "job_html",
+    "job_panel",
+    "job_text",
+    "log_tail",
+    "show_job_status",
+]
 
 #: How many log lines the job view shows.
 LOG_TAIL_LINES = 12
@@ -126,10 +138,11 @@ def job_text(status: JobView, logs: str | None = None, lines: int = LOG_TAIL_LIN
         ...                       position=1)).splitlines()[:2]
         ['ds/j: queued', "  queued in LocalQueue 'q' at position 1"]
     """
-    out = [f"{status.namespace}/{status.name}: {_phase(status)}", f"  {status.explanation}"]
+    out = [f"{status.namespace}/{status.name}: {_phase(status)}"]
+    out += textwrap.wrap(status.explanation, WIDTH, initial_indent="  ", subsequent_indent="    ") or ["  "]
     where = _where(status)
     if where:
-        out.append(f"  {where}")
+        out += textwrap.wrap(where, WIDTH, initial_indent="  ", subsequent_indent="    ")
     tail = log_tail(logs, lines)
     if tail:
         out.append("  last log lines:")
@@ -242,7 +255,13 @@ class JobCard:
         self.stop_button.on_click(lambda _b: self._stop_clicked())
         self.message = w.HTML()
         self.widget = w.VBox([self.html, w.HBox([self.stop_button]), self.message])
-        self.live = LiveDisplay(self.widget, self._plain, self._html)
+        self.live = LiveDisplay(
+            self.widget,
+            self._plain,
+            self._html,
+            key=("job", status.namespace, status.name),
+            settle=lambda st: st == self.status,
+        )
         self.check_permission()
 
     def _plain(self) -> str:
@@ -308,3 +327,25 @@ class JobCard:
 
     def __repr__(self) -> str:
         return f"JobCard({self.status.namespace}/{self.status.name}: {self.status.phase.value})"
+
+
+def show_job_status(status: JobView) -> None:
+    """Show a job's status as a cell's value: its card (``text/plain`` and ``text/html``, no log tail),
+    unless the cell already shows the job's view with that status.
+
+    Example:
+        >>> from rayqueue_sdk.job.status import RayJobStatus
+        >>> show_job_status(RayJobStatus("j", "ds", JobPhase.SUCCEEDED, "the job succeeded"))
+        ds/j: succeeded
+          the job succeeded
+    """
+    if is_notebook():
+        box = shown_in_cell(("job", status.namespace, status.name))
+        if box is not None and box.settle is not None and box.settle(status):
+            return
+    if execution_count() is None:  # not in IPython: what the text/plain would say
+        print(job_text(status))
+        return
+    from IPython.display import display  # lazy: IPython.display costs ~310 ms, paid when shown
+
+    display({"text/plain": job_text(status), "text/html": job_html(status)}, raw=True)

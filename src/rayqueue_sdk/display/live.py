@@ -32,7 +32,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["WIDGET_VIEW", "LiveDisplay", "display_for", "execution_count"]
+__all__ = ["WIDGET_VIEW", "LiveDisplay", "display_for", "execution_count", "shown_in_cell"]
 
 #: The widget's MIME type in a display bundle (ipywidgets' view reference).
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -66,7 +66,15 @@ class LiveDisplay:
         True
     """
 
-    def __init__(self, widget: Any, plain: Callable[[], str], html: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        widget: Any,
+        plain: Callable[[], str],
+        html: Callable[[], str],
+        *,
+        key: tuple[str, ...] | None = None,
+        settle: Callable[[Any], bool] | None = None,
+    ) -> None:
         self.widget = widget
         self._plain = plain
         self._html = html
@@ -74,6 +82,20 @@ class LiveDisplay:
         #: the execution count of the cell that showed it last (``None``: never shown).
         self.shown_in: int | None = None
         self.shown = False
+        #: what this output shows (e.g. ``("cluster", namespace, name)``), for :func:`shown_in_cell`.
+        self.key = key
+        #: ``settle(value)``: make this output show ``value`` (a status returned at the end of the cell);
+        #: ``True`` when it does, so the value need not be shown a second time.
+        self.settle = settle
+
+    def set_key(self, key: tuple[str, ...]) -> None:
+        """Say what this output shows (once the namespace is known, say); an output already shown is
+        found under the new key by :func:`shown_in_cell`."""
+        if key == self.key:
+            return
+        self.key = key
+        if self.shown:
+            _BY_KEY[key] = weakref.ref(self)
 
     def bundle(self) -> dict[str, Any]:
         """The MIME bundle: the widget's view reference (when there is a widget), the text and the HTML."""
@@ -91,6 +113,8 @@ class LiveDisplay:
         display(self.bundle(), raw=True, display_id=self.display_id)
         self.shown = True
         self.shown_in = execution_count()
+        if self.key is not None:
+            _BY_KEY[self.key] = weakref.ref(self)
 
     def show_once(self) -> None:
         """:meth:`show`, unless it was shown during the cell that runs now."""
@@ -106,6 +130,26 @@ class LiveDisplay:
 
         update_display(self.bundle(), raw=True, display_id=self.display_id)
         return True
+
+
+#: The output shown last for a key (see :attr:`LiveDisplay.key`).
+_BY_KEY: dict[tuple[str, ...], weakref.ref[LiveDisplay]] = {}
+
+
+def shown_in_cell(key: tuple[str, ...]) -> LiveDisplay | None:
+    """The output for ``key`` shown (last) during the cell that runs now, else ``None``: so that a
+    value returned at the end of a cell (``apply(); wait_ready()``) settles on the box the cell already
+    shows instead of adding an identical one.
+
+    Example:
+        >>> shown_in_cell(("cluster", "ds", "ws")) is None
+        True
+    """
+    ref = _BY_KEY.get(key)
+    live = ref() if ref is not None else None
+    if live is None or not live.shown or live.shown_in != execution_count():
+        return None
+    return live
 
 
 #: The display made for an object (by ``id``, with a weak reference that tells a reused id apart).

@@ -36,7 +36,9 @@ from typing import IO, Any
 from rayqueue_sdk.display.console import PHASE_STYLES, phase_text, progress_line
 from rayqueue_sdk.display.environment import is_notebook, is_terminal
 from rayqueue_sdk.display.live import LiveDisplay
+from rayqueue_sdk.display.text import status_text
 from rayqueue_sdk.display.views import StatusView
+from rayqueue_sdk.display.widgets import status_html
 
 __all__ = ["NotebookProgress", "progress_log_level", "wait_progress"]
 
@@ -75,7 +77,7 @@ class NotebookProgress:
 
             made = w.HTML(value=self.html)
         self.widget = made
-        self.live = LiveDisplay(made, lambda: self.text, lambda: self.html)
+        self.live = LiveDisplay(made, lambda: self.text, lambda: self.html, settle=self.settle)
 
     def _set(self, phase: str, words: str, colour: str) -> None:
         seconds = f"{time.monotonic() - self.started:.0f} s"
@@ -100,8 +102,32 @@ class NotebookProgress:
     def update(self, status: StatusView, *, show: bool = True) -> None:
         """Show ``status`` (the first call adds the output, later ones rewrite it)."""
         self.label = f"{status.namespace}/{status.name}"
+        self.live.set_key(("cluster", status.namespace, status.name))
         self._set(phase_text(status), status.explanation, _COLOURS.get(status.phase.value, "#9a6700"))
         self._publish(show)
+
+    def settle(self, status: StatusView, *, show: bool = True) -> bool:
+        """End the line on the status the wait returned, as the cluster's card with the seconds waited:
+        the cell's one box (the returned status is not shown a second time). Always ``True``.
+
+        Example:
+            >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
+            >>> line = NotebookProgress(widget=False)
+            >>> line.settle(ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready"), show=False)
+            True
+            >>> line.text.splitlines()[0], "rayqueue-card" in line.html
+            ('ds/ws: ready', True)
+        """
+        seconds = f"{time.monotonic() - self.started:.0f} s"
+        self.text = f"{status_text(status)}\n  waited {seconds}"
+        self.html = (
+            f"<div class='rayqueue-progress rayqueue-card'>{status_html(status)}"
+            f"<div style='color:#57606a'>waited {seconds}</div></div>"
+        )
+        if self.widget is not None:
+            self.widget.value = self.html
+        self._publish(show)
+        return True
 
     def finish(self, error: BaseException | None, *, show: bool = True) -> None:
         """End the line: the error's first line when the wait failed, else leave the last state."""

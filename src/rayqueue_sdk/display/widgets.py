@@ -152,10 +152,13 @@ def show_widget(widget: Any) -> None:
 
 class ClusterCard:
     """A cluster's card in a notebook: phase with Kueue's reason, explanation, queue, position, priority,
-    workers and addresses (an ``ipywidgets.HTML`` in a :class:`LiveDisplay`).
+    workers and addresses (an ``ipywidgets.HTML``, :attr:`view`, in a :class:`LiveDisplay`).
 
     ``Cluster.apply()`` shows one; ``wait_ready()`` feeds it every status the watch produces, and
-    ``status()``/``details()`` their fresh reads, so the one output follows the cluster.
+    ``status()``/``details()`` their fresh reads, so the one output follows the cluster. Before anything
+    was read (``status=None``) it shows ``intro``: lines said offline (what the configuration asks for).
+    A status returned at the end of the cell that shows the card settles on it (:meth:`settle`), so the
+    cell keeps one box.
 
     Example:
         >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
@@ -163,18 +166,47 @@ class ClusterCard:
         >>> card.update(ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready"))
         >>> card.bundle()["text/plain"].splitlines()[0], "ready" in card.widget.value
         ('ds/ws: ready', True)
+        >>> ClusterCard(None, intro=["ds/ws: not read from the server yet"]).bundle()["text/plain"]
+        'ds/ws: not read from the server yet'
     """
 
-    def __init__(self, status: StatusView, gpus: int | None = None) -> None:
+    def __init__(
+        self,
+        status: StatusView | None,
+        gpus: int | None = None,
+        *,
+        intro: Sequence[str] = (),
+        key: tuple[str, ...] | None = None,
+    ) -> None:
         import ipywidgets as w  # lazy: ipywidgets costs ~340 ms, paid only in a notebook
 
         self.status = status
         self.gpus = gpus
-        self.widget = w.HTML(value=self._html())
-        self.live = LiveDisplay(self.widget, lambda: status_text(self.status), self._html)
+        self.intro = list(intro)
+        self.view = w.HTML(value=self._card_html())
+        self.widget = self._layout(w)
+        if key is None and status is not None:
+            key = ("cluster", status.namespace, status.name)
+        self.live = LiveDisplay(self.widget, self._plain, self._html, key=key, settle=self.settle)
+
+    def _layout(self, w: Any) -> Any:
+        """The widget displayed: the card alone (:class:`~rayqueue_sdk.display.controls.ClusterControls`
+        adds its buttons)."""
+        del w
+        return self.view
+
+    def _card_html(self) -> str:
+        if self.status is None:
+            lines = "".join(f"<div>{_e(line)}</div>" for line in self.intro[1:])
+            title = f"<h4>{_e(self.intro[0])}</h4>" if self.intro else ""
+            return f'<div class="rayqueue-card">{title}{lines}</div>'
+        return f'<div class="rayqueue-card">{status_html(self.status, self.gpus)}</div>'
+
+    def _plain(self) -> str:
+        return "\n".join(self.intro) if self.status is None else status_text(self.status)
 
     def _html(self) -> str:
-        return f'<div class="rayqueue-card">{status_html(self.status, self.gpus)}</div>'
+        return self._card_html()
 
     def bundle(self) -> dict[str, Any]:
         """The card's MIME bundle (see :meth:`LiveDisplay.bundle`)."""
@@ -186,13 +218,26 @@ class ClusterCard:
             return
         self.status = status
         self.gpus = self.gpus if gpus is None else gpus
-        self.widget.value = self._html()
+        self.view.value = self._card_html()
         self.live.refresh()
+
+    def settle(self, status: StatusView) -> bool:
+        """Whether the card already shows ``status`` (then a cell need not show it again).
+
+        Example:
+            >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
+            >>> st = ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready")
+            >>> ClusterCard(st).settle(st), ClusterCard(None).settle(st)
+            (True, False)
+        """
+        return self.status is not None and status == self.status
 
     def _ipython_display_(self) -> None:
         self.live.show_once()
 
     def __repr__(self) -> str:
+        if self.status is None:
+            return f"ClusterCard({self.intro[0] if self.intro else 'not read yet'})"
         return f"ClusterCard({self.status.namespace}/{self.status.name}: {self.status.phase.value})"
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rayqueue_sdk.admission.cluster import ErrorKind, JobAssessment, JobPhase, Verdict
+from rayqueue_sdk.display.jobs import job_html, job_text, show_job_status
 
 __all__ = ["RayJobStatus", "assess_ray_job", "status_from_assessment", "status_from_ray"]
 
@@ -105,6 +106,31 @@ class RayJobStatus:
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}: {self.explanation}"
+
+    def __repr__(self) -> str:
+        """A few lines within 80 columns (:func:`rayqueue_sdk.display.jobs.job_text`): the phase with its
+        reason, the explanation, where it runs; :meth:`to_dict` and the fields have everything.
+
+        Example:
+            >>> RayJobStatus("j", "ds", JobPhase.RUNNING, "running on RayCluster 'ws'", cluster_name="ws",
+            ...              job_id="j-1")
+            ds/j: running
+              running on RayCluster 'ws'
+              cluster ws, Ray job j-1
+        """
+        return job_text(self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(job_text(self))
+
+    def _repr_html_(self) -> str:
+        """The job's card (:func:`rayqueue_sdk.display.jobs.job_html`), without the log tail."""
+        return job_html(self)
+
+    def _ipython_display_(self) -> None:
+        """As a cell's value: the job's card, unless the cell already shows the job's view with this
+        status (``job.wait()`` then ``job.status()``): one box per cell."""
+        show_job_status(self)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict (the phase as its string value).

@@ -46,6 +46,7 @@ __all__ = [
     "InsecureTLSWarning",
     "KubeConfigFileAuthentication",
     "TokenAuthentication",
+    "ambient_namespace",
     "check_credentials",
     "check_scheme",
     "check_token",
@@ -514,6 +515,50 @@ def _default_kubeconfig() -> str | None:
         return env.split(os.pathsep)[0]
     default = Path("~/.kube/config").expanduser()
     return str(default) if default.is_file() else None
+
+
+def ambient_namespace(
+    sa_dir: str | os.PathLike[str] | None = None, kubeconfig: str | None = None
+) -> str | None:
+    """The namespace the environment implies, for a client that carries none (one the SDK did not build).
+
+    As codeflare-sdk decides it for the ``ApiClient`` a user hands to ``set_api_client``: inside a pod, the
+    service account's ``namespace`` file; else the namespace of the kubeconfig's current context
+    (``$KUBECONFIG`` or ``~/.kube/config``); else ``None``. Nothing here raises: an unreadable file or
+    kubeconfig means ``None``.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (d / "namespace").write_text("ds-team\\n")
+        >>> ambient_namespace(sa_dir=d, kubeconfig="/nonexistent")
+        'ds-team'
+        >>> ctx = "{name: c, context: {cluster: k, user: u, namespace: team-a}}"
+        >>> _ = (d / "config").write_text(f"current-context: c\\ncontexts: [{ctx}]\\n")
+        >>> ambient_namespace(sa_dir=d / "none", kubeconfig=str(d / "config"))
+        'team-a'
+    """
+    ns_file = (Path(sa_dir) if sa_dir is not None else _SA_DIR) / "namespace"
+    try:
+        if ns_file.is_file() and ns_file.read_text().strip():
+            return ns_file.read_text().strip()
+    except OSError:
+        pass
+    path = kubeconfig if kubeconfig is not None else _default_kubeconfig()
+    if not path or not Path(path).is_file():
+        return None
+    import yaml  # lazy: only for a client that carries no namespace; keeps PyYAML off the import path
+
+    try:
+        loaded = yaml.safe_load(Path(path).read_text()) or {}
+        current = loaded.get("current-context")
+        for entry in loaded.get("contexts") or []:
+            if entry.get("name") == current:
+                namespace = (entry.get("context") or {}).get("namespace")
+                return str(namespace) if namespace else None
+    except (OSError, yaml.YAMLError, AttributeError):
+        return None
+    return None
 
 
 def _safe(exc: BaseException) -> str:

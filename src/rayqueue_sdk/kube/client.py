@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rayqueue_sdk.errors import ConfigError
-from rayqueue_sdk.kube.auth import detect
+from rayqueue_sdk.kube.auth import ambient_namespace, detect
 from rayqueue_sdk.kube.connection import ClientInfo as ClientInfo
 from rayqueue_sdk.kube.connection import ClientSource as ClientSource
 from rayqueue_sdk.kube.connection import build_api_client as build_api_client
@@ -64,12 +64,18 @@ def get_client(client: ApiClient | ClientSource | None = None) -> ApiClient:
 def default_namespace(client: ApiClient | ClientSource | None = None) -> str:
     """The namespace implied by the credentials (kubeconfig context, service account), else ``"default"``.
 
+    A client the SDK did not build (``set_api_client(kube_authkit.get_k8s_client(...))``) carries no
+    namespace: then the environment decides, as codeflare-sdk does (the pod's service-account namespace,
+    else the kubeconfig's current context: :func:`~rayqueue_sdk.kube.auth.ambient_namespace`).
+
     Example:
         >>> default_namespace(build_api_client("https://k8s.example:6443", namespace="ds-team"))
         'ds-team'
     """
-    api = get_client(client)
-    return info_of(api).namespace or "default"
+    info = info_of(get_client(client))
+    if info.namespace:
+        return info.namespace
+    return (ambient_namespace() if info.source == "explicit" else None) or "default"
 
 
 def set_api_client(api_client: ApiClient | ClientSource) -> None:

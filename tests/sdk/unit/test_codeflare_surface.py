@@ -296,3 +296,34 @@ def test_every_codeflare_name_the_notebooks_use_is_exported() -> None:
         "list_all_queued",
     ):
         assert name in rayqueue_sdk.__all__, name
+
+
+def test_a_client_the_sdk_did_not_build_takes_the_kubeconfig_contexts_namespace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # codeflare's notebooks give no namespace: set_api_client(get_k8s_client(...)) hands over a client
+    # with none, and the namespace comes from the environment (here the kubeconfig's current context).
+    from kubernetes.client import ApiClient, Configuration
+
+    from rayqueue_sdk.kube.client import default_namespace
+
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text(
+        "current-context: mine\n"
+        "contexts:\n- {name: other, context: {cluster: k, user: u, namespace: elsewhere}}\n"
+        "- {name: mine, context: {cluster: k, user: u, namespace: team-a}}\n"
+    )
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    cfg = Configuration()
+    cfg.host = "https://k8s.example:6443"
+    foreign = ApiClient(configuration=cfg)
+    set_api_client(foreign)
+    try:
+        assert default_namespace() == "team-a"
+        # a client the SDK built keeps its own namespace (or "default"), whatever the kubeconfig says
+        assert default_namespace(build_api_client("https://k8s.example:6443", namespace="ds")) == "ds"
+        assert default_namespace(build_api_client("https://k8s.example:6443", source="token")) == "default"
+        kubeconfig.write_text("current-context: mine\ncontexts: [{name: mine, context: {cluster: k}}]\n")
+        assert default_namespace() == "default"
+    finally:
+        set_current_client(None)

@@ -40,11 +40,13 @@ class NotebookRun:
         return next(c for c in self.notebook.cells if c.get("id") == cell_id)
 
 
-def execute_notebook(source: Path | Any, saved: Path, *, allow_errors: bool = False) -> NotebookRun:
+def execute_notebook(
+    source: Path | Any, saved: Path, *, allow_errors: bool = False, env: dict[str, str] | None = None
+) -> NotebookRun:
     """Run every cell of ``source`` (a path, or a notebook node built in memory) in a fresh ``python3``
     kernel (cwd: the notebook's folder, or demo-notebooks/) and save the executed notebook, with its widget
     state as JupyterLab would (nbclient's default), to ``saved``. ``allow_errors``: a cell that raises does
-    not stop the run (its error output is kept)."""
+    not stop the run (its error output is kept). ``env``: variables added to the kernel's environment."""
     nb = nbformat.read(source, as_version=4) if isinstance(source, Path) else source
     folder = source.parent if isinstance(source, Path) else ROOT / "demo-notebooks"
     run = NotebookRun(nb)
@@ -60,7 +62,7 @@ def execute_notebook(source: Path | Any, saved: Path, *, allow_errors: bool = Fa
         on_cell_executed=snapshot,
         allow_errors=allow_errors,
     )
-    client.execute(env=kernel_env())
+    client.execute(env={**kernel_env(), **(env or {})})
     nbformat.write(nb, saved)
     run.path = saved
     return run
