@@ -1,15 +1,21 @@
-"""The import graph of both packages: no cycle among modules, and no import inside a function except a
-lazy import of a heavy third-party module, marked ``# lazy: why``.
+"""The import graph of both packages: no cycle among modules, and no import inside a function unless it is
+marked ``# lazy: <reason>`` with a reason: a heavy third-party module (:data:`LAZY_ALLOWED`), or one of the
+package's own modules that is first used on a path most sessions never take (issue 29: the dashboard, the
+scale-to-zero code and the job-log path load on first use, so ``from rayqueue_sdk import Cluster`` stays
+cheap).
 
 ``lint-imports`` (``[tool.importlinter]`` in pyproject.toml) checks the layers, the two packages'
 independence and cycles between sibling packages; this test adds what those contracts cannot see: a cycle
-that runs through a package's own ``__init__`` (``a -> a.b -> a``), and imports hidden inside functions,
-which is how a cycle is usually dodged. ``TYPE_CHECKING`` imports never run and are not counted.
+that runs through a package's own ``__init__`` (``a -> a.b -> a``), and imports hidden inside functions.
+A lazy import is still an edge: grimp reads the imports inside functions too, so the cycle check below and
+import-linter's layers see every lazy import (tested), and a lazy import cannot hide a cycle or a layer
+breach. ``TYPE_CHECKING`` imports never run and are not counted.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,7 +31,8 @@ PACKAGES = {
 # measured on the project's machine: ray (seconds), kubernetes.client ~300 ms, ipywidgets ~340 ms,
 # IPython.display ~310 ms, requests ~90 ms and urllib3 ~50 ms (kubernetes' transport), jsonschema ~65 ms
 # and cryptography.x509 ~50 ms (rayqueue_local's schema checks and TLS), rich.console ~30 ms, yaml ~15 ms;
-# and one stdlib module, importlib.metadata ~13 ms (email, zipfile, csv), read once for a version string.
+# and two stdlib modules, importlib.metadata ~13 ms (email, zipfile, csv), read once for a version string,
+# and asyncio ~10 ms (issue 29), for following a job's logs.
 LAZY_ALLOWED = frozenset(
     {
         "ray",
@@ -39,18 +46,11 @@ LAZY_ALLOWED = frozenset(
         "jsonschema",
         "cryptography",
         "importlib.metadata",
+        "asyncio",  # ~10 ms with ssl and socket: only where a job's logs are followed
         "kube_authkit",  # optional, the user's own: imported only to turn their AuthConfig into a client
     }
 )
 LAZY_MARK = "# lazy:"
-# Own-module imports kept lazy for a command's start-up time, each named with its reason. Not a cycle
-# dodge: the imported module does not import the importer.
-START_UP_LAZY = {
-    # `rayqueue` imports rayqueue_local.cli (its entry point) to list `local` in every invocation,
-    # `rayqueue --help` included; the control plane (~0.2 s) loads only when `local up` runs.
-    ("rayqueue_local/cli.py", "rayqueue_local.serve"),
-    ("rayqueue_local/cli.py", "rayqueue_local.usercli"),
-}
 
 
 def _graph() -> grimp.ImportGraph:
@@ -154,20 +154,26 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _marked_lazy(lines: list[str], lineno: int) -> bool:
-    """``# lazy:`` on the import's line, or on a line of the comment/import block right above it."""
-    i = lineno - 1
-    if LAZY_MARK in lines[i]:
-        return True
-    i -= 1
+def _lazy_reason(lines: list[str], node: ast.Import | ast.ImportFrom) -> str | None:
+    """The reason after ``# lazy:`` on the import's own lines (a wrapped import's first or last line), or
+    on a comment line of the comment/import block right above it (a reason too long for the line); ``None``
+    where there is no mark, ``""`` where the mark names no reason."""
+
+    def reason(text: str) -> str:
+        return text.split(LAZY_MARK, 1)[1].strip()
+
+    for i in range(node.lineno - 1, (node.end_lineno or node.lineno)):
+        if LAZY_MARK in lines[i]:
+            return reason(lines[i])
+    i = node.lineno - 2
     while i >= 0:
         text = lines[i].strip()
         if not text.startswith(("#", "import ", "from ")):
-            return False
-        if LAZY_MARK in text:
-            return True
+            return None
+        if text.startswith("#") and LAZY_MARK in text:
+            return reason(text)  # a mark at the end of the import above covers that import only
         i -= 1
-    return False
+    return None
 
 
 def _allowed(module: str) -> bool:
@@ -177,34 +183,33 @@ def _allowed(module: str) -> bool:
 def function_level_offenders(root: Path, package: str) -> list[str]:
     """``path:line  statement  (why)`` for each import inside a function or class that is not allowed.
 
-    Allowed: a marked import of a module in :data:`LAZY_ALLOWED`; and, in a package's ``__init__.py``, a
-    marked import of the package's own modules inside the module's ``__getattr__`` (PEP 562): the lazy
-    facade that keeps ``import package`` cheap.
+    Allowed, each marked ``# lazy: <reason>`` with a non-empty reason: an import of a module in
+    :data:`LAZY_ALLOWED`; an import of one of the package's own modules (absolute: a relative import is
+    never lazy-loaded here); and, in a package's ``__init__.py``, an import of the package's own modules
+    inside the module's ``__getattr__`` (PEP 562: the lazy facade that keeps ``import package`` cheap).
     """
     offenders = []
     for path in sorted(root.rglob("*.py")):
         source = path.read_text()
         lines = source.splitlines()
-        for node, names, outer in _nested_imports(ast.parse(source, str(path))):
+        for node, names, _outer in _nested_imports(ast.parse(source, str(path))):
             where = f"{package}/{path.relative_to(root)}:{node.lineno}  {lines[node.lineno - 1].strip()}"
-            facade = path.name == "__init__.py" and outer == "__getattr__"
-            rel = f"{package}/{path.relative_to(root)}"
-            unwanted = [
-                n
-                for n in names
-                if not _allowed(n)
-                and not (facade and n.split(".")[0] == package)
-                and (rel, n) not in START_UP_LAZY
-            ]
+            unwanted = [n for n in names if not _allowed(n) and n.split(".")[0] != package]
+            reason = _lazy_reason(lines, node)
             if unwanted:
-                offenders.append(f"{where}  (not a heavy third-party module: {', '.join(unwanted)})")
-            elif not _marked_lazy(lines, node.lineno):
-                offenders.append(f"{where}  (no '{LAZY_MARK} ...' comment)")
+                offenders.append(
+                    f"{where}  (neither a heavy third-party module nor our own: {', '.join(unwanted)})"
+                )
+            elif reason is None:
+                offenders.append(f"{where}  (no '{LAZY_MARK} <reason>' comment)")
+            elif not reason:
+                offenders.append(f"{where}  ('{LAZY_MARK}' names no reason)")
     return offenders
 
 
 def test_offender_finder_tells_allowed_from_not(tmp_path: Path) -> None:
-    """The checker: a marked ray import passes; an unmarked one, a stdlib one and an internal one fail."""
+    """The checker: a marked ray import and a reasoned import of our own module pass; an unmarked one, a
+    mark with no reason, a stdlib one and a relative one fail."""
     (tmp_path / "m.py").write_text(
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n"
@@ -220,10 +225,15 @@ def test_offender_finder_tells_allowed_from_not(tmp_path: Path) -> None:
         "    import importlib.metadata  # lazy: allowed\n"
         "    from importlib import import_module  # lazy: no\n"
         "def internal():\n"
-        "    from pkg.other import Y  # lazy: no\n"
-        "    from . import sibling\n"
+        "    from pkg.other import Y  # lazy: the dashboard path, first used once a cluster runs\n"
+        "    from . import sibling  # lazy: relative\n"
+        "    from pkg.other import Z\n"
+        "    from pkg.other import W  # lazy:\n"
+        "    from pkg.other import (  # lazy: wrapped, the mark on its first line\n"
+        "        V,\n"
+        "    )\n"
         "def __getattr__(name):\n"
-        "    from pkg.other import Z  # lazy: a facade only in __init__.py\n"
+        "    from pkg.other import Z  # lazy: a facade\n"
     )
     (tmp_path / "__init__.py").write_text(
         "def __getattr__(name):\n    from pkg.other import Z  # lazy: the facade\n    return Z\n"
@@ -233,10 +243,39 @@ def test_offender_finder_tells_allowed_from_not(tmp_path: Path) -> None:
         "pkg/m.py:9",
         "pkg/m.py:11",
         "pkg/m.py:13",
-        "pkg/m.py:15",
         "pkg/m.py:16",
+        "pkg/m.py:17",
         "pkg/m.py:18",
     ]
+    assert "names no reason" in found[-1] and "no '# lazy: <reason>' comment" in found[-2]
+
+
+def test_lazy_imports_are_edges_of_the_graph() -> None:
+    """grimp counts an import inside a function as an edge, so the cycle check and import-linter's
+    layers see lazy imports: ``Cluster`` loads the scale-to-zero code and the dashboard only on first
+    use, and the graph still has both edges."""
+    graph = _graph()
+    for imported in ("rayqueue_sdk.scaling.policy", "rayqueue_sdk.cluster.dashboard"):
+        assert graph.direct_import_exists(importer="rayqueue_sdk.cluster.cluster", imported=imported)
+    assert graph.direct_import_exists(
+        importer="rayqueue_sdk.scaling.policy", imported="rayqueue_sdk.scaling.agent"
+    )
+
+
+def test_cycle_check_sees_a_cycle_through_a_lazy_import(tmp_path: Path) -> None:
+    """A cycle closed only by an import inside a function is still a cycle."""
+    pkg = tmp_path / "lazycyc"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from lazycyc import b\n")
+    (pkg / "b.py").write_text("def f():\n    from lazycyc import a  # lazy: hides nothing\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        graph = grimp.build_graph("lazycyc", exclude_type_checking_imports=True, cache_dir=None)
+    finally:
+        sys.path.remove(str(tmp_path))
+    edges = {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+    assert _cycles(edges) == [["lazycyc.a", "lazycyc.b"]]
 
 
 @pytest.mark.parametrize("package", sorted(PACKAGES))

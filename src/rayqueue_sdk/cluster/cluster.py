@@ -26,17 +26,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_sdk.cluster import dashboard
-from rayqueue_sdk.cluster.adopt import config_from_raycluster
 from rayqueue_sdk.cluster.applied import AppliedCluster
-from rayqueue_sdk.cluster.live import LiveFollow, follow_live
-from rayqueue_sdk.cluster.observe import ClusterDetails, observe_one, summarize
-from rayqueue_sdk.cluster.preflight import check_ours, decide, fetch_facts
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, not_found_status, status_from
-from rayqueue_sdk.cluster.wait import wait_for_cluster
 from rayqueue_sdk.config.idle import IdlePolicy, PreStopHook, PrometheusSource
 from rayqueue_sdk.config.models import ClusterConfiguration
-from rayqueue_sdk.display import show_details
 from rayqueue_sdk.display.controls import ClusterControls
 from rayqueue_sdk.display.environment import is_notebook
 from rayqueue_sdk.display.live import execution_count
@@ -51,26 +44,16 @@ from rayqueue_sdk.errors import (
     ScaledToZeroError,
     UnsupportedError,
 )
-from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
-from rayqueue_sdk.kube.resources import (
-    FIELD_MANAGER,
-    RAYCLUSTERS,
-    apply_object,
-    create_object,
-    delete_object,
-    fetch_raycluster,
-    find_workload,
-    get_raycluster,
-    patch_object,
-    set_workload_active,
-)
 from rayqueue_sdk.manifests import dump_yaml
 from rayqueue_sdk.manifests.raycluster import build_raycluster
-from rayqueue_sdk.scaling import policy as scaling
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
     from ray.job_submission import JobDetails, JobStatus, JobSubmissionClient
+
+    from rayqueue_sdk.cluster.live import LiveFollow
+    from rayqueue_sdk.cluster.observe import ClusterDetails
+    from rayqueue_sdk.kube.client import ClientSource
 
 __all__ = ["Cluster", "get_cluster"]
 
@@ -188,6 +171,8 @@ class Cluster:
         policy = self.config.idle_scale_to_zero
         if policy is None:
             return text
+        from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
+
         the_plan = scaling.plan(None, manifest, policy)
         note = (
             f"# idle scale-to-zero, {the_plan.summary().split(':')[0]}; at apply time: ownerReferences to "
@@ -235,6 +220,8 @@ class Cluster:
     # -- notebook ----------------------------------------------------------------------------------
     def _intro(self) -> list[str]:
         """What the box says before anything was read: the configuration, offline (no I/O)."""
+        from rayqueue_sdk.cluster.observe import summarize  # lazy: the notebook box's summary only
+
         ns = self._namespace or self.config.namespace
         where = f"{ns}/{self.name}" if ns else f"{self.name} (in your login's namespace)"
         shape = summarize(self.to_dict())
@@ -301,6 +288,8 @@ class Cluster:
 
     # -- connection --------------------------------------------------------------------------------
     def _api(self) -> ApiClient:
+        from rayqueue_sdk.kube.client import get_client  # lazy: the API client
+
         return get_client(self._client)
 
     @property
@@ -312,12 +301,16 @@ class Cluster:
             >>> Cluster(ClusterConfiguration(name="ws", namespace="ds")).namespace
             'ds'
         """
+        from rayqueue_sdk.kube.client import default_namespace  # lazy: the API client
+
         if self._namespace is None:
             self._namespace = default_namespace(self._api())
         return self._namespace
 
     def _namespace_of(self, api: ApiClient) -> str:
         """:attr:`namespace`, with the client already resolved (so it is resolved once per call)."""
+        from rayqueue_sdk.kube.client import default_namespace  # lazy: the API client
+
         if self._namespace is None:
             self._namespace = default_namespace(api)
         return self._namespace
@@ -325,6 +318,8 @@ class Cluster:
     def _manifest(self, api: ApiClient, *, refuse_foreign: str | None = None) -> dict[str, Any]:
         """The manifest to send: one preflight (queues, priority class, the existing object), then the
         pure decision (:mod:`rayqueue_sdk.cluster.preflight`)."""
+        from rayqueue_sdk.cluster.preflight import decide, fetch_facts  # lazy: apply's checks
+
         facts = fetch_facts(
             api,
             self._namespace_of(api),
@@ -365,6 +360,8 @@ class Cluster:
         Example:
             >>> # cluster.apply()   # twice is fine: the second is a no-op
         """
+        from rayqueue_sdk.kube.resources import FIELD_MANAGER, RAYCLUSTERS, apply_object  # lazy: API calls
+
         api = self._api()
         manifest = self._manifest(
             api, refuse_foreign=None if force else "apply(force=True) would take it over"
@@ -383,6 +380,8 @@ class Cluster:
         Example:
             >>> # cluster.up(); cluster.wait_ready()
         """
+        from rayqueue_sdk.kube.resources import RAYCLUSTERS, create_object  # lazy: API calls
+
         api = self._api()
         manifest = self._manifest(api)
         try:
@@ -412,6 +411,10 @@ class Cluster:
         Example:
             >>> # cluster.down()   # resources immediately returned to the queue
         """
+        from rayqueue_sdk.cluster.preflight import check_ours  # lazy: apply's checks
+        from rayqueue_sdk.kube.resources import RAYCLUSTERS, delete_object, get_raycluster  # lazy: API calls
+        from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
+
         api = self._api()
         self.__dict__.pop("job_client", None)
         try:
@@ -447,6 +450,8 @@ class Cluster:
             >>> # st = cluster.status(); print(st.phase.value, st.position, st.explanation)
             >>> # cluster.status().phase is ClusterPhase.NOT_FOUND   # before apply()
         """
+        from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
+
         api = self._api()
         try:
             status, obj = observe_one(api, self.name, self._namespace_of(api))
@@ -464,6 +469,9 @@ class Cluster:
 
     def _with_idle(self, api: ApiClient, status: ClusterStatus, obj: dict[str, Any] | None) -> ClusterStatus:
         """``status`` with the idle policy's line, when the cluster has one (one more read or two)."""
+        from rayqueue_sdk.kube.resources import find_workload  # lazy: API calls
+        from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
+
         if obj is None or scaling.policy_of(obj) is None:
             return status
         uid = str((obj.get("metadata") or {}).get("uid") or "")
@@ -483,6 +491,8 @@ class Cluster:
         return replace(status, idle_scale_to_zero=line)
 
     def _refuse_if_scaled_to_zero(self, api: ApiClient) -> None:
+        from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
+
         status, obj = observe_one(api, self.name, self._namespace_of(api))
         status = self._with_idle(api, status, obj)
         if status.scaled_to_zero:
@@ -521,6 +531,9 @@ class Cluster:
         Example:
             >>> # cluster.wait_ready(timeout=600, queue_timeout=120)
         """
+        from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
+        from rayqueue_sdk.cluster.wait import wait_for_cluster  # lazy: the wait
+
         api = self._api()
         started = time.monotonic()
         self._refuse_if_scaled_to_zero(api)
@@ -576,6 +589,9 @@ class Cluster:
         Example:
             >>> # d = cluster.details(); d.gpus, [g.name for g in d.groups]
         """
+        from rayqueue_sdk.cluster.observe import observe_one, summarize  # lazy: the read path
+        from rayqueue_sdk.display import show_details  # lazy: notebook cards
+
         api = self._api()
         status, obj = observe_one(api, self.name, self._namespace_of(api))
         status = self._with_idle(api, status, obj)
@@ -587,6 +603,9 @@ class Cluster:
 
     def _show_card(self, api: ApiClient) -> None:
         """In a notebook, the cluster's box: updated in place, and shown in this cell unless it already is."""
+        from rayqueue_sdk.cluster.live import follow_live  # lazy: the shared watches, for a notebook box
+        from rayqueue_sdk.cluster.observe import observe_one, summarize  # lazy: the read path
+
         if not is_notebook() and self._card is None:
             return
         status, obj = observe_one(api, self.name, self._namespace_of(api))
@@ -617,6 +636,8 @@ class Cluster:
         Example:
             >>> # import ray; ray.init(cluster.cluster_uri())
         """
+        from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
+
         api = self._api()
         try:
             return dashboard.cluster_uri(self.name, self._namespace_of(api), client=api)
@@ -645,6 +666,8 @@ class Cluster:
         Example:
             >>> # cluster.cluster_dashboard_uri()   # 'http://127.0.0.1:41234' on the local control plane
         """
+        from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
+
         api = self._api()
         return dashboard.cluster_dashboard_uri(
             self.name, self._namespace_of(api), client=api, override=override
@@ -659,6 +682,8 @@ class Cluster:
             >>> # sid = cluster.job_client.submit_job(entrypoint="python -c 'print(42)'")
             >>> # cluster.job_client.get_job_logs(sid)
         """
+        from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
+
         return dashboard.ray_job_client(
             self.cluster_dashboard_uri(), client=self._api(), verify=self.config.verify_tls
         )
@@ -718,6 +743,14 @@ class Cluster:
         Example:
             >>> # cluster.resume(); cluster.wait_ready()
         """
+        from rayqueue_sdk.kube.resources import (  # lazy: API calls
+            RAYCLUSTERS,
+            fetch_raycluster,
+            find_workload,
+            patch_object,
+        )
+        from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
+
         api = self._api()
         namespace = self._namespace_of(api)
         rc = fetch_raycluster(api, namespace, self.name)
@@ -736,6 +769,8 @@ class Cluster:
 
     # -- idle scale-to-zero ------------------------------------------------------------------------
     def _enable(self, api: ApiClient, rc: dict[str, Any], policy: IdlePolicy) -> list[str]:
+        from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
+
         the_plan = scaling.plan(api, rc, policy)
         return scaling.apply_plan(api, the_plan, previous=scaling.policy_of(rc))
 
@@ -771,6 +806,9 @@ class Cluster:
             >>> # cluster.scale_to_zero(60, dry_run=True)           # what it would do now, and why
             >>> # cluster.scale_to_zero(None)                       # remove the policy
         """
+        from rayqueue_sdk.kube.resources import fetch_raycluster, find_workload  # lazy: API calls
+        from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
+
         if idle_minutes is None:
             api = self._api()
             removed = scaling.remove_policy(api, self._namespace_of(api), self.name)
@@ -808,6 +846,8 @@ class Cluster:
         return f"{namespace}/{self.name}: {the_plan.summary().split(':')[0]}: {', '.join(made)}"
 
     def _set_active(self, active: bool) -> str:
+        from rayqueue_sdk.kube.resources import fetch_raycluster, set_workload_active  # lazy: API calls
+
         api = self._api()
         namespace = self._namespace_of(api)
         uid = str((fetch_raycluster(api, namespace, self.name).get("metadata") or {}).get("uid") or "")
@@ -870,6 +910,10 @@ def get_cluster(
         >>> # cluster = get_cluster("my-workspace-cluster", "ds-team")
         >>> # [g.name for g in cluster.config.resolved_worker_groups()], cluster.status().phase
     """
+    from rayqueue_sdk.cluster.adopt import config_from_raycluster  # lazy: get_cluster() only
+    from rayqueue_sdk.kube.client import default_namespace, get_client  # lazy: the API client
+    from rayqueue_sdk.kube.resources import fetch_raycluster  # lazy: API calls
+
     client = _one_client(client, api_client)
     api = get_client(client)
     obj = fetch_raycluster(api, namespace or default_namespace(api), name)

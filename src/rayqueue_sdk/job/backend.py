@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Protocol
 from rayqueue_sdk.job.runtime_env import PreparedRuntimeEnv
 from rayqueue_sdk.job.spec import JobFields
 from rayqueue_sdk.job.status import RayJobStatus
-from rayqueue_sdk.kube.client import default_namespace, get_client
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
@@ -50,6 +49,8 @@ class KubeTarget:
     @property
     def api(self) -> ApiClient:
         """The Kubernetes ``ApiClient`` (built from the login on first use)."""
+        from rayqueue_sdk.kube.client import get_client  # lazy: the API client
+
         if self._api is None:
             self._api = get_client(self._source)
         return self._api
@@ -57,6 +58,8 @@ class KubeTarget:
     @property
     def namespace(self) -> str:
         """The namespace given, or the client's current one."""
+        from rayqueue_sdk.kube.client import default_namespace  # lazy: the API client
+
         if self._namespace is None:
             self._namespace = default_namespace(self.api)
         return self._namespace

@@ -26,8 +26,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.admission.cluster import ClusterPhase, ErrorKind, JobAssessment, JobPhase, Verdict
-from rayqueue_sdk.cluster.dashboard import cluster_dashboard_uri, ray_job_client
-from rayqueue_sdk.cluster.observe import observe_cluster, observe_one
 from rayqueue_sdk.cluster.status import ClusterStatus
 from rayqueue_sdk.display.environment import is_notebook
 from rayqueue_sdk.display.progress import NotebookProgress
@@ -45,8 +43,6 @@ from rayqueue_sdk.job.pending import DEFAULT_CLUSTER_TIMEOUT, PendingSubmission
 from rayqueue_sdk.job.runtime_env import PreparedRuntimeEnv, check_package_size
 from rayqueue_sdk.job.spec import JobFields
 from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment, status_from_ray
-from rayqueue_sdk.kube.resources import find_workload
-from rayqueue_sdk.scaling import policy as scaling
 
 if TYPE_CHECKING:  # pragma: no cover
     from ray.job_submission import JobSubmissionClient
@@ -67,6 +63,8 @@ _clients_lock = threading.Lock()
 
 
 def _cached_client(api: Any, dashboard: str) -> JobSubmissionClient:
+    from rayqueue_sdk.cluster.dashboard import ray_job_client  # lazy: a running cluster's dashboard
+
     with _clients_lock:
         found = _clients.get(api, {}).get(dashboard)
     if found is not None:
@@ -139,6 +137,8 @@ class ExistingClusterJob:
             DashboardNotFoundError: the cluster has no dashboard address yet (queued, starting).
             ConnectionFailedError: the dashboard does not answer.
         """
+        from rayqueue_sdk.cluster.dashboard import cluster_dashboard_uri  # lazy: a cluster's dashboard
+
         if self._client is None:
             self.dashboard = cluster_dashboard_uri(
                 self.cluster_name,
@@ -236,6 +236,8 @@ class ExistingClusterJob:
         block: bool,
     ) -> None:
         """No dashboard to submit to: wait for a queued or starting cluster, then submit (or raise)."""
+        from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path, loaded on first use
+
         api = self.target.api
         first, raycluster = observe_one(api, self.cluster_name, self.target.namespace)
         if first.ready:
@@ -322,6 +324,8 @@ class ExistingClusterJob:
         the head); a requeued cluster comes back empty, so the job is lost either way and nothing
         reruns it: the verdict is ``FAIL``.
         """
+        from rayqueue_sdk.cluster.observe import observe_cluster  # lazy: the read path, loaded on first use
+
         try:
             cluster = observe_cluster(
                 self.cluster_name, self.target.namespace, self.target.api, with_position=False
@@ -444,6 +448,9 @@ class ExistingClusterJob:
 def _refuse_if_scaled_to_zero(api: Any, raycluster: dict[str, Any], status: ClusterStatus) -> None:
     """Raise :class:`~rayqueue_sdk.errors.ScaledToZeroError` when the cluster's idle policy deactivated it
     (it will not come back by itself: waiting for it would only time out)."""
+    from rayqueue_sdk.kube.resources import find_workload  # lazy: API calls
+    from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
+
     if scaling.policy_of(raycluster) is None:
         return
     uid = str((raycluster.get("metadata") or {}).get("uid") or "")

@@ -15,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import queue
@@ -70,6 +69,8 @@ def follow_lines(
         >>> list(follow_lines(stream))
         ['a', 'b']
     """
+    import asyncio  # lazy: ~10 ms (with ssl and socket), only for following logs, not at import
+
     items: queue.Queue[object] = queue.Queue()
     stop = stop if stop is not None else threading.Event()
     holder: dict[str, asyncio.AbstractEventLoop] = {}

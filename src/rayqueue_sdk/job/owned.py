@@ -22,13 +22,6 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.admission.cluster import PRIORITY_LABEL, QUEUE_LABEL, JobAssessment, JobPhase, assess_job
-from rayqueue_sdk.cluster.dashboard import cluster_dashboard_uri, ray_job_client
-from rayqueue_sdk.cluster.queues import (
-    check_priority_class,
-    check_queue,
-    queue_position,
-    resolve_default_queue,
-)
 from rayqueue_sdk.errors import AlreadyExistsError, ForbiddenError, NotFoundError, RayQueueError
 from rayqueue_sdk.job.backend import KubeTarget
 from rayqueue_sdk.job.logs import follow_lines
@@ -40,18 +33,6 @@ from rayqueue_sdk.job.runtime_env import (
 )
 from rayqueue_sdk.job.spec import JobFields, build_job_manifest
 from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment
-from rayqueue_sdk.kube.client import server_of
-from rayqueue_sdk.kube.pods import JOB_NAME_LABEL, submitter_log
-from rayqueue_sdk.kube.resources import (
-    RAYJOBS,
-    create_object,
-    delete_object,
-    find_workload,
-    get_rayjob,
-    kueue_kind,
-    patch_object,
-)
-from rayqueue_sdk.kube.retry import call
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
@@ -112,6 +93,12 @@ class OwnedClusterJob:
 
     def check_queue_and_priority(self, queue: str | None, priority: str | None) -> None:
         """Refuse an unknown LocalQueue or WorkloadPriorityClass (the errors list what exists)."""
+        from rayqueue_sdk.cluster.queues import (  # lazy: submit's queue checks
+            check_priority_class,
+            check_queue,
+            resolve_default_queue,
+        )
+
         if queue is not None:
             check_queue(self.namespace, queue, self.api)
         elif resolve_default_queue(self.namespace, self.api) is None:
@@ -126,6 +113,8 @@ class OwnedClusterJob:
 
     def create(self, manifest: Mapping[str, Any], secret: Mapping[str, Any] | None) -> dict[str, Any]:
         """Create the RayJob, then the working-dir Secret owned by it; nothing is left half-made."""
+        from rayqueue_sdk.kube.resources import RAYJOBS, create_object  # lazy: API calls
+
         body = dict(manifest)
         body["metadata"] = {**dict(manifest["metadata"]), "namespace": self.namespace}
         try:
@@ -155,6 +144,9 @@ class OwnedClusterJob:
 
     def _create_secret(self, secret: Mapping[str, Any], owner: Mapping[str, Any]) -> None:
         from kubernetes import client as k8s  # lazy: kubernetes is slow to import
+
+        from rayqueue_sdk.kube.client import server_of  # lazy: API calls
+        from rayqueue_sdk.kube.retry import call  # lazy: API calls
 
         meta = owner["metadata"]
         body = dict(secret)
@@ -187,6 +179,9 @@ class OwnedClusterJob:
     # -- read -------------------------------------------------------------------------------------
     def observe(self) -> tuple[dict[str, Any] | None, JobAssessment]:
         """Read the RayJob, its Workload and (when queued) its position; assess them."""
+        from rayqueue_sdk.cluster.queues import queue_position  # lazy: submit's queue checks
+        from rayqueue_sdk.kube.resources import get_rayjob  # lazy: API calls
+
         try:
             rayjob: dict[str, Any] | None = get_rayjob(self.api, self.namespace, self.name)
         except NotFoundError:
@@ -203,6 +198,8 @@ class OwnedClusterJob:
         return rayjob, assessment
 
     def _workload(self, rayjob: Mapping[str, Any]) -> dict[str, Any] | None:
+        from rayqueue_sdk.kube.resources import find_workload  # lazy: API calls
+
         uid = str((rayjob.get("metadata") or {}).get("uid") or "")
         return find_workload(self.api, self.namespace, uid) if uid else None
 
@@ -216,6 +213,11 @@ class OwnedClusterJob:
 
     # -- logs -------------------------------------------------------------------------------------
     def _job_client(self, cluster_name: str) -> JobSubmissionClient:
+        from rayqueue_sdk.cluster.dashboard import (  # lazy: the dashboard and Ray's job client
+            cluster_dashboard_uri,
+            ray_job_client,
+        )
+
         if self._jc is None or self._jc[0] != cluster_name:
             uri = cluster_dashboard_uri(cluster_name, self.namespace, client=self.api)
             self._jc = (cluster_name, ray_job_client(uri, client=self.api))
@@ -234,6 +236,8 @@ class OwnedClusterJob:
         Raises:
             NotFoundError: neither source exists any more (the message names both).
         """
+        from rayqueue_sdk.kube.pods import JOB_NAME_LABEL, submitter_log  # lazy: the submitter pod's logs
+
         cluster, job_id = self._ids()
         try:
             return str(self._job_client(cluster).get_job_logs(job_id))
@@ -264,6 +268,8 @@ class OwnedClusterJob:
         deletes its cluster); a job not running yet has its Kueue Workload deactivated
         (``spec.active=false``, Kueue's supported stop) so it leaves the queue. True if anything changed.
         """
+        from rayqueue_sdk.kube.resources import RAYJOBS, kueue_kind, patch_object  # lazy: API calls
+
         rayjob, assessment = self.observe()
         if rayjob is None or assessment.phase.terminal:
             return False
@@ -291,6 +297,8 @@ class OwnedClusterJob:
         Raises:
             NotFoundError: there is no such RayJob.
         """
+        from rayqueue_sdk.kube.resources import RAYJOBS, kueue_kind, patch_object  # lazy: API calls
+
         rayjob, assessment = self.observe()
         if rayjob is None:
             raise NotFoundError(
@@ -312,6 +320,10 @@ class OwnedClusterJob:
         """Whether the RayJob or its working-dir Secret still exists (a delete is still being carried out, so
         the name cannot be used again yet)."""
         from kubernetes import client as k8s  # lazy: kubernetes is slow to import
+
+        from rayqueue_sdk.kube.client import server_of  # lazy: API calls
+        from rayqueue_sdk.kube.resources import get_rayjob  # lazy: API calls
+        from rayqueue_sdk.kube.retry import call  # lazy: API calls
 
         try:
             get_rayjob(self.api, self.namespace, self.name)
@@ -336,6 +348,8 @@ class OwnedClusterJob:
 
     def delete(self) -> bool:
         """Delete the RayJob (its cluster, Workload and Secret go with it). False if it was gone."""
+        from rayqueue_sdk.kube.resources import RAYJOBS, delete_object  # lazy: API calls
+
         if not delete_object(self.api, RAYJOBS, self.name, self.namespace, propagation="Background"):
             return False
         log.info("deleted RayJob %s/%s", self.namespace, self.name)

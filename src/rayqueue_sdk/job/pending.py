@@ -50,7 +50,6 @@ from typing import TYPE_CHECKING
 
 from rayqueue_sdk.admission.cluster import ClusterPhase, ErrorKind, JobAssessment, JobPhase, Verdict
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus
-from rayqueue_sdk.cluster.wait import wait_for_cluster
 from rayqueue_sdk.display.environment import is_notebook
 from rayqueue_sdk.errors import (
     AdmissionTimeout,
@@ -244,6 +243,8 @@ class PendingSubmission:
         return max(0.0, self.timeout - (time.monotonic() - self._started))
 
     def _run(self) -> None:
+        from rayqueue_sdk.cluster.wait import wait_for_cluster  # lazy: a job sent before its cluster is ready
+
         try:
             wait_for_cluster(
                 self.cluster.name,

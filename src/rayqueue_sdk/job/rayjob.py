@@ -41,8 +41,6 @@ from rayqueue_sdk.job.pending import DEFAULT_CLUSTER_TIMEOUT
 from rayqueue_sdk.job.runtime_env import prepare_runtime_env
 from rayqueue_sdk.job.spec import _JobSpec, render_rayjob, resolve_runtime_env
 from rayqueue_sdk.job.status import RayJobStatus
-from rayqueue_sdk.kube.access import can_i
-from rayqueue_sdk.kube.resources import kueue_kind
 from rayqueue_sdk.manifests import dump_yaml
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -530,6 +528,9 @@ class RayJob:
         Example:
             >>> # job.stop_permission()   # "may not patch workloads.kueue.x-k8s.io in namespace 'ds'"
         """
+        from rayqueue_sdk.kube.access import can_i  # lazy: stop_permission() only
+        from rayqueue_sdk.kube.resources import kueue_kind  # lazy: stop_permission() only
+
         if not isinstance(self._backend, OwnedClusterJob):
             return None
         phase = (status or self.status()).phase

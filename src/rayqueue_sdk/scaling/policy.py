@@ -51,7 +51,6 @@ from rayqueue_sdk.manifests.scaling import (
     reaper_objects,
     token_secret_name,
 )
-from rayqueue_sdk.scaling import agent
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
@@ -168,7 +167,9 @@ def agent_source() -> str:
         >>> "def decide(" in agent_source() and "import rayqueue_sdk" not in agent_source()
         True
     """
-    return Path(agent.__file__).read_text(encoding="utf-8")
+    # Read as data, not imported: the agent runs in the cluster, and importing it here would load urllib,
+    # http.client and ssl into every session that only renders or applies a policy.
+    return Path(__file__).with_name("agent.py").read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -395,6 +396,8 @@ def on_resume(api: ApiClient, rc: dict[str, Any], workload: dict[str, Any] | Non
     Example:
         >>> # on_resume(api, raycluster, workload)   # 'ScaledObject ws-idle recreated: ...'
     """
+    from rayqueue_sdk.scaling import agent  # lazy: the reaper (urllib, ssl), for its clock and decisions
+
     info = policy_of(rc)
     if info is None:
         return None
@@ -530,6 +533,8 @@ def idle_status(api: ApiClient, rc: dict[str, Any], workload: dict[str, Any] | N
     Example:
         >>> # idle_status(api, raycluster, workload).text()   # 'keda mode: idle 12 of 60 min'
     """
+    from rayqueue_sdk.scaling import agent  # lazy: the reaper (urllib, ssl), for its clock and decisions
+
     info = policy_of(rc)
     if info is None:
         return None
@@ -590,6 +595,8 @@ def idle_status(api: ApiClient, rc: dict[str, Any], workload: dict[str, Any] | N
 
 
 def _keda_scaled_at(workload: dict[str, Any] | None) -> float | None:
+    from rayqueue_sdk.scaling import agent  # lazy: the reaper (urllib, ssl), for its clock and decisions
+
     for cond in ((workload or {}).get("status") or {}).get("conditions") or []:
         if cond.get("type") == "Evicted" and cond.get("reason") == "Deactivated":
             return agent.parse_time(cond.get("lastTransitionTime"))
@@ -619,6 +626,8 @@ def dry_run(
         ...               gpu=None, now=90.0))
         reaper mode (RayCluster spec.suspend): 0 objects. Now: would scale to zero (idle 1.5 min: ...)
     """
+    from rayqueue_sdk.scaling import agent  # lazy: the reaper (urllib, ssl), for its clock and decisions
+
     now = time.time() if now is None else now
     cond: dict[str, Any]
     if the_plan.mechanism == "suspend":

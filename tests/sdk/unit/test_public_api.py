@@ -50,6 +50,57 @@ def test_import_is_light() -> None:
     assert out.stdout.strip() == ""
 
 
+# What `from rayqueue_sdk import Cluster, ClusterConfiguration, RayJob` must leave unloaded (issue 29): the
+# constructors need none of it. Third-party clients; the stdlib's asyncio (Ray's async log stream) and
+# networking (the reaper agent's urllib); and our own paths that are loaded on first use (`# lazy:`).
+_NOT_AT_CONSTRUCTOR_IMPORT = (
+    "ray",
+    "kubernetes",
+    "ipywidgets",
+    "IPython",
+    "pandas",
+    "rich",
+    "yaml",
+    "requests",
+    "urllib3",
+    "asyncio",
+    "ssl",
+    "urllib.request",
+    "http.client",
+    "rayqueue_sdk.scaling",  # the agent's source (shipped to the cluster) and the scale-to-zero code
+    "rayqueue_sdk.kube",  # the API client, REST, watches
+    "rayqueue_sdk.cluster.dashboard",
+    "rayqueue_sdk.cluster.observe",
+    "rayqueue_sdk.cluster.preflight",
+    "rayqueue_sdk.cluster.wait",
+    "rayqueue_sdk.cluster.queues",
+)
+
+
+def test_the_three_classes_import_without_their_io_paths() -> None:
+    """In a fresh interpreter, the classes of the first cell load none of :data:`_NOT_AT_CONSTRUCTOR_IMPORT`
+    (a name covers its submodules), and the configuration's pydantic validator is not built yet
+    (``defer_build``: it is built on first validation); building a Cluster and a RayJob offline keeps
+    the I/O paths unloaded too."""
+    code = (
+        "import sys\n"
+        "from rayqueue_sdk import Cluster, ClusterConfiguration, RayJob\n"
+        f"names = {_NOT_AT_CONSTRUCTOR_IMPORT!r}\n"
+        "def loaded():\n"
+        "    return sorted(m for m in sys.modules if any(m == n or m.startswith(n + '.') for n in names))\n"
+        "print(','.join(loaded()))\n"
+        "print(ClusterConfiguration.__pydantic_complete__)\n"
+        "Cluster(ClusterConfiguration(name='ws', local_queue='q')).to_dict()\n"
+        "RayJob(job_name='j', entrypoint='python x.py', cluster_name='ws', namespace='ds').to_dict()\n"
+        "print(','.join(loaded()))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    at_import, built, after_constructors = out.stdout.splitlines()
+    assert at_import == "", f"imported with the three classes: {at_import}"
+    assert built == "False", "ClusterConfiguration's validator was built at import (defer_build lost)"
+    assert after_constructors == "", f"imported by the constructors: {after_constructors}"
+
+
 def _type_checking_names() -> dict[str, str]:
     """Name -> module of the imports under ``if TYPE_CHECKING:`` in rayqueue_sdk/__init__.py."""
     tree = ast.parse(Path(rayqueue_sdk.__file__).read_text(encoding="utf-8"))
