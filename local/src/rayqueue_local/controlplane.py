@@ -322,7 +322,7 @@ class LocalControlPlane:
         for controller in reversed(self.controllers):
             try:
                 controller.stop()
-            except Exception:
+            except Exception:  # one controller failing to stop must not leave the rest running
                 log.exception("stopping controller %s failed", getattr(controller, "name", controller))
         self.controllers = []
         self._api.stop()

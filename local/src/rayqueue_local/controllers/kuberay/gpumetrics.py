@@ -77,7 +77,7 @@ class GpuMetricsController:
             prom.start()
             try:
                 prom.wait_ready()
-            except Exception:
+            except Exception:  # whatever failed (re-raised below), stop what this start began
                 prom.stop()
                 self.exporter.stop()
                 raise

@@ -212,8 +212,8 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
             if item == SCHEDULE:
                 try:
                     self.schedule()
-                except Exception:
-                    self._dirty = True  # retry on the next resync
+                except Exception:  # whatever failed (re-raised below), the next resync schedules again
+                    self._dirty = True
                     raise
             elif item[0] == "workload":
                 self.reconcile_workload(item[1], item[2])
