@@ -143,6 +143,7 @@ class LocalControlPlane:
         self.ray_runtime: Any = None
         self.gpu_metrics: Any = None
         self.prometheus: Any = None
+        self.kubelet: Any = None  # published by the pod controllers
         self._tmp: str | None = None
         self._state_lock: StateDirectoryLock | None = None  # held while running on a state_dir
         self._api: APIServer | None = None

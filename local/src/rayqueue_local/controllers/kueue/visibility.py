@@ -28,9 +28,10 @@ from rayqueue_local.apimachinery.status import status_body
 from rayqueue_local.apiserver.auth import READ, Rule
 from rayqueue_local.controllers.kueue.engine import queue_order_key
 from rayqueue_local.controllers.kueue.snapshot import WorkloadInfo
+from rayqueue_local.controllers.plane import Plane
 from rayqueue_local.options import kueue_served_versions
 from rayqueue_local.registry.registry import ResourceType
-from rayqueue_local.storage.store import StoreError
+from rayqueue_local.storage.store import Store, StoreError
 
 __all__ = ["GROUP", "pending_items", "register", "summary"]
 
@@ -147,7 +148,7 @@ def _discovery_types(versions: tuple[str, ...]) -> list[Any]:
     ]
 
 
-def register(cp: Any, store: Any) -> None:
+def register(cp: Plane, store: Store) -> None:
     """Serve the two routes on the control plane ``cp`` at each version its ``kueue_api_versions``
     serves, list the group in discovery and let users read ``localqueues/pendingworkloads`` in their
     namespaces."""
