@@ -150,13 +150,13 @@ class StoreReads(StoreCore):
             list_rv = self._rv
             objects = self._objects.get(key, {})
             if resource_version is not None and not continue_token:
-                if resource_version < self._compacted_rv:
+                if resource_version < self._events.compacted_rv:
                     raise StoreError(410, "Expired", "The resourceVersion for the provided list is too old.")
                 if resource_version < self._rv:
                     list_rv, objects = resource_version, self._state_at(key, resource_version)
             if continue_token:
                 list_rv, start = _decode_continue(continue_token)
-                if list_rv < self._compacted_rv:
+                if list_rv < self._events.compacted_rv:
                     raise StoreError(
                         410,
                         "Expired",
@@ -199,7 +199,7 @@ class StoreReads(StoreCore):
     def _state_at(self, key: str, rv: int) -> dict[ObjKey, dict[str, Any]]:
         """The objects of ``key`` as they were at resourceVersion ``rv`` (undoing later events)."""
         state = dict(self._objects.get(key, {}))
-        for event in reversed(self._history):
+        for event in self._events.newest_first():
             if event.resource_version <= rv:
                 break
             if event.key != key:

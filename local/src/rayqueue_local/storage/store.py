@@ -75,7 +75,6 @@ import inspect
 import os
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -84,6 +83,7 @@ from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.registry.builtindefaults import DEFAULTED_KEYS, apply_builtin_defaults
 from rayqueue_local.registry.registry import Registry
 from rayqueue_local.registry.schema import SchemaValidator
+from rayqueue_local.storage.eventlog import EventLog
 from rayqueue_local.storage.patching import StorePatching
 from rayqueue_local.storage.persistence import Persistence
 from rayqueue_local.storage.storetypes import (
@@ -142,10 +142,7 @@ class Store(StorePatching, StoreWatches):
         self._dependents = {}
         self._ns_counts = {}
         self._rv = 0
-        self._history = deque()
-        self._history_size = max(1, history)
-        self._compacted_rv = 0
-        self._watches = []
+        self._events = EventLog(history)
         self._subscribers = []
         self._hooks = {}
         self._pending = []
@@ -169,7 +166,7 @@ class Store(StorePatching, StoreWatches):
                         # gained after the object was written shows up on read.
                         self._validator.default(rt, obj)
                     self._index_put(key, _objkey(obj), obj, None)
-        self._compacted_rv = self._rv
+        self._events.start_at(self._rv)
         for key in DEFAULTED_KEYS:  # upstream defaults these kinds when it decodes them
             self._hooks[key] = [_defaulter(key)]
         for ns in namespaces:
@@ -231,8 +228,7 @@ class Store(StorePatching, StoreWatches):
     def close(self) -> None:
         """Close every watch and the persistence files."""
         with self._lock:
-            for w in list(self._watches):
-                w.close()
+            self._events.close_watches()
             if self._persistence is not None:
                 self._persistence.close()
 

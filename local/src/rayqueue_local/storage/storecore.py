@@ -6,7 +6,8 @@ writes and deletions share: resolving a resource key (404 for an unknown one), f
 object, the object/uid/owner/namespace indexes, the one global resourceVersion counter,
 :meth:`StoreCore._commit` (persist first, then index, append to the bounded event history, offer to the
 watches, queue for subscribers) and :meth:`StoreCore._txn`, which holds the lock and delivers the
-committed events to subscribers once the outermost transaction releases it.
+committed events to subscribers once the outermost transaction releases it. The event history and
+the watches are a part of their own, :class:`~rayqueue_local.storage.eventlog.EventLog`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -23,6 +23,7 @@ from rayqueue_local.apimachinery import patch as patches
 from rayqueue_local.apimachinery.patch import deep_copy
 from rayqueue_local.registry.registry import Registry, ResourceType
 from rayqueue_local.registry.schema import SchemaValidator
+from rayqueue_local.storage.eventlog import EventLog
 from rayqueue_local.storage.persistence import Persistence
 from rayqueue_local.storage.storetypes import (
     MAX_OBJECT_BYTES,
@@ -33,7 +34,6 @@ from rayqueue_local.storage.storetypes import (
     _objkey,
     _owner_uids,
 )
-from rayqueue_local.storage.watch import Watch
 
 __all__ = ["StoreCore"]
 
@@ -64,10 +64,7 @@ class StoreCore:
     _dependents: dict[str, set[tuple[str, str, str]]]
     _ns_counts: dict[str, int]
     _rv: int
-    _history: deque[Event]
-    _history_size: int
-    _compacted_rv: int
-    _watches: list[Watch]
+    _events: EventLog
     _subscribers: list[Callable[[Event], None]]
     _hooks: dict[str, list[AdmissionHook]]
     _pending: list[Event]
@@ -179,11 +176,7 @@ class StoreCore:
         if self._persistence is not None and self._persistence.should_compact():
             self._persistence.compact(self._rv, {k2: list(b.values()) for k2, b in self._objects.items()})
         event = Event(etype, key, deep_copy(obj), old)
-        if len(self._history) >= self._history_size:
-            self._compacted_rv = self._history.popleft().resource_version
-        self._history.append(event)
-        for w in self._watches:
-            w._offer(event)
+        self._events.record(event)
         self._pending.append(event)
 
     def _next_rv(self) -> str:

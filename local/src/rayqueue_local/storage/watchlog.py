@@ -68,18 +68,17 @@ class StoreWatches(StoreReads):
                     raise StoreError(
                         400, "BadRequest", f"invalid resource version: {resource_version}"
                     ) from None
-                if rv < self._compacted_rv:
-                    raise StoreError(
-                        410, "Expired", f"too old resource version: {rv} ({self._compacted_rv + 1})"
-                    )
+                compacted = self._events.compacted_rv
+                if rv < compacted:
+                    raise StoreError(410, "Expired", f"too old resource version: {rv} ({compacted + 1})")
                 if rv > self._rv:
                     w._after = rv  # a future version: wait for it, as upstream's watch cache does
-                for event in self._history:
+                for event in self._events.oldest_first():
                     if event.resource_version > rv:
                         w._offer(event)
-            self._watches.append(w)
+            self._events.add_watch(w)
         return w
 
     def _remove_watch(self, w: Watch) -> None:
         with self._lock:
-            self._watches = [x for x in self._watches if x is not w]
+            self._events.remove_watch(w)
