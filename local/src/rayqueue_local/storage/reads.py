@@ -75,11 +75,11 @@ class StoreReads(StoreCore):
             'namespaces'
         """
         with self._lock:
-            where = self._uids.get(uid)
+            where = self._index.where(uid)
             if where is None:
                 return None
             key, ns, name = where
-            return key, deep_copy(self._objects[key][(ns, name)])
+            return key, deep_copy(self._index.bucket(key)[(ns, name)])
 
     def list(
         self,
@@ -148,7 +148,7 @@ class StoreReads(StoreCore):
         with self._lock:
             start: ObjKey | None = None
             list_rv = self._rv
-            objects = self._objects.get(key, {})
+            objects = self._index.bucket(key)
             if resource_version is not None and not continue_token:
                 if resource_version < self._events.compacted_rv:
                     raise StoreError(410, "Expired", "The resourceVersion for the provided list is too old.")
@@ -198,7 +198,7 @@ class StoreReads(StoreCore):
 
     def _state_at(self, key: str, rv: int) -> dict[ObjKey, dict[str, Any]]:
         """The objects of ``key`` as they were at resourceVersion ``rv`` (undoing later events)."""
-        state = dict(self._objects.get(key, {}))
+        state = dict(self._index.bucket(key))
         for event in self._events.newest_first():
             if event.resource_version <= rv:
                 break

@@ -55,8 +55,9 @@ class StoreWatches(StoreReads):
         w = Watch(key, ns, labels, fields, on_close=self._remove_watch)
         with self._lock:
             if resource_version in (None, "", "0"):
-                for k in sorted(self._objects.get(key, {})):
-                    obj = self._objects[key][k]
+                bucket = self._index.bucket(key)
+                for k in sorted(bucket):
+                    obj = bucket[k]
                     if w._selected(obj):
                         w._queue.put(Event("ADDED", key, deep_copy(obj), None))
                         w.initial_events += 1
