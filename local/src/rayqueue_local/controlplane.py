@@ -143,6 +143,7 @@ class LocalControlPlane:
         self.ray_runtime: Any = None
         self.gpu_metrics: Any = None
         self.prometheus: Any = None
+        self.kubelet: Any = None  # published by the pod controllers
         self._tmp: str | None = None
         self._state_lock: StateDirectoryLock | None = None  # held while running on a state_dir
         self._api: APIServer | None = None
@@ -322,7 +323,7 @@ class LocalControlPlane:
         for controller in reversed(self.controllers):
             try:
                 controller.stop()
-            except Exception:
+            except Exception:  # one controller failing to stop must not leave the rest running
                 log.exception("stopping controller %s failed", getattr(controller, "name", controller))
         self.controllers = []
         self._api.stop()

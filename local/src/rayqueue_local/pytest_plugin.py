@@ -55,7 +55,7 @@ def localplane_options() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
-def localplane(localplane_options: dict[str, Any]) -> Iterator[Any]:
+def localplane(localplane_options: dict[str, Any]) -> Iterator[LocalControlPlane]:
     """One local control plane for the test session."""
     options = dict(localplane_options)
     options.setdefault("crd_dir", os.environ.get("RAYQUEUE_CRDS_DIR") or None)
@@ -64,7 +64,7 @@ def localplane(localplane_options: dict[str, Any]) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def localplane_api_client(localplane: Any) -> Iterator[Any]:
+def localplane_api_client(localplane: LocalControlPlane) -> Iterator[Any]:
     """A ``kubernetes.client.ApiClient`` for the admin of the session's control plane."""
     client = localplane.api_client()
     try:
@@ -74,7 +74,7 @@ def localplane_api_client(localplane: Any) -> Iterator[Any]:
 
 
 @pytest.fixture
-def localplane_namespace(localplane: Any, request: pytest.FixtureRequest) -> Iterator[str]:
+def localplane_namespace(localplane: LocalControlPlane, request: pytest.FixtureRequest) -> Iterator[str]:
     """A new namespace named after the test (deleted with its contents afterwards)."""
     stem = re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower()).strip("-")[:40].strip("-") or "test"
     name = f"{stem}-{uuid.uuid4().hex[:6]}"

@@ -7,21 +7,20 @@ Each controller package adds itself to :func:`default_controllers`.
 
 from __future__ import annotations
 
-from typing import Any
-
 from rayqueue_local.controllers.autoscaler import LocalClusterAutoscaler
 from rayqueue_local.controllers.base import Controller, QueueController
 from rayqueue_local.controllers.keda import keda_controllers
 from rayqueue_local.controllers.kuberay import kuberay_controllers
 from rayqueue_local.controllers.kueue.controller import KueueController
 from rayqueue_local.controllers.kueue.provisioning import ProvisioningController
+from rayqueue_local.controllers.plane import Plane
 from rayqueue_local.controllers.pods import pod_controllers
 from rayqueue_local.controllers.serviceaccounts import TokensController
 
-__all__ = ["Controller", "QueueController", "default_controllers"]
+__all__ = ["Controller", "Plane", "QueueController", "default_controllers"]
 
 
-def default_controllers(cp: Any) -> list[Controller]:
+def default_controllers(cp: Plane) -> list[Controller]:
     """The controllers a :class:`~rayqueue_local.LocalControlPlane` starts, in start order.
 
     ``cp`` is the control plane; the controllers read what to emulate from ``cp.options``

@@ -133,7 +133,7 @@ class NvmlReader:
         for index, handle in enumerate(self._handles):
             try:
                 running = nvml.nvmlDeviceGetComputeRunningProcesses(handle)
-            except Exception as exc:
+            except Exception as exc:  # pynvml.NVMLError (optional import): e.g. NOT_SUPPORTED on this GPU
                 log.debug("NVML: GPU %d: running processes unreadable: %s", index, exc)
                 continue
             mine = [p for p in running if p.pid in pids]
@@ -160,7 +160,7 @@ class NvmlReader:
         if self._nvml is not None:
             try:
                 self._nvml.nvmlShutdown()
-            except Exception as exc:
+            except Exception as exc:  # pynvml.NVMLError (optional import): closing is best effort
                 log.debug("nvmlShutdown: %s", exc)
             self._nvml = None
 

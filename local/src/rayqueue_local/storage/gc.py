@@ -144,13 +144,13 @@ class StoreDeletion(StoreReads):
         self._commit("DELETED", key, gone, obj)
         uid = obj["metadata"].get("uid", "")
         seen.add(uid)
-        for dep_key, dep_ns, dep_name in sorted(self._dependents.pop(uid, set())):
-            dependent = self._objects.get(dep_key, {}).get((dep_ns, dep_name))
+        for dep_key, dep_ns, dep_name in sorted(self._index.pop_dependents(uid)):
+            dependent = self._index.get(dep_key, (dep_ns, dep_name))
             if dependent is not None:
                 self._collect(dep_key, dependent, seen)
         ns = gone["metadata"].get("namespace")
-        if ns and self._ns_counts.get(ns, 0) == 0:
-            ns_obj = self._objects.get("namespaces", {}).get(("", ns))
+        if ns and self._index.namespace_count(ns) == 0:
+            ns_obj = self._index.get("namespaces", ("", ns))
             if (
                 ns_obj is not None
                 and ns_obj["metadata"].get("deletionTimestamp")
@@ -162,7 +162,7 @@ class StoreDeletion(StoreReads):
     def _collect(self, key: str, dependent: dict[str, Any], seen: set[str]) -> None:
         """Garbage-collect a dependent whose owner went away (lock held)."""
         refs = dependent["metadata"].get("ownerReferences") or []
-        alive = [r for r in refs if r.get("uid") in self._uids and r.get("uid") not in seen]
+        alive = [r for r in refs if self._index.has_uid(r.get("uid")) and r.get("uid") not in seen]
         if alive:
             if len(alive) != len(refs):  # drop the dangling references, keep the object
                 new = deep_copy(dependent)
@@ -173,8 +173,8 @@ class StoreDeletion(StoreReads):
         self._delete(key, dependent, seen)
 
     def _orphan(self, uid: str) -> None:
-        for dep_key, dep_ns, dep_name in sorted(self._dependents.get(uid, set())):
-            dependent = self._objects[dep_key][(dep_ns, dep_name)]
+        for dep_key, dep_ns, dep_name in sorted(self._index.dependents(uid)):
+            dependent = self._index.bucket(dep_key)[(dep_ns, dep_name)]
             new = deep_copy(dependent)
             refs = [r for r in new["metadata"].get("ownerReferences", []) if r.get("uid") != uid]
             if refs:
@@ -194,16 +194,16 @@ class StoreDeletion(StoreReads):
             current["status"] = {"phase": "Terminating"}
             current["metadata"]["resourceVersion"] = self._next_rv()
             self._commit("MODIFIED", "namespaces", current, old)
-        for key in list(self._objects):
-            for k in sorted(k for k in self._objects[key] if k[0] == name):
-                obj = self._objects[key].get(k)
+        for key in self._index.resource_keys():
+            for k in sorted(k for k in self._index.bucket(key) if k[0] == name):
+                obj = self._index.get(key, k)
                 if obj is not None and not obj["metadata"].get("deletionTimestamp"):
                     self._delete(key, obj, seen)
-        latest = self._objects.get("namespaces", {}).get(("", name))
+        latest = self._index.get("namespaces", ("", name))
         if latest is None:  # the last object's removal already finalized the namespace
             gone = deep_copy(current)
             gone["metadata"]["resourceVersion"] = str(self._rv)
             return gone
-        if self._ns_counts.get(name, 0) == 0 and not latest["metadata"].get("finalizers"):
+        if self._index.namespace_count(name) == 0 and not latest["metadata"].get("finalizers"):
             return self._finalize("namespaces", latest, seen)
         return latest

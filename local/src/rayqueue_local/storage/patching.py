@@ -177,7 +177,7 @@ class StorePatching(StoreWrites):
         if subresource not in (None, "", "status"):
             raise StoreError(404, "NotFound", "the server could not find the requested resource")
         with self._txn():
-            existing = self._objects.get(key, {}).get((self._ns(rt, ns), name))
+            existing = self._index.get(key, (self._ns(rt, ns), name))
             stamp = now_rfc3339()
             try:
                 merged = patches.server_side_apply(

@@ -75,11 +75,11 @@ class StoreReads(StoreCore):
             'namespaces'
         """
         with self._lock:
-            where = self._uids.get(uid)
+            where = self._index.where(uid)
             if where is None:
                 return None
             key, ns, name = where
-            return key, deep_copy(self._objects[key][(ns, name)])
+            return key, deep_copy(self._index.bucket(key)[(ns, name)])
 
     def list(
         self,
@@ -148,15 +148,15 @@ class StoreReads(StoreCore):
         with self._lock:
             start: ObjKey | None = None
             list_rv = self._rv
-            objects = self._objects.get(key, {})
+            objects = self._index.bucket(key)
             if resource_version is not None and not continue_token:
-                if resource_version < self._compacted_rv:
+                if resource_version < self._events.compacted_rv:
                     raise StoreError(410, "Expired", "The resourceVersion for the provided list is too old.")
                 if resource_version < self._rv:
                     list_rv, objects = resource_version, self._state_at(key, resource_version)
             if continue_token:
                 list_rv, start = _decode_continue(continue_token)
-                if list_rv < self._compacted_rv:
+                if list_rv < self._events.compacted_rv:
                     raise StoreError(
                         410,
                         "Expired",
@@ -198,8 +198,8 @@ class StoreReads(StoreCore):
 
     def _state_at(self, key: str, rv: int) -> dict[ObjKey, dict[str, Any]]:
         """The objects of ``key`` as they were at resourceVersion ``rv`` (undoing later events)."""
-        state = dict(self._objects.get(key, {}))
-        for event in reversed(self._history):
+        state = dict(self._index.bucket(key))
+        for event in self._events.newest_first():
             if event.resource_version <= rv:
                 break
             if event.key != key:

@@ -49,11 +49,15 @@ Thread safety: one re-entrant lock guards all state; admission hooks run under i
 store); subscribers run after the commit, outside it. Returned objects are copies; ``Event`` objects
 are shared between subscribers and must be treated as read-only.
 
-Layout: :class:`Store` is the facade; its parts live in sibling modules, each a layer over the one
-below it: :mod:`~rayqueue_local.storage.storetypes` (``StoreError``, ``Event``, ``ListResult``, helpers),
-:mod:`~rayqueue_local.storage.storecore` (state, indexes, commit, transactions),
+Layout: :class:`Store` is the facade. It holds two composed parts, each with its own interface and no
+lock of its own: :class:`~rayqueue_local.storage.objectindex.ObjectIndex` (the objects and their uid,
+owner and namespace indexes) and :class:`~rayqueue_local.storage.eventlog.EventLog` (the bounded event
+history and the watches it feeds), beside :class:`~rayqueue_local.storage.persistence.Persistence` (the
+snapshot and log). Its methods come from sibling modules, each a layer over the one below it:
+:mod:`~rayqueue_local.storage.storetypes` (``StoreError``, ``Event``, ``ListResult``, helpers),
+:mod:`~rayqueue_local.storage.storecore` (state, commit, transactions),
 :mod:`~rayqueue_local.storage.reads` (get, list, pagination), :mod:`~rayqueue_local.storage.watchlog`
-(``Watch``, the event history), :mod:`~rayqueue_local.storage.gc` (deletion, finalizers, garbage
+(``Store.watch``), :mod:`~rayqueue_local.storage.gc` (deletion, finalizers, garbage
 collection), :mod:`~rayqueue_local.storage.writes` (create, update) and
 :mod:`~rayqueue_local.storage.patching` (patch, apply). Every public name stays importable from here.
 
@@ -75,7 +79,6 @@ import inspect
 import os
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -84,6 +87,8 @@ from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.registry.builtindefaults import DEFAULTED_KEYS, apply_builtin_defaults
 from rayqueue_local.registry.registry import Registry
 from rayqueue_local.registry.schema import SchemaValidator
+from rayqueue_local.storage.eventlog import EventLog
+from rayqueue_local.storage.objectindex import ObjectIndex
 from rayqueue_local.storage.patching import StorePatching
 from rayqueue_local.storage.persistence import Persistence
 from rayqueue_local.storage.storetypes import (
@@ -137,15 +142,9 @@ class Store(StorePatching, StoreWatches):
     ) -> None:
         self.registry = registry if registry is not None else Registry()
         self._lock = threading.RLock()
-        self._objects = {}
-        self._uids = {}
-        self._dependents = {}
-        self._ns_counts = {}
+        self._index = ObjectIndex()
         self._rv = 0
-        self._history = deque()
-        self._history_size = max(1, history)
-        self._compacted_rv = 0
-        self._watches = []
+        self._events = EventLog(history)
         self._subscribers = []
         self._hooks = {}
         self._pending = []
@@ -168,12 +167,12 @@ class Store(StorePatching, StoreWatches):
                         # Upstream defaults a custom resource read from etcd too: a default the CRD
                         # gained after the object was written shows up on read.
                         self._validator.default(rt, obj)
-                    self._index_put(key, _objkey(obj), obj, None)
-        self._compacted_rv = self._rv
+                    self._index.put(key, _objkey(obj), obj, None)
+        self._events.start_at(self._rv)
         for key in DEFAULTED_KEYS:  # upstream defaults these kinds when it decodes them
             self._hooks[key] = [_defaulter(key)]
         for ns in namespaces:
-            if ("", ns) not in self._objects.get("namespaces", {}):
+            if ("", ns) not in self._index.bucket("namespaces"):
                 self.create("namespaces", {"metadata": {"name": ns}})
 
     # -- introspection -----------------------------------------------------------------------------
@@ -224,15 +223,12 @@ class Store(StorePatching, StoreWatches):
             4
         """
         with self._lock:
-            if key is not None:
-                return len(self._objects.get(key, {}))
-            return sum(len(v) for v in self._objects.values())
+            return self._index.count(key)
 
     def close(self) -> None:
         """Close every watch and the persistence files."""
         with self._lock:
-            for w in list(self._watches):
-                w.close()
+            self._events.close_watches()
             if self._persistence is not None:
                 self._persistence.close()
 
@@ -301,7 +297,7 @@ class Store(StorePatching, StoreWatches):
         with self._txn():
             where = self._event_index.get(ident)
             if where is not None:
-                existing = self._objects.get("events", {}).get(where)
+                existing = self._index.get("events", where)
                 if existing is not None:
                     new = deep_copy(existing)
                     new["count"] = int(new.get("count", 1)) + 1

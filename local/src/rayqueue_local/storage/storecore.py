@@ -3,10 +3,12 @@
 :class:`StoreCore` is the base every part of :class:`~rayqueue_local.storage.store.Store` builds on. It
 declares the state (``Store.__init__`` initialises it) and owns the primitives the reads, watches,
 writes and deletions share: resolving a resource key (404 for an unknown one), finding a stored
-object, the object/uid/owner/namespace indexes, the one global resourceVersion counter,
+object, the one global resourceVersion counter,
 :meth:`StoreCore._commit` (persist first, then index, append to the bounded event history, offer to the
 watches, queue for subscribers) and :meth:`StoreCore._txn`, which holds the lock and delivers the
-committed events to subscribers once the outermost transaction releases it.
+committed events to subscribers once the outermost transaction releases it. The event history and
+the watches are a part of their own, :class:`~rayqueue_local.storage.eventlog.EventLog`, and so are
+the objects and their indexes, :class:`~rayqueue_local.storage.objectindex.ObjectIndex`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -23,17 +24,16 @@ from rayqueue_local.apimachinery import patch as patches
 from rayqueue_local.apimachinery.patch import deep_copy
 from rayqueue_local.registry.registry import Registry, ResourceType
 from rayqueue_local.registry.schema import SchemaValidator
+from rayqueue_local.storage.eventlog import EventLog
+from rayqueue_local.storage.objectindex import ObjectIndex
 from rayqueue_local.storage.persistence import Persistence
 from rayqueue_local.storage.storetypes import (
     MAX_OBJECT_BYTES,
     AdmissionHook,
     Event,
-    ObjKey,
     StoreError,
     _objkey,
-    _owner_uids,
 )
-from rayqueue_local.storage.watch import Watch
 
 __all__ = ["StoreCore"]
 
@@ -59,15 +59,9 @@ class StoreCore:
 
     registry: Registry
     _lock: threading.RLock
-    _objects: dict[str, dict[ObjKey, dict[str, Any]]]
-    _uids: dict[str, tuple[str, str, str]]
-    _dependents: dict[str, set[tuple[str, str, str]]]
-    _ns_counts: dict[str, int]
+    _index: ObjectIndex
     _rv: int
-    _history: deque[Event]
-    _history_size: int
-    _compacted_rv: int
-    _watches: list[Watch]
+    _events: EventLog
     _subscribers: list[Callable[[Event], None]]
     _hooks: dict[str, list[AdmissionHook]]
     _pending: list[Event]
@@ -102,7 +96,7 @@ class StoreCore:
 
     def _stored(self, key: str, namespace: str | None, name: str) -> dict[str, Any]:
         rt = self._type(key)
-        obj = self._objects.get(key, {}).get((self._ns(rt, namespace), name))
+        obj = self._index.get(key, (self._ns(rt, namespace), name))
         if obj is None:
             raise self._not_found(key, name)
         return obj
@@ -128,32 +122,6 @@ class StoreCore:
                 except Exception:  # the write is committed; a subscriber's bug must not undo its success
                     log.exception("store subscriber %r failed on %s %s", callback, event.type, event.key)
 
-    def _index_put(self, key: str, k: ObjKey, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-        bucket = self._objects.setdefault(key, {})
-        bucket[k] = obj
-        ident = (key, k[0], k[1])
-        uid = obj["metadata"].get("uid")
-        if old is None:
-            if uid:
-                self._uids[uid] = ident
-            if k[0]:
-                self._ns_counts[k[0]] = self._ns_counts.get(k[0], 0) + 1
-        old_owners = _owner_uids(old) if old is not None else set()
-        new_owners = _owner_uids(obj)
-        for o in old_owners - new_owners:
-            self._dependents.get(o, set()).discard(ident)
-        for o in new_owners - old_owners:
-            self._dependents.setdefault(o, set()).add(ident)
-
-    def _index_remove(self, key: str, k: ObjKey, obj: dict[str, Any]) -> None:
-        del self._objects[key][k]
-        ident = (key, k[0], k[1])
-        self._uids.pop(obj["metadata"].get("uid", ""), None)
-        for o in _owner_uids(obj):
-            self._dependents.get(o, set()).discard(ident)
-        if k[0]:
-            self._ns_counts[k[0]] -= 1
-
     def _commit(self, etype: str, key: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         """Record a write whose object already carries its new resourceVersion (lock held)."""
         k = _objkey(obj)
@@ -173,17 +141,13 @@ class StoreCore:
             else:
                 self._persistence.put(key, obj, self._rv, encoded=encoded)
         if etype == "DELETED":
-            self._index_remove(key, k, obj)
+            self._index.remove(key, k, obj)
         else:
-            self._index_put(key, k, obj, old)
+            self._index.put(key, k, obj, old)
         if self._persistence is not None and self._persistence.should_compact():
-            self._persistence.compact(self._rv, {k2: list(b.values()) for k2, b in self._objects.items()})
+            self._persistence.compact(self._rv, self._index.all_objects())
         event = Event(etype, key, deep_copy(obj), old)
-        if len(self._history) >= self._history_size:
-            self._compacted_rv = self._history.popleft().resource_version
-        self._history.append(event)
-        for w in self._watches:
-            w._offer(event)
+        self._events.record(event)
         self._pending.append(event)
 
     def _next_rv(self) -> str:

@@ -55,8 +55,9 @@ class StoreWatches(StoreReads):
         w = Watch(key, ns, labels, fields, on_close=self._remove_watch)
         with self._lock:
             if resource_version in (None, "", "0"):
-                for k in sorted(self._objects.get(key, {})):
-                    obj = self._objects[key][k]
+                bucket = self._index.bucket(key)
+                for k in sorted(bucket):
+                    obj = bucket[k]
                     if w._selected(obj):
                         w._queue.put(Event("ADDED", key, deep_copy(obj), None))
                         w.initial_events += 1
@@ -68,18 +69,17 @@ class StoreWatches(StoreReads):
                     raise StoreError(
                         400, "BadRequest", f"invalid resource version: {resource_version}"
                     ) from None
-                if rv < self._compacted_rv:
-                    raise StoreError(
-                        410, "Expired", f"too old resource version: {rv} ({self._compacted_rv + 1})"
-                    )
+                compacted = self._events.compacted_rv
+                if rv < compacted:
+                    raise StoreError(410, "Expired", f"too old resource version: {rv} ({compacted + 1})")
                 if rv > self._rv:
                     w._after = rv  # a future version: wait for it, as upstream's watch cache does
-                for event in self._history:
+                for event in self._events.oldest_first():
                     if event.resource_version > rv:
                         w._offer(event)
-            self._watches.append(w)
+            self._events.add_watch(w)
         return w
 
     def _remove_watch(self, w: Watch) -> None:
         with self._lock:
-            self._watches = [x for x in self._watches if x is not w]
+            self._events.remove_watch(w)

@@ -178,7 +178,7 @@ class StoreWrites(StoreDeletion):
                             }
                         ],
                     )
-                bucket = self._objects.get(key, {})
+                bucket = self._index.bucket(key)
                 while True:
                     name = prefix[:58] + "".join(secrets.choice(_GENERATE_ALPHABET) for _ in range(5))
                     if (ns, name) not in bucket:
@@ -186,7 +186,7 @@ class StoreWrites(StoreDeletion):
                 meta["name"] = name
             name = meta["name"]
             self._check_meta(rt, meta, with_name=True)
-            if (ns, name) in self._objects.get(key, {}):
+            if (ns, name) in self._index.bucket(key):
                 raise StoreError(
                     409,
                     "AlreadyExists",
@@ -223,12 +223,12 @@ class StoreWrites(StoreDeletion):
                 return deep_copy(new)
             meta["resourceVersion"] = self._next_rv()
             self._commit("ADDED", key, new, None)
-            if meta.get("ownerReferences") and not any(u in self._uids for u in _owner_uids(new)):
+            if meta.get("ownerReferences") and not any(self._index.has_uid(u) for u in _owner_uids(new)):
                 self._collect(key, new, set())  # every owner is gone already: the GC takes it
             return deep_copy(new)
 
     def _check_namespace_open(self, rt: ResourceType, ns: str, name: str) -> None:
-        ns_obj = self._objects.get("namespaces", {}).get(("", ns))
+        ns_obj = self._index.get("namespaces", ("", ns))
         if ns_obj is None:
             raise StoreError(
                 404, "NotFound", f'namespaces "{ns}" not found', details={"name": ns, "kind": "namespaces"}

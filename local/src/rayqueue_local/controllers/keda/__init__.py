@@ -21,6 +21,7 @@ from typing import Any
 from rayqueue_local.controllers.keda.scaledobject import ScaledObjectController
 from rayqueue_local.controllers.keda.secrets import ServiceAccountTokenController
 from rayqueue_local.controllers.keda.webhook import install, validate
+from rayqueue_local.controllers.plane import Plane
 
 __all__ = [
     "KedaWebhook",
@@ -44,7 +45,7 @@ class KedaWebhook:
         """Nothing runs."""
 
 
-def keda_controllers(cp: Any) -> list[Any]:
+def keda_controllers(cp: Plane) -> list[Any]:
     """The KEDA webhook and controllers for ``cp`` (none unless ``cp.options.keda_enabled``)."""
     if not cp.options.keda_enabled:
         return []

@@ -33,6 +33,7 @@ from __future__ import annotations
 import copy
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from rayqueue_local.apimachinery.time import now_rfc3339, parse_rfc3339
@@ -55,6 +56,22 @@ _PAUSED = "autoscaling.keda.sh/paused"
 _PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"
 
 
+@dataclass(frozen=True)
+class _Reconcile:
+    """The work item of a ScaledObject's reconcile (its spec, labels or annotations may have changed)."""
+
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True)
+class _Poll:
+    """The work item of a ready ScaledObject's due poll of its triggers."""
+
+    namespace: str
+    name: str
+
+
 class ScaledObjectController:
     """Reconciles ScaledObjects and runs their scale loops (one thread for both)."""
 
@@ -73,10 +90,14 @@ class ScaledObjectController:
             watches = (SCALEDOBJECTS,)
             resync_seconds = tick
 
-            def resync(self) -> list[Any]:
-                return outer._due()
+            def keys_for(self, event: Any) -> list[Any]:
+                meta = event.object.get("metadata", {})
+                return [_Reconcile(meta.get("namespace"), meta.get("name"))]
 
-            def reconcile(self, item: Any) -> None:
+            def resync(self) -> list[Any]:
+                return list(outer._due())
+
+            def reconcile(self, item: _Reconcile | _Poll) -> None:
                 outer._handle(item)
 
         self._loop = _Loop()
@@ -92,9 +113,9 @@ class ScaledObjectController:
         self._loop.stop()
 
     # -- scheduling ---------------------------------------------------------------------------------
-    def _due(self) -> list[Any]:
+    def _due(self) -> list[_Reconcile | _Poll]:
         now = time.monotonic()
-        items: list[Any] = []
+        items: list[_Reconcile | _Poll] = []
         if self.store is None:
             return items
         for so in self.store.list(SCALEDOBJECTS):
@@ -104,18 +125,16 @@ class ScaledObjectController:
                 for c in (so.get("status") or {}).get("conditions") or []
             )
             if ready and now >= self._next_poll.get(key, 0.0):
-                items.append(("poll", *key))
+                items.append(_Poll(*key))
             elif not ready and now >= self._next_poll.get(key, 0.0):
                 # a failed check is retried (upstream requeues the reconcile with a backoff)
                 self._seen.pop(key, None)
                 self._next_poll[key] = now + 2.0
-                items.append((SCALEDOBJECTS, *key))
+                items.append(_Reconcile(*key))
         return items
 
-    def _handle(self, item: Any) -> None:
-        kind, namespace, name = (
-            item if len(item) == 3 and item[0] == "poll" else ("reconcile", item[1], item[2])
-        )
+    def _handle(self, item: _Reconcile | _Poll) -> None:
+        namespace, name = item.namespace, item.name
         try:
             so = self.store.get(SCALEDOBJECTS, namespace, name)
         except StoreError:
@@ -127,7 +146,7 @@ class ScaledObjectController:
         meta = so["metadata"]
         seen = (meta.get("uid"), meta.get("generation"), meta.get("labels"), meta.get("annotations"))
         try:
-            if kind == "poll":
+            if isinstance(item, _Poll):
                 self._poll(so)
             elif self._seen.get((namespace, name)) != seen:  # status writes do not trigger a reconcile
                 self._reconcile(so)

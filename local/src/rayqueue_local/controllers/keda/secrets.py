@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from rayqueue_local.controllers.base import QueueController
+from rayqueue_local.controllers.plane import Plane
 from rayqueue_local.storage.store import StoreError
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ class ServiceAccountTokenController(QueueController):
     name = "serviceaccount-token"
     watches = ("secrets", "serviceaccounts")
 
-    def __init__(self, cp: Any) -> None:
+    def __init__(self, cp: Plane) -> None:
         super().__init__()
         self.cp = cp
 

@@ -30,6 +30,7 @@ from rayqueue_local.controllers.kuberay.gpumetrics import GpuMetricsController
 from rayqueue_local.controllers.kuberay.raycluster import RayClusterController
 from rayqueue_local.controllers.kuberay.rayjob import RayJobController
 from rayqueue_local.controllers.kuberay.runtime import RayRuntime
+from rayqueue_local.controllers.plane import Plane
 from rayqueue_local.options import ControlPlaneOptions
 
 __all__ = [
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 
-def kuberay_controllers(cp: Any) -> list[Any]:
+def kuberay_controllers(cp: Plane) -> list[Any]:
     """The RayCluster, RayJob and GPU-metrics controllers for ``cp``, sharing one Ray runtime
     (none unless ``cp.options.kuberay_enabled``); the runtime is published as ``cp.ray_runtime``."""
     options: ControlPlaneOptions = cp.options

@@ -21,6 +21,7 @@ import logging
 from typing import Any
 
 from rayqueue_local.controllers.kuberay.runtime import RayRuntime
+from rayqueue_local.controllers.plane import Plane
 from rayqueue_local.runtime.metrics import GpuMetricsExporter
 from rayqueue_local.runtime.nvml import NvmlReader
 from rayqueue_local.runtime.prometheus import PrometheusServer
@@ -36,7 +37,7 @@ class GpuMetricsController:
     name = "gpu-metrics"
 
     def __init__(
-        self, cp: Any, *, runtime: RayRuntime | None, prometheus: bool, scrape_interval: float = 1.0
+        self, cp: Plane, *, runtime: RayRuntime | None, prometheus: bool, scrape_interval: float = 1.0
     ) -> None:
         self.cp = cp
         self.runtime = runtime
@@ -77,7 +78,7 @@ class GpuMetricsController:
             prom.start()
             try:
                 prom.wait_ready()
-            except Exception:
+            except Exception:  # whatever failed (re-raised below), stop what this start began
                 prom.stop()
                 self.exporter.stop()
                 raise

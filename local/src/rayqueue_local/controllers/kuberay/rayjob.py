@@ -428,7 +428,7 @@ class RayJobController(QueueController):
             return
         try:
             info = self._job_info(job, status, handle.dashboard_url, handle.head is None)
-        except Exception as err:
+        except Exception as err:  # Ray's job client raises RuntimeError, requests' and its own errors
             failure = self._submitter_failure(job) if handle.head is not None else None
             if failure is not None:  # KubeRay: the submitter Job failed before Ray knew the job
                 reason, _, message = failure.partition(". Message: ")

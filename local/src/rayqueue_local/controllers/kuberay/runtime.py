@@ -282,7 +282,7 @@ class RayRuntime:
         if self._on_change is not None:
             try:
                 self._on_change(key)
-            except Exception:
+            except Exception:  # a subscriber's bug must not kill the head's starter or poller thread
                 log.exception("Ray runtime: change callback failed")
 
     # -- jobs -------------------------------------------------------------------------------------

@@ -61,10 +61,15 @@ from rayqueue_local.controllers.kueue.ops import (
     SCHEDULE,
     TOPOLOGIES,
     WORKLOADS,
+    JobItem,
+    KueueItem,
+    Schedule,
+    WorkloadItem,
     metadata_of,
 )
 from rayqueue_local.controllers.kueue.podsready import PodsReadyConfig, seconds_left
 from rayqueue_local.controllers.kueue.snapshot import WorkloadInfo
+from rayqueue_local.controllers.plane import Plane
 from rayqueue_local.storage.store import StoreError
 
 __all__ = ["KueueController"]
@@ -97,7 +102,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
     Example:
         >>> ctrl = KueueController()
         >>> ctrl.keys_for(type("E", (), {"key": "clusterqueues.kueue.x-k8s.io", "object": {}})())
-        [('schedule',)]
+        [Schedule()]
     """
 
     name = "kueue"
@@ -122,7 +127,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
     #: wait this long after a pass before the next, so a burst of writes makes one pass
     min_pass_interval = 0.05
 
-    def __init__(self, cp: Any = None) -> None:
+    def __init__(self, cp: Plane | None = None) -> None:
         super().__init__()
         self.cp = cp
         self._dirty = True
@@ -166,34 +171,34 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
             visibility.register(self.cp, store)
         super().start(store)
 
-    def keys_for(self, event: Any) -> list[Any]:
+    def keys_for(self, event: Any) -> list[KueueItem]:
         """Work items for a store event: the job; or the Workload, its owner and a pass; or a pass."""
         if event.key not in JOB_KINDS:
             self._dirty = True
         meta = metadata_of(event.object)
         if event.key in JOB_KINDS:
             # A job's changes reach the scheduler through its Workload's writes.
-            return [("job", event.key, meta.get("namespace"), meta.get("name"))]
+            return [JobItem(event.key, meta.get("namespace"), meta.get("name") or "")]
         if event.key == WORKLOADS:
-            items: list[Any] = [("workload", meta.get("namespace"), meta.get("name"))]
+            items: list[KueueItem] = [WorkloadItem(meta.get("namespace"), meta.get("name") or "")]
             for ref in meta.get("ownerReferences") or ():
                 for key, kind in JOB_KINDS.items():
                     if ref.get("kind") == kind:
-                        items.append(("job", key, meta.get("namespace"), ref.get("name")))
+                        items.append(JobItem(key, meta.get("namespace"), ref.get("name") or ""))
             return [*items, SCHEDULE]
         return [SCHEDULE]
 
-    def resync(self) -> list[Any]:
+    def resync(self) -> list[KueueItem]:
         """A pass (skipped by :meth:`schedule` when nothing changed), the running Workloads that have
         a maximum execution time, those in a requeue backoff or waiting for their pods (waitForPodsReady),
         and every job on every ``job_resync_every``-th call."""
         self._ticks += 1
-        items: list[Any] = []
+        items: list[KueueItem] = []
         if self._ticks % self.job_resync_every == 1:
             for key in JOB_KINDS:
                 for job in self.store.list(key):
                     items.append(
-                        ("job", key, metadata_of(job).get("namespace"), metadata_of(job).get("name"))
+                        JobItem(key, metadata_of(job).get("namespace"), metadata_of(job).get("name") or "")
                     )
         now = time.time()
         for wl in self.store.list(WORKLOADS):
@@ -203,22 +208,24 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
             config = self.pods_ready_config
             waits_for_pods = config is not None and seconds_left(wl, config, now=now) is not None
             if timed or waits_for_backoff(wl) or waits_for_pods:
-                items.append(("workload", metadata_of(wl).get("namespace"), metadata_of(wl).get("name")))
+                items.append(
+                    WorkloadItem(metadata_of(wl).get("namespace"), metadata_of(wl).get("name") or "")
+                )
         return [*items, SCHEDULE]
 
-    def reconcile(self, item: Any) -> None:
+    def reconcile(self, item: KueueItem) -> None:
         """Dispatch one work item; a write conflict re-queues it."""
         try:
-            if item == SCHEDULE:
+            if isinstance(item, Schedule):
                 try:
                     self.schedule()
-                except Exception:
-                    self._dirty = True  # retry on the next resync
+                except Exception:  # whatever failed (re-raised below), the next resync schedules again
+                    self._dirty = True
                     raise
-            elif item[0] == "workload":
-                self.reconcile_workload(item[1], item[2])
+            elif isinstance(item, WorkloadItem):
+                self.reconcile_workload(item.namespace, item.name)
             else:
-                self.reconcile_job(item[1], item[2], item[3])
+                self.reconcile_job(item.key, item.namespace, item.name)
         except StoreError as exc:
             if exc.code == 409:
                 self.enqueue(item)
@@ -419,7 +426,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         for ref in metadata_of(wl).get("ownerReferences") or ():
             for key, kind in JOB_KINDS.items():
                 if ref.get("kind") == kind:
-                    self.enqueue(("job", key, metadata_of(wl).get("namespace"), ref.get("name")))
+                    self.enqueue(JobItem(key, metadata_of(wl).get("namespace"), ref.get("name") or ""))
 
     def _update_queues(
         self,

@@ -84,7 +84,7 @@ class JobReconciler(StoreOps):
                     return False
         return True
 
-    def reconcile_job(self, key: str, namespace: str, name: str) -> None:
+    def reconcile_job(self, key: str, namespace: str | None, name: str) -> None:
         """Kueue's job reconciler for one RayCluster or RayJob."""
         job = self._get(key, namespace, name)
         if job is None or metadata_of(job).get("deletionTimestamp") or not self._managed(job):

@@ -41,7 +41,7 @@ __all__ = ["WorkloadReconciler"]
 class WorkloadReconciler(AdmissionCheckReconciler, PodsReadyReconciler):
     """The Workload half of the Kueue controller (a mixin over :class:`~.ops.StoreOps`)."""
 
-    def reconcile_workload(self, namespace: str, name: str) -> None:
+    def reconcile_workload(self, namespace: str | None, name: str) -> None:
         """Deactivation, reactivation and finalizer release for one Workload."""
         wl = self._get(WORKLOADS, namespace, name)
         if wl is None:

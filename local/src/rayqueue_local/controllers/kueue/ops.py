@@ -8,6 +8,7 @@ Example:
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 from rayqueue_local.controllers.kueue.workloads import JOB_UID_LABEL, RESOURCE_IN_USE_FINALIZER
@@ -16,6 +17,7 @@ from rayqueue_local.storage.store import StoreError
 __all__ = [
     "ADMISSION_CHECKS",
     "ADMISSION",
+    "CHECKS",
     "CLUSTER_QUEUES",
     "COHORTS",
     "FLAVORS",
@@ -28,7 +30,12 @@ __all__ = [
     "TOPOLOGIES",
     "WORKLOADS",
     "WORKLOAD_CONTROLLER",
+    "Checks",
+    "JobItem",
+    "KueueItem",
+    "Schedule",
     "StoreOps",
+    "WorkloadItem",
     "metadata_of",
 ]
 
@@ -44,8 +51,60 @@ ADMISSION_CHECKS = "admissionchecks.kueue.x-k8s.io"
 PROVISIONING_REQUEST_CONFIGS = "provisioningrequestconfigs.kueue.x-k8s.io"
 JOB_KINDS = {"rayclusters.ray.io": "RayCluster", "rayjobs.ray.io": "RayJob"}
 
-# The scheduler's work-queue item, and the field managers and event sources of the three loops
-SCHEDULE = ("schedule",)
+
+@dataclass(frozen=True)
+class Schedule:
+    """The work item of an admission pass (one for all: the queue deduplicates it).
+
+    Example:
+        >>> Schedule() == SCHEDULE, Schedule() == ("schedule",)
+        (True, False)
+    """
+
+
+@dataclass(frozen=True)
+class WorkloadItem:
+    """The work item of one Workload.
+
+    Example:
+        >>> WorkloadItem("team", "raycluster-a") in {WorkloadItem("team", "raycluster-a")}
+        True
+    """
+
+    namespace: str | None
+    name: str
+
+
+@dataclass(frozen=True)
+class JobItem:
+    """The work item of one job Kueue manages: ``key`` is its resource key (one of ``JOB_KINDS``).
+
+    Example:
+        >>> JobItem("rayclusters.ray.io", "team", "a") == WorkloadItem("team", "a")
+        False
+    """
+
+    key: str
+    namespace: str | None
+    name: str
+
+
+@dataclass(frozen=True)
+class Checks:
+    """The work item of the admission checks' own status (the ProvisioningRequest controller's).
+
+    Example:
+        >>> CHECKS == Checks()
+        True
+    """
+
+
+# The scheduler's and the check controller's singleton work items, and the field managers and event
+# sources of the three loops
+SCHEDULE = Schedule()
+CHECKS = Checks()
+#: A work item of the Kueue controller
+KueueItem = Schedule | WorkloadItem | JobItem
 ADMISSION = "kueue-admission"
 JOB_CONTROLLER = "kueue-job-controller"
 WORKLOAD_CONTROLLER = "kueue-workload-controller"

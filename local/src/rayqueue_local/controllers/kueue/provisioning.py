@@ -51,10 +51,13 @@ from rayqueue_local.controllers.kueue import conditions as cond
 from rayqueue_local.controllers.kueue import messages as msg
 from rayqueue_local.controllers.kueue.ops import (
     ADMISSION_CHECKS,
+    CHECKS,
     FLAVORS,
     PROVISIONING_REQUEST_CONFIGS,
     WORKLOADS,
+    Checks,
     StoreOps,
+    WorkloadItem,
     metadata_of,
 )
 from rayqueue_local.storage.store import StoreError
@@ -181,34 +184,36 @@ class ProvisioningController(StoreOps, QueueController):
     watches = (WORKLOADS, PROVISIONING_REQUESTS, ADMISSION_CHECKS, PROVISIONING_REQUEST_CONFIGS)
     resync_seconds = 2.0
 
-    def keys_for(self, event: Any) -> list[Any]:
+    def keys_for(self, event: Any) -> list[Checks | WorkloadItem]:
         """A Workload, the Workload owning a request, or every check (a check or config changed)."""
         meta = metadata_of(event.object)
         if event.key == WORKLOADS:
-            return [("workload", meta.get("namespace"), meta.get("name"))]
+            return [WorkloadItem(meta.get("namespace"), meta.get("name") or "")]
         if event.key == PROVISIONING_REQUESTS:
             return [
-                ("workload", meta.get("namespace"), ref.get("name"))
+                WorkloadItem(meta.get("namespace"), ref.get("name") or "")
                 for ref in meta.get("ownerReferences") or ()
                 if ref.get("kind") == "Workload"
             ]
-        return [("checks",)]
+        return [CHECKS]
 
-    def resync(self) -> list[Any]:
+    def resync(self) -> list[Checks | WorkloadItem]:
         """The checks' ``Active`` conditions and every Workload holding a reservation."""
-        items: list[Any] = [("checks",)]
+        items: list[Checks | WorkloadItem] = [CHECKS]
         for wl in self.store.list(WORKLOADS):
             if (wl.get("status") or {}).get("admissionChecks"):
-                items.append(("workload", metadata_of(wl).get("namespace"), metadata_of(wl).get("name")))
+                items.append(
+                    WorkloadItem(metadata_of(wl).get("namespace"), metadata_of(wl).get("name") or "")
+                )
         return items
 
-    def reconcile(self, item: Any) -> None:
+    def reconcile(self, item: Checks | WorkloadItem) -> None:
         """One work item; a write conflict re-queues it."""
         try:
-            if item[0] == "checks":
+            if isinstance(item, Checks):
                 self._sync_checks()
             else:
-                self._reconcile_workload(item[1], item[2])
+                self._reconcile_workload(item.namespace, item.name)
         except StoreError as exc:
             if exc.code == 409:
                 self.enqueue(item)
@@ -255,7 +260,7 @@ class ProvisioningController(StoreOps, QueueController):
             if exc.code != 404:
                 raise
 
-    def _reconcile_workload(self, namespace: str, name: str) -> None:
+    def _reconcile_workload(self, namespace: str | None, name: str) -> None:
         wl = self._get(WORKLOADS, namespace, name)
         if wl is None:
             return

@@ -28,8 +28,10 @@ from rayqueue_local.apimachinery.status import status_body
 from rayqueue_local.apiserver.auth import READ, Rule
 from rayqueue_local.controllers.kueue.engine import queue_order_key
 from rayqueue_local.controllers.kueue.snapshot import WorkloadInfo
+from rayqueue_local.controllers.plane import Plane
 from rayqueue_local.options import kueue_served_versions
 from rayqueue_local.registry.registry import ResourceType
+from rayqueue_local.storage.store import Store, StoreError
 
 __all__ = ["GROUP", "pending_items", "register", "summary"]
 
@@ -108,6 +110,22 @@ def _paging(query: dict[str, list[str]]) -> tuple[int, int] | dict[str, Any]:
     return limit, offset
 
 
+def _error(err: StoreError, resource: str, name: str) -> tuple[int, dict[str, Any]]:
+    """The response to a store error reading the queue ``name``: Kubernetes' ``NotFound`` for a missing
+    queue, else the error's own code and ``Status`` (a 403, a 507...). Any other exception is a bug and
+    propagates (the API server answers it as a 500).
+
+    Example:
+        >>> _error(StoreError(404, "NotFound", "gone"), "localqueues.kueue.x-k8s.io", "lq")[1]["message"]
+        'localqueues.kueue.x-k8s.io "lq" not found'
+        >>> _error(StoreError(403, "Forbidden", "no"), "localqueues.kueue.x-k8s.io", "lq")[0]
+        403
+    """
+    if err.code == 404:
+        return 404, status_body(404, "NotFound", f'{resource} "{name}" not found')
+    return err.code, err.to_status()
+
+
 def _discovery_types(versions: tuple[str, ...]) -> list[Any]:
     def rt(plural: str, kind: str, namespaced: bool) -> ResourceType:
         return ResourceType(
@@ -130,7 +148,7 @@ def _discovery_types(versions: tuple[str, ...]) -> list[Any]:
     ]
 
 
-def register(cp: Any, store: Any) -> None:
+def register(cp: Plane, store: Store) -> None:
     """Serve the two routes on the control plane ``cp`` at each version its ``kueue_api_versions``
     serves, list the group in discovery and let users read ``localqueues/pendingworkloads`` in their
     namespaces."""
@@ -147,8 +165,8 @@ def register(cp: Any, store: Any) -> None:
         name = match.group("name")
         try:
             store.get("clusterqueues.kueue.x-k8s.io", None, name)
-        except Exception:
-            return 404, status_body(404, "NotFound", f'clusterqueues.kueue.x-k8s.io "{name}" not found')
+        except StoreError as err:
+            return _error(err, "clusterqueues.kueue.x-k8s.io", name)
         items = pending_items(
             store.list("workloads.kueue.x-k8s.io"), store.list("localqueues.kueue.x-k8s.io")
         )
@@ -162,8 +180,8 @@ def register(cp: Any, store: Any) -> None:
         namespace, name = match.group("namespace"), match.group("name")
         try:
             lq = store.get("localqueues.kueue.x-k8s.io", namespace, name)
-        except Exception:
-            return 404, status_body(404, "NotFound", f'localqueues.kueue.x-k8s.io "{name}" not found')
+        except StoreError as err:
+            return _error(err, "localqueues.kueue.x-k8s.io", name)
         items = pending_items(
             store.list("workloads.kueue.x-k8s.io"), store.list("localqueues.kueue.x-k8s.io")
         )

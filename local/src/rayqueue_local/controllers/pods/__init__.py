@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rayqueue_local.controllers.plane import Plane
 from rayqueue_local.controllers.pods.kubelet import KUBELET_BACKOFF, KubeletController
 from rayqueue_local.controllers.pods.workloads import JOB_BACKOFF, DeploymentController, JobController
 
@@ -21,7 +22,7 @@ __all__ = ["DeploymentController", "JobController", "KubeletController", "pod_co
 
 
 def pod_controllers(
-    cp: Any, *, restart_backoff: float = KUBELET_BACKOFF, job_backoff: float = JOB_BACKOFF
+    cp: Plane, *, restart_backoff: float = KUBELET_BACKOFF, job_backoff: float = JOB_BACKOFF
 ) -> list[Any]:
     """The kubelet, Deployment and Job controllers for ``cp``; the kubelet is published as
     ``cp.kubelet``. Tokens are issued by ``cp.auth.service_account_token`` (``None``: no

@@ -304,7 +304,7 @@ class PodWorker:
         try:
             if self._prepare():
                 self._supervise()
-        except Exception:
+        except Exception:  # the pod's own thread: log any failure rather than let the thread die silently
             log.exception(
                 "kubelet: pod %s/%s failed",
                 self.pod["metadata"].get("namespace"),
