@@ -45,6 +45,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.errors import QueueNotFoundError
 from rayqueue_sdk.manifests.labels import DEFAULT_QUEUE_ANNOTATION
 from rayqueue_sdk.manifests.quantities import parse_quantity
@@ -111,15 +112,8 @@ def _optional_amount(value: Any) -> Decimal | None:
     return None if value is None else _amount(value)
 
 
-def _condition(obj: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
-    for cond in (obj.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == type_:
-            return dict(cond)
-    return None
-
-
 def _is_true(obj: Mapping[str, Any], type_: str) -> bool:
-    cond = _condition(obj, type_)
+    cond = condition(obj, type_)
     return cond is not None and cond.get("status") == "True"
 
 
@@ -284,11 +278,10 @@ def workload_entry(
         (o for o in meta.get("ownerReferences") or [] if o.get("controller")),
         next(iter(meta.get("ownerReferences") or []), None),
     )
-    conds = {c.get("type"): c for c in status.get("conditions") or []}
-    reserved = (conds.get("QuotaReserved") or {}).get("status") == "True" and bool(status.get("admission"))
-    admitted = (conds.get("Admitted") or {}).get("status") == "True"
+    reserved = _is_true(obj, "QuotaReserved") and bool(status.get("admission"))
+    admitted = _is_true(obj, "Admitted")
     state = "admitted" if admitted else "reserved" if reserved else "pending"
-    cond = conds.get("QuotaReserved") if state == "pending" else conds.get("Admitted")
+    cond = condition(obj, "QuotaReserved" if state == "pending" else "Admitted")
     checks = tuple(
         AdmissionCheckState(
             str(c.get("name") or ""),
@@ -300,7 +293,7 @@ def workload_entry(
     )
     ref = spec.get("priorityClassRef") or {}
     order_time = _timestamp(meta.get("creationTimestamp"))
-    evicted = conds.get("Evicted")
+    evicted = condition(obj, "Evicted")
     if (
         evicted is not None
         and evicted.get("status") == "True"
@@ -441,7 +434,7 @@ def cluster_queue_summary(obj: Mapping[str, Any]) -> ClusterQueueSummary:
     checks = [str(c.get("name")) for c in strategy.get("admissionChecks") or [] if c.get("name")]
     weight = (spec.get("fairSharing") or {}).get("weight")
     share = (status.get("fairSharing") or {}).get("weightedShare")
-    active_cond = _condition(obj, "Active")
+    active_cond = condition(obj, "Active")
     return ClusterQueueSummary(
         name=str(meta.get("name") or ""),
         cohort=spec.get("cohortName"),
