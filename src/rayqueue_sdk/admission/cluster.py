@@ -289,8 +289,13 @@ def assess_cluster(
     clock = time.time() if now is None else now
     match v.kind:
         case KueueKind.FINISHED:
-            text = f"Kueue finished the workload: {v.words}"
-            return out(ClusterPhase.FAILED, Verdict.FAIL, text, v.why, kind=ErrorKind.FAILED)
+            return out(
+                ClusterPhase.FAILED,
+                Verdict.FAIL,
+                f"Kueue finished the workload: {v.words}",
+                v.why,
+                kind=ErrorKind.FAILED,
+            )
         case KueueKind.REJECTED:
             text = f"admission check rejected: {v.message}"
             return out(ClusterPhase.DEACTIVATED, Verdict.FAIL, text, v.why, kind=ErrorKind.REJECTED)

@@ -169,8 +169,13 @@ def assess_job(
     v = kueue_verdict(workload, queue=queue, suspended=bool(spec.get("suspend")) or suspended)
     match v.kind:
         case KueueKind.FINISHED:
-            text = f"Kueue finished the workload: {v.words}"
-            return out(JobPhase.FAILED, Verdict.FAIL, text, v.why, kind=ErrorKind.FAILED)
+            return out(
+                JobPhase.FAILED,
+                Verdict.FAIL,
+                f"Kueue finished the workload: {v.words}",
+                v.why,
+                kind=ErrorKind.FAILED,
+            )
         case KueueKind.REJECTED:
             text = f"admission check rejected: {v.message}"
             return out(JobPhase.DEACTIVATED, Verdict.FAIL, text, v.why, kind=ErrorKind.REJECTED)
@@ -181,8 +186,9 @@ def assess_job(
             text = _queued_sentence(queue, position, f"requeued after {v.cause}: {v.words}")
             return out(JobPhase.REQUEUED, Verdict.WAIT, text, v.why, position)
         case KueueKind.EVICTED | KueueKind.RETRYING if v.cause == "deactivated":
-            text = f"deactivated: {v.words}"
-            return out(JobPhase.DEACTIVATED, Verdict.FAIL, text, v.why, kind=ErrorKind.EVICTED)
+            return out(
+                JobPhase.DEACTIVATED, Verdict.FAIL, f"deactivated: {v.words}", v.why, kind=ErrorKind.EVICTED
+            )
         case KueueKind.EVICTED | KueueKind.RETRYING:
             lead = "preempted by Kueue" if v.cause == "preempted" else "evicted by Kueue"
             return out(JobPhase.PREEMPTED, Verdict.WAIT, f"{lead}, Kueue will requeue it: {v.words}", v.why)
