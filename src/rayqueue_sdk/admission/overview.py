@@ -40,7 +40,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -684,17 +684,16 @@ def build_overview(
         if meta.get("deletionTimestamp") or _is_true(obj, "Finished") or spec.get("active") is False:
             continue
         entry = workload_entry(obj, cq_of.get((str(meta.get("namespace") or ""), str(spec.get("queueName")))))
-        if not entry.cluster_queue:
+        cq = entry.cluster_queue
+        if not cq:
             continue
-        object.__setattr__(entry, "mine", bool(is_mine(entry)))  # still private to this function
+        entry = replace(entry, mine=bool(is_mine(entry)))
         target = pending if entry.state == "pending" else holding
-        target.setdefault(entry.cluster_queue, []).append(entry)
+        target.setdefault(cq, []).append(entry)
     ordered: dict[str, tuple[WorkloadEntry, ...]] = {}
     for cq_name, entries in pending.items():
         entries.sort(key=queue_order_key)
-        for i, w in enumerate(entries):
-            object.__setattr__(w, "position", i)  # still private to this function
-        ordered[cq_name] = tuple(entries)
+        ordered[cq_name] = tuple(replace(w, position=i) for i, w in enumerate(entries))
     cqs = tuple(sorted((cluster_queue_summary(o) for o in cluster_queues), key=lambda c: c.name))
     by_name = {c.name: c for c in cqs}
     queues = []
