@@ -70,7 +70,7 @@ from rayqueue_sdk.admission.phases import (
     Obj,
     Verdict,
 )
-from rayqueue_sdk.admission.verdict import KueueKind, KueueVerdict, kueue_verdict
+from rayqueue_sdk.admission.verdict import KueueKind, KueueVerdict, kueue_error, kueue_verdict
 from rayqueue_sdk.admission.workload import (
     _kueue_words,
     _queued_sentence,
@@ -78,13 +78,7 @@ from rayqueue_sdk.admission.workload import (
     _WorkloadReading,
     eviction_key,
 )
-from rayqueue_sdk.errors import (
-    AdmissionCheckRejected,
-    ClusterDeletedError,
-    ClusterFailedError,
-    PreemptedError,
-    RayQueueError,
-)
+from rayqueue_sdk.errors import ClusterDeletedError, ClusterFailedError, RayQueueError
 
 __all__ = [
     "QUEUE_LABEL",
@@ -173,12 +167,9 @@ class Assessment:
             return None
         if self.error_kind is ErrorKind.DELETED:
             return ClusterDeletedError(f"RayCluster {name} was deleted while waiting")
-        if self.error_kind is ErrorKind.REJECTED:
-            return AdmissionCheckRejected(
-                name, self.reason or "AdmissionCheck", self.message or self.explanation
-            )
-        if self.error_kind is ErrorKind.EVICTED:
-            return PreemptedError(name, self.reason or str(self.phase), self.message or self.explanation)
+        if self.error_kind in (ErrorKind.REJECTED, ErrorKind.EVICTED):
+            why = self.message or self.explanation
+            return kueue_error(self.error_kind, name, self.reason, why, str(self.phase))
         if self.error_kind is ErrorKind.FAILED:
             return ClusterFailedError(name, self.reason or "Failed", self.message or self.explanation)
         return None

@@ -18,15 +18,9 @@ from dataclasses import dataclass
 from rayqueue_sdk.admission.checks import waiting_checks
 from rayqueue_sdk.admission.conditions import _labels
 from rayqueue_sdk.admission.phases import QUEUE_LABEL, ErrorKind, JobPhase, Obj, Verdict
-from rayqueue_sdk.admission.verdict import KueueKind, kueue_verdict
+from rayqueue_sdk.admission.verdict import KueueKind, kueue_error, kueue_verdict
 from rayqueue_sdk.admission.workload import _kueue_words, _queued_sentence, _reactivated_tail
-from rayqueue_sdk.errors import (
-    AdmissionCheckRejected,
-    ClusterDeletedError,
-    JobFailedError,
-    PreemptedError,
-    RayQueueError,
-)
+from rayqueue_sdk.errors import ClusterDeletedError, JobFailedError, RayQueueError
 
 __all__ = ["JobAssessment", "assess_job"]
 
@@ -74,12 +68,9 @@ class JobAssessment:
             return None
         if self.error_kind is ErrorKind.DELETED:
             return ClusterDeletedError(f"{name} is gone while waiting: {self.explanation}")
-        if self.error_kind is ErrorKind.REJECTED:
-            return AdmissionCheckRejected(
-                name, self.reason or "AdmissionCheck", self.message or self.explanation
-            )
-        if self.error_kind is ErrorKind.EVICTED:
-            return PreemptedError(name, self.reason or str(self.phase), self.message or self.explanation)
+        if self.error_kind in (ErrorKind.REJECTED, ErrorKind.EVICTED):
+            why = self.message or self.explanation
+            return kueue_error(self.error_kind, name, self.reason, why, str(self.phase))
         status = "STOPPED" if self.phase is JobPhase.STOPPED else "FAILED"
         return JobFailedError(self.job_id or name, status, self.reason or self.message, log_tail)
 

@@ -27,10 +27,11 @@ import enum
 from dataclasses import dataclass
 
 from rayqueue_sdk.admission.checks import rejected_check
-from rayqueue_sdk.admission.phases import Obj
+from rayqueue_sdk.admission.phases import ErrorKind, Obj
 from rayqueue_sdk.admission.workload import _kueue_words, _reactivated_why, _read_workload, _WorkloadReading
+from rayqueue_sdk.errors import AdmissionCheckRejected, PreemptedError, RayQueueError
 
-__all__ = ["KueueKind", "KueueVerdict", "kueue_verdict"]
+__all__ = ["KueueKind", "KueueVerdict", "kueue_error", "kueue_verdict"]
 
 
 class KueueKind(enum.StrEnum):
@@ -147,3 +148,22 @@ def kueue_verdict(workload: Obj | None, *, queue: str | None = None, suspended: 
     if wl.state == "admitted":
         return as_read(KueueKind.ADMITTED)
     return as_read(KueueKind.UNMANAGED)
+
+
+def kueue_error(
+    kind: ErrorKind, name: str, reason: str | None, message: str, phase: str
+) -> RayQueueError | None:
+    """The error a failed wait raises when Kueue decided it, for a cluster or a job alike: an admission
+    check rejected the workload (``REJECTED``), or Kueue evicted it (``EVICTED``); ``None`` for other kinds.
+
+    Example:
+        >>> type(kueue_error(ErrorKind.EVICTED, "ws", "InClusterQueue", "preempted", "preempted")).__name__
+        'PreemptedError'
+        >>> kueue_error(ErrorKind.FAILED, "ws", None, "m", "failed") is None
+        True
+    """
+    if kind is ErrorKind.REJECTED:
+        return AdmissionCheckRejected(name, reason or "AdmissionCheck", message)
+    if kind is ErrorKind.EVICTED:
+        return PreemptedError(name, reason or phase, message)
+    return None
