@@ -45,7 +45,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rayqueue_sdk.admission.checks import backoff_sentence, rejected_check, waiting_checks
+from rayqueue_sdk.admission.checks import backoff_sentence, waiting_checks
 from rayqueue_sdk.admission.conditions import (
     UNKNOWN_REASON,
     _is_true,
@@ -70,22 +70,15 @@ from rayqueue_sdk.admission.phases import (
     Obj,
     Verdict,
 )
+from rayqueue_sdk.admission.verdict import KueueKind, KueueVerdict, kueue_error, kueue_verdict
 from rayqueue_sdk.admission.workload import (
     _kueue_words,
     _queued_sentence,
     _reactivated_tail,
-    _reactivated_why,
-    _read_workload,
     _WorkloadReading,
     eviction_key,
 )
-from rayqueue_sdk.errors import (
-    AdmissionCheckRejected,
-    ClusterDeletedError,
-    ClusterFailedError,
-    PreemptedError,
-    RayQueueError,
-)
+from rayqueue_sdk.errors import ClusterDeletedError, ClusterFailedError, RayQueueError
 
 __all__ = [
     "QUEUE_LABEL",
@@ -174,12 +167,9 @@ class Assessment:
             return None
         if self.error_kind is ErrorKind.DELETED:
             return ClusterDeletedError(f"RayCluster {name} was deleted while waiting")
-        if self.error_kind is ErrorKind.REJECTED:
-            return AdmissionCheckRejected(
-                name, self.reason or "AdmissionCheck", self.message or self.explanation
-            )
-        if self.error_kind is ErrorKind.EVICTED:
-            return PreemptedError(name, self.reason or str(self.phase), self.message or self.explanation)
+        if self.error_kind in (ErrorKind.REJECTED, ErrorKind.EVICTED):
+            why = self.message or self.explanation
+            return kueue_error(self.error_kind, name, self.reason, why, str(self.phase))
         if self.error_kind is ErrorKind.FAILED:
             return ClusterFailedError(name, self.reason or "Failed", self.message or self.explanation)
         return None
@@ -241,8 +231,11 @@ def assess_cluster(
         return Assessment(
             ClusterPhase.DELETED, Verdict.FAIL, "the RayCluster does not exist", error_kind=ErrorKind.DELETED
         )
-    wl = _read_workload(workload)
-    queue = _labels(cluster).get(QUEUE_LABEL) or wl.queue
+    labelled = _labels(cluster).get(QUEUE_LABEL)
+    suspended = _suspended(cluster)
+    v = kueue_verdict(workload, queue=labelled, suspended=suspended)
+    wl = v.reading
+    queue = labelled or wl.queue
     ready_w, desired_w = _workers(cluster)
 
     def out(
@@ -283,86 +276,72 @@ def assess_cluster(
             ClusterPhase.FAILED, Verdict.FAIL, text, (rc_status.get("reason"), None), kind=ErrorKind.FAILED
         )
 
-    # Kueue's verdict on the Workload.
-    kueue_why = (wl.reason, wl.message)
-    words = _kueue_words(*kueue_why)
-    if wl.state == "finished":
-        return out(
-            ClusterPhase.FAILED,
-            Verdict.FAIL,
-            f"Kueue finished the workload: {words}",
-            kueue_why,
-            kind=ErrorKind.FAILED,
-        )
-    rejected = rejected_check(workload)
-    if rejected is not None and wl.state != "reactivated":
-        text = f"admission check rejected: {rejected[1]}"
-        return out(ClusterPhase.DEACTIVATED, Verdict.FAIL, text, rejected, kind=ErrorKind.REJECTED)
+    # Kueue's verdict on the Workload (the table shared with jobs), as a cluster's phase.
     clock = time.time() if now is None else now
-    if wl.state in ("evicted", "requeued") and wl.reason == "AdmissionCheck":
-        # A ProvisioningRequest retry: Kueue requeues the workload after its backoff.
-        text = backoff_sentence(workload, now=clock) or f"evicted: {words}"
-        return out(
-            ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, position, text), kueue_why, position
-        )
-    if wl.state == "reactivated":
-        # spec.active is true again: queued, whatever eviction Kueue has not reset yet.
-        return out(
-            ClusterPhase.QUEUED,
-            Verdict.WAIT,
-            _queued_sentence(queue, position, _reactivated_tail(wl)),
-            _reactivated_why(wl),
-            position,
-        )
-    if wl.state == "requeued" and known_eviction is not None and wl.eviction == known_eviction:
-        # Evicted before the wait began and queued again since: wait for the next admission.
-        pending_words = _kueue_words(*wl.pending)
-        tail = f"requeued after being {wl.kind} ({words})" + (f"; {pending_words}" if pending_words else "")
-        why = wl.pending if wl.pending[1] else kueue_why
-        return out(ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, position, tail), why, position)
-    if wl.state in ("evicted", "requeued"):
-        phase, lead = {
-            "preempted": (ClusterPhase.PREEMPTED, "preempted by Kueue"),
-            "deactivated": (ClusterPhase.DEACTIVATED, "deactivated (resume it to requeue)"),
-        }.get(wl.kind, (ClusterPhase.EVICTED, "evicted by Kueue"))
-        text = f"{lead}: {words}" if words else lead
-        backoff = backoff_sentence(workload, now=clock)
-        if backoff is not None and ((workload or {}).get("status") or {}).get("requeueState"):
-            text = f"{backoff}. Kueue: {words}"
-        if wl.state == "requeued":
-            text += " (Kueue has requeued it)"
-            return out(phase, Verdict.FAIL, text, kueue_why, position, kind=ErrorKind.EVICTED)
-        return out(phase, Verdict.FAIL, text, kueue_why, kind=ErrorKind.EVICTED)
-    if wl.state == "reserved":
-        tail = "quota reserved" + (f" in ClusterQueue {wl.cluster_queue!r}" if wl.cluster_queue else "")
-        checks = waiting_checks(workload, limits=check_limits)
-        if checks:
-            tail += f"; {checks}"
-        else:
-            tail += f", waiting for admission checks: {words}" if words else ", waiting for admission checks"
-        return out(ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, None, tail), kueue_why)
-    if wl.state == "pending":
-        tail = words or "waiting for Kueue to consider the workload"
-        if fair_share:
-            tail += f"; {fair_share}"
-        if wl.queue_missing:
+    match v.kind:
+        case KueueKind.FINISHED:
             return out(
-                ClusterPhase.QUEUED,
+                ClusterPhase.FAILED,
                 Verdict.FAIL,
-                _queued_sentence(queue, None, tail),
-                kueue_why,
-                kind=ErrorKind.QUEUE_NOT_FOUND,
+                f"Kueue finished the workload: {v.words}",
+                v.why,
+                kind=ErrorKind.FAILED,
             )
-        return out(
-            ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, position, tail), kueue_why, position
-        )
-    suspended = _suspended(cluster)
-    if wl.state == "none" and queue and suspended:
-        text = _queued_sentence(queue, position, "waiting for Kueue to create the Workload")
-        return out(ClusterPhase.QUEUED, Verdict.WAIT, text, pos=position)
+        case KueueKind.REJECTED:
+            text = f"admission check rejected: {v.message}"
+            return out(ClusterPhase.DEACTIVATED, Verdict.FAIL, text, v.why, kind=ErrorKind.REJECTED)
+        case KueueKind.RETRYING:
+            # A ProvisioningRequest retry: Kueue requeues the workload after its backoff.
+            text = backoff_sentence(workload, now=clock) or f"evicted: {v.words}"
+            return out(
+                ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, position, text), v.why, position
+            )
+        case KueueKind.REACTIVATED:
+            # spec.active is true again: queued, whatever eviction Kueue has not reset yet.
+            text = _queued_sentence(queue, position, _reactivated_tail(wl))
+            return out(ClusterPhase.QUEUED, Verdict.WAIT, text, v.why, position)
+        case KueueKind.EVICTED if v.requeued and known_eviction is not None and wl.eviction == known_eviction:
+            # Evicted before the wait began and queued again since: wait for the next admission.
+            pending_words = _kueue_words(*wl.pending)
+            tail = f"requeued after being {v.cause} ({v.words})" + (
+                f"; {pending_words}" if pending_words else ""
+            )
+            why = wl.pending if wl.pending[1] else v.why
+            return out(
+                ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, position, tail), why, position
+            )
+        case KueueKind.EVICTED:
+            phase, text = _evicted_words(v, workload, clock)
+            pos = position if v.requeued else None
+            return out(phase, Verdict.FAIL, text, v.why, pos, kind=ErrorKind.EVICTED)
+        case KueueKind.RESERVED:
+            tail = "quota reserved" + (f" in ClusterQueue {wl.cluster_queue!r}" if wl.cluster_queue else "")
+            checks = waiting_checks(workload, limits=check_limits)
+            if checks:
+                tail += f"; {checks}"
+            else:
+                tail += (
+                    f", waiting for admission checks: {v.words}"
+                    if v.words
+                    else ", waiting for admission checks"
+                )
+            return out(ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, None, tail), v.why)
+        case KueueKind.PENDING:
+            tail = v.words or "waiting for Kueue to consider the workload"
+            if fair_share:
+                tail += f"; {fair_share}"
+            if wl.queue_missing:
+                text = _queued_sentence(queue, None, tail)
+                return out(ClusterPhase.QUEUED, Verdict.FAIL, text, v.why, kind=ErrorKind.QUEUE_NOT_FOUND)
+            return out(
+                ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, position, tail), v.why, position
+            )
+        case KueueKind.AWAITING_WORKLOAD:
+            text = _queued_sentence(queue, position, "waiting for Kueue to create the Workload")
+            return out(ClusterPhase.QUEUED, Verdict.WAIT, text, pos=position)
 
     # Admitted (or not managed by Kueue): KubeRay's progress, conditions before status.state.
-    admitted = wl.state == "admitted"
+    admitted = v.kind is KueueKind.ADMITTED
     ready, why_reason, why_message = cluster_ready(cluster)
     if ready and not suspended:
         counts = (
@@ -372,7 +351,7 @@ def assess_cluster(
         return out(ClusterPhase.READY, Verdict.DONE, f"ready{counts}" + (f"; {unscaled}" if unscaled else ""))
     if suspended and admitted:
         text = _admitted_sentence(wl) + "; waiting for Kueue to unsuspend the RayCluster"
-        return out(ClusterPhase.ADMITTED, Verdict.WAIT, text, kueue_why)
+        return out(ClusterPhase.ADMITTED, Verdict.WAIT, text, v.why)
     if suspended:
         return out(
             ClusterPhase.SUSPENDED, Verdict.WAIT, "suspended (spec.suspend is true) and not managed by Kueue"
@@ -401,8 +380,23 @@ def assess_cluster(
         ClusterPhase.STARTING,
         Verdict.WAIT,
         "; ".join(parts),
-        (why_reason or wl.reason, why_message or wl.message),
+        (why_reason or v.reason, why_message or v.message),
     )
+
+
+def _evicted_words(v: KueueVerdict, workload: Obj | None, clock: float) -> tuple[ClusterPhase, str]:
+    """An evicted cluster's phase and sentence (preempted, deactivated or evicted), in Kueue's words."""
+    phase, lead = {
+        "preempted": (ClusterPhase.PREEMPTED, "preempted by Kueue"),
+        "deactivated": (ClusterPhase.DEACTIVATED, "deactivated (resume it to requeue)"),
+    }.get(v.cause, (ClusterPhase.EVICTED, "evicted by Kueue"))
+    text = f"{lead}: {v.words}" if v.words else lead
+    backoff = backoff_sentence(workload, now=clock)
+    if backoff is not None and ((workload or {}).get("status") or {}).get("requeueState"):
+        text = f"{backoff}. Kueue: {v.words}"
+    if v.requeued:
+        text += " (Kueue has requeued it)"
+    return phase, text
 
 
 def _admitted_sentence(wl: _WorkloadReading) -> str:

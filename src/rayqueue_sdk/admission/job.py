@@ -15,23 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rayqueue_sdk.admission.checks import rejected_check, waiting_checks
+from rayqueue_sdk.admission.checks import waiting_checks
 from rayqueue_sdk.admission.conditions import _labels
 from rayqueue_sdk.admission.phases import QUEUE_LABEL, ErrorKind, JobPhase, Obj, Verdict
-from rayqueue_sdk.admission.workload import (
-    _kueue_words,
-    _queued_sentence,
-    _reactivated_tail,
-    _reactivated_why,
-    _read_workload,
-)
-from rayqueue_sdk.errors import (
-    AdmissionCheckRejected,
-    ClusterDeletedError,
-    JobFailedError,
-    PreemptedError,
-    RayQueueError,
-)
+from rayqueue_sdk.admission.verdict import KueueKind, kueue_error, kueue_verdict
+from rayqueue_sdk.admission.workload import _kueue_words, _queued_sentence, _reactivated_tail
+from rayqueue_sdk.errors import ClusterDeletedError, JobFailedError, RayQueueError
 
 __all__ = ["JobAssessment", "assess_job"]
 
@@ -79,12 +68,9 @@ class JobAssessment:
             return None
         if self.error_kind is ErrorKind.DELETED:
             return ClusterDeletedError(f"{name} is gone while waiting: {self.explanation}")
-        if self.error_kind is ErrorKind.REJECTED:
-            return AdmissionCheckRejected(
-                name, self.reason or "AdmissionCheck", self.message or self.explanation
-            )
-        if self.error_kind is ErrorKind.EVICTED:
-            return PreemptedError(name, self.reason or str(self.phase), self.message or self.explanation)
+        if self.error_kind in (ErrorKind.REJECTED, ErrorKind.EVICTED):
+            why = self.message or self.explanation
+            return kueue_error(self.error_kind, name, self.reason, why, str(self.phase))
         status = "STOPPED" if self.phase is JobPhase.STOPPED else "FAILED"
         return JobFailedError(self.job_id or name, status, self.reason or self.message, log_tail)
 
@@ -169,52 +155,57 @@ def assess_job(
         text = _job_words("the job completed without succeeding", *ray_why)
         return out(JobPhase.FAILED, Verdict.FAIL, text, kind=ErrorKind.FAILED)
 
-    # Then Kueue's.
-    wl = _read_workload(workload)
-    kueue_why = (wl.reason, wl.message)
-    words = _kueue_words(*kueue_why)
-    if wl.state == "finished":
-        return out(
-            JobPhase.FAILED,
-            Verdict.FAIL,
-            f"Kueue finished the workload: {words}",
-            kueue_why,
-            kind=ErrorKind.FAILED,
-        )
-    rejected = rejected_check(workload)
-    if rejected is not None and wl.state != "reactivated":
-        text = f"admission check rejected: {rejected[1]}"
-        return out(JobPhase.DEACTIVATED, Verdict.FAIL, text, rejected, kind=ErrorKind.REJECTED)
-    if wl.state == "reactivated":
-        text = _queued_sentence(queue, position, _reactivated_tail(wl))
-        return out(JobPhase.QUEUED, Verdict.WAIT, text, _reactivated_why(wl), position)
-    if wl.state == "evicted" and wl.kind == "deactivated":
-        return out(
-            JobPhase.DEACTIVATED, Verdict.FAIL, f"deactivated: {words}", kueue_why, kind=ErrorKind.EVICTED
-        )
-    if wl.state == "evicted":
-        lead = "preempted by Kueue" if wl.kind == "preempted" else "evicted by Kueue"
-        return out(JobPhase.PREEMPTED, Verdict.WAIT, f"{lead}, Kueue will requeue it: {words}", kueue_why)
-    if wl.state == "requeued":
-        text = _queued_sentence(queue, position, f"requeued after {wl.kind}: {words}")
-        return out(JobPhase.REQUEUED, Verdict.WAIT, text, kueue_why, position)
-    if wl.state in ("pending", "reserved"):
-        pos = position if wl.state == "pending" else None
-        checks = waiting_checks(workload) if wl.state == "reserved" else None
-        tail = (
-            f"quota reserved; {checks}" if checks else words or "waiting for Kueue to consider the workload"
-        )
-        text = _queued_sentence(queue, pos, tail)
-        return out(JobPhase.QUEUED, Verdict.WAIT, text, kueue_why, pos)
+    # Then Kueue's: the verdict table shared with clusters, as a job's phase.
     suspended = deployment in ("Suspended", "Suspending")
-    if wl.state == "none" and queue and (spec.get("suspend") or suspended):
-        text = _queued_sentence(queue, position, "waiting for Kueue to create the Workload")
-        return out(JobPhase.QUEUED, Verdict.WAIT, text, (None, None), position)
+    v = kueue_verdict(workload, queue=queue, suspended=bool(spec.get("suspend")) or suspended)
+    match v.kind:
+        case KueueKind.FINISHED:
+            return out(
+                JobPhase.FAILED,
+                Verdict.FAIL,
+                f"Kueue finished the workload: {v.words}",
+                v.why,
+                kind=ErrorKind.FAILED,
+            )
+        case KueueKind.REJECTED:
+            text = f"admission check rejected: {v.message}"
+            return out(JobPhase.DEACTIVATED, Verdict.FAIL, text, v.why, kind=ErrorKind.REJECTED)
+        case KueueKind.REACTIVATED:
+            text = _queued_sentence(queue, position, _reactivated_tail(v.reading))
+            return out(JobPhase.QUEUED, Verdict.WAIT, text, v.why, position)
+        case KueueKind.EVICTED | KueueKind.RETRYING if v.requeued:
+            text = _queued_sentence(queue, position, f"requeued after {v.cause}: {v.words}")
+            return out(JobPhase.REQUEUED, Verdict.WAIT, text, v.why, position)
+        case KueueKind.EVICTED | KueueKind.RETRYING if v.cause == "deactivated":
+            return out(
+                JobPhase.DEACTIVATED, Verdict.FAIL, f"deactivated: {v.words}", v.why, kind=ErrorKind.EVICTED
+            )
+        case KueueKind.EVICTED | KueueKind.RETRYING:
+            lead = "preempted by Kueue" if v.cause == "preempted" else "evicted by Kueue"
+            return out(JobPhase.PREEMPTED, Verdict.WAIT, f"{lead}, Kueue will requeue it: {v.words}", v.why)
+        case KueueKind.RESERVED:
+            checks = waiting_checks(workload)
+            tail = (
+                f"quota reserved; {checks}"
+                if checks
+                else v.words or "waiting for Kueue to consider the workload"
+            )
+            return out(JobPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, None, tail), v.why)
+        case KueueKind.PENDING:
+            tail = v.words or "waiting for Kueue to consider the workload"
+            return out(
+                JobPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, position, tail), v.why, position
+            )
+        case KueueKind.AWAITING_WORKLOAD:
+            text = _queued_sentence(queue, position, "waiting for Kueue to create the Workload")
+            return out(JobPhase.QUEUED, Verdict.WAIT, text, (None, None), position)
 
     # Admitted (or not managed): KubeRay's progress.
     if suspended:
         return out(
-            JobPhase.STARTING if wl.state == "admitted" else JobPhase.QUEUED, Verdict.WAIT, deployment.lower()
+            JobPhase.STARTING if v.kind is KueueKind.ADMITTED else JobPhase.QUEUED,
+            Verdict.WAIT,
+            deployment.lower(),
         )
     if deployment == "Running" and job_status == "RUNNING":
         return out(JobPhase.RUNNING, Verdict.WAIT, "running")
@@ -222,7 +213,7 @@ def assess_job(
         text = f"the Ray job is {job_status.lower()}" if job_status else "submitting the Ray job"
         return out(JobPhase.STARTING, Verdict.WAIT, text)
     if deployment in _DEPLOYMENT_STARTING:
-        lead = "admitted; " if wl.state == "admitted" else ""
+        lead = "admitted; " if v.kind is KueueKind.ADMITTED else ""
         return out(
             JobPhase.STARTING,
             Verdict.WAIT,

@@ -40,11 +40,12 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.errors import QueueNotFoundError
 from rayqueue_sdk.manifests.labels import DEFAULT_QUEUE_ANNOTATION
 from rayqueue_sdk.manifests.quantities import parse_quantity
@@ -111,15 +112,8 @@ def _optional_amount(value: Any) -> Decimal | None:
     return None if value is None else _amount(value)
 
 
-def _condition(obj: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
-    for cond in (obj.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == type_:
-            return dict(cond)
-    return None
-
-
 def _is_true(obj: Mapping[str, Any], type_: str) -> bool:
-    cond = _condition(obj, type_)
+    cond = condition(obj, type_)
     return cond is not None and cond.get("status") == "True"
 
 
@@ -284,11 +278,10 @@ def workload_entry(
         (o for o in meta.get("ownerReferences") or [] if o.get("controller")),
         next(iter(meta.get("ownerReferences") or []), None),
     )
-    conds = {c.get("type"): c for c in status.get("conditions") or []}
-    reserved = (conds.get("QuotaReserved") or {}).get("status") == "True" and bool(status.get("admission"))
-    admitted = (conds.get("Admitted") or {}).get("status") == "True"
+    reserved = _is_true(obj, "QuotaReserved") and bool(status.get("admission"))
+    admitted = _is_true(obj, "Admitted")
     state = "admitted" if admitted else "reserved" if reserved else "pending"
-    cond = conds.get("QuotaReserved") if state == "pending" else conds.get("Admitted")
+    cond = condition(obj, "QuotaReserved" if state == "pending" else "Admitted")
     checks = tuple(
         AdmissionCheckState(
             str(c.get("name") or ""),
@@ -300,7 +293,7 @@ def workload_entry(
     )
     ref = spec.get("priorityClassRef") or {}
     order_time = _timestamp(meta.get("creationTimestamp"))
-    evicted = conds.get("Evicted")
+    evicted = condition(obj, "Evicted")
     if (
         evicted is not None
         and evicted.get("status") == "True"
@@ -441,7 +434,7 @@ def cluster_queue_summary(obj: Mapping[str, Any]) -> ClusterQueueSummary:
     checks = [str(c.get("name")) for c in strategy.get("admissionChecks") or [] if c.get("name")]
     weight = (spec.get("fairSharing") or {}).get("weight")
     share = (status.get("fairSharing") or {}).get("weightedShare")
-    active_cond = _condition(obj, "Active")
+    active_cond = condition(obj, "Active")
     return ClusterQueueSummary(
         name=str(meta.get("name") or ""),
         cohort=spec.get("cohortName"),
@@ -691,17 +684,16 @@ def build_overview(
         if meta.get("deletionTimestamp") or _is_true(obj, "Finished") or spec.get("active") is False:
             continue
         entry = workload_entry(obj, cq_of.get((str(meta.get("namespace") or ""), str(spec.get("queueName")))))
-        if not entry.cluster_queue:
+        cq = entry.cluster_queue
+        if not cq:
             continue
-        object.__setattr__(entry, "mine", bool(is_mine(entry)))  # still private to this function
+        entry = replace(entry, mine=bool(is_mine(entry)))
         target = pending if entry.state == "pending" else holding
-        target.setdefault(entry.cluster_queue, []).append(entry)
+        target.setdefault(cq, []).append(entry)
     ordered: dict[str, tuple[WorkloadEntry, ...]] = {}
     for cq_name, entries in pending.items():
         entries.sort(key=queue_order_key)
-        for i, w in enumerate(entries):
-            object.__setattr__(w, "position", i)  # still private to this function
-        ordered[cq_name] = tuple(entries)
+        ordered[cq_name] = tuple(replace(w, position=i) for i, w in enumerate(entries))
     cqs = tuple(sorted((cluster_queue_summary(o) for o in cluster_queues), key=lambda c: c.name))
     by_name = {c.name: c for c in cqs}
     queues = []

@@ -18,6 +18,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.errors import ApiError, ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.connection import remembered
 from rayqueue_sdk.kube.resources import get_object, kueue_kind
@@ -74,7 +75,5 @@ def waits_for_checks(workload: Mapping[str, Any] | None) -> bool:
         True
     """
     status = (workload or {}).get("status") or {}
-    reserved = any(
-        c.get("type") == "QuotaReserved" and c.get("status") == "True" for c in status.get("conditions") or ()
-    )
+    reserved = (condition(workload, "QuotaReserved") or {}).get("status") == "True"
     return reserved and any(c.get("state") != "Ready" for c in status.get("admissionChecks") or ())

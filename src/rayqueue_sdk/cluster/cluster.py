@@ -59,6 +59,13 @@ __all__ = ["Cluster", "get_cluster"]
 
 log = logging.getLogger(__name__)
 
+
+class _Unset:
+    """The type of ``_UNSET``: no idle policy set on the ``Cluster`` yet (the configuration's applies)."""
+
+
+_UNSET = _Unset()
+
 #: Seconds to wait for the dashboard after the cluster is ready, when ``timeout=None``.
 _DASHBOARD_TIMEOUT = 120.0
 
@@ -112,6 +119,9 @@ class Cluster:
                 problem="required for a Cluster",
             )
         self.config = config
+        #: the idle policy that :meth:`scale_to_zero` applied or removed (``None``: removed), kept here
+        #: rather than written into the user's configuration; unset until it is called.
+        self._idle_policy: IdlePolicy | None | _Unset = _UNSET
         self._client = _one_client(client, api_client)
         self._namespace: str | None = config.namespace
         #: the notebook card with its buttons (shown when built in a notebook, and by apply()/up();
@@ -138,6 +148,25 @@ class Cluster:
             'ws'
         """
         return self.config.name
+
+    @property
+    def idle_policy(self) -> IdlePolicy | None:
+        """The idle scale-to-zero policy this cluster applies: the one :meth:`scale_to_zero` last set
+        (``None`` once it removed it), else the configuration's ``idle_scale_to_zero``. The
+        configuration itself stays as the user gave it.
+
+        Example:
+            >>> from rayqueue_sdk.config.idle import IdlePolicy
+            >>> from rayqueue_sdk.config.models import ClusterConfiguration
+            >>> Cluster(ClusterConfiguration(name="ws")).idle_policy is None
+            True
+            >>> Cluster(ClusterConfiguration(name="ws", idle_scale_to_zero=IdlePolicy(idle_minutes=5))
+            ...         ).idle_policy.idle_minutes == 5
+            True
+        """
+        if isinstance(self._idle_policy, _Unset):
+            return self.config.idle_scale_to_zero
+        return self._idle_policy
 
     def to_dict(self) -> dict[str, Any]:
         """The ``ray.io/v1`` RayCluster manifest as a plain dict (a fresh copy on every call).
@@ -168,7 +197,7 @@ class Cluster:
         """
         manifest = self.to_dict()
         text = dump_yaml(manifest)
-        policy = self.config.idle_scale_to_zero
+        policy = self.idle_policy
         if policy is None:
             return text
         from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
@@ -368,8 +397,8 @@ class Cluster:
         )
         stored = apply_object(api, RAYCLUSTERS, manifest, field_manager=FIELD_MANAGER, force=force)
         log.info("%s/%s: applied", self.namespace, self.name)
-        if self.config.idle_scale_to_zero is not None:
-            self._enable(api, stored, self.config.idle_scale_to_zero)
+        if self.idle_policy is not None:
+            self._enable(api, stored, self.idle_policy)
         self._show_card(api)
         return AppliedCluster(stored, show_box=self._box_in_cell)
 
@@ -394,8 +423,8 @@ class Cluster:
                 f"get_cluster({self.name!r}, {self.namespace!r}) to adopt it, or down() first",
             ) from err
         log.info("%s/%s: created", self.namespace, self.name)
-        if self.config.idle_scale_to_zero is not None:
-            self._enable(api, stored, self.config.idle_scale_to_zero)
+        if self.idle_policy is not None:
+            self._enable(api, stored, self.idle_policy)
         self._show_card(api)
         return AppliedCluster(stored, show_box=self._box_in_cell)
 
@@ -812,7 +841,7 @@ class Cluster:
         if idle_minutes is None:
             api = self._api()
             removed = scaling.remove_policy(api, self._namespace_of(api), self.name)
-            object.__setattr__(self.config, "idle_scale_to_zero", None)
+            self._idle_policy = None
             return f"idle policy removed ({', '.join(removed) or 'nothing to remove'})"
         policy: IdlePolicy = IdlePolicy.model_validate(
             {
@@ -842,7 +871,7 @@ class Cluster:
                 log.debug("dry run: Ray jobs not readable: %s", err)
             return scaling.dry_run(policy, the_plan, workload, rc=rc, jobs=jobs, gpu=gpu)
         made = scaling.apply_plan(api, the_plan, previous=scaling.policy_of(rc))
-        object.__setattr__(self.config, "idle_scale_to_zero", policy)
+        self._idle_policy = policy
         return f"{namespace}/{self.name}: {the_plan.summary().split(':')[0]}: {', '.join(made)}"
 
     def _set_active(self, active: bool) -> str:

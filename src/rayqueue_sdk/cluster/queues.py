@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.errors import (
     ApiError,
     AuthenticationError,
@@ -111,10 +112,8 @@ def queue_info(obj: Mapping[str, Any]) -> LocalQueueInfo:
             if name and name not in flavors:
                 flavors.append(str(name))
     annotations = meta.get("annotations") or {}
-    active = None
-    for cond in status.get("conditions") or []:
-        if cond.get("type") == "Active":
-            active = cond.get("status") == "True"
+    active_cond = condition(obj, "Active")
+    active = None if active_cond is None else active_cond.get("status") == "True"
     return LocalQueueInfo(
         name=str(meta.get("name") or ""),
         namespace=str(meta.get("namespace") or ""),

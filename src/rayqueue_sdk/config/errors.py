@@ -57,9 +57,18 @@ class _Model(BaseModel):
         data = {key: getattr(self, key) for key in self.model_fields_set}
         data[name] = value
         fresh = type(self)(**data)
-        object.__setattr__(self, "__dict__", fresh.__dict__)
-        object.__setattr__(self, "__pydantic_fields_set__", fresh.__pydantic_fields_set__)
-        object.__setattr__(self, "__pydantic_private__", fresh.__pydantic_private__)
+        # adopt the validated model's state through pydantic's own (pickle) protocol
+        self.__setstate__(fresh.__getstate__())
+
+    def _derive(self, name: str, value: Any) -> None:
+        """Fill in field ``name`` with a value derived during validation from the validated fields (a limit
+        that follows its request, the queue named by a label). The one place a validator writes a field:
+        it is not marked as given, so an assignment re-validates from what the user gave and derives it
+        again.
+        """
+        if name not in type(self).model_fields:
+            raise AttributeError(f"{type(self).__name__} has no field {name!r}")
+        self.__dict__[name] = value
 
     @classmethod
     def model_validate(cls, obj: Any, **kwargs: Any) -> Any:

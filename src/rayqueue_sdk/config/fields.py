@@ -18,8 +18,9 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, PlainValidator
+from pydantic import Field, PlainValidator
 
+from rayqueue_sdk.config.errors import _Model
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.manifests.quantities import (
     compare_quantities,
@@ -218,14 +219,14 @@ def _plain(value: Any) -> Any:
 
 
 def _resolve_limits(
-    model: BaseModel, req_name: str, lim_name: str, default: Any, *, compare_cpu: bool = False
+    model: _Model, req_name: str, lim_name: str, default: Any, *, compare_cpu: bool = False
 ) -> None:
     request = getattr(model, req_name)
     limit = getattr(model, lim_name)
     norm = cpu_quantity if compare_cpu else memory_quantity
     if limit is None:
         bigger = compare_quantities(norm(request, req_name), norm(default, lim_name)) > 0
-        object.__setattr__(model, lim_name, request if bigger else default)
+        model._derive(lim_name, request if bigger else default)
         return
     if compare_quantities(norm(limit, lim_name), norm(request, req_name)) < 0:
         raise ConfigError(

@@ -414,11 +414,11 @@ class ClusterConfiguration(_ClusterShape):
                 value = getattr(self, field)
                 raise ConfigError(field, value, allowed, problem="not supported by rayqueue_sdk")
         if self.enable_usage_stats and "RAY_USAGE_STATS_ENABLED" not in self.envs:
-            object.__setattr__(self, "envs", {**self.envs, "RAY_USAGE_STATS_ENABLED": "1"})
+            self._derive("envs", {**self.envs, "RAY_USAGE_STATS_ENABLED": "1"})
         check_labels(self.labels, "labels")
         queue, priority = resolve_queue_and_priority(self.labels, self.local_queue, self.priority_class)
-        object.__setattr__(self, "local_queue", queue)  # derived values: not marked as given
-        object.__setattr__(self, "priority_class", priority)
+        self._derive("local_queue", queue)
+        self._derive("priority_class", priority)
         self._resolve_shape(
             autoscaling=self.enable_autoscaling, min_workers=self.min_workers, max_workers=self.max_workers
         )

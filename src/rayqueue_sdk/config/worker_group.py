@@ -93,9 +93,9 @@ class WorkerGroup(_Model):
         _resolve_limits(self, "memory_requests", "memory_limits", self._LIMIT_DEFAULTS["memory_limits"])
         if self.min_replicas is None:
             low = min(self.replicas, self.max_replicas if self.max_replicas is not None else self.replicas)
-            object.__setattr__(self, "min_replicas", low)
+            self._derive("min_replicas", low)
         if self.max_replicas is None:
-            object.__setattr__(self, "max_replicas", max(self.replicas, self.min_replicas or 0))
+            self._derive("max_replicas", max(self.replicas, self.min_replicas or 0))
         check_replicas(self.replicas, self.min_replicas, self.max_replicas, "")
         check_labels(self.labels, "labels")
         check_annotations(self.annotations, "annotations")

@@ -25,7 +25,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 from rayqueue_sdk.admission.cluster import ErrorKind, JobPhase, Verdict
 from rayqueue_sdk.config.models import ClusterConfiguration, ManagedClusterConfig, managed_from
@@ -69,6 +69,45 @@ _GONE_TIMEOUT = 60.0
 _KEPT_LINES = 100_000
 
 
+_T = TypeVar("_T")
+
+#: The spec fields the job's backend took when the RayJob was made (its name, cluster and namespace).
+_FIXED = frozenset({"job_name", "cluster_name", "namespace"})
+
+
+class _FromSpec(Generic[_T]):
+    """A :class:`RayJob` attribute that is a field of its validated spec: read from the spec, and assigned
+    through it, so an assignment is validated with the whole spec (a :class:`ConfigError` leaves the
+    job as it was). The fields the backend took at construction (``job_name``, ``cluster_name``,
+    ``namespace``) refuse assignment: make a new ``RayJob``.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, objtype: type | None = None) -> _FromSpec[_T]: ...
+
+    @overload
+    def __get__(self, obj: RayJob, objtype: type | None = None) -> _T: ...
+
+    def __get__(self, obj: RayJob | None, objtype: type | None = None) -> _FromSpec[_T] | _T:
+        if obj is None:
+            return self
+        value: _T = getattr(obj._spec, self.name)
+        return value
+
+    def __set__(self, obj: RayJob, value: _T) -> None:
+        if self.name in _FIXED:
+            raise ConfigError(
+                self.name,
+                value,
+                f"the {self.name} the RayJob was made with (make a new RayJob for another)",
+                problem="fixed once the RayJob is made",
+            )
+        setattr(obj._spec, self.name, value)
+
+
 class RayJob:
     """A Ray job: on a cluster it owns (``cluster_config``) or on an existing RayCluster (``cluster_name``).
 
@@ -108,19 +147,20 @@ class RayJob:
         >>> # job.submit(); job.wait(timeout=600); print(job.logs())
     """
 
-    job_name: str
-    entrypoint: str
-    cluster_name: str | None
-    cluster_config: ManagedClusterConfig | None
-    namespace: str | None
-    runtime_env: dict[str, Any] | None
-    local_queue: str | None
-    labels: dict[str, str]
-    priority_class: str | None
-    ttl_seconds_after_finished: int
-    active_deadline_seconds: int | None
-    shutdown_after_job_finishes: bool
-    submission_mode: str
+    # The validated spec's fields, read from it and assigned through it (re-validated; see _FromSpec).
+    job_name: _FromSpec[str] = _FromSpec()
+    entrypoint: _FromSpec[str] = _FromSpec()
+    cluster_name: _FromSpec[str | None] = _FromSpec()
+    cluster_config: _FromSpec[ManagedClusterConfig | None] = _FromSpec()
+    namespace: _FromSpec[str | None] = _FromSpec()
+    runtime_env: _FromSpec[dict[str, Any] | None] = _FromSpec()
+    local_queue: _FromSpec[str | None] = _FromSpec()
+    labels: _FromSpec[dict[str, str]] = _FromSpec()
+    priority_class: _FromSpec[str | None] = _FromSpec()
+    ttl_seconds_after_finished: _FromSpec[int] = _FromSpec()
+    active_deadline_seconds: _FromSpec[int | None] = _FromSpec()
+    shutdown_after_job_finishes: _FromSpec[bool] = _FromSpec()
+    submission_mode: _FromSpec[str] = _FromSpec()
 
     def __init__(
         self,
@@ -170,8 +210,8 @@ class RayJob:
             shutdown_after_job_finishes=shutdown_after_job_finishes,
             submission_mode=submission_mode,
         )
-        for name in _JobSpec.model_fields:
-            setattr(self, name, getattr(spec, name))
+        #: the validated arguments; the attributes above read them from here.
+        self._spec = spec
         self.client = client
         self.dashboard_url = dashboard_url
         self.cluster_name_in_status: str | None = None

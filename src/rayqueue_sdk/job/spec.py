@@ -151,8 +151,8 @@ class _JobSpec(_Model):
             check_dns_label(self.namespace, "namespace")
         check_labels(self.labels, "labels")
         queue, priority = resolve_queue_and_priority(self.labels, self.local_queue, self.priority_class)
-        object.__setattr__(self, "local_queue", queue)
-        object.__setattr__(self, "priority_class", priority)
+        self._derive("local_queue", queue)
+        self._derive("priority_class", priority)
         if self.submission_mode not in SUBMISSION_MODES:
             raise ConfigError("submission_mode", self.submission_mode, " | ".join(SUBMISSION_MODES))
         if self.cluster_name is not None:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.config.idle import IdlePolicy
 from rayqueue_sdk.errors import ConfigError, ForbiddenError, NotFoundError, RayQueueError
 from rayqueue_sdk.kube.objects import create_manifest, delete_manifest, get_manifest, patch_manifest
@@ -597,9 +598,9 @@ def idle_status(api: ApiClient, rc: dict[str, Any], workload: dict[str, Any] | N
 def _keda_scaled_at(workload: dict[str, Any] | None) -> float | None:
     from rayqueue_sdk.scaling import agent  # lazy: the reaper (urllib, ssl), for its clock and decisions
 
-    for cond in ((workload or {}).get("status") or {}).get("conditions") or []:
-        if cond.get("type") == "Evicted" and cond.get("reason") == "Deactivated":
-            return agent.parse_time(cond.get("lastTransitionTime"))
+    evicted = condition(workload, "Evicted")
+    if evicted is not None and evicted.get("reason") == "Deactivated":
+        return agent.parse_time(evicted.get("lastTransitionTime"))
     return None
 
 
@@ -632,23 +633,11 @@ def dry_run(
     cond: dict[str, Any]
     if the_plan.mechanism == "suspend":
         running = not (rc.get("spec") or {}).get("suspend")
-        cond = next(
-            (c for c in (rc.get("status") or {}).get("conditions") or [] if c.get("type") == "HeadPodReady"),
-            {},
-        )
+        cond = dict(condition(rc, "HeadPodReady") or {})
     else:
-        running = ((workload or {}).get("spec") or {}).get("active", True) is not False and any(
-            c.get("type") == "Admitted" and c.get("status") == "True"
-            for c in ((workload or {}).get("status") or {}).get("conditions") or []
-        )
-        cond = next(
-            (
-                c
-                for c in ((workload or {}).get("status") or {}).get("conditions") or []
-                if c.get("type") == "Admitted"
-            ),
-            {},
-        )
+        cond = dict(condition(workload, "Admitted") or {})
+        active = ((workload or {}).get("spec") or {}).get("active", True) is not False
+        running = active and cond.get("status") == "True"
     busy = agent.busy_from(policy.idle_signal, gpu, None if jobs is None else agent.jobs_busy(jobs))
     obs = agent.Observation(
         running,

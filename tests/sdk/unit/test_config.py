@@ -124,3 +124,24 @@ def test_any_valid_request_renders_a_manifest_that_fits_the_crd(
         assert compare_quantities(resources["limits"][key], resources["requests"][key]) >= 0
     assert worker["replicas"] == workers
     assert worker["rayStartParams"]["num-gpus"] == str(gpus)
+
+
+def test_a_rayjob_reads_its_validated_spec_and_revalidates_an_assignment() -> None:
+    from rayqueue_sdk.job.rayjob import RayJob
+
+    job = RayJob(job_name="j", entrypoint="python x.py", cluster_name="ws", labels={"team": "a"})
+    job.entrypoint = "python y.py"
+    assert job.to_dict()["entrypoint"] == "python y.py"
+    with pytest.raises(ConfigError) as info:
+        job.entrypoint = ""  # the spec's rule: a non-empty command
+    assert info.value.field == "entrypoint"
+    assert job.entrypoint == "python y.py"  # a rejected assignment leaves the job as it was
+    job.labels = {"team": "b"}
+    assert job.labels == {"team": "b"}
+    with pytest.raises(ConfigError):  # a queue label: Kueue cannot manage a job on an existing cluster
+        job.labels = {"kueue.x-k8s.io/queue-name": "q"}
+    assert (job.labels, job.local_queue) == ({"team": "b"}, None)
+    with pytest.raises(ConfigError) as fixed:
+        job.cluster_name = "other"  # the backend took it at construction
+    assert fixed.value.field == "cluster_name"
+    assert job.cluster_name == "ws"
