@@ -287,6 +287,9 @@ def api_page() -> str:
             module = getattr(obj, "__module__", None) or package.__name__
             if not isinstance(obj, type | types.FunctionType) or not module.startswith(package.__name__):
                 module = package.__name__  # a constant: documented where the package exports it
+            elif getattr(obj, "__name__", name) != name:
+                # an alias (CodeFlareClusterStatus is ClusterPhase): documented where it is bound
+                module = getattr(package, "_EXPORTS", {}).get(name, package.__name__)
             by_module.setdefault(module, []).append(name)
         for module, names in sorted(by_module.items()):
             parts += [f"### `{module}`", ""]
