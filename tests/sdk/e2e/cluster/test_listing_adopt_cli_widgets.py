@@ -177,7 +177,11 @@ def test_view_clusters_widget_table_and_buttons(
     plane: LocalControlPlane, ns: str, user: str, admin: Any
 ) -> None:
     plane.apply([parked("alpha", ns), parked("beta", ns)])
-    eventually(lambda: sum(s.position is not None for s in list_clusters(ns, admin)) == 2)
+    # both positioned and both evaluated by Kueue (reason Pending): a loaded machine can list a Workload
+    # the visibility API already ranks before the scheduler has written its QuotaReserved condition
+    eventually(
+        lambda: sum(s.position is not None and s.reason == "Pending" for s in list_clusters(ns, admin)) == 2
+    )
     browser = view_clusters(ns, client=admin)
     table = browser.table.value
     assert "alpha" in table and "beta" in table and "queued (Pending)" in table
