@@ -161,7 +161,7 @@ def test_cluster_queued_admitted_ready_then_scaled_to_zero_resumed_and_down(
         "v1beta1",
     ],
     indirect=True,
-    ids=["kueue-v1beta2-only", "kueue-v1beta1-only"],
+    ids=["kueue-v1beta1-only"],
 )
 def test_job_owned_rayjob_runs_to_success(kueue_plane: Generation, gen_ns: str, gen_user: Any) -> None:
     """A job-owned RayJob through the queue to success, its logs read after KubeRay deleted its cluster.
