@@ -46,6 +46,8 @@ class LiveStatus:
     Example:
         >>> seen = []
         >>> live = LiveStatus("ws", "ds", seen.append)
+        >>> live.on_workloads([], replace_all=True); live._tell(); seen  # the cluster not heard of yet
+        []
         >>> live.on_cluster(None); seen[-1].phase.value
         'deleted'
     """
@@ -66,6 +68,9 @@ class LiveStatus:
         #: every Workload of the namespace now (the shared cache), asked when the cluster's uid changes
         self.workloads_now = workloads_now
         self.cluster: dict[str, Any] | None = None
+        #: whether the RayCluster's watch has said anything yet: until it has, ``cluster is None`` means
+        #: "not heard of", not "deleted", and nothing is told (the Workloads' watch can sync first)
+        self.cluster_known = False
         self.workloads: dict[str, dict[str, Any]] = {}
         self.last = last
         self._lock = threading.Lock()
@@ -84,6 +89,7 @@ class LiveStatus:
         with self._lock:
             renewed = cluster is None or _meta(cluster).get("uid") != self.uid
             self.cluster = cluster
+            self.cluster_known = True
             if renewed:  # another object (or none): its Workloads are those of the cache with its uid
                 found = self.workloads_now() if self.workloads_now is not None and cluster else []
                 self.workloads = {str(_meta(w).get("name")): w for w in found if self.owns(w)}
@@ -104,6 +110,8 @@ class LiveStatus:
 
     def _tell(self) -> None:
         with self._lock:
+            if not self.cluster_known:
+                return
             cluster, workload = self.cluster, pick_workload(list(self.workloads.values()))
             last = self.last
             shown = self.shown() if self.shown is not None else last

@@ -199,3 +199,21 @@ def test_the_request_log_counts_by_client(plane: LocalControlPlane, agent_prefix
     k8s.CustomObjectsApi(api).list_namespaced_custom_object("ray.io", "v1", NS, "rayclusters")
     assert log.count(agent) == 1 and log.count(agent_prefix) == before + 1
     assert log.count(agent, watches=True) == 0
+
+
+def test_a_live_card_never_reads_deleted_before_the_clusters_watch_has_spoken() -> None:
+    # follow_live subscribes to the Workloads first: their watch can sync before the RayCluster's. A card
+    # told then read "deleted: the RayCluster does not exist" right after apply() (seen in a notebook run).
+    from rayqueue_sdk.cluster.live import LiveStatus
+
+    told: list[ClusterStatus] = []
+    live = LiveStatus("ws", NS, told.append)
+    live.on_workloads([], replace_all=True)
+    live._tell()
+    assert told == []
+    cluster = raycluster("ws")
+    cluster["metadata"]["uid"] = "u-1"
+    live.on_cluster(cluster)
+    assert told and told[-1].phase is not ClusterPhase.DELETED
+    live.on_cluster(None)
+    assert told[-1].phase is ClusterPhase.DELETED
