@@ -204,6 +204,8 @@ def follow_live(
 
     def clusters(event: WatchEvent) -> None:
         if event.type == "SYNC":
+            if not event.objects and event.cached and live.last is not None:
+                return  # a running cache may not have heard of a cluster just read: its ADDED will say
             live.on_cluster(event.objects[0] if event.objects else None)
         elif event.type in ("ADDED", "MODIFIED"):
             live.on_cluster(event.object)

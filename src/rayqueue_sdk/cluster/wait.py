@@ -43,7 +43,13 @@ from rayqueue_sdk.errors import AdmissionTimeout, ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.client import ClientSource, get_client
 from rayqueue_sdk.kube.informer import read_shared
 from rayqueue_sdk.kube.pods import head_pod
-from rayqueue_sdk.kube.resources import RAYCLUSTERS, fetch_raycluster, kueue_kind, pick_workload
+from rayqueue_sdk.kube.resources import (
+    RAYCLUSTERS,
+    fetch_raycluster,
+    get_raycluster,
+    kueue_kind,
+    pick_workload,
+)
 from rayqueue_sdk.kube.watch import WatchEvent
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 
@@ -87,6 +93,9 @@ class _Observed:
     workloads: dict[str, dict[str, Any]] = field(default_factory=dict)
     workloads_synced: bool = False
     workloads_unreadable: str | None = None
+    #: a shared cache's copy lacked the cluster: gone, or created before the cache heard of it (one GET
+    #: settles it, see :meth:`_ClusterWait._settle_doubt`)
+    cluster_in_doubt: bool = False
 
     @property
     def workload(self) -> dict[str, Any] | None:
@@ -101,8 +110,13 @@ class _Observed:
     def _apply_cluster(self, event: WatchEvent) -> None:
         if event.type == "SYNC":
             mine = [o for o in event.objects if _uid(o) == self.uid]
+            if not mine and event.cached and self.cluster is not None:
+                self.cluster_in_doubt = True  # the cache may be behind the GET the wait began with
+                return
             self.cluster = mine[0] if mine else None
+            self.cluster_in_doubt = False
         elif event.object is not None:
+            self.cluster_in_doubt = False
             if _uid(event.object) != self.uid:
                 # Same name, new object: the one we waited for was deleted and replaced.
                 self.cluster = None
@@ -334,6 +348,7 @@ class _ClusterWait:
         if self.assessment is not None and self.assessment.in_queue:
             self.queued_seconds += now - self.last_tick
         self.last_tick = now
+        self._settle_doubt()
         workload = self.seen.workload
         a = self._assess(workload)
         if not a.in_queue:
@@ -352,6 +367,19 @@ class _ClusterWait:
             )
         self.assessment = a
         return a
+
+    def _settle_doubt(self) -> None:
+        """Ask the API server whether a cluster missing from a shared cache's copy is gone (the wait's
+        GET came first: a cluster created a moment ago may not be in a cache that was already running)."""
+        if not self.seen.cluster_in_doubt:
+            return
+        self.seen.cluster_in_doubt = False
+        try:
+            now = get_raycluster(self.api, self.namespace, self.name)
+        except NotFoundError:
+            self.seen.cluster = None
+            return
+        self.seen.cluster = now if _uid(now) == self.seen.uid else None
 
     def _starting(self, a: Assessment) -> bool:
         return a.phase is ClusterPhase.STARTING and self.head_unreadable is None

@@ -134,12 +134,13 @@ class SharedInformer:
     # -- readers ------------------------------------------------------------------------------
     def subscribe(self, reader: Reader, *, match: Match | None = None, source: str = "") -> Subscription:
         """Add a reader (starting the watch if it is the first); it gets a ``SYNC`` as soon as the cache
-        is filled (at once when it already is)."""
+        is filled (at once when it already is: then a ``cached`` one, which an object created a moment
+        ago may not have reached yet)."""
         sub = Subscription(self, reader, match, source or self.kind.plural)
         with self._lock:
             self._subs.append(sub)
             if self._synced:
-                sub.deliver(WatchEvent("SYNC", objects=list(self._cache.values())))
+                sub.deliver(WatchEvent("SYNC", objects=list(self._cache.values()), cached=True))
             if self._watcher is None:
                 self._start()
         return sub

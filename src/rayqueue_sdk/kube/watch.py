@@ -56,9 +56,13 @@ class WatchEvent:
     absent is gone), ``"ADDED"``, ``"MODIFIED"``, ``"DELETED"`` (``object`` holds it), or ``"ERROR"``
     (``error`` holds the typed error that ended the watch; only from :meth:`Watcher.run_into`).
 
+    A ``SYNC`` with ``cached`` set is a shared cache's copy handed to a reader that joined a running
+    watch (:mod:`rayqueue_sdk.kube.informer`), not a fresh LIST: an object created a moment ago may not
+    have reached the cache yet, so an absent object is not known to be gone.
+
     Example:
-        >>> WatchEvent("SYNC", objects=[]).objects
-        []
+        >>> WatchEvent("SYNC", objects=[]).objects, WatchEvent("SYNC", cached=True).cached
+        ([], True)
     """
 
     type: str
@@ -66,6 +70,8 @@ class WatchEvent:
     objects: list[dict[str, Any]] = field(default_factory=list)
     error: RayQueueError | None = None
     source: str = ""
+    #: a ``SYNC`` from a running shared cache (an absent object may just not have arrived yet)
+    cached: bool = False
 
 
 class Watcher:

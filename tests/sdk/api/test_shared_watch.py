@@ -217,3 +217,35 @@ def test_a_live_card_never_reads_deleted_before_the_clusters_watch_has_spoken() 
     assert told and told[-1].phase is not ClusterPhase.DELETED
     live.on_cluster(None)
     assert told[-1].phase is ClusterPhase.DELETED
+
+
+def test_a_cache_behind_the_server_is_not_read_as_a_deleted_cluster(plane: LocalControlPlane) -> None:
+    # In a notebook the namespace's watches already run (an earlier cluster's card) when apply() creates a
+    # cluster and wait_ready() joins them: the cache handed to the wait can lack the cluster its GET just
+    # read. The quickstart in a browser then said "RayCluster big-experiment was deleted while waiting".
+    from rayqueue_sdk.errors import AdmissionTimeout
+    from rayqueue_sdk.kube.informer import shared_informer
+
+    custom = k8s.CustomObjectsApi(plane.api_client())
+    api, _ = notebook_client(plane)
+    running = read_shared(api, RAYCLUSTERS, NS, lambda event: None)  # an earlier card's reader
+    try:
+        informer = shared_informer(api, RAYCLUSTERS, NS)
+        queued_cluster(custom, "nb-behind")
+        eventually(lambda: "nb-behind" in {o["metadata"]["name"] for o in informer.objects()}, "cached")
+        with informer._lock:  # the cache behind the server: the ADDED not arrived yet
+            informer._cache.pop("nb-behind")
+
+        with pytest.raises(AdmissionTimeout) as raised:
+            wait_for_cluster("nb-behind", NS, client=api, timeout=60, queue_timeout=0.5)
+        assert raised.value.position is None or raised.value.position >= 0
+
+        told: list[ClusterStatus] = []
+        follow = follow_live(api, "nb-behind", NS, told.append, last=observe_cluster("nb-behind", NS, api))
+        time.sleep(0.3)
+        follow.close()
+        assert all(st.phase is not ClusterPhase.DELETED for st in told), told
+
+        custom.delete_namespaced_custom_object("ray.io", "v1", NS, "rayclusters", "nb-behind")
+    finally:
+        running.close()
