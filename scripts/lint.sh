@@ -16,7 +16,7 @@ run() {
 
 run ruff check .   # the whole tree: packages, tests, benchmarks, examples, docs/_gen, the notebooks
 run ruff format --check src local/src tests
-run mypy src/rayqueue_sdk
+run mypy --strict src/rayqueue_sdk
 run mypy local/src/rayqueue_local
 run lint-imports --no-logo --no-cache
 

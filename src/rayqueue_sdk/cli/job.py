@@ -129,7 +129,8 @@ def _cluster_config(text: str | None) -> ManagedClusterConfig:
         raise ConfigError(
             "--cluster-config", text, _CLUSTER_CONFIG_ALLOWED, problem="not a mapping of fields"
         )
-    return ManagedClusterConfig.model_validate(doc)
+    config: ManagedClusterConfig = ManagedClusterConfig.model_validate(doc)
+    return config
 
 
 def _submit(args: argparse.Namespace) -> int:

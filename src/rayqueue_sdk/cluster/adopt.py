@@ -42,7 +42,7 @@ _SYSTEM_LABEL = re.compile(r"^(ray\.io/|kueue\.x-k8s\.io/)")
 
 
 def _container(pod_spec: Mapping[str, Any], preferred: str) -> Mapping[str, Any]:
-    containers = pod_spec.get("containers") or [{}]
+    containers: list[Mapping[str, Any]] = pod_spec.get("containers") or [{}]
     for c in containers:
         if c.get("name") == preferred:
             return c

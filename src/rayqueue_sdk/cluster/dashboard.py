@@ -121,7 +121,7 @@ def _belongs(obj: Mapping[str, Any], name: str, namespace: str) -> bool:
     meta = _meta(obj)
     labels = meta.get("labels") or {}
     if labels.get(RAY_CLUSTER_LABEL) == name or labels.get(RAY_CLUSTER_NAME_LABEL) == name:
-        return labels.get(RAY_CLUSTER_NAMESPACE_LABEL, namespace) == namespace
+        return bool(labels.get(RAY_CLUSTER_NAMESPACE_LABEL, namespace) == namespace)
     own = str(meta.get("name") or "")
     return own in {f"ray-dashboard-{name}", f"{name}-head-route", f"{name}-head-ingress"} or own.startswith(
         f"{name}-ingress"

@@ -102,7 +102,8 @@ def client_from(auth: Any) -> ApiClient:
     if callable(getattr(auth, "api_client", None)):
         return get_client(auth)
     if hasattr(auth, "configuration") and callable(getattr(auth, "call_api", None)):
-        return auth
+        given: ApiClient = auth  # an ApiClient, or one shaped like it (duck-typed)
+        return given
     allowed = (
         "a kube_authkit.AuthConfig, TokenAuthentication(...), KubeConfigFileAuthentication(...), "
         "a kubernetes.client.ApiClient, or None (kubeconfig, else in-cluster)"
@@ -114,7 +115,8 @@ def client_from(auth: Any) -> ApiClient:
             raise ConfigError(
                 "auth", f"<{type(auth).__name__}>", allowed, problem="kube_authkit is not importable"
             ) from None
-        return get_k8s_client(config=auth)
+        made: ApiClient = get_k8s_client(config=auth)
+        return made
     raise ConfigError("auth", f"<{type(auth).__name__}>", allowed, problem="not an authentication")
 
 

@@ -268,7 +268,7 @@ class JobCard:
         return job_text(self.status, self.logs)
 
     def _html(self) -> str:
-        return self.html.value + (f"<div>{self.message.value}</div>" if self.message.value else "")
+        return str(self.html.value) + (f"<div>{self.message.value}</div>" if self.message.value else "")
 
     def bundle(self) -> dict[str, Any]:
         """The card's MIME bundle (see :meth:`LiveDisplay.bundle`)."""

@@ -56,7 +56,8 @@ def get_client(client: ApiClient | ClientSource | None = None) -> ApiClient:
     if client is not None:
         api_client = getattr(client, "api_client", None)
         if callable(api_client):
-            return api_client()
+            made: ApiClient = api_client()
+            return made
         return client  # type: ignore[return-value]
     return current_client_or(lambda: detect(check=False))
 

@@ -170,9 +170,9 @@ def normalize_kueue(obj: dict[str, Any], version: str, plural: str | None = None
     kind = obj.get("kind") or _RENAMED_KINDS.get(plural or "")
     if kind not in _RENAMED_KINDS.values():
         return obj
-    out = json.loads(json.dumps(obj))
-    spec = out.get("spec") if isinstance(out.get("spec"), dict) else {}
-    status = out.get("status") if isinstance(out.get("status"), dict) else {}
+    out: dict[str, Any] = json.loads(json.dumps(obj))
+    spec: dict[str, Any] = out["spec"] if isinstance(out.get("spec"), dict) else {}
+    status: dict[str, Any] = out["status"] if isinstance(out.get("status"), dict) else {}
     if kind == "ClusterQueue":
         if "cohort" in spec and "cohortName" not in spec:
             spec["cohortName"] = spec.pop("cohort")

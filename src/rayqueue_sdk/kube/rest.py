@@ -159,7 +159,8 @@ def send_path(
         if not 200 <= response.status <= 299:
             text = response.data.decode("utf-8", errors="replace") if response.data else None
             raise ApiException.from_response(http_resp=response, body=text, data=None)
-        return json.loads(response.data or b"{}")
+        doc: dict[str, Any] = json.loads(response.data or b"{}")
+        return doc
 
     return call(
         _send,

@@ -69,7 +69,7 @@ class RetryPolicy:
             hinted = retry_after(exc)
             if hinted is not None:
                 return min(hinted, self.budget)
-        ceiling = min(self.max_delay, self.base_delay * (2**attempt))
+        ceiling = min(self.max_delay, self.base_delay * (2.0**attempt))
         return rng() * ceiling
 
 

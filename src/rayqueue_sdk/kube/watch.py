@@ -237,7 +237,7 @@ class Watcher:
         hinted = retry_after(exc) if exc is not None else None
         if hinted is not None:
             return hinted
-        return random.random() * min(5.0, 0.1 * (2 ** min(failures, 10)))
+        return random.random() * min(5.0, 0.1 * (2.0 ** min(failures, 10)))
 
     def _api(self) -> ApiClient:
         if self.api is None:
