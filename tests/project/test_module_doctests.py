@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import doctest
 import importlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 from project_modules import all_modules
+
+from rayqueue_local.controlplane import LocalControlPlane
 
 # Modules whose exported names cannot show a runnable example, and why.
 NO_EXAMPLE = {
@@ -24,7 +29,24 @@ NO_EXAMPLE = {
 }
 
 
+# Modules whose examples talk to an API server: they run against a local control plane (Kueue and KubeRay,
+# no Ray processes, KEDA or Prometheus), with ``api`` its client (the only name they are given).
+ON_A_PLANE = {
+    "rayqueue_sdk.kube.resources",
+    "rayqueue_sdk.kube.objects",
+    "rayqueue_sdk.cluster.compat",
+}
+
 MODULES = all_modules()
+
+
+@pytest.fixture(scope="module")
+def doctest_api(crd_dir: Path) -> Iterator[Any]:
+    """An ``ApiClient`` of a ray-less local control plane, started for the first example that needs it."""
+    with LocalControlPlane(
+        crd_dir=crd_dir, ray_enabled=False, keda_enabled=False, prometheus_enabled=False
+    ) as plane:
+        yield plane.api_client()
 
 
 def test_every_module_is_found() -> None:
@@ -34,13 +56,18 @@ def test_every_module_is_found() -> None:
     assert len(MODULES) > 100
 
 
+def test_the_plane_modules_exist() -> None:
+    assert not ON_A_PLANE - set(MODULES), ON_A_PLANE - set(MODULES)
+
+
 @pytest.mark.parametrize("name", MODULES)
-def test_module_doctests(name: str) -> None:
+def test_module_doctests(name: str, request: pytest.FixtureRequest) -> None:
     module = importlib.import_module(name)
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     report: list[str] = []
-    for test in finder.find(module, name):
+    extra = {"api": request.getfixturevalue("doctest_api")} if name in ON_A_PLANE else {}
+    for test in finder.find(module, name, extraglobs=extra):
         runner.run(test, out=report.append)
     result = runner.summarize(verbose=False)
     assert result.failed == 0, "".join(report)

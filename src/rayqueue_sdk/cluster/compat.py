@@ -5,10 +5,11 @@ They return :class:`~rayqueue_sdk.cluster.status.ClusterStatus` objects (phase, 
 position, workers, addresses) rather than codeflare-sdk's ``RayCluster`` records, and
 ``print_to_console=True`` (the default, as there) prints one line per cluster.
 
+In the examples ``api`` is an ``ApiClient`` of a running cluster (the doctests give them a local control
+plane's); without ``api_client`` the current login is used, as in codeflare-sdk.
+
 Example:
-    >>> # list_all_clusters("ds-team")             # every cluster, one line each
-    >>> # list_all_queued("ds-team", print_to_console=False)
-    >>> _shown([], True, "No queued resources found")   # what an empty namespace prints
+    >>> list_all_queued("an-empty-namespace", api_client=api)   # what an empty namespace prints
     No queued resources found
     []
 """
@@ -47,7 +48,16 @@ def list_all_clusters(
     for :func:`~rayqueue_sdk.cluster.observe.list_clusters`).
 
     Example:
-        >>> # [st.name for st in list_all_clusters("ds-team", print_to_console=False)]
+        >>> from rayqueue_sdk.kube.resources import RAYCLUSTERS, create_object
+        >>> head = {"rayStartParams": {}, "template": {"spec": {"containers": [
+        ...     {"name": "ray-head", "image": "rayproject/ray:2.52.0"}]}}}
+        >>> _ = create_object(api, RAYCLUSTERS, {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+        ...     "metadata": {"name": "doc-listed", "namespace": "default"}, "spec": {"headGroupSpec": head}})
+        >>> [st.name for st in list_all_clusters("default", False, api) if st.name == "doc-listed"]
+        ['doc-listed']
+        >>> list_all_clusters("an-empty-namespace", api_client=api)
+        No resources found
+        []
     """
     return _shown(list_clusters(namespace, api_client), print_to_console, "No resources found")
 
@@ -60,7 +70,8 @@ def list_all_queued(
     """The RayClusters of ``namespace`` that are not up yet: queued in Kueue, admitted or starting.
 
     Example:
-        >>> # [(st.name, st.position) for st in list_all_queued("ds-team", print_to_console=False)]
+        >>> [(st.name, st.position) for st in list_all_queued("an-empty-namespace", False, api)]
+        []
     """
     queued = [st for st in list_clusters(namespace, api_client) if st.phase in _QUEUED]
     return _shown(queued, print_to_console, "No queued resources found")

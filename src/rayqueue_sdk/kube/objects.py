@@ -5,6 +5,9 @@ The REST path comes from the manifest's ``apiVersion`` and ``kind`` through :dat
 kinds only: no discovery round trip). Every call goes through :func:`rayqueue_sdk.kube.rest.send_path`:
 bounded retries, typed errors naming the verb and the resource (``roles.rbac.authorization.k8s.io``).
 
+In the examples below ``api`` is an ``ApiClient`` of a running cluster (the doctests give them a local
+control plane's).
+
 Example:
     >>> object_path({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ds"}})
     '/api/v1/namespaces/ds/configmaps/c'
@@ -93,7 +96,14 @@ def create_manifest(api: ApiClient, obj: Mapping[str, Any]) -> dict[str, Any]:
     """POST ``obj``; an existing one is :class:`~rayqueue_sdk.errors.AlreadyExistsError`.
 
     Example:
-        >>> # create_manifest(api, {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {...}})
+        >>> sa = {"apiVersion": "v1", "kind": "ServiceAccount",
+        ...       "metadata": {"name": "doc-sa", "namespace": "default"}}
+        >>> create_manifest(api, sa)["metadata"]["name"]
+        'doc-sa'
+        >>> create_manifest(api, sa)
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.AlreadyExistsError: ...
     """
     return send_path(
         api, "POST", object_path(obj, collection=True), dict(obj), idempotent=False, **_ctx(obj, "create")
@@ -104,7 +114,10 @@ def get_manifest(api: ApiClient, obj: Mapping[str, Any]) -> dict[str, Any]:
     """GET the stored object named like ``obj`` (only ``apiVersion``, ``kind`` and ``metadata`` matter).
 
     Example:
-        >>> # get_manifest(api, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {...}})
+        >>> cm = {"apiVersion": "v1", "kind": "ConfigMap",
+        ...       "metadata": {"name": "doc-get", "namespace": "default"}, "data": {"a": "1"}}
+        >>> get_manifest(api, create_manifest(api, cm))["data"]
+        {'a': '1'}
     """
     return send_path(api, "GET", object_path(obj), **_ctx(obj, "get"))
 
@@ -113,7 +126,11 @@ def patch_manifest(api: ApiClient, obj: Mapping[str, Any], patch: dict[str, Any]
     """Merge-patch the object named like ``obj``.
 
     Example:
-        >>> # patch_manifest(api, raycluster, {"metadata": {"annotations": {"a": "b"}}})
+        >>> cm = {"apiVersion": "v1", "kind": "ConfigMap",
+        ...       "metadata": {"name": "doc-patch", "namespace": "default"}}
+        >>> _ = create_manifest(api, cm)
+        >>> patch_manifest(api, cm, {"metadata": {"annotations": {"a": "b"}}})["metadata"]["annotations"]
+        {'a': 'b'}
     """
     return send_path(
         api,
@@ -129,7 +146,11 @@ def delete_manifest(api: ApiClient, obj: Mapping[str, Any]) -> bool:
     """DELETE the object named like ``obj`` (background propagation); ``False`` if it was already gone.
 
     Example:
-        >>> # delete_manifest(api, scaled_object)   # True, then False
+        >>> cm = {"apiVersion": "v1", "kind": "ConfigMap",
+        ...       "metadata": {"name": "doc-delete", "namespace": "default"}}
+        >>> _ = create_manifest(api, cm)
+        >>> delete_manifest(api, cm), delete_manifest(api, cm)
+        (True, False)
     """
     try:
         send_path(

@@ -5,7 +5,8 @@ RayClusters and RayJobs (``ray.io/v1``); Kueue Workloads, LocalQueues and Worklo
 client and cached; ``v1beta1`` objects are normalised to the ``v1beta2`` field names the SDK reads);
 and the visibility API's pending workloads (raw GETs through :mod:`~rayqueue_sdk.kube.rest`).
 
-Every call goes through :func:`rayqueue_sdk.kube.retry.call`: bounded retries, typed errors.
+Every call goes through :func:`rayqueue_sdk.kube.retry.call`: bounded retries, typed errors. In the
+examples ``api`` is an ``ApiClient`` of a running cluster (the doctests give them a local control plane's).
 
 Example:
     >>> RAYCLUSTERS.key, RAYCLUSTERS.path("ds", "ws")
@@ -134,7 +135,8 @@ def kueue_kind(api: ApiClient, plural: str, *, namespaced: bool = True) -> Kind:
     """The :class:`Kind` of a Kueue resource at the version the server serves.
 
     Example:
-        >>> # kueue_kind(api, "workloads").version   # 'v1beta2' (or 'v1beta1' on older Kueue)
+        >>> kueue_kind(api, "workloads").version   # 'v1beta1' on a Kueue older than 0.15
+        'v1beta2'
     """
     return Kind(KUEUE_GROUP, kueue_version(api), plural, namespaced)
 
@@ -277,7 +279,17 @@ def apply_object(
     """Server-side apply ``obj`` (create or update; idempotent, so retried like a read).
 
     Example:
-        >>> # apply_object(api, RAYCLUSTERS, manifest)   # the stored RayCluster, with its uid
+        >>> head = {"rayStartParams": {}, "template": {"spec": {"containers": [
+        ...     {"name": "ray-head", "image": "rayproject/ray:2.52.0"}]}}}
+        >>> manifest = {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+        ...             "metadata": {"name": "doc-apply", "namespace": "default"},
+        ...             "spec": {"headGroupSpec": head}}
+        >>> stored = apply_object(api, RAYCLUSTERS, manifest)
+        >>> again = apply_object(api, RAYCLUSTERS, manifest)   # the same object, unchanged
+        >>> again["metadata"]["uid"] == stored["metadata"]["uid"]
+        True
+        >>> delete_object(api, RAYCLUSTERS, "doc-apply", "default")
+        True
     """
     name, namespace = _where(kind, obj)
     fn, args = _endpoint(api, kind, namespace, "patch")
@@ -292,7 +304,17 @@ def create_object(api: ApiClient, kind: Kind, obj: dict[str, Any]) -> dict[str, 
     after an unclear failure, since the first attempt may have succeeded).
 
     Example:
-        >>> # create_object(api, RAYCLUSTERS, manifest)
+        >>> head = {"rayStartParams": {}, "template": {"spec": {"containers": [
+        ...     {"name": "ray-head", "image": "rayproject/ray:2.52.0"}]}}}
+        >>> manifest = {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+        ...             "metadata": {"name": "doc-create", "namespace": "default"},
+        ...             "spec": {"headGroupSpec": head}}
+        >>> create_object(api, RAYCLUSTERS, manifest)["metadata"]["name"]
+        'doc-create'
+        >>> create_object(api, RAYCLUSTERS, manifest)
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.AlreadyExistsError: ...
     """
     name, namespace = _where(kind, obj)
     fn, args = _endpoint(api, kind, namespace, "create")
@@ -312,8 +334,13 @@ def patch_object(
     """Merge-patch an object (or its ``status`` subresource).
 
     Example:
-        >>> # workloads = kueue_kind(api, "workloads")
-        >>> # patch_object(api, workloads, "raycluster-ws-4e803", {"spec": {"active": False}}, "ds")
+        >>> head = {"rayStartParams": {}, "template": {"spec": {"containers": [
+        ...     {"name": "ray-head", "image": "rayproject/ray:2.52.0"}]}}}
+        >>> _ = create_object(api, RAYCLUSTERS, {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+        ...     "metadata": {"name": "doc-patch", "namespace": "default"}, "spec": {"headGroupSpec": head}})
+        >>> patch = {"metadata": {"labels": {"team": "a"}}}
+        >>> patch_object(api, RAYCLUSTERS, "doc-patch", patch, "default")["metadata"]["labels"]["team"]
+        'a'
     """
     fn, args = _endpoint(api, kind, namespace, "patch", "_status" if status else "")
     ctx: dict[str, Any] = {"verb": "patch", "resource": kind.key, "namespace": namespace, "name": name}
@@ -327,7 +354,14 @@ def delete_object(
     """Delete an object; ``False`` if it was already gone (so repeating a delete is safe).
 
     Example:
-        >>> # delete_object(api, RAYCLUSTERS, "ws", "ds")   # True, then False
+        >>> head = {"rayStartParams": {}, "template": {"spec": {"containers": [
+        ...     {"name": "ray-head", "image": "rayproject/ray:2.52.0"}]}}}
+        >>> _ = create_object(api, RAYCLUSTERS, {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+        ...     "metadata": {"name": "doc-delete", "namespace": "default"}, "spec": {"headGroupSpec": head}})
+        >>> delete_object(api, RAYCLUSTERS, "doc-delete", "default")
+        True
+        >>> delete_object(api, RAYCLUSTERS, "doc-delete", "default")   # gone already: safe to repeat
+        False
     """
     fn, args = _endpoint(api, kind, namespace, "delete")
     ctx: dict[str, Any] = {"verb": "delete", "resource": kind.key, "namespace": namespace, "name": name}
@@ -349,7 +383,10 @@ def set_workload_active(api: ApiClient, namespace: str, owner_uid: str, active: 
         NotFoundError: Kueue has no Workload for this owner (not managed, or not created yet).
 
     Example:
-        >>> # set_workload_active(api, "ds", cluster["metadata"]["uid"], False)
+        >>> set_workload_active(api, "default", "a-uid-kueue-never-saw", False)
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.NotFoundError: ...
     """
     workload = find_workload(api, namespace, owner_uid)
     if workload is None:
@@ -372,8 +409,16 @@ def fetch_raycluster(api: ApiClient, namespace: str, name: str) -> dict[str, Any
     the RayClusters of the namespace (one more LIST, only on that error path).
 
     Example:
-        >>> # fetch_raycluster(api, "ds", "nope")
-        >>> # ClusterNotFoundError: 404 NotFound: RayCluster 'nope' does not exist ...; available: ws
+        >>> head = {"rayStartParams": {}, "template": {"spec": {"containers": [
+        ...     {"name": "ray-head", "image": "rayproject/ray:2.52.0"}]}}}
+        >>> _ = create_object(api, RAYCLUSTERS, {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+        ...     "metadata": {"name": "doc-fetch", "namespace": "default"}, "spec": {"headGroupSpec": head}})
+        >>> fetch_raycluster(api, "default", "doc-fetch")["kind"]
+        'RayCluster'
+        >>> fetch_raycluster(api, "default", "doc-fetchh")
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ClusterNotFoundError: ...doc-fetch...
     """
     try:
         return get_raycluster(api, namespace, name)
