@@ -35,6 +35,10 @@ ON_A_PLANE = {
     "rayqueue_sdk.kube.resources",
     "rayqueue_sdk.kube.objects",
     "rayqueue_sdk.cluster.compat",
+    "rayqueue_sdk.cluster.dashboard",
+    "rayqueue_sdk.kube.access",
+    "rayqueue_sdk.kube.informer",
+    "rayqueue_sdk.kube.pods",
 }
 
 MODULES = all_modules()

@@ -251,7 +251,10 @@ def exposures(api: ApiClient, namespace: str) -> dict[str, list[dict[str, Any]]]
     absent or forbidden APIs give empty lists), as keyword arguments for :func:`dashboard_from_exposure`.
 
     Example:
-        >>> # dashboard_from_exposure("ws", "ds", **exposures(api, "ds"))
+        >>> {kind: len(found) for kind, found in exposures(api, "default").items()}
+        {'routes': 0, 'httproutes': 0, 'ingresses': 0}
+        >>> dashboard_from_exposure("ws", "default", **exposures(api, "default")) is None
+        True
     """
     return {
         "routes": _list_quietly(api, _ROUTES, namespace),
@@ -285,7 +288,10 @@ def cluster_dashboard_uri(
     Example:
         >>> cluster_dashboard_uri("ws", "ds", override="https://ray.example/ws/")
         'https://ray.example/ws'
-        >>> # cluster_dashboard_uri("my-workspace-cluster", "ds-team")   # 'http://127.0.0.1:41234'
+        >>> cluster_dashboard_uri("not-there", "default", client=api)
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ClusterNotFoundError: ...
     """
     if override:
         if not override.startswith(("http://", "https://")):
@@ -320,7 +326,10 @@ def cluster_uri(name: str, namespace: str, *, client: ApiClient | ClientSource |
         DashboardNotFoundError: the head has no address yet (queued or starting).
 
     Example:
-        >>> # import ray; ray.init(cluster_uri("my-workspace-cluster", "ds-team"))
+        >>> cluster_uri("not-there", "default", client=api)   # ray.init(cluster_uri(...)) once it is up
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ClusterNotFoundError: ...
     """
     api = get_client(client)
     cluster = fetch_raycluster(api, namespace, name)

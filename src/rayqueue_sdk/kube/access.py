@@ -75,7 +75,8 @@ def can_i(
         AuthenticationError, ForbiddenError, ApiError, ConnectionFailedError: the review itself failed.
 
     Example:
-        >>> # can_i(api, "patch", "workloads", group="kueue.x-k8s.io", namespace="ds").allowed
+        >>> can_i(api, "patch", "workloads", group="kueue.x-k8s.io", namespace="default").allowed
+        True
     """
     from kubernetes import client as k8s  # lazy: kubernetes is slow to import
 

@@ -280,8 +280,14 @@ def read_shared(
     The way displays and waits read: close the returned :class:`Subscription` when done.
 
     Example:
-        >>> # sub = read_shared(api, RAYCLUSTERS, "ds", events.put, match=lambda o: name_of(o) == "ws")
-        >>> # ...; sub.close()
+        >>> import queue
+        >>> from rayqueue_sdk.kube.resources import RAYCLUSTERS
+        >>> events: queue.Queue[WatchEvent] = queue.Queue()
+        >>> sub = read_shared(api, RAYCLUSTERS, "an-empty-namespace", events.put)
+        >>> first = events.get(timeout=60)   # every object there is, then each change
+        >>> first.type, first.objects
+        ('SYNC', [])
+        >>> sub.close()
     """
     with _informers_lock:
         key = (id(api), kind.key, kind.version, namespace)

@@ -70,7 +70,8 @@ def head_pod(
 
     Example:
         >>> from rayqueue_sdk.kube.pods import head_pod
-        >>> # head_pod(api, "ds-team", "ws")["status"]["phase"]
+        >>> head_pod(api, "default", "a-cluster-with-no-pods") is None
+        True
     """
     selector = f"ray.io/cluster={cluster},ray.io/node-type=head"
     pods = (
