@@ -107,6 +107,8 @@ class IdleStatus:
         scaled_to_zero: the policy gave the quota back and the cluster waits for ``resume()``.
         scaled_at: when, if known; ``idle_for`` how long it had been idle then (seconds).
         decision, hook: the reaper's last decision and the pre-stop hook's outcome.
+        cooldown_until: the end of the initial cooldown (epoch seconds; the reaper counts it from the
+            admission, KEDA from the ScaledObject's creation): no scale-down before it.
 
     Example:
         >>> st = IdleStatus(IdleMode.REAPER, StopMechanism.WORKLOAD, 60, "gpu", idle_since=1000.0)
@@ -127,6 +129,7 @@ class IdleStatus:
     idle_for: float | None = None
     decision: str | None = None
     hook: str | None = None
+    cooldown_until: float | None = None
 
     def __post_init__(self) -> None:  # plain strings in, enums kept (a typo fails here, not in a display)
         object.__setattr__(self, "mode", IdleMode(self.mode))
@@ -147,15 +150,19 @@ class IdleStatus:
     @property
     def releases_at(self) -> float | None:
         """When the policy scales the cluster to zero if it stays idle (epoch seconds): the idle clock's
-        start plus the period; ``None`` when no clock runs or it is already scaled to zero.
+        start plus the period, not before the initial cooldown ends; ``None`` when no clock runs or it is
+        already scaled to zero. (The policy acts on its next poll after that moment.)
 
         Example:
             >>> IdleStatus("keda", "workload", 0.5, "gpu", idle_since=100.0).releases_at
             130.0
+            >>> st = IdleStatus("reaper", "workload", 0.5, "gpu", idle_since=100.0, cooldown_until=400.0)
+            >>> st.releases_at
+            400.0
         """
         if self.scaled_to_zero or self.idle_since is None:
             return None
-        return self.idle_since + self.idle_minutes * 60
+        return max(self.idle_since + self.idle_minutes * 60, self.cooldown_until or 0.0)
 
     def idle_seconds(self, now: float | None = None) -> float | None:
         """How long the cluster has been idle at ``now`` (the idle time when it was scaled to zero).
@@ -236,6 +243,7 @@ class IdleStatus:
             "scaled_to_zero": self.scaled_to_zero,
             "scaled_at": self.scaled_at,
             "idle_for": self.idle_for,
+            "cooldown_until": self.cooldown_until,
             "decision": self.decision,
             "hook": self.hook,
             "text": self.text(now),
@@ -283,8 +291,9 @@ def idle_from(
         return None  # an annotation this version does not know: no policy it can describe
     try:
         minutes = float(info.get("idle_minutes") or 0)
+        cooldown = float(info.get("initial_cooldown_minutes", minutes) or 0) * 60
     except (TypeError, ValueError):
-        minutes = 0.0
+        minutes, cooldown = 0.0, 0.0
     base: dict[str, Any] = {
         "mode": mode,
         "mechanism": mechanism,
@@ -297,11 +306,11 @@ def idle_from(
         else bool(((rc or {}).get("spec") or {}).get("suspend"))
     )
     if mode is IdleMode.KEDA:
-        since = None
+        since = created = None
         if scaled_object is not None:
-            so_meta = scaled_object.get("metadata") or {}
+            created = _time((scaled_object.get("metadata") or {}).get("creationTimestamp"))
             last = _time((scaled_object.get("status") or {}).get("lastActiveTime"))
-            since = last if last is not None else _time(so_meta.get("creationTimestamp"))
+            since = last if last is not None else created
         scaled_at = _keda_scaled_at(workload) if stopped else None
         unknown = "ScaledObject not read" if not scaled_object_read else "no ScaledObject"
         return IdleStatus(
@@ -311,10 +320,12 @@ def idle_from(
             scaled_at=scaled_at,
             idle_for=(scaled_at - since) if scaled_at is not None and since is not None else None,
             decision=unknown if scaled_object is None and not stopped else None,
+            cooldown_until=None if stopped or created is None else created + cooldown,
         )
     holder = workload if mechanism is StopMechanism.WORKLOAD else rc
     state = _json(_annotations(holder).get(IDLE_STATE_ANNOTATION))
     idle_for = state.get("idleSeconds")
+    admitted = _time(state.get("admittedAt"))
     return IdleStatus(
         **base,
         idle_since=None if stopped else _time(state.get("idleSince")),
@@ -323,4 +334,5 @@ def idle_from(
         idle_for=float(idle_for) if stopped and isinstance(idle_for, int | float) else None,
         decision=state.get("decision"),
         hook=state.get("hook"),
+        cooldown_until=None if stopped or admitted is None else admitted + cooldown,
     )

@@ -127,3 +127,15 @@ def test_the_live_card_keeps_what_no_watch_carries() -> None:
     later = {"idleSince": "2026-05-28T20:30:00Z"}
     reaper_new = status_from(_rc("reaper"), _workload(active=True, state=later))
     assert keep_idle_line(reaper_new, reaper_shown, None).idle == reaper_new.idle
+
+
+def test_releases_at_waits_for_the_initial_cooldown() -> None:
+    rc = _rc("reaper", minutes=1)
+    policy = json.loads(rc["metadata"]["annotations"][POLICY_ANNOTATION])
+    rc["metadata"]["annotations"][POLICY_ANNOTATION] = json.dumps({**policy, "initial_cooldown_minutes": 30})
+    state = {"admittedAt": STAMP, "idleSince": STAMP, "decision": "initial cooldown: 1800 s left"}
+    st = idle_from(rc, _workload(active=True, state=state))
+    assert st is not None and st.cooldown_until == T0 + 1800 and st.releases_at == T0 + 1800
+    later = {**state, "idleSince": "2026-05-28T21:00:00Z"}  # busy until after the cooldown
+    st = idle_from(rc, _workload(active=True, state=later))
+    assert st is not None and st.releases_at == T0 + 2000 + 60  # 21:00:00 (T0 + 2000 s) + 1 min
