@@ -16,6 +16,7 @@ its first use; KEDA counts it from the object's creation, since it cannot see Ku
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -54,7 +55,12 @@ def test_keda_scales_the_idle_cluster_to_zero_and_resume_gets_the_whole_period(
     busy = f'max(DCGM_FI_DEV_GPU_UTIL{{exported_namespace="{ns}",exported_pod=~"first-raycluster-.*"}})'
     wait_for(lambda: prom.query(busy), lambda r: bool(r) and float(r[0]["value"][1]) > 0, timeout=60)
 
+    # the dry run reads GPU use as the policy would (its Prometheus query) and says what it read
+    plain = PrometheusSource(url=prom.url, window="5s")
+    dry = first.scale_to_zero(idle_minutes=0.1, mode="keda", prometheus=plain, dry_run=True)
+    assert re.search(rf"GPU (busy|idle) \(Prometheus {re.escape(prom.url)}\)", dry), dry
     source = PrometheusSource(url=prom.url, window="5s", auth="bearer")
+    assert "ServiceAccount token" in first.scale_to_zero(0.1, mode="keda", prometheus=source, dry_run=True)
     report = first.scale_to_zero(
         idle_minutes=0.1,
         mode="keda",
