@@ -312,7 +312,8 @@ def idle_from(
             last = _time((scaled_object.get("status") or {}).get("lastActiveTime"))
             since = last if last is not None else created
         scaled_at = _keda_scaled_at(workload) if stopped else None
-        unknown = "ScaledObject not read" if not scaled_object_read else "no ScaledObject"
+        # not read (a watch carries no ScaledObject): no clock, no word; read and absent: say so
+        unknown = "no ScaledObject" if scaled_object_read else None
         return IdleStatus(
             **base,
             idle_since=None if stopped else since,

@@ -150,7 +150,7 @@ def keep_idle_line(
         >>> kept = keep_idle_line(new, shown, {"spec": {"active": False}})
         >>> kept.scaled_to_zero, kept.explanation.startswith("scaled to zero at 00:00 UTC after 60 idle min")
         (True, True)
-        >>> running = IdleStatus("keda", "workload", 60, "gpu", decision="ScaledObject not read")
+        >>> running = IdleStatus("keda", "workload", 60, "gpu")
         >>> back = ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready", idle=running)
         >>> keep_idle_line(back, shown, {"spec": {"active": True}}).scaled_to_zero
         False

@@ -66,7 +66,9 @@ def test_keda_clock_is_decoded_from_the_scaled_object() -> None:
     assert st.text(now=T0 + 12 * 60) == "keda mode: idle 12 of 60 min"
     unread = idle_from(_rc("keda"), _workload(active=True), None, scaled_object_read=False)
     assert unread is not None and unread.state is IdleState.WAITING and unread.releases_at is None
-    assert unread.decision == "ScaledObject not read"
+    assert unread.decision is None and unread.text() == "keda mode: scale to zero after 60 idle min (waiting)"
+    gone = idle_from(_rc("keda"), _workload(active=True), None)  # read, and there is none
+    assert gone is not None and gone.decision == "no ScaledObject"
 
 
 def test_a_keda_cluster_scaled_to_zero_says_when_from_the_workload() -> None:
