@@ -796,7 +796,9 @@ class Cluster:
         ``scaledobjects.keda.sh`` (and the policy needs nothing KEDA cannot do), else the in-cluster
         reaper; a cluster without a queue is suspended through KubeRay's ``spec.suspend``. The objects are
         owned by the RayCluster and replace any previous policy. ``dry_run=True`` creates nothing and
-        says what the policy would decide now and why. Returns a one-line report.
+        says what the policy would decide now and why, with the GPU reading it used (read as the reaper
+        reads it: the policy's Prometheus query, else Ray's node view through the dashboard). Returns a
+        one-line report.
 
         Raises:
             ConfigError: a bad value; ``mode="keda"`` where KEDA or Workload ``/scale`` is not served
