@@ -62,6 +62,11 @@ _EXPORTS: dict[str, str] = {
     "RayJobStatus": "rayqueue_sdk.job.status",
     "WorkerGroup": "rayqueue_sdk.config.models",
     "IdlePolicy": "rayqueue_sdk.config.idle",
+    "PrometheusSource": "rayqueue_sdk.config.idle",
+    "PreStopHook": "rayqueue_sdk.config.idle",
+    "IdleMode": "rayqueue_sdk.manifests.idle",
+    "IdleState": "rayqueue_sdk.admission.idle",
+    "IdleStatus": "rayqueue_sdk.admission.idle",
     # authentication, queues, status
     "TokenAuthentication": "rayqueue_sdk.kube.auth",
     "KubeConfigFileAuthentication": "rayqueue_sdk.kube.auth",
@@ -117,7 +122,12 @@ __all__ = [
     "RayJob",
     "RayJobStatus",
     "WorkerGroup",
+    "IdleMode",
     "IdlePolicy",
+    "IdleState",
+    "IdleStatus",
+    "PreStopHook",
+    "PrometheusSource",
     "TokenAuthentication",
     "KubeConfigFileAuthentication",
     "list_local_queues",
@@ -145,6 +155,7 @@ __all__ = [
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from rayqueue_sdk.admission.cluster import ClusterPhase, JobPhase  # noqa: F401
+    from rayqueue_sdk.admission.idle import IdleState, IdleStatus  # noqa: F401
     from rayqueue_sdk.admission.phases import CodeFlareClusterStatus, RayClusterStatus  # noqa: F401
     from rayqueue_sdk.cluster.cluster import Cluster, get_cluster  # noqa: F401
     from rayqueue_sdk.cluster.compat import list_all_clusters, list_all_queued  # noqa: F401
@@ -156,7 +167,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from rayqueue_sdk.cluster.status import ClusterStatus  # noqa: F401
     from rayqueue_sdk.cluster.view import view_clusters  # noqa: F401
     from rayqueue_sdk.common.codeflare import Codeflare, JobOptions, SDKConfig  # noqa: F401
-    from rayqueue_sdk.config.idle import IdlePolicy  # noqa: F401
+    from rayqueue_sdk.config.idle import IdlePolicy, PreStopHook, PrometheusSource  # noqa: F401
     from rayqueue_sdk.config.models import ClusterConfiguration, ManagedClusterConfig, WorkerGroup  # noqa: F401
     from rayqueue_sdk.errors import (  # noqa: F401
         AdmissionCheckRejected,
@@ -185,6 +196,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from rayqueue_sdk.job.status import RayJobStatus  # noqa: F401
     from rayqueue_sdk.kube.auth import KubeConfigFileAuthentication, TokenAuthentication  # noqa: F401
     from rayqueue_sdk.kube.client import set_api_client  # noqa: F401
+    from rayqueue_sdk.manifests.idle import IdleMode  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

@@ -491,39 +491,14 @@ class Cluster:
             if self._card is not None:
                 self._follow(status)
             return status
-        status = self._with_idle(api, status, obj)
         if self._card is not None:
             self._follow(status)
         return status
 
-    def _with_idle(self, api: ApiClient, status: ClusterStatus, obj: dict[str, Any] | None) -> ClusterStatus:
-        """``status`` with the idle policy's line, when the cluster has one (one more read or two)."""
-        from rayqueue_sdk.kube.resources import find_workload  # lazy: API calls
-        from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
-
-        if obj is None or scaling.policy_of(obj) is None:
-            return status
-        uid = str((obj.get("metadata") or {}).get("uid") or "")
-        try:
-            workload = find_workload(api, self.namespace, uid) if uid else None
-            idle = scaling.idle_status(api, obj, workload)
-        except RayQueueError as err:
-            log.debug("cannot read the idle policy's state: %s", err)
-            return status
-        if idle is None:
-            return status
-        line = idle.text()
-        if idle.scaled_to_zero:
-            return replace(
-                status, idle_scale_to_zero=line, scaled_to_zero=True, explanation=f"{line.split(': ', 1)[1]}"
-            )
-        return replace(status, idle_scale_to_zero=line)
-
     def _refuse_if_scaled_to_zero(self, api: ApiClient) -> None:
         from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
 
-        status, obj = observe_one(api, self.name, self._namespace_of(api))
-        status = self._with_idle(api, status, obj)
+        status, _ = observe_one(api, self.name, self._namespace_of(api))
         if status.scaled_to_zero:
             raise ScaledToZeroError(self.name, self.namespace, status.idle_scale_to_zero or "scaled to zero")
 
@@ -623,7 +598,6 @@ class Cluster:
 
         api = self._api()
         status, obj = observe_one(api, self.name, self._namespace_of(api))
-        status = self._with_idle(api, status, obj)
         found = summarize(obj, status)
         if self._card is not None:
             self._follow(status, found.gpus)
@@ -822,7 +796,9 @@ class Cluster:
         ``scaledobjects.keda.sh`` (and the policy needs nothing KEDA cannot do), else the in-cluster
         reaper; a cluster without a queue is suspended through KubeRay's ``spec.suspend``. The objects are
         owned by the RayCluster and replace any previous policy. ``dry_run=True`` creates nothing and
-        says what the policy would decide now and why. Returns a one-line report.
+        says what the policy would decide now and why, with the GPU reading it used (read as the reaper
+        reads it: the policy's Prometheus query, else Ray's node view through the dashboard). Returns a
+        one-line report.
 
         Raises:
             ConfigError: a bad value; ``mode="keda"`` where KEDA or Workload ``/scale`` is not served
@@ -859,9 +835,15 @@ class Cluster:
         rc = fetch_raycluster(api, namespace, self.name)
         the_plan = scaling.plan(api, rc, policy)
         if dry_run:
+            from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
+
+            status, rc = observe_one(api, self.name, namespace)
             uid = str((rc.get("metadata") or {}).get("uid") or "")
             workload = find_workload(api, namespace, uid) if the_plan.mechanism == "workload" else None
-            jobs = gpu = None
+            gpu, reading = None, None
+            if policy.idle_signal != "jobs":  # read as the reaper reads it: Prometheus, else Ray's view
+                gpu, reading = scaling.read_gpu(policy, rc, status.dashboard_url)
+            jobs = None
             try:
                 jobs = [
                     {"submission_id": j.submission_id, "status": str(getattr(j.status, "value", j.status))}
@@ -869,10 +851,10 @@ class Cluster:
                 ]
             except (RayQueueError, OSError, RuntimeError, ValueError) as err:
                 log.debug("dry run: Ray jobs not readable: %s", err)
-            return scaling.dry_run(policy, the_plan, workload, rc=rc, jobs=jobs, gpu=gpu)
+            return scaling.dry_run(policy, the_plan, workload, rc=rc, jobs=jobs, gpu=gpu, gpu_reading=reading)
         made = scaling.apply_plan(api, the_plan, previous=scaling.policy_of(rc))
         self._idle_policy = policy
-        return f"{namespace}/{self.name}: {the_plan.summary().split(':')[0]}: {', '.join(made)}"
+        return f"{namespace}/{self.name}: {the_plan.headline}: {', '.join(made)}"
 
     def _set_active(self, active: bool) -> str:
         from rayqueue_sdk.kube.resources import fetch_raycluster, set_workload_active  # lazy: API calls

@@ -28,6 +28,7 @@ from rayqueue_sdk.cluster.status import ClusterStatus, status_from
 from rayqueue_sdk.kube.informer import Subscription, read_shared
 from rayqueue_sdk.kube.resources import RAYCLUSTERS, kueue_kind, pick_workload
 from rayqueue_sdk.kube.watch import WatchEvent
+from rayqueue_sdk.manifests.idle import IdleMode
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -133,33 +134,38 @@ class LiveStatus:
 def keep_idle_line(
     status: ClusterStatus, shown: ClusterStatus | None, workload: dict[str, Any] | None
 ) -> ClusterStatus:
-    """``status`` with the idle policy's line of the status on display (read by ``status()``, not watched),
-    kept while the cluster stays scaled to zero (its Workload inactive) or, for a running cluster's clock,
-    while it is not scaled to zero.
+    """``status`` (built from the watches) with what no watch carries of the idle state on display (read
+    by ``status()``): KEDA's clock (the ScaledObject's ``lastActiveTime``), and the idle time at which a
+    KEDA cluster was scaled to zero. The watched Workload decides whether it is scaled to zero: a
+    resumed cluster drops the old state; the reaper's state annotation is on the watched objects and read
+    afresh.
 
     Example:
-        >>> from rayqueue_sdk.cluster.status import ClusterPhase
-        >>> shown = ClusterStatus("ws", "ds", ClusterPhase.DEACTIVATED, False, "scaled to zero at 14:02",
-        ...                       idle_scale_to_zero="scaled to zero at 14:02", scaled_to_zero=True)
-        >>> new = ClusterStatus("ws", "ds", ClusterPhase.DEACTIVATED, False, "deactivated")
-        >>> keep_idle_line(new, shown, {"spec": {"active": False}}).explanation
-        'scaled to zero at 14:02'
-        >>> keep_idle_line(new, shown, {"spec": {"active": True}}).scaled_to_zero
+        >>> from rayqueue_sdk.cluster.status import ClusterPhase, IdleStatus
+        >>> gone = IdleStatus("keda", "workload", 60, "gpu", scaled_to_zero=True, scaled_at=0.0,
+        ...                   idle_for=3600)
+        >>> shown = ClusterStatus("ws", "ds", ClusterPhase.DEACTIVATED, False, gone.describe(), idle=gone)
+        >>> watched = IdleStatus("keda", "workload", 60, "gpu", scaled_to_zero=True, scaled_at=0.0)
+        >>> new = ClusterStatus("ws", "ds", ClusterPhase.DEACTIVATED, False, watched.describe(), idle=watched)
+        >>> kept = keep_idle_line(new, shown, {"spec": {"active": False}})
+        >>> kept.scaled_to_zero, kept.explanation.startswith("scaled to zero at 00:00 UTC after 60 idle min")
+        (True, True)
+        >>> running = IdleStatus("keda", "workload", 60, "gpu")
+        >>> back = ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready", idle=running)
+        >>> keep_idle_line(back, shown, {"spec": {"active": True}}).scaled_to_zero
         False
     """
-    if shown is None or shown.idle_scale_to_zero is None:
+    if shown is None or shown.idle is None or status.idle is None:
         return status
+    new, old = status.idle, shown.idle
+    if new.mode is not IdleMode.KEDA or old.mode is not IdleMode.KEDA:
+        return status  # the reaper's state is on the watched objects: read afresh
     inactive = ((workload or {}).get("spec") or {}).get("active") is False
-    if shown.scaled_to_zero:
-        if not inactive:  # resumed: the line is stale
-            return status
-        return replace(
-            status,
-            idle_scale_to_zero=shown.idle_scale_to_zero,
-            scaled_to_zero=True,
-            explanation=shown.explanation,
-        )
-    return replace(status, idle_scale_to_zero=shown.idle_scale_to_zero)
+    if new.scaled_to_zero and old.scaled_to_zero and inactive:
+        return replace(status, idle=old, explanation=old.describe())
+    if not new.scaled_to_zero and not old.scaled_to_zero and new.idle_since is None:
+        return replace(status, idle=old)
+    return status
 
 
 class LiveFollow:

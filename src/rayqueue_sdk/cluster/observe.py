@@ -6,7 +6,8 @@ on ``kueue.x-k8s.io/job-uid``) go through the admission machine and ``status_fro
 read per LocalQueue for positions, and the dashboard and ``ray://`` addresses found by
 :mod:`rayqueue_sdk.cluster.dashboard`. :mod:`rayqueue_sdk.cluster.wait` watches instead of reading once, but
 feeds the same pure pieces. A listing costs a constant number of API calls: one LIST of RayClusters,
-one LIST of Workloads, one read of pending workloads per LocalQueue with queued clusters, and the
+one LIST of Workloads, one read of pending workloads per LocalQueue with queued clusters, one LIST of
+KEDA ScaledObjects where a cluster has a KEDA idle policy (its idle clock: the status's ``idle``), and the
 LISTs of Routes/HTTPRoutes/Ingresses where those APIs are served.
 
 Example:
@@ -26,6 +27,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.admission.cluster import ClusterPhase, assess_cluster
+from rayqueue_sdk.admission.idle import policy_of
 from rayqueue_sdk.cluster.checks import check_limits, waits_for_checks
 from rayqueue_sdk.cluster.dashboard import (
     client_from_status,
@@ -38,18 +40,22 @@ from rayqueue_sdk.cluster.fairshare import fair_share_for
 from rayqueue_sdk.cluster.queues import queue_positions
 from rayqueue_sdk.cluster.status import ClusterStatus, status_from
 from rayqueue_sdk.display import show_details
-from rayqueue_sdk.errors import ForbiddenError, NotFoundError
+from rayqueue_sdk.errors import ForbiddenError, NotFoundError, RayQueueError
 from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
 from rayqueue_sdk.kube.pods import head_pod
 from rayqueue_sdk.kube.resources import (
     RAYCLUSTERS,
+    Kind,
     fetch_raycluster,
     find_workload,
+    get_object,
     kueue_kind,
     list_objects,
     pick_workload,
 )
+from rayqueue_sdk.manifests.idle import IdleMode
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
+from rayqueue_sdk.manifests.scaling import policy_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
@@ -69,6 +75,9 @@ log = logging.getLogger(__name__)
 #: Page size of a listing's LISTs: one request each up to this many clusters (the API server's default
 #: chunking, 500, would make the number of calls grow with the number of clusters).
 _LIST_PAGE = 10_000
+
+#: KEDA's ScaledObjects: a KEDA idle policy's clock (``status.lastActiveTime``).
+_SCALEDOBJECTS = Kind("keda.sh", "v1alpha1", "scaledobjects")
 
 
 @dataclass(frozen=True)
@@ -183,6 +192,7 @@ def _status(
     limits: Mapping[str, int] | None = None,
     fair_share: str | None = None,
     head: Mapping[str, Any] | None = None,
+    scaled_objects: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ClusterStatus:
     st = status_from(
         cluster,
@@ -192,6 +202,8 @@ def _status(
         check_limits=limits,
         fair_share=fair_share,
         head_pod=head,
+        scaled_object=(scaled_objects or {}).get(policy_name(_name(cluster))),
+        scaled_object_read=scaled_objects is not None,
     )
     if in_kubernetes_pod():  # status_from's defaults are the in-cluster Service names
         return replace(st, dashboard_url=exposed or st.dashboard_url)
@@ -227,6 +239,28 @@ def _positions(
     return positions
 
 
+def _scaled_objects(
+    api: ApiClient, namespace: str, clusters: list[dict[str, Any]]
+) -> dict[str, dict[str, Any]] | None:
+    """The ScaledObjects of the clusters with a KEDA idle policy, by name (one read: a GET for one
+    cluster, else a LIST); ``{}`` when none has one, ``None`` when they cannot be read."""
+    keda = [c for c in clusters if (policy_of(c) or {}).get("mode") == IdleMode.KEDA]
+    if not keda:
+        return {}
+    try:
+        if len(clusters) == 1:
+            try:
+                one = get_object(api, _SCALEDOBJECTS, policy_name(_name(keda[0])), namespace)
+            except NotFoundError:
+                return {}
+            return {_name(one): one}
+        items, _ = list_objects(api, _SCALEDOBJECTS, namespace, page_size=_LIST_PAGE)
+    except RayQueueError as err:  # KEDA gone or not readable: the idle clock is unknown, said so
+        log.debug("cannot read ScaledObjects in %s: %s", namespace, err)
+        return None
+    return {_name(so): so for so in items}
+
+
 def _read(
     api: ApiClient,
     namespace: str,
@@ -236,9 +270,10 @@ def _read(
     with_addresses: bool,
     heads: Mapping[str, Mapping[str, Any] | None] | None = None,
 ) -> list[tuple[ClusterStatus, dict[str, Any]]]:
-    """The one read path: (RayCluster, Workload) pairs → statuses, with positions and exposed addresses
-    (and the head Pods the caller read, by cluster uid)."""
+    """The one read path: (RayCluster, Workload) pairs → statuses, with positions, exposed addresses and
+    the idle policies' state (and the head Pods the caller read, by cluster uid)."""
     positions = _positions(api, namespace, pairs) if with_positions else {}
+    scaled = _scaled_objects(api, namespace, [c for c, _ in pairs])
     found = exposures(api, namespace) if with_addresses and pairs else {}
     out = []
     for cluster, wl in pairs:
@@ -247,7 +282,7 @@ def _read(
         limits = check_limits(api, wl) if waits_for_checks(wl) else None
         fair = fair_share_for(api, wl)
         head = (heads or {}).get(_uid(cluster))
-        out.append((_status(cluster, wl, position, why, exposed, limits, fair, head), cluster))
+        out.append((_status(cluster, wl, position, why, exposed, limits, fair, head, scaled), cluster))
     return out
 
 

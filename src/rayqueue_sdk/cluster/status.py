@@ -32,6 +32,7 @@ from rayqueue_sdk.admission.cluster import (
     JobPhase,
     assess_cluster,
 )
+from rayqueue_sdk.admission.idle import IdleState, IdleStatus, idle_from
 from rayqueue_sdk.display import show_status
 from rayqueue_sdk.display.text import status_text
 from rayqueue_sdk.display.widgets import status_html
@@ -42,6 +43,8 @@ __all__ = [
     "ClusterStatus",
     "DASHBOARD_PORT",
     "DEFAULT_TIMEOUT",
+    "IdleState",
+    "IdleStatus",
     "JobPhase",
     "endpoint_port",
     "head_service_name",
@@ -76,9 +79,11 @@ class ClusterStatus:
         workload: the Kueue Workload's name, once Kueue created it.
         workers_ready, workers_desired: worker pods ready / wanted, as KubeRay reports them.
         dashboard_url, cluster_uri: the Ray dashboard and ``ray://`` client addresses.
-        idle_scale_to_zero: the idle policy and its clock in one line (``None``: no policy), e.g.
-            ``"reaper mode: idle 12 of 60 min"``.
-        scaled_to_zero: the idle policy gave the quota back; ``resume()`` queues the cluster again.
+        idle: the idle policy in force and where its clock stands, typed
+            (:class:`~rayqueue_sdk.admission.idle.IdleStatus`: mode, state, ``idle_since``,
+            ``releases_at``, ``scaled_at``; ``None``: no policy). ``idle_scale_to_zero`` is its line
+            (``"reaper mode: idle 12 of 60 min"``) and ``scaled_to_zero`` whether the policy gave the
+            quota back (``resume()`` queues the cluster again).
 
     Example:
         >>> st = ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready (2/2 workers ready)")
@@ -103,8 +108,28 @@ class ClusterStatus:
     workers_desired: int | None = None
     dashboard_url: str | None = None
     cluster_uri: str | None = None
-    idle_scale_to_zero: str | None = None
-    scaled_to_zero: bool = False
+    idle: IdleStatus | None = None
+
+    @property
+    def scaled_to_zero(self) -> bool:
+        """The idle policy gave the quota back; ``resume()`` queues the cluster again.
+
+        Example:
+            >>> ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready").scaled_to_zero
+            False
+        """
+        return self.idle is not None and self.idle.state is IdleState.SCALED_TO_ZERO
+
+    @property
+    def idle_scale_to_zero(self) -> str | None:
+        """The idle policy and its clock in one line, now (``None``: no policy).
+
+        Example:
+            >>> idle = IdleStatus("reaper", "workload", 60, "gpu")
+            >>> ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready", idle=idle).idle_scale_to_zero
+            'reaper mode: scale to zero after 60 idle min (waiting)'
+        """
+        return None if self.idle is None else self.idle.text()
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}: {self.explanation}"
@@ -136,6 +161,8 @@ class ClusterStatus:
         """
         out = asdict(self)
         out["phase"] = self.phase.value
+        out["idle"] = None if self.idle is None else self.idle.to_dict()
+        out["scaled_to_zero"] = self.scaled_to_zero
         return out
 
     def __iter__(self) -> Iterator[Any]:
@@ -192,6 +219,8 @@ def status_from(
     check_limits: Mapping[str, int] | None = None,
     fair_share: str | None = None,
     head_pod: Mapping[str, Any] | None = None,
+    scaled_object: Mapping[str, Any] | None = None,
+    scaled_object_read: bool = False,
 ) -> ClusterStatus:
     """Build a :class:`ClusterStatus` from the observed RayCluster, its Workload and the position.
 
@@ -208,6 +237,10 @@ def status_from(
         fair_share: why fair sharing puts other queues first, when read
             (:func:`rayqueue_sdk.cluster.fairshare.fair_share_for`).
         head_pod: the cluster's head Pod, when read (a head that cannot start makes the phase ``FAILED``).
+        scaled_object, scaled_object_read: the idle policy's ScaledObject (KEDA mode) and whether the
+            caller read it (the idle clock is unknown otherwise); see
+            :func:`rayqueue_sdk.admission.idle.idle_from`. A cluster the policy scaled to zero says so
+            in its explanation.
 
     Example:
         >>> status_from(None, name="ws", namespace="ds").phase
@@ -232,12 +265,16 @@ def status_from(
         svc = f"{head_service_name(cluster)}.{the_ns}.svc"
         dashboard_url = dashboard_url or f"http://{svc}:{endpoint_port(cluster, 'dashboard', DASHBOARD_PORT)}"
         cluster_uri = cluster_uri or f"ray://{svc}:{endpoint_port(cluster, 'client', CLIENT_PORT)}"
+    idle = idle_from(cluster, workload, scaled_object, scaled_object_read=scaled_object_read)
+    explanation = a.explanation
+    if idle is not None and idle.state is IdleState.SCALED_TO_ZERO:
+        explanation = idle.describe()
     return ClusterStatus(
         name=the_name,
         namespace=the_ns,
         phase=a.phase,
         ready=a.phase is ClusterPhase.READY,
-        explanation=a.explanation,
+        explanation=explanation,
         queue=a.queue,
         priority_class=priority,
         reason=a.reason,
@@ -250,6 +287,7 @@ def status_from(
         workers_desired=a.workers_desired,
         dashboard_url=dashboard_url,
         cluster_uri=cluster_uri,
+        idle=idle,
     )
 
 

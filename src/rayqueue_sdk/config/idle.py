@@ -20,7 +20,7 @@ meaningless), and ``max`` makes it one series, as KEDA requires.
 
 Example:
     >>> p = IdlePolicy(idle_minutes=60)
-    >>> p.mode, p.idle_signal, p.idle_seconds, p.initial_cooldown_seconds
+    >>> str(p.mode), p.idle_signal, p.idle_seconds, p.initial_cooldown_seconds
     ('auto', 'gpu', 3600, 3600)
     >>> IdlePolicy(idle_minutes=0)
     Traceback (most recent call last):
@@ -38,6 +38,7 @@ from pydantic import Field, field_validator, model_validator
 
 from rayqueue_sdk.config.errors import _Model
 from rayqueue_sdk.errors import ConfigError
+from rayqueue_sdk.manifests.idle import IdleMode, IdleModeName
 
 __all__ = [
     "DEFAULT_GPU_QUERY",
@@ -48,9 +49,9 @@ __all__ = [
     "PrometheusSource",
 ]
 
-#: The ways to scale a cluster to zero: KEDA on the Workload's ``/scale``, the in-cluster reaper, or
-#: whichever the cluster supports (KEDA where served).
-MODES: tuple[str, ...] = ("auto", "keda", "reaper")
+#: The ways to scale a cluster to zero (:class:`~rayqueue_sdk.manifests.idle.IdleMode`'s values): KEDA on
+#: the Workload's ``/scale``, the in-cluster reaper, or whichever the cluster supports (KEDA where served).
+MODES: tuple[str, ...] = tuple(m.value for m in IdleMode)
 #: What counts as busy: GPU use, Ray jobs pending or running, or either of them.
 IDLE_SIGNALS: tuple[str, ...] = ("gpu", "jobs", "gpu_and_jobs")
 
@@ -219,7 +220,9 @@ class IdlePolicy(_Model):
     """
 
     idle_minutes: float = Field(description="a number of minutes > 0, e.g. 60")
-    mode: Literal["auto", "keda", "reaper"] = Field(default="auto", description="'auto', 'keda' or 'reaper'")
+    mode: IdleMode | IdleModeName = Field(
+        default=IdleMode.AUTO, description=" or ".join(repr(m) for m in MODES)
+    )
     idle_signal: Literal["gpu", "jobs", "gpu_and_jobs"] = Field(
         default="gpu", description="'gpu', 'jobs' or 'gpu_and_jobs'"
     )
@@ -260,7 +263,7 @@ class IdlePolicy(_Model):
             raise ConfigError(
                 "mode", value, "one of " + ", ".join(repr(m) for m in MODES), problem="unknown mode"
             )
-        return value
+        return IdleMode(value)
 
     @field_validator("idle_signal", mode="before")
     @classmethod

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -27,6 +28,7 @@ __all__ = [
     "PHASE_STYLES",
     "clusters_table",
     "details_panel",
+    "idle_cell",
     "idle_line",
     "phase_text",
     "print_details",
@@ -54,23 +56,48 @@ PHASE_STYLES = {
 def idle_line(status: StatusView) -> str | None:
     """The idle policy's line for a status block (``None``: no policy), without repeating the
     explanation: a cluster scaled to zero already says when and how to resume there, so only the
-    mechanism is left.
+    mode is left.
 
     Example:
-        >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
+        >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase, IdleStatus
         >>> idle_line(ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready",
-        ...                         idle_scale_to_zero="keda mode: idle 12 of 60 min"))
-        'keda mode: idle 12 of 60 min'
-        >>> gone = "scaled to zero at 14:02 UTC after 60 idle min; quota released"
-        >>> idle_line(ClusterStatus("ws", "ds", ClusterPhase.DEACTIVATED, False, gone,
-        ...                         idle_scale_to_zero="keda mode: " + gone, scaled_to_zero=True))
+        ...                         idle=IdleStatus("keda", "workload", 60, "gpu", decision="busy")))
+        'keda mode: scale to zero after 60 idle min (busy)'
+        >>> gone = IdleStatus("keda", "workload", 60, "gpu", scaled_to_zero=True)
+        >>> idle_line(ClusterStatus("ws", "ds", ClusterPhase.DEACTIVATED, False, gone.describe(), idle=gone))
         'keda mode'
     """
-    line = status.idle_scale_to_zero
-    if not line:
+    idle = status.idle
+    if idle is None:
         return None
-    head, _, tail = line.partition(": ")
-    return head if tail and tail in status.explanation else line
+    if idle.scaled_to_zero and status.explanation == idle.describe():
+        return f"{idle.mode} mode"
+    return idle.text()
+
+
+def idle_cell(status: StatusView, now: float | None = None) -> str:
+    """The idle policy in a table cell: ``"-"`` (none), ``"keda: idle 12/60 min"``, ``"reaper: waiting"``
+    or ``"keda: scaled to zero 14:02 UTC"``.
+
+    Example:
+        >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase, IdleStatus
+        >>> st = ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready",
+        ...                    idle=IdleStatus("reaper", "workload", 60, "gpu", idle_since=0.0))
+        >>> idle_cell(st, now=720.0)
+        'reaper: idle 12/60 min'
+        >>> idle_cell(ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready"))
+        '-'
+    """
+    idle = status.idle
+    if idle is None:
+        return "-"
+    if idle.scaled_to_zero:
+        when = "" if idle.scaled_at is None else time.strftime(" %H:%M UTC", time.gmtime(idle.scaled_at))
+        return f"{idle.mode}: scaled to zero{when}"
+    seconds = idle.idle_seconds(now)
+    if seconds is None:
+        return f"{idle.mode}: {idle.state}"
+    return f"{idle.mode}: idle {idle.minutes(seconds)}/{idle.idle_minutes:g} min"
 
 
 def phase_text(status: StatusView) -> str:
@@ -103,7 +130,8 @@ def workers_text(status: StatusView) -> str:
 
 
 def clusters_table(statuses: Sequence[StatusView], gpus: dict[str, int] | None = None) -> Any:
-    """A ``rich.table.Table``: name, queue, phase (with Kueue's reason), position, workers, GPUs, dashboard.
+    """A ``rich.table.Table``: name, queue, phase (with Kueue's reason), position, workers, GPUs, the idle
+    policy (:func:`idle_cell`), dashboard.
 
     Example:
         >>> clusters_table([]).row_count
@@ -114,7 +142,7 @@ def clusters_table(statuses: Sequence[StatusView], gpus: dict[str, int] | None =
     from rich.text import Text
 
     table = Table(title="Ray clusters", show_lines=False)
-    for column in ("name", "queue", "phase", "position", "workers", "GPUs", "dashboard"):
+    for column in ("name", "queue", "phase", "position", "workers", "GPUs", "idle", "dashboard"):
         table.add_column(column, no_wrap=column in ("name", "position", "workers", "GPUs"), overflow="fold")
     for st in statuses:
         style = PHASE_STYLES.get(st.phase.value, "")
@@ -125,6 +153,7 @@ def clusters_table(statuses: Sequence[StatusView], gpus: dict[str, int] | None =
             "-" if st.position is None else str(st.position),
             workers_text(st),
             str((gpus or {}).get(st.name, "-")),
+            idle_cell(st),
             st.dashboard_url or "-",
         ]
         table.add_row(*[Text(c, style=style if i == 2 else "") for i, c in enumerate(cells)])

@@ -45,8 +45,10 @@ def status_text(status: StatusView) -> str:
           ready (2/2 workers ready)
           workers 2/2
           dashboard http://127.0.0.1:8265
-        >>> import dataclasses
-        >>> idle = dataclasses.replace(st, idle_scale_to_zero="reaper mode: idle 12 of 60 min")
+        >>> import dataclasses, time
+        >>> from rayqueue_sdk.cluster.status import IdleStatus
+        >>> clock = IdleStatus("reaper", "workload", 60, "gpu", idle_since=time.time() - 12 * 60)
+        >>> idle = dataclasses.replace(st, idle=clock)
         >>> print(status_text(idle).splitlines()[-1])
           scale to zero: reaper mode: idle 12 of 60 min
     """

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from html import escape
 from typing import Any
 
-from rayqueue_sdk.display.console import idle_line, phase_text, workers_text
+from rayqueue_sdk.display.console import idle_cell, idle_line, phase_text, workers_text
 from rayqueue_sdk.display.live import LiveDisplay
 from rayqueue_sdk.display.text import clusters_text, details_text, status_text
 from rayqueue_sdk.display.views import DetailsView, StatusView
@@ -80,7 +80,8 @@ def clusters_html(statuses: Sequence[StatusView], gpus: dict[str, int] | None = 
         1
     """
     head = "".join(
-        f"<th>{h}</th>" for h in ("name", "queue", "phase", "position", "workers", "GPUs", "dashboard")
+        f"<th>{h}</th>"
+        for h in ("name", "queue", "phase", "position", "workers", "GPUs", "idle", "dashboard")
     )
     rows = [f"<tr>{head}</tr>"]
     for st in statuses:
@@ -92,6 +93,7 @@ def clusters_html(statuses: Sequence[StatusView], gpus: dict[str, int] | None = 
             f"<td>{_e(st.position)}</td>",
             f"<td>{_e(workers_text(st))}</td>",
             f"<td>{_e((gpus or {}).get(st.name))}</td>",
+            f"<td>{_e(idle_cell(st))}</td>",
             f"<td>{_link(st.dashboard_url)}</td>",
         ]
         rows.append("<tr>" + "".join(cells) + "</tr>")

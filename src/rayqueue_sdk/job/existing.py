@@ -239,11 +239,11 @@ class ExistingClusterJob:
         from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path, loaded on first use
 
         api = self.target.api
-        first, raycluster = observe_one(api, self.cluster_name, self.target.namespace)
+        first, _ = observe_one(api, self.cluster_name, self.target.namespace)
         if first.ready:
             raise err  # a ready cluster whose dashboard fails: waiting would not help
         if first.phase is ClusterPhase.DEACTIVATED:
-            _refuse_if_scaled_to_zero(api, raycluster, first)
+            _refuse_if_scaled_to_zero(first)
         submission_id = str(kwargs["submission_id"])
         progress = None if show is False else _Progress(first, every_change=block)
         pending = PendingSubmission(
@@ -445,23 +445,11 @@ class ExistingClusterJob:
             raise _ray_error(err, f"delete {job_id}", self.dashboard or "?") from None
 
 
-def _refuse_if_scaled_to_zero(api: Any, raycluster: dict[str, Any], status: ClusterStatus) -> None:
+def _refuse_if_scaled_to_zero(status: ClusterStatus) -> None:
     """Raise :class:`~rayqueue_sdk.errors.ScaledToZeroError` when the cluster's idle policy deactivated it
     (it will not come back by itself: waiting for it would only time out)."""
-    from rayqueue_sdk.kube.resources import find_workload  # lazy: API calls
-    from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
-
-    if scaling.policy_of(raycluster) is None:
-        return
-    uid = str((raycluster.get("metadata") or {}).get("uid") or "")
-    try:
-        workload = find_workload(api, status.namespace, uid) if uid else None
-        idle = scaling.idle_status(api, raycluster, workload)
-    except RayQueueError as err:
-        log.debug("cannot read the idle policy's state: %s", err)
-        return
-    if idle is not None and idle.scaled_to_zero:
-        raise ScaledToZeroError(status.name, status.namespace, idle.text())
+    if status.idle is not None and status.scaled_to_zero:
+        raise ScaledToZeroError(status.name, status.namespace, status.idle.text())
 
 
 class _Progress:

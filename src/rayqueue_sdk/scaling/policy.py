@@ -19,17 +19,16 @@
   agent's own decision core (:func:`rayqueue_sdk.scaling.agent.decide`).
 
 Example:
-    >>> choose_mode(IdlePolicy(idle_minutes=5), Capabilities(True, True), queued=True)
-    ('reaper', 'workload')
+    >>> [str(x) for x in choose_mode(IdlePolicy(idle_minutes=5), Capabilities(True, True), queued=True)]
+    ['reaper', 'workload']
     >>> keda_ok = IdlePolicy(idle_minutes=5, prometheus="http://p:9090")
     >>> choose_mode(keda_ok, Capabilities(True, True), queued=True)
-    ('keda', 'workload')
+    (<IdleMode.KEDA: 'keda'>, <StopMechanism.WORKLOAD: 'workload'>)
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -37,15 +36,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.admission.conditions import condition
+from rayqueue_sdk.admission.idle import IdleStatus, idle_from, policy_of
 from rayqueue_sdk.config.idle import IdlePolicy
 from rayqueue_sdk.errors import ConfigError, ForbiddenError, NotFoundError, RayQueueError
 from rayqueue_sdk.kube.objects import create_manifest, delete_manifest, get_manifest, patch_manifest
 from rayqueue_sdk.kube.resources import find_workload, kueue_version
 from rayqueue_sdk.kube.rest import get_path
+from rayqueue_sdk.manifests.idle import IdleMode, StopMechanism
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 from rayqueue_sdk.manifests.scaling import (
     IDLE_STATE_ANNOTATION,
     POLICY_ANNOTATION,
+    agent_config,
     keda_objects,
     policy_annotation,
     policy_name,
@@ -69,6 +71,7 @@ __all__ = [
     "on_resume",
     "plan",
     "policy_of",
+    "read_gpu",
     "remove_policy",
 ]
 
@@ -124,14 +127,14 @@ def discover(api: ApiClient) -> Capabilities:
     )
 
 
-def choose_mode(policy: IdlePolicy, caps: Capabilities, *, queued: bool) -> tuple[str, str]:
-    """``(mode, mechanism)``: ``keda``/``reaper`` and ``workload``/``suspend``.
+def choose_mode(policy: IdlePolicy, caps: Capabilities, *, queued: bool) -> tuple[IdleMode, StopMechanism]:
+    """``(mode, mechanism)``: :class:`IdleMode` ``KEDA``/``REAPER`` and :class:`StopMechanism`.
 
     A cluster without a queue has no Workload: the reaper suspends it through KubeRay's ``spec.suspend``.
 
     Example:
-        >>> choose_mode(IdlePolicy(idle_minutes=5), Capabilities(True, True), queued=False)
-        ('reaper', 'suspend')
+        >>> [str(x) for x in choose_mode(IdlePolicy(idle_minutes=5), Capabilities(True, True), queued=False)]
+        ['reaper', 'suspend']
         >>> choose_mode(IdlePolicy(idle_minutes=5, mode="keda", prometheus="http://p:9090"),
         ...             Capabilities(False, True), queued=True)
         Traceback (most recent call last):
@@ -139,15 +142,15 @@ def choose_mode(policy: IdlePolicy, caps: Capabilities, *, queued: bool) -> tupl
         rayqueue_sdk.errors.ConfigError: mode: KEDA is not served here: workloads/scale ...
     """
     if not queued:
-        if policy.mode == "keda":
+        if policy.mode is IdleMode.KEDA:
             raise ConfigError(
                 "mode",
                 "keda",
                 "mode='reaper' or 'auto' (a cluster without a queue is suspended: KubeRay's spec.suspend)",
                 problem="a cluster without a Kueue queue has no Workload for KEDA to scale",
             )
-        return "reaper", "suspend"
-    if policy.mode == "keda":
+        return IdleMode.REAPER, StopMechanism.SUSPEND
+    if policy.mode is IdleMode.KEDA:
         if caps.missing:
             raise ConfigError(
                 "mode",
@@ -155,10 +158,10 @@ def choose_mode(policy: IdlePolicy, caps: Capabilities, *, queued: bool) -> tupl
                 "mode='reaper' (works with upstream Kueue) or mode='auto'",
                 problem=f"KEDA is not served here: {'; '.join(caps.missing)}",
             )
-        return "keda", "workload"
-    if policy.mode == "auto" and not caps.missing and policy.keda_possible():
-        return "keda", "workload"
-    return "reaper", "workload"
+        return IdleMode.KEDA, StopMechanism.WORKLOAD
+    if policy.mode is IdleMode.AUTO and not caps.missing and policy.keda_possible():
+        return IdleMode.KEDA, StopMechanism.WORKLOAD
+    return IdleMode.REAPER, StopMechanism.WORKLOAD
 
 
 def agent_source() -> str:
@@ -178,22 +181,29 @@ class Plan:
     """What :func:`apply_plan` will create, and why.
 
     Example:
-        >>> Plan("ws", "ds", "reaper", "suspend", []).summary()
+        >>> p = Plan("ws", "ds", IdleMode.REAPER, StopMechanism.SUSPEND, [])
+        >>> p.summary()
         'reaper mode (RayCluster spec.suspend): 0 objects'
+        >>> p.headline
+        'reaper mode (RayCluster spec.suspend)'
     """
 
     cluster: str
     namespace: str
-    mode: str
-    mechanism: str
+    mode: IdleMode
+    mechanism: StopMechanism
     objects: list[dict[str, Any]] = field(default_factory=list)
     annotation: str = ""
 
+    @property
+    def headline(self) -> str:
+        """The mode and the mechanism, in words."""
+        return f"{self.mode} mode ({StopMechanism(self.mechanism).describe()})"
+
     def summary(self) -> str:
         """One line: the mode, the mechanism and the objects."""
-        how = "Workload spec.active=false" if self.mechanism == "workload" else "RayCluster spec.suspend"
         names = ", ".join(f"{o['kind']}/{o['metadata']['name']}" for o in self.objects)
-        return f"{self.mode} mode ({how}): {len(self.objects)} objects" + (f": {names}" if names else "")
+        return f"{self.headline}: {len(self.objects)} objects" + (f": {names}" if names else "")
 
 
 def _groups(rc: dict[str, Any]) -> list[str]:
@@ -230,11 +240,13 @@ def plan(
     queued = bool((meta.get("labels") or {}).get("kueue.x-k8s.io/queue-name"))
     if caps is None:
         caps = (
-            discover(api) if api is not None else Capabilities(policy.mode == "keda", policy.mode == "keda")
+            discover(api)
+            if api is not None
+            else Capabilities(policy.mode is IdleMode.KEDA, policy.mode is IdleMode.KEDA)
         )
     mode, mechanism = choose_mode(policy, caps, queued=queued)
     groups = _groups(rc)
-    if mode == "keda":
+    if mode is IdleMode.KEDA:
         version = kueue_version(api) if api is not None else "v1beta2"
         objects = keda_objects(
             policy,
@@ -374,23 +386,6 @@ def remove_policy(
     return removed
 
 
-def policy_of(rc: dict[str, Any]) -> dict[str, Any] | None:
-    """The policy annotation of a RayCluster, decoded (``None``: no policy).
-
-    Example:
-        >>> policy_of({"metadata": {"annotations": {POLICY_ANNOTATION: '{"mode": "keda"}'}}})
-        {'mode': 'keda'}
-    """
-    text = ((rc.get("metadata") or {}).get("annotations") or {}).get(POLICY_ANNOTATION)
-    if not text:
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def on_resume(api: ApiClient, rc: dict[str, Any], workload: dict[str, Any] | None) -> str | None:
     """Give a resumed cluster its whole idle period again; what was done, in words (``None``: no policy).
 
@@ -464,144 +459,64 @@ def _wait_gone(api: ApiClient, ref: dict[str, Any], limit: float = 10.0) -> None
         time.sleep(0.1)
 
 
-@dataclass(frozen=True)
-class IdleStatus:
-    """The policy in force and where its idle clock stands, for ``status()``, ``details()`` and the CLI.
-
-    Attributes:
-        mode, mechanism: ``keda``/``reaper``; ``workload``/``suspend``.
-        idle_minutes, idle_signal: the policy.
-        idle_since: when the idle clock started (epoch seconds), if it runs.
-        scaled_to_zero: the policy gave the quota back and the cluster waits for ``resume()``.
-        scaled_at: when, if known; ``idle_for`` how long it had been idle then (seconds).
-        decision, hook: the reaper's last decision and the pre-stop hook's outcome.
-
-    Example:
-        >>> st = IdleStatus("reaper", "workload", 60, "gpu", idle_since=1000.0)
-        >>> st.text(now=1000.0 + 12 * 60)
-        'reaper mode: idle 12 of 60 min'
-        >>> IdleStatus("keda", "workload", 60, "gpu", scaled_to_zero=True, scaled_at=0.0,
-        ...            idle_for=3600).text(now=10.0)
-        'keda mode: scaled to zero at 00:00 UTC after 60 idle min; quota released; ...'
-    """
-
-    mode: str
-    mechanism: str
-    idle_minutes: float
-    idle_signal: str
-    idle_since: float | None = None
-    scaled_to_zero: bool = False
-    scaled_at: float | None = None
-    idle_for: float | None = None
-    decision: str | None = None
-    hook: str | None = None
-
-    def _minutes(self, seconds: float) -> str:
-        """Whole minutes, or tenths where the period is under 10 minutes (a demo's 0.1 min period)."""
-        return f"{seconds / 60:.0f}" if self.idle_minutes >= 10 else f"{seconds / 60:.1f}"
-
-    def text(self, now: float | None = None) -> str:
-        """One line for humans (times in UTC); minutes in tenths for periods under 10 minutes.
-
-        Example:
-            >>> IdleStatus("keda", "workload", 0.5, "gpu", idle_since=0.0).text(now=12.0)
-            'keda mode: idle 0.2 of 0.5 min'
-        """
-        now = time.time() if now is None else now
-        head = f"{self.mode} mode"
-        if self.scaled_to_zero:
-            when = (
-                f" at {time.strftime('%H:%M', time.gmtime(self.scaled_at))} UTC"
-                if self.scaled_at is not None
-                else ""
-            )
-            after = f" after {self._minutes(self.idle_for)} idle min" if self.idle_for else ""
-            released = "quota released" if self.mechanism == "workload" else "suspended"
-            out = f"{head}: scaled to zero{when}{after}; {released}; cluster.resume() queues it again"
-        elif self.idle_since is not None:
-            idle = self._minutes(max(0.0, now - self.idle_since))
-            out = f"{head}: idle {idle} of {self.idle_minutes:g} min"
-        else:
-            out = f"{head}: scale to zero after {self.idle_minutes:g} idle min ({self.decision or 'waiting'})"
-        if self.hook:
-            out += f"; pre-stop hook {self.hook}"
-        return out
-
-
 def idle_status(api: ApiClient, rc: dict[str, Any], workload: dict[str, Any] | None) -> IdleStatus | None:
-    """Read the policy and its clock for the stored RayCluster ``rc`` (``None``: no policy).
+    """Read the policy and its clock for the stored RayCluster ``rc`` (``None``: no policy): the
+    ScaledObject in KEDA mode (one GET), then :func:`rayqueue_sdk.admission.idle.idle_from`.
 
     Example:
         >>> # idle_status(api, raycluster, workload).text()   # 'keda mode: idle 12 of 60 min'
     """
-    from rayqueue_sdk.scaling import agent  # lazy: the reaper (urllib, ssl), for its clock and decisions
-
     info = policy_of(rc)
     if info is None:
         return None
-    meta = rc.get("metadata") or {}
-    name, namespace = str(meta.get("name")), str(meta.get("namespace"))
-    mode, mechanism = str(info.get("mode")), str(info.get("mechanism"))
-    base: dict[str, Any] = {
-        "mode": mode,
-        "mechanism": mechanism,
-        "idle_minutes": float(info.get("idle_minutes") or 0),
-        "idle_signal": str(info.get("idle_signal") or "gpu"),
-    }
-    stopped = (
-        ((workload or {}).get("spec") or {}).get("active") is False
-        if mechanism == "workload"
-        else bool((rc.get("spec") or {}).get("suspend"))
-    )
-    if mode == "keda":
-        ref = {
-            "apiVersion": "keda.sh/v1alpha1",
-            "kind": "ScaledObject",
-            "metadata": {"name": policy_name(name), "namespace": namespace},
-        }
+    so, read = None, True
+    if info.get("mode") == IdleMode.KEDA:
+        meta = rc.get("metadata") or {}
         try:
-            so = get_manifest(api, ref)
+            so = get_manifest(api, _scaled_object_ref(str(meta.get("name")), str(meta.get("namespace"))))
+        except NotFoundError:
+            so = None
         except RayQueueError:
-            return IdleStatus(**base, scaled_to_zero=stopped, decision="ScaledObject not readable")
-        st = so.get("status") or {}
-        last = agent.parse_time(st.get("lastActiveTime"))
-        since = (
-            last
-            if last is not None
-            else agent.parse_time((so.get("metadata") or {}).get("creationTimestamp"))
-        )
-        scaled_at = _keda_scaled_at(workload) if stopped else None
-        return IdleStatus(
-            **base,
-            idle_since=None if stopped else since,
-            scaled_to_zero=stopped,
-            scaled_at=scaled_at,
-            idle_for=(scaled_at - since) if scaled_at is not None and since is not None else None,
-        )
-    holder = workload if mechanism == "workload" else rc
-    text = (((holder or {}).get("metadata") or {}).get("annotations") or {}).get(IDLE_STATE_ANNOTATION)
-    try:
-        state = json.loads(text) if text else {}
-    except ValueError:
-        state = {}
-    return IdleStatus(
-        **base,
-        idle_since=None if stopped else agent.parse_time(state.get("idleSince")),
-        scaled_to_zero=stopped,
-        scaled_at=agent.parse_time(state.get("scaledAt")) if stopped else None,
-        idle_for=state.get("idleSeconds") if stopped else None,
-        decision=state.get("decision"),
-        hook=state.get("hook"),
-    )
+            so, read = None, False
+    return idle_from(rc, workload, so, scaled_object_read=read)
 
 
-def _keda_scaled_at(workload: dict[str, Any] | None) -> float | None:
+def _scaled_object_ref(name: str, namespace: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "keda.sh/v1alpha1",
+        "kind": "ScaledObject",
+        "metadata": {"name": policy_name(name), "namespace": namespace},
+    }
+
+
+def read_gpu(policy: IdlePolicy, rc: dict[str, Any], dashboard: str | None) -> tuple[bool | None, str]:
+    """GPU in use now, read as the reaper reads it (its own reading code): the policy's Prometheus
+    query, else Ray's node view at ``dashboard``; and what was read, in words (``None``: not readable).
+
+    Example:
+        >>> rc = {"metadata": {"name": "ws", "namespace": "ds"}, "spec": {"workerGroupSpecs": []}}
+        >>> read_gpu(IdlePolicy(idle_minutes=5), rc, None)
+        (None, 'GPU not readable: no head address')
+    """
     from rayqueue_sdk.scaling import agent  # lazy: the reaper (urllib, ssl), for its clock and decisions
 
-    evicted = condition(workload, "Evicted")
-    if evicted is not None and evicted.get("reason") == "Deactivated":
-        return agent.parse_time(evicted.get("lastTransitionTime"))
-    return None
+    meta = rc.get("metadata") or {}
+    name, namespace = str(meta.get("name")), str(meta.get("namespace") or "default")
+    source = policy.prometheus
+    if source is not None and source.auth == "bearer":
+        return None, (
+            f"GPU not read: Prometheus {source.url} takes the policy's ServiceAccount token, which only "
+            "the policy's pods hold"
+        )
+    config = agent_config(policy, cluster=name, namespace=namespace, groups=_groups(rc), mechanism="workload")
+    # The reaper's own reading (agent.Agent._gpu): the same query, the same rule for a failed read.
+    # No Kubernetes call is made by it (the token file is read only with auth="bearer", refused above).
+    reader = agent.Agent(config, agent.KubeApi("https://unused.invalid", token_file="", ca_file=None))
+    busy, why = reader._gpu(dashboard)
+    where = f"Prometheus {source.url}" if source is not None else f"Ray's node view at {dashboard}"
+    if busy is None:
+        return None, f"GPU not readable: {why or 'no reading'}"
+    return busy, f"GPU {'busy' if busy else 'idle'} ({where})"
 
 
 def dry_run(
@@ -613,16 +528,18 @@ def dry_run(
     jobs: list[dict[str, Any]] | None,
     gpu: bool | None,
     now: float | None = None,
+    gpu_reading: str | None = None,
 ) -> str:
     """What the policy would decide now and why, without acting (the agent's own decision core).
 
     ``jobs`` (the Ray jobs) and ``gpu`` (GPU in use) are what the caller could read; ``None``: unknown.
+    ``gpu_reading`` says what was read for ``gpu`` (:func:`read_gpu`); the report quotes it.
 
     Example:
         >>> rc = {"metadata": {"name": "ws", "namespace": "ds"}, "spec": {"suspend": False},
         ...       "status": {"conditions": [{"type": "HeadPodReady", "status": "True",
         ...                                  "lastTransitionTime": "1970-01-01T00:00:00Z"}]}}
-        >>> p = Plan("ws", "ds", "reaper", "suspend", [])
+        >>> p = Plan("ws", "ds", IdleMode.REAPER, StopMechanism.SUSPEND, [])
         >>> print(dry_run(IdlePolicy(idle_minutes=1, idle_signal="jobs"), p, None, rc=rc, jobs=[],
         ...               gpu=None, now=90.0))
         reaper mode (RayCluster spec.suspend): 0 objects. Now: would scale to zero (idle 1.5 min: ...)
@@ -631,7 +548,7 @@ def dry_run(
 
     now = time.time() if now is None else now
     cond: dict[str, Any]
-    if the_plan.mechanism == "suspend":
+    if the_plan.mechanism is StopMechanism.SUSPEND:
         running = not (rc.get("spec") or {}).get("suspend")
         cond = dict(condition(rc, "HeadPodReady") or {})
     else:
@@ -657,4 +574,5 @@ def dry_run(
         initial_cooldown_seconds=policy.initial_cooldown_seconds,
     )
     verdict = "would scale to zero" if decision.action == "scale" else "would wait"
-    return f"{the_plan.summary()}. Now: {verdict} ({decision.state.decision})"
+    read = f" {gpu_reading}." if gpu_reading else ""
+    return f"{the_plan.summary()}.{read} Now: {verdict} ({decision.state.decision})"

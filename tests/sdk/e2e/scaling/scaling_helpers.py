@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from typing import Any
 
-from rayqueue_sdk import Cluster, ClusterConfiguration
+import pytest
+
+from rayqueue_local.controlplane import LocalControlPlane
+from rayqueue_sdk import Cluster, ClusterConfiguration, IdleMode, IdleState, list_clusters
+from rayqueue_sdk.cli.main import main
 
 
 def wait_for(read: Callable[[], Any], ok: Callable[[Any], bool], timeout: float = 240.0) -> Any:
@@ -42,3 +47,37 @@ def seed_cluster(name: str, ns: str, client: Any, queue: str = "user-queue") -> 
         ),
         client=client,
     )
+
+
+def assert_listed_as_scaled_to_zero(
+    plane: LocalControlPlane,
+    ns: str,
+    admin: Any,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    mode: IdleMode,
+) -> None:
+    """``list_clusters()``, ``rayqueue cluster list`` (table and ``--json``) and ``rayqueue cluster
+    status --json`` all show cluster ``name`` as scaled to zero by a ``mode`` policy."""
+    listed = {st.name: st for st in list_clusters(ns, admin)}
+    st = listed[name]
+    assert st.scaled_to_zero and st.idle is not None, st
+    assert st.idle.state is IdleState.SCALED_TO_ZERO and st.idle.mode is mode
+    assert st.explanation.startswith("scaled to zero") and "cluster.resume()" in st.explanation
+    others = [s for s in listed.values() if s.name != name]
+    assert all(not s.scaled_to_zero for s in others)
+
+    base = ["--kubeconfig", str(plane.kubeconfig_path), "--context", "rayqueue-local", "-n", ns]
+    capsys.readouterr()
+    assert main(["cluster", "list", "--json", *base]) == 0
+    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    row = rows[name]
+    assert row["scaled_to_zero"] is True and row["phase"] == "deactivated"
+    assert (row["idle"]["mode"], row["idle"]["state"]) == (mode.value, "scaled to zero")
+    assert row["idle"]["releases_at"] is None and row["idle"]["text"].startswith(
+        f"{mode} mode: scaled to zero"
+    )
+    assert main(["cluster", "list", *base]) == 0
+    assert f"{mode}: scaled to zero" in capsys.readouterr().out
+    assert main(["cluster", "status", name, "--json", *base]) == 0
+    assert json.loads(capsys.readouterr().out)["idle"]["state"] == "scaled to zero"

@@ -16,13 +16,14 @@ its first use; KEDA counts it from the object's creation, since it cannot see Ku
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
-from scaling_helpers import seed_cluster, wait_for
+from scaling_helpers import assert_listed_as_scaled_to_zero, seed_cluster, wait_for
 
 from rayqueue_local.controlplane import LocalControlPlane
-from rayqueue_sdk import ScaledToZeroError
+from rayqueue_sdk import IdleMode, ScaledToZeroError
 from rayqueue_sdk.config.idle import PrometheusSource
 from rayqueue_sdk.kube.objects import get_manifest
 from rayqueue_sdk.kube.resources import find_workload
@@ -39,7 +40,7 @@ def conditions(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_keda_scales_the_idle_cluster_to_zero_and_resume_gets_the_whole_period(
-    idle_plane: LocalControlPlane, idle_ns: str, idle_admin: Any
+    idle_plane: LocalControlPlane, idle_ns: str, idle_admin: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ns, prom = idle_ns, idle_plane.prometheus
     first = seed_cluster("first-raycluster", ns, idle_admin)
@@ -54,7 +55,12 @@ def test_keda_scales_the_idle_cluster_to_zero_and_resume_gets_the_whole_period(
     busy = f'max(DCGM_FI_DEV_GPU_UTIL{{exported_namespace="{ns}",exported_pod=~"first-raycluster-.*"}})'
     wait_for(lambda: prom.query(busy), lambda r: bool(r) and float(r[0]["value"][1]) > 0, timeout=60)
 
+    # the dry run reads GPU use as the policy would (its Prometheus query) and says what it read
+    plain = PrometheusSource(url=prom.url, window="5s")
+    dry = first.scale_to_zero(idle_minutes=0.1, mode="keda", prometheus=plain, dry_run=True)
+    assert re.search(rf"GPU (busy|idle) \(Prometheus {re.escape(prom.url)}\)", dry), dry
     source = PrometheusSource(url=prom.url, window="5s", auth="bearer")
+    assert "ServiceAccount token" in first.scale_to_zero(0.1, mode="keda", prometheus=source, dry_run=True)
     report = first.scale_to_zero(
         idle_minutes=0.1,
         mode="keda",
@@ -91,7 +97,10 @@ def test_keda_scales_the_idle_cluster_to_zero_and_resume_gets_the_whole_period(
     assert "exported_pod=~" in so["spec"]["triggers"][0]["metadata"]["query"]
     active = wait_for(lambda: get_manifest(idle_admin, so_ref), lambda o: "lastActiveTime" in o["status"])
     assert conditions(active)["Active"]["reason"] == "ScalerActive"
-    assert "keda mode" in (first.status().idle_scale_to_zero or "")
+    running = first.status()
+    assert "keda mode" in (running.idle_scale_to_zero or "")
+    assert running.idle is not None and running.idle.mode is IdleMode.KEDA
+    assert running.idle.releases_at is not None  # KEDA's clock (lastActiveTime) read in the read path
 
     # the job ends, the GPUs go idle, and after the idle period KEDA gives the quota back
     evicted = wait_for(
@@ -115,6 +124,7 @@ def test_keda_scales_the_idle_cluster_to_zero_and_resume_gets_the_whole_period(
         st.idle_scale_to_zero or ""
     )
     assert "scale to zero: keda mode" in repr(st) and "cluster.resume()" in repr(st)
+    assert_listed_as_scaled_to_zero(idle_plane, ns, idle_admin, capsys, "first-raycluster", IdleMode.KEDA)
     with pytest.raises(ScaledToZeroError, match=r"call cluster\.resume\(\)"):
         first.wait_ready(timeout=5)
     with pytest.raises(ScaledToZeroError, match="scaled to zero"):

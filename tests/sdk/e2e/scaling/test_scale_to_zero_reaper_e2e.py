@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scaling_helpers import seed_cluster, wait_for
+from scaling_helpers import assert_listed_as_scaled_to_zero, seed_cluster, wait_for
 
 from rayqueue_local.controlplane import LocalControlPlane
-from rayqueue_sdk import ForbiddenError, ScaledToZeroError
+from rayqueue_sdk import ForbiddenError, IdleMode, ScaledToZeroError
 from rayqueue_sdk.errors import NotFoundError
 from rayqueue_sdk.kube.objects import get_manifest
 from rayqueue_sdk.kube.resources import find_workload
@@ -44,7 +44,11 @@ def agent_log(plane: LocalControlPlane, ns: str, admin: Any) -> str:
 
 
 def test_reaper_scales_the_idle_cluster_to_zero_and_the_next_one_runs(
-    idle_plane: LocalControlPlane, idle_ns: str, idle_admin: Any, tmp_path: Path
+    idle_plane: LocalControlPlane,
+    idle_ns: str,
+    idle_admin: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     ns = idle_ns
     first, second = (
@@ -56,6 +60,9 @@ def test_reaper_scales_the_idle_cluster_to_zero_and_the_next_one_runs(
     second.apply()
     wait_for(lambda: second.status().phase.value, lambda p: p == "queued")
 
+    # the dry run reads GPU use as the reaper does (Ray's node view: nothing holds a GPU) and says so
+    dry = first.scale_to_zero(idle_minutes=0.1, mode="reaper", dry_run=True)
+    assert "GPU idle (Ray's node view at http" in dry, dry
     # a job keeps the cluster busy (submitted first: the agent starts within seconds of the policy)
     job_id = first.job_client.submit_job(entrypoint='python -c "import time; time.sleep(8)"')
     report = first.scale_to_zero(idle_minutes=0.1, mode="reaper", idle_signal="jobs", polling_seconds=1)
@@ -110,6 +117,9 @@ def test_reaper_scales_the_idle_cluster_to_zero_and_the_next_one_runs(
 
         st = first.status()
         assert st.scaled_to_zero and "scaled to zero" in (st.idle_scale_to_zero or "")
+        assert_listed_as_scaled_to_zero(
+            idle_plane, ns, idle_admin, capsys, "first-raycluster", IdleMode.REAPER
+        )
         with pytest.raises(ScaledToZeroError, match=r"call cluster\.resume\(\)"):
             first.wait_ready(timeout=5)
 

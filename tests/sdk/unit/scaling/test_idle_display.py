@@ -74,24 +74,21 @@ def test_idle_status_reads_the_reapers_state_annotation() -> None:
     assert idle_status(None, no_policy, None) is None  # type: ignore[arg-type]
 
 
-def _status(idle: str | None, *, gone: bool = False) -> ClusterStatus:
-    if gone:
-        assert idle is not None
+def _status(idle: IdleStatus | None) -> ClusterStatus:
+    """A status as status_from builds it: a cluster scaled to zero explains itself with the idle state."""
+    if idle is not None and idle.scaled_to_zero:
         return ClusterStatus(
-            "ws",
-            "ds",
-            ClusterPhase.DEACTIVATED,
-            False,
-            idle.split(": ", 1)[1],
-            queue="q",
-            idle_scale_to_zero=idle,
-            scaled_to_zero=True,
+            "ws", "ds", ClusterPhase.DEACTIVATED, False, idle.describe(), queue="q", idle=idle
         )
-    return ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready", queue="q", idle_scale_to_zero=idle)
+    return ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready", queue="q", idle=idle)
+
+
+def _clock(minutes: float, of: float, mode: str = "keda") -> IdleStatus:
+    return IdleStatus(mode, "workload", of, "gpu", idle_since=time.time() - minutes * 60 - 1)
 
 
 def test_status_text_card_and_panel_show_the_idle_clock() -> None:
-    st = _status("keda mode: idle 12 of 60 min")
+    st = _status(_clock(12, 60))
     assert status_text(st).splitlines()[-1] == "  scale to zero: keda mode: idle 12 of 60 min"
     assert "idle 12 of 60 min" in repr(st)
     assert "<th style='text-align:left'>scale to zero</th><td>keda mode: idle 12 of 60 min</td>" in (
@@ -101,11 +98,8 @@ def test_status_text_card_and_panel_show_the_idle_clock() -> None:
 
 
 def test_a_cluster_scaled_to_zero_says_it_once_with_the_way_back() -> None:
-    line = (
-        "keda mode: scaled to zero at 14:02 UTC after 60 idle min; quota released; "
-        "cluster.resume() queues it again"
-    )
-    st = _status(line, gone=True)
+    at = time.mktime(time.strptime("2026-11-26 14:02", "%Y-%m-%d %H:%M")) - time.timezone
+    st = _status(IdleStatus("keda", "workload", 60, "gpu", scaled_to_zero=True, scaled_at=at, idle_for=3600))
     text = status_text(st)
     assert text.count("scaled to zero at 14:02") == 1 and "cluster.resume()" in text
     assert idle_line(st) == "keda mode" and "scale to zero: keda mode" in text
@@ -117,13 +111,13 @@ def test_a_cluster_scaled_to_zero_says_it_once_with_the_way_back() -> None:
 def test_no_policy_adds_nothing() -> None:
     st = _status(None)
     assert "scale to zero" not in status_text(st) and "scale to zero" not in status_html(st)
-    assert idle_line(replace(st, idle_scale_to_zero="")) is None
+    assert idle_line(st) is None and st.idle_scale_to_zero is None and not st.scaled_to_zero
 
 
 def test_details_text_carries_the_idle_line() -> None:
     details = summarize({"metadata": {"name": "ws", "namespace": "ds"}})
-    details = replace(details, status=_status("reaper mode: idle 1 of 5 min"))
-    assert "scale to zero: reaper mode: idle 1 of 5 min" in details_text(details)
+    details = replace(details, status=_status(_clock(1, 5, "reaper")))
+    assert "scale to zero: reaper mode: idle 1.0 of 5 min" in details_text(details)
 
 
 def test_scaled_to_zero_error_names_the_way_back() -> None:

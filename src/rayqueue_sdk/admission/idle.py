@@ -1,0 +1,339 @@
+"""The idle policy's live state, decoded once from what the cluster carries: :class:`IdleStatus`.
+
+:func:`idle_from` reads the RayCluster's policy annotation (``scaling.rayqueue-sdk.io/policy``: mode,
+mechanism, period, signal), the reaper's state annotation (``scaling.rayqueue-sdk.io/state`` on the
+Workload, or on the RayCluster it suspends) or, in KEDA mode, the ScaledObject's ``lastActiveTime`` and
+the Workload's ``Evicted``/``Deactivated`` condition, into one frozen value: the mode, where the idle
+clock stands, whether and when the cluster was scaled to zero. Every display (``status()``,
+``list_clusters()``, the card, the CLI and its ``--json``) reads this value; nothing parses its text.
+Pure: no I/O.
+
+Example:
+    >>> import json
+    >>> rc = {"metadata": {"annotations": {
+    ...     "scaling.rayqueue-sdk.io/policy": json.dumps({"mode": "reaper", "mechanism": "workload",
+    ...                                                   "idle_minutes": 60, "idle_signal": "gpu"})}}}
+    >>> wl = {"metadata": {"annotations": {
+    ...     "scaling.rayqueue-sdk.io/state": json.dumps({"idleSince": "1970-01-01T00:00:00Z"})}},
+    ...       "spec": {"active": True}}
+    >>> st = idle_from(rc, wl)
+    >>> st.mode, st.state, st.releases_at
+    (<IdleMode.REAPER: 'reaper'>, <IdleState.IDLE: 'idle'>, 3600.0)
+    >>> st.text(now=12 * 60)
+    'reaper mode: idle 12 of 60 min'
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from rayqueue_sdk.admission.conditions import condition
+from rayqueue_sdk.manifests.idle import IdleMode, StopMechanism
+from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, POLICY_ANNOTATION
+
+__all__ = ["IdleState", "IdleStatus", "idle_from", "policy_of"]
+
+
+class IdleState(enum.StrEnum):
+    """Where a cluster's idle policy stands.
+
+    ``idle``: the idle clock runs (see :attr:`IdleStatus.idle_since` and :attr:`IdleStatus.releases_at`);
+    ``waiting``: no clock runs yet (starting, busy, or the signal not read); ``scaled to zero``: the
+    policy gave the quota back and ``resume()`` queues the cluster again.
+
+    Example:
+        >>> IdleState("scaled to zero") is IdleState.SCALED_TO_ZERO
+        True
+    """
+
+    WAITING = "waiting"
+    IDLE = "idle"
+    SCALED_TO_ZERO = "scaled to zero"
+
+
+def _time(value: Any) -> float | None:
+    """RFC 3339 (``...Z``) to epoch seconds; ``None`` when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _json(text: Any) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _annotations(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return ((obj or {}).get("metadata") or {}).get("annotations") or {}
+
+
+def policy_of(rc: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The policy annotation of a RayCluster, decoded (``None``: no policy).
+
+    Example:
+        >>> policy_of({"metadata": {"annotations": {POLICY_ANNOTATION: '{"mode": "keda"}'}}})
+        {'mode': 'keda'}
+        >>> policy_of({"metadata": {}}) is None
+        True
+    """
+    text = _annotations(rc).get(POLICY_ANNOTATION)
+    value = _json(text)
+    return value if text and value else None
+
+
+@dataclass(frozen=True)
+class IdleStatus:
+    """The policy in force and where its idle clock stands (one field of the cluster's status).
+
+    Attributes:
+        mode: :class:`~rayqueue_sdk.manifests.idle.IdleMode` ``KEDA`` or ``REAPER`` (the mode in force).
+        mechanism: :class:`~rayqueue_sdk.manifests.idle.StopMechanism` (Workload or ``spec.suspend``).
+        idle_minutes, idle_signal: the policy.
+        idle_since: when the idle clock started (epoch seconds), if it runs.
+        scaled_to_zero: the policy gave the quota back and the cluster waits for ``resume()``.
+        scaled_at: when, if known; ``idle_for`` how long it had been idle then (seconds).
+        decision, hook: the reaper's last decision and the pre-stop hook's outcome.
+        cooldown_until: the end of the initial cooldown (epoch seconds; the reaper counts it from the
+            admission, KEDA from the ScaledObject's creation): no scale-down before it.
+
+    Example:
+        >>> st = IdleStatus(IdleMode.REAPER, StopMechanism.WORKLOAD, 60, "gpu", idle_since=1000.0)
+        >>> st.text(now=1000.0 + 12 * 60), st.releases_at
+        ('reaper mode: idle 12 of 60 min', 4600.0)
+        >>> IdleStatus("keda", "workload", 60, "gpu", scaled_to_zero=True, scaled_at=0.0,
+        ...            idle_for=3600).text(now=10.0)
+        'keda mode: scaled to zero at 00:00 UTC after 60 idle min; quota released; ...'
+    """
+
+    mode: IdleMode
+    mechanism: StopMechanism
+    idle_minutes: float
+    idle_signal: str
+    idle_since: float | None = None
+    scaled_to_zero: bool = False
+    scaled_at: float | None = None
+    idle_for: float | None = None
+    decision: str | None = None
+    hook: str | None = None
+    cooldown_until: float | None = None
+
+    def __post_init__(self) -> None:  # plain strings in, enums kept (a typo fails here, not in a display)
+        object.__setattr__(self, "mode", IdleMode(self.mode))
+        object.__setattr__(self, "mechanism", StopMechanism(self.mechanism))
+
+    @property
+    def state(self) -> IdleState:
+        """:class:`IdleState`: scaled to zero, idle (the clock runs) or waiting.
+
+        Example:
+            >>> IdleStatus("keda", "workload", 5, "gpu").state
+            <IdleState.WAITING: 'waiting'>
+        """
+        if self.scaled_to_zero:
+            return IdleState.SCALED_TO_ZERO
+        return IdleState.IDLE if self.idle_since is not None else IdleState.WAITING
+
+    @property
+    def releases_at(self) -> float | None:
+        """When the policy scales the cluster to zero if it stays idle (epoch seconds): the idle clock's
+        start plus the period, not before the initial cooldown ends; ``None`` when no clock runs or it is
+        already scaled to zero. (The policy acts on its next poll after that moment.)
+
+        Example:
+            >>> IdleStatus("keda", "workload", 0.5, "gpu", idle_since=100.0).releases_at
+            130.0
+            >>> st = IdleStatus("reaper", "workload", 0.5, "gpu", idle_since=100.0, cooldown_until=400.0)
+            >>> st.releases_at
+            400.0
+        """
+        if self.scaled_to_zero or self.idle_since is None:
+            return None
+        return max(self.idle_since + self.idle_minutes * 60, self.cooldown_until or 0.0)
+
+    def idle_seconds(self, now: float | None = None) -> float | None:
+        """How long the cluster has been idle at ``now`` (the idle time when it was scaled to zero).
+
+        Example:
+            >>> IdleStatus("keda", "workload", 5, "gpu", idle_since=100.0).idle_seconds(now=160.0)
+            60.0
+        """
+        if self.scaled_to_zero:
+            return self.idle_for
+        if self.idle_since is None:
+            return None
+        return max(0.0, (time.time() if now is None else now) - self.idle_since)
+
+    def minutes(self, seconds: float) -> str:
+        """``seconds`` in whole minutes, or tenths where the period is under 10 minutes (a demo's 0.1 min
+        period).
+
+        Example:
+            >>> IdleStatus("keda", "workload", 60, "gpu").minutes(720)
+            '12'
+            >>> IdleStatus("keda", "workload", 1, "gpu").minutes(6)
+            '0.1'
+        """
+        return f"{seconds / 60:.0f}" if self.idle_minutes >= 10 else f"{seconds / 60:.1f}"
+
+    def describe(self, now: float | None = None) -> str:
+        """Where the clock stands, without the mode (a status's explanation when scaled to zero).
+
+        Example:
+            >>> IdleStatus("keda", "workload", 0.5, "gpu", idle_since=0.0).describe(now=12.0)
+            'idle 0.2 of 0.5 min'
+        """
+        if self.scaled_to_zero:
+            when = (
+                f" at {time.strftime('%H:%M', time.gmtime(self.scaled_at))} UTC"
+                if self.scaled_at is not None
+                else ""
+            )
+            after = f" after {self.minutes(self.idle_for)} idle min" if self.idle_for else ""
+            released = "quota released" if self.mechanism is StopMechanism.WORKLOAD else "suspended"
+            out = f"scaled to zero{when}{after}; {released}; cluster.resume() queues it again"
+        elif self.idle_since is not None:
+            idle = self.minutes(self.idle_seconds(now) or 0.0)
+            out = f"idle {idle} of {self.idle_minutes:g} min"
+        else:
+            out = f"scale to zero after {self.idle_minutes:g} idle min ({self.decision or 'waiting'})"
+        if self.hook:
+            out += f"; pre-stop hook {self.hook}"
+        return out
+
+    def text(self, now: float | None = None) -> str:
+        """One line for humans (times in UTC): the mode and :meth:`describe`.
+
+        Example:
+            >>> IdleStatus("keda", "workload", 0.5, "gpu", idle_since=0.0).text(now=12.0)
+            'keda mode: idle 0.2 of 0.5 min'
+        """
+        return f"{self.mode} mode: {self.describe(now)}"
+
+    def to_dict(self, now: float | None = None) -> dict[str, Any]:
+        """A JSON-friendly dict: the fields (enums as their values), ``state``, ``releases_at`` and the
+        line ``text`` (times as epoch seconds).
+
+        Example:
+            >>> d = IdleStatus("keda", "workload", 5, "gpu", idle_since=0.0).to_dict(now=60.0)
+            >>> d["mode"], d["state"], d["releases_at"], d["text"]
+            ('keda', 'idle', 300.0, 'keda mode: idle 1.0 of 5 min')
+        """
+        return {
+            "mode": self.mode.value,
+            "mechanism": self.mechanism.value,
+            "state": self.state.value,
+            "idle_minutes": self.idle_minutes,
+            "idle_signal": self.idle_signal,
+            "idle_since": self.idle_since,
+            "releases_at": self.releases_at,
+            "scaled_to_zero": self.scaled_to_zero,
+            "scaled_at": self.scaled_at,
+            "idle_for": self.idle_for,
+            "cooldown_until": self.cooldown_until,
+            "decision": self.decision,
+            "hook": self.hook,
+            "text": self.text(now),
+        }
+
+
+def _keda_scaled_at(workload: Mapping[str, Any] | None) -> float | None:
+    evicted = condition(workload, "Evicted")
+    if evicted is not None and evicted.get("reason") == "Deactivated":
+        return _time(evicted.get("lastTransitionTime"))
+    return None
+
+
+def idle_from(
+    rc: Mapping[str, Any] | None,
+    workload: Mapping[str, Any] | None,
+    scaled_object: Mapping[str, Any] | None = None,
+    *,
+    scaled_object_read: bool = True,
+) -> IdleStatus | None:
+    """Decode the idle policy's state of the RayCluster ``rc`` (``None``: no policy).
+
+    ``workload`` is its Kueue Workload; ``scaled_object`` the policy's ScaledObject (KEDA mode; ``None``
+    with ``scaled_object_read=False`` when the caller did not read it: the clock is then unknown).
+
+    Example:
+        >>> rc = {"metadata": {"annotations": {
+        ...     POLICY_ANNOTATION: '{"mode": "keda", "mechanism": "workload", "idle_minutes": 60}'}}}
+        >>> so = {"status": {"lastActiveTime": "1970-01-01T00:00:00Z"}}
+        >>> idle_from(rc, {"spec": {"active": True}}, so).idle_since
+        0.0
+        >>> gone = {"spec": {"active": False}, "status": {"conditions": [{"type": "Evicted",
+        ...         "status": "True", "reason": "Deactivated",
+        ...         "lastTransitionTime": "1970-01-01T01:00:00Z"}]}}
+        >>> idle_from(rc, gone, so).describe()
+        'scaled to zero at 01:00 UTC after 60 idle min; quota released; cluster.resume() queues it again'
+    """
+    info = policy_of(rc)
+    if info is None:
+        return None
+    try:
+        mode = IdleMode(str(info.get("mode")))
+        mechanism = StopMechanism(str(info.get("mechanism")))
+    except ValueError:
+        return None  # an annotation this version does not know: no policy it can describe
+    try:
+        minutes = float(info.get("idle_minutes") or 0)
+        cooldown = float(info.get("initial_cooldown_minutes", minutes) or 0) * 60
+    except (TypeError, ValueError):
+        minutes, cooldown = 0.0, 0.0
+    base: dict[str, Any] = {
+        "mode": mode,
+        "mechanism": mechanism,
+        "idle_minutes": minutes,
+        "idle_signal": str(info.get("idle_signal") or "gpu"),
+    }
+    stopped = (
+        ((workload or {}).get("spec") or {}).get("active") is False
+        if mechanism is StopMechanism.WORKLOAD
+        else bool(((rc or {}).get("spec") or {}).get("suspend"))
+    )
+    if mode is IdleMode.KEDA:
+        since = created = None
+        if scaled_object is not None:
+            created = _time((scaled_object.get("metadata") or {}).get("creationTimestamp"))
+            last = _time((scaled_object.get("status") or {}).get("lastActiveTime"))
+            since = last if last is not None else created
+        scaled_at = _keda_scaled_at(workload) if stopped else None
+        # not read (a watch carries no ScaledObject): no clock, no word; read and absent: say so
+        unknown = "no ScaledObject" if scaled_object_read else None
+        return IdleStatus(
+            **base,
+            idle_since=None if stopped else since,
+            scaled_to_zero=stopped,
+            scaled_at=scaled_at,
+            idle_for=(scaled_at - since) if scaled_at is not None and since is not None else None,
+            decision=unknown if scaled_object is None and not stopped else None,
+            cooldown_until=None if stopped or created is None else created + cooldown,
+        )
+    holder = workload if mechanism is StopMechanism.WORKLOAD else rc
+    state = _json(_annotations(holder).get(IDLE_STATE_ANNOTATION))
+    idle_for = state.get("idleSeconds")
+    admitted = _time(state.get("admittedAt"))
+    return IdleStatus(
+        **base,
+        idle_since=None if stopped else _time(state.get("idleSince")),
+        scaled_to_zero=stopped,
+        scaled_at=_time(state.get("scaledAt")) if stopped else None,
+        idle_for=float(idle_for) if stopped and isinstance(idle_for, int | float) else None,
+        decision=state.get("decision"),
+        hook=state.get("hook"),
+        cooldown_until=None if stopped or admitted is None else admitted + cooldown,
+    )
