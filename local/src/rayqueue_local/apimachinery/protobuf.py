@@ -44,7 +44,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rayqueue_local.apimachinery import protowire
-from rayqueue_local.apimachinery.prototables import GENERATED
+from rayqueue_local.apimachinery.gotypes import MESSAGES
 from rayqueue_local.errors import LocalControlPlaneError
 
 __all__ = ["MAGIC", "MEDIA_TYPE", "ProtobufError", "decode", "encode_unknown", "supported_kinds"]
@@ -71,63 +71,7 @@ class ProtobufError(LocalControlPlaneError, ValueError):
         self.unsupported = unsupported
 
 
-# The apimachinery messages, from k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto and types.go
-# (field numbers and JSON tags), in the format of prototables.GENERATED: field number -> (JSON name,
-# type, flags: o = omitempty, p = pointer, i = inlined).
-_APIMACHINERY: dict[str, dict[int, tuple[str, str, str]]] = {
-    "meta/v1.ObjectMeta": {
-        1: ("name", "string", "o"),
-        2: ("generateName", "string", "o"),
-        3: ("namespace", "string", "o"),
-        4: ("selfLink", "string", "o"),
-        5: ("uid", "string", "o"),
-        6: ("resourceVersion", "string", "o"),
-        7: ("generation", "int", "o"),
-        8: ("creationTimestamp", "meta/v1.Time", "o"),
-        9: ("deletionTimestamp", "meta/v1.Time", "op"),
-        10: ("deletionGracePeriodSeconds", "int", "op"),
-        11: ("labels", "mapstring", "o"),
-        12: ("annotations", "mapstring", "o"),
-        13: ("ownerReferences", "[]meta/v1.OwnerReference", "o"),
-        14: ("finalizers", "[]string", "o"),
-        17: ("managedFields", "[]meta/v1.ManagedFieldsEntry", "o"),
-    },
-    "meta/v1.OwnerReference": {
-        5: ("apiVersion", "string", ""),
-        1: ("kind", "string", ""),
-        3: ("name", "string", ""),
-        4: ("uid", "string", ""),
-        6: ("controller", "bool", "op"),
-        7: ("blockOwnerDeletion", "bool", "op"),
-    },
-    "meta/v1.ManagedFieldsEntry": {
-        1: ("manager", "string", "o"),
-        2: ("operation", "string", "o"),
-        3: ("apiVersion", "string", "o"),
-        4: ("time", "meta/v1.Time", "op"),
-        6: ("fieldsType", "string", "o"),
-        7: ("fieldsV1", "meta/v1.FieldsV1", "op"),
-        8: ("subresource", "string", "o"),
-    },
-    "meta/v1.LabelSelector": {
-        1: ("matchLabels", "mapstring", "o"),
-        2: ("matchExpressions", "[]meta/v1.LabelSelectorRequirement", "o"),
-    },
-    "meta/v1.LabelSelectorRequirement": {
-        1: ("key", "string", ""),
-        2: ("operator", "string", ""),
-        3: ("values", "[]string", "o"),
-    },
-    "meta/v1.Condition": {
-        1: ("type", "string", ""),
-        2: ("status", "string", ""),
-        3: ("observedGeneration", "int", "o"),
-        4: ("lastTransitionTime", "meta/v1.Time", ""),
-        5: ("reason", "string", ""),
-        6: ("message", "string", ""),
-    },
-}
-_TABLES = {**GENERATED, **_APIMACHINERY}
+_TABLES = MESSAGES
 
 #: (apiVersion, kind) -> the message of the kinds decoded.
 _KINDS: dict[tuple[str, str], str] = {
