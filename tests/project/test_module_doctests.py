@@ -36,6 +36,7 @@ ON_A_PLANE = {
     "rayqueue_sdk.kube.objects",
     "rayqueue_sdk.cluster.compat",
     "rayqueue_sdk.cluster.dashboard",
+    "rayqueue_sdk.cluster.observe",
     "rayqueue_sdk.kube.access",
     "rayqueue_sdk.kube.informer",
     "rayqueue_sdk.kube.pods",

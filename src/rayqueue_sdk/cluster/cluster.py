@@ -540,7 +540,6 @@ class Cluster:
 
         api = self._api()
         started = time.monotonic()
-        self._refuse_if_scaled_to_zero(api)
         card_in_cell = self._card is not None and self._card.live.shown_in == execution_count()
         with wait_progress(show, card_in_cell=card_in_cell) as line:
 
@@ -549,7 +548,9 @@ class Cluster:
                 if self._card is not None:  # the card apply() showed follows; no second output here
                     self._follow(status)
 
-            wait_for_cluster(
+            # One read for the wait: its last sight of the cluster, with the read path's addresses and
+            # idle state, is the status returned (nothing reads the RayCluster again).
+            status = wait_for_cluster(
                 self.name,
                 self.namespace,
                 timeout=timeout,
@@ -557,11 +558,13 @@ class Cluster:
                 client=api,
                 on_progress=progress,
                 log_level=progress_log_level(show),
+                refuse_scaled_to_zero=True,
             )
-            status = self.status(missing_ok=False)  # deleted since: ClusterNotFoundError, as before
+            if self._card is not None:
+                self._follow(status)
             if not dashboard_check:
                 return status
-            uri = self.cluster_dashboard_uri()
+            uri = status.dashboard_url or self.cluster_dashboard_uri()
             headers = dashboard.auth_headers(api) if uri.startswith("https://") else {}
             limit = (
                 _DASHBOARD_TIMEOUT if timeout is None else max(0.0, timeout - (time.monotonic() - started))

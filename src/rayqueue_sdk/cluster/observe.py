@@ -67,6 +67,7 @@ __all__ = [
     "observe_cluster",
     "observe_many",
     "observe_one",
+    "observe_pair",
     "summarize",
 ]
 
@@ -329,6 +330,24 @@ def observe_one(
     return _read(
         api, namespace, pairs, with_positions=with_position, with_addresses=with_addresses, heads=heads
     )[0]
+
+
+def observe_pair(api: ApiClient, cluster: dict[str, Any], workload: dict[str, Any] | None) -> ClusterStatus:
+    """The status of a RayCluster and its Workload already in hand (a wait's last sight of them): the read
+    path's addresses and idle policy state added, without reading the two again (no position, no head Pod).
+
+    Example:
+        >>> from rayqueue_sdk.kube.resources import RAYCLUSTERS, create_object
+        >>> head = {"rayStartParams": {}, "template": {"spec": {"containers": [
+        ...     {"name": "ray-head", "image": "rayproject/ray:2.52.0"}]}}}
+        >>> rc = create_object(api, RAYCLUSTERS, {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+        ...     "metadata": {"name": "doc-pair", "namespace": "default"}, "spec": {"headGroupSpec": head}})
+        >>> st = observe_pair(api, rc, None)
+        >>> st.name, st.idle is None, st.dashboard_url is None   # no policy; no address reported yet
+        ('doc-pair', True, True)
+    """
+    namespace = str((cluster.get("metadata") or {}).get("namespace") or "")
+    return _read(api, namespace, [(cluster, workload)], with_positions=False, with_addresses=True)[0][0]
 
 
 def observe_many(

@@ -36,10 +36,10 @@ from rayqueue_sdk.admission.cluster import (
 )
 from rayqueue_sdk.cluster.checks import check_limits, waits_for_checks
 from rayqueue_sdk.cluster.fairshare import fair_share_for
-from rayqueue_sdk.cluster.observe import observe_cluster
+from rayqueue_sdk.cluster.observe import observe_cluster, observe_pair
 from rayqueue_sdk.cluster.queues import check_queue, queue_position
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, status_from
-from rayqueue_sdk.errors import AdmissionTimeout, ForbiddenError, NotFoundError
+from rayqueue_sdk.errors import AdmissionTimeout, ForbiddenError, NotFoundError, ScaledToZeroError
 from rayqueue_sdk.kube.client import ClientSource, get_client
 from rayqueue_sdk.kube.informer import read_shared
 from rayqueue_sdk.kube.pods import head_pod
@@ -165,6 +165,7 @@ def wait_for_cluster(
     position_refresh: float = POSITION_REFRESH,
     log_level: int = logging.INFO,
     cancel: threading.Event | None = None,
+    refuse_scaled_to_zero: bool = False,
 ) -> ClusterStatus:
     """Wait until RayCluster ``name`` is ready, explaining every change on the way.
 
@@ -181,9 +182,14 @@ def wait_for_cluster(
         log_level: the level each change is logged at (``DEBUG`` when a display shows them already).
         cancel: set it (from another thread) to end the wait early: it then returns the last status,
             which is not ``READY`` (a job waiting for its cluster uses this when it is stopped).
+        refuse_scaled_to_zero: raise :class:`~rayqueue_sdk.errors.ScaledToZeroError` at once when the
+            idle policy has scaled the cluster to zero (nothing would bring it back: ``resume()`` does).
 
     Returns:
-        The final :class:`ClusterStatus` (phase ``READY``; with ``cancel`` set, the last one seen).
+        The final :class:`ClusterStatus`: phase ``READY``, with the read path's dashboard address and
+        idle policy state (:func:`~rayqueue_sdk.cluster.observe.observe_pair` on the objects the wait
+        saw last: the RayCluster and its Workload are not read again); with ``cancel`` set, the last one
+        seen.
 
     Raises:
         AdmissionTimeout: the queue wait or the whole wait took too long; carries the last phase,
@@ -197,6 +203,7 @@ def wait_for_cluster(
             that is seen (the head Pod is read every :data:`HEAD_REFRESH` s while the cluster
             starts, if the identity may list pods), not after the timeout.
         ClusterNotFoundError: the cluster did not exist to begin with (lists those that do).
+        ScaledToZeroError: with ``refuse_scaled_to_zero``, the idle policy scaled it to zero.
         QueueNotFoundError: Kueue says the LocalQueue does not exist (lists those that do).
         AuthenticationError: the credentials expired during the wait.
 
@@ -219,6 +226,7 @@ def wait_for_cluster(
         position_refresh=position_refresh,
         log_level=log_level,
         cancel=cancel,
+        refuse_scaled_to_zero=refuse_scaled_to_zero,
     )
     # The session's shared watches of RayClusters and Workloads in the namespace: a card, the browser and
     # other waits in the same kernel read the same two streams (kube/informer.py).
@@ -265,9 +273,11 @@ class _ClusterWait:
         position_refresh: float,
         log_level: int = logging.INFO,
         cancel: threading.Event | None = None,
+        refuse_scaled_to_zero: bool = False,
     ) -> None:
         self.api, self.name, self.namespace, self.seen = api, name, namespace, seen
         self.cancel = cancel
+        self.refuse_scaled_to_zero = refuse_scaled_to_zero
         self.timeout, self.queue_timeout = timeout, queue_timeout
         self.deadline = started + timeout if timeout is not None else None
         self.on_progress, self.position_refresh = on_progress, position_refresh
@@ -293,19 +303,27 @@ class _ClusterWait:
 
     def run(self) -> ClusterStatus:
         self._await_workload_listing()
+        if self.refuse_scaled_to_zero:
+            self._refuse_if_scaled_to_zero()
         # An eviction that predates the wait (and that Kueue requeued) is history, not news.
         self.known_eviction = eviction_key(self.seen.workload)
         while True:
             a = self._observe()
             self._report(a)
-            if a.verdict is Verdict.DONE:
-                return self._status(a)
+            if a.verdict is Verdict.DONE and self.seen.cluster is not None:
+                return observe_pair(self.api, self.seen.cluster, self.seen.workload)
             if a.verdict is Verdict.FAIL:
                 self._fail(a)
             if self._cancelled():
                 return self._status(a)
             self._check_timeouts(a)
             self._next_event(a)
+
+    def _refuse_if_scaled_to_zero(self) -> None:
+        """The idle policy's word on the objects in hand (nothing brings a scaled-to-zero cluster back)."""
+        st = status_from(self.seen.cluster, self.seen.workload, name=self.name, namespace=self.namespace)
+        if st.scaled_to_zero:
+            raise ScaledToZeroError(self.name, self.namespace, st.idle_scale_to_zero or "scaled to zero")
 
     def _cancelled(self) -> bool:
         return self.cancel is not None and self.cancel.is_set()

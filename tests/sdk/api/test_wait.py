@@ -225,7 +225,9 @@ def test_admitted_then_ready(plane: LocalControlPlane) -> None:
     assert status.ready and status.phase is ClusterPhase.READY
     assert (status.workers_ready, status.workers_desired, status.cluster_queue) == (2, 2, "cq-dev")
     assert status.workload == w.workload_name
-    assert status.cluster_uri == f"ray://happy-head-svc.{NS}.svc:10001"
+    # The wait's last status is the read path's (outside a pod: the addresses KubeRay reports, none here).
+    read = observe_cluster("happy", NS, plane.api_client())
+    assert (status.cluster_uri, status.dashboard_url) == (read.cluster_uri, read.dashboard_url)
     phases = [s.phase for s in seen]
     assert phases == [ClusterPhase.QUEUED, ClusterPhase.ADMITTED, ClusterPhase.STARTING, ClusterPhase.READY]
     assert seen[0].position == 0 and seen[0].message == FLAVOR_MSG

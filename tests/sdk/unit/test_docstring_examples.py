@@ -28,7 +28,6 @@ MODULES = [
     "rayqueue_sdk.admission.conditions",
     "rayqueue_sdk.admission.workload",
     "rayqueue_sdk.admission.job",
-    "rayqueue_sdk.cluster.observe",
     "rayqueue_local.controllers.kueue.conditions",
     "rayqueue_local.controllers.kueue.lifecycle",
     "rayqueue_local.controllers.kueue.jobs",
