@@ -32,6 +32,7 @@ from rayqueue_sdk.admission.cluster import (
     JobPhase,
     assess_cluster,
 )
+from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.display import show_status
 from rayqueue_sdk.display.text import status_text
 from rayqueue_sdk.display.widgets import status_html
@@ -79,6 +80,8 @@ class ClusterStatus:
         idle_scale_to_zero: the idle policy and its clock in one line (``None``: no policy), e.g.
             ``"reaper mode: idle 12 of 60 min"``.
         scaled_to_zero: the idle policy gave the quota back; ``resume()`` queues the cluster again.
+        eta: while queued, when it may be admitted and on what basis
+            (:class:`~rayqueue_sdk.admission.eta.AdmissionEstimate`); ``None`` once admitted or unknown.
 
     Example:
         >>> st = ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready (2/2 workers ready)")
@@ -105,6 +108,7 @@ class ClusterStatus:
     cluster_uri: str | None = None
     idle_scale_to_zero: str | None = None
     scaled_to_zero: bool = False
+    eta: AdmissionEstimate | None = None
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}: {self.explanation}"
@@ -136,6 +140,7 @@ class ClusterStatus:
         """
         out = asdict(self)
         out["phase"] = self.phase.value
+        out["eta"] = None if self.eta is None else self.eta.to_dict()
         return out
 
     def __iter__(self) -> Iterator[Any]:
@@ -192,6 +197,7 @@ def status_from(
     check_limits: Mapping[str, int] | None = None,
     fair_share: str | None = None,
     head_pod: Mapping[str, Any] | None = None,
+    eta: AdmissionEstimate | None = None,
 ) -> ClusterStatus:
     """Build a :class:`ClusterStatus` from the observed RayCluster, its Workload and the position.
 
@@ -208,6 +214,7 @@ def status_from(
         fair_share: why fair sharing puts other queues first, when read
             (:func:`rayqueue_sdk.cluster.fairshare.fair_share_for`).
         head_pod: the cluster's head Pod, when read (a head that cannot start makes the phase ``FAILED``).
+        eta: the admission estimate, kept only while the cluster is in the queue.
 
     Example:
         >>> status_from(None, name="ws", namespace="ds").phase
@@ -250,6 +257,7 @@ def status_from(
         workers_desired=a.workers_desired,
         dashboard_url=dashboard_url,
         cluster_uri=cluster_uri,
+        eta=eta if a.in_queue else None,
     )
 
 

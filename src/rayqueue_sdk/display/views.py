@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.admission.phases import ClusterPhase
 
 __all__ = ["DetailsView", "GroupView", "StatusView"]
@@ -63,6 +64,8 @@ class StatusView(Protocol):
     def cluster_uri(self) -> str | None: ...
     @property
     def idle_scale_to_zero(self) -> str | None: ...
+    @property
+    def eta(self) -> AdmissionEstimate | None: ...
 
 
 class GroupView(Protocol):
