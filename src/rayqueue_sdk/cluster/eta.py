@@ -53,6 +53,9 @@ log = logging.getLogger(__name__)
 
 _SCALEDOBJECTS = Kind("keda.sh", "v1alpha1", "scaledobjects")
 _DONE = ("Complete", "Failed")
+#: What a release takes after the policy acts, beyond KEDA's polling interval: the Workload's eviction,
+#: its pods' removal and Kueue's next admission cycle.
+_KUEUE_SECONDS = 10.0
 
 
 def _list(api: ApiClient, kind: Kind, namespace: str) -> list[dict[str, Any]] | None:
@@ -81,12 +84,14 @@ def _idle_clock(
     if policy.get("mode") == "keda":
         if scaled_object is None:
             return None, idle_seconds, cooldown_end
+        # KEDA scales to zero at lastActiveTime + cooldownPeriod; never active: initialCooldownPeriod from
+        # the ScaledObject's creation (KEDA scale_scaledobjects.go)
         spec = scaled_object.get("spec") or {}
-        idle_seconds = float(spec.get("cooldownPeriod") or idle_seconds)
         last = parse_time((scaled_object.get("status") or {}).get("lastActiveTime"))
+        if last is not None:
+            return last, float(spec.get("cooldownPeriod") or idle_seconds), None
         created = parse_time((scaled_object.get("metadata") or {}).get("creationTimestamp"))
-        since = last if last is not None else created
-        return since, idle_seconds, cooldown_end
+        return created, float(spec.get("initialCooldownPeriod") or idle_seconds), None
     text = ((workload.get("metadata") or {}).get("annotations") or {}).get(IDLE_STATE_ANNOTATION)
     try:
         data = json.loads(text) if text else None
@@ -167,6 +172,8 @@ def releases_of(
             continue
         so = sos.get(policy_name(str(owner))) if policy.get("mode") == "keda" else None
         since, seconds, cooldown_end = _idle_clock(policy, wl, so)
+        polling = ((so or {}).get("spec") or {}).get("pollingInterval")
+        slack = {"slack_seconds": float(polling) + _KUEUE_SECONDS} if polling else {}
         out.append(
             idle_release(
                 ns,
@@ -177,6 +184,7 @@ def releases_of(
                 idle_seconds=seconds,
                 now=now,
                 cooldown_until=_utc(cooldown_end),
+                **slack,
             )
         )
     return out
