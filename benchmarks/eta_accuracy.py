@@ -18,7 +18,9 @@ Ray heads are not started (``ray_enabled=False``): admissions and releases are K
 KubeRay's, the Ray processes would only cost CPU. A poller reads, every second and per namespace, what the
 SDK reads (:func:`rayqueue_sdk.cluster.queue_reads.read_queues` and
 :func:`rayqueue_sdk.cluster.eta.estimates_for`: the LISTs a user's ``status()`` makes) and keeps, for each
-workload, its first estimate and the one it had when it first stood next in line. The actual admission is
+workload, its first estimate and the one it had when it first stood next in line with every admitted cluster
+of its namespace under its idle policy (the trace sets a policy a moment after each admission; before that,
+nothing bounds the holder's release and the estimate rightly has no end). The actual admission is
 the Workload's ``Admitted`` time (whole seconds, so windows are compared at that resolution).
 
 Printed: every admission with both estimates and the actual time; the share of admissions inside the
@@ -40,7 +42,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -77,6 +79,7 @@ class Item:
     deadline: int = 0
     obj: Any = None
     policy_set: bool = False
+    policy_done: bool = False
     workload: str | None = None
     first: AdmissionEstimate | None = None
     first_seen: bool = False
@@ -178,7 +181,11 @@ class Poller(threading.Thread):
         cpu = time.process_time()
         etas = estimates_for(self.api, reads, overview)
         self.estimate_cpu.append(time.process_time() - cpu)
-        by_owner = {_owner(w): w for w in reads.workloads}
+        by_owner = {_owner(w): w for w in reads.workloads if w["metadata"].get("namespace") == ns}
+        # the trace's state: every admitted cluster of this namespace has its idle policy in force
+        settled = all(
+            i.policy_done for i in items if i.kind == "cluster" and i.admitted is not None and i.policy_set
+        ) and not any(i.kind == "cluster" and i.admitted is not None and not i.policy_set for i in items)
         for item in items:
             wl = by_owner.get(item.name)
             if wl is None:
@@ -192,7 +199,7 @@ class Poller(threading.Thread):
                 eta = etas.get((ns, item.workload))
                 if not item.first_seen:
                     item.first, item.first_seen = eta, True
-                if entry.position == 0 and not item.head_seen:
+                if entry.position == 0 and settled and not item.head_seen:
                     item.at_head, item.head_seen = eta, True
             if item.admitted is None:
                 item.admitted = _admitted_at(wl)
@@ -240,7 +247,7 @@ def summary(label: str, items: list[Item], pick: str) -> None:
 
 def cpu_benchmark(n: int = 1000) -> None:
     """The pure estimate for ``n`` pending workloads behind 20 holders with idle policies."""
-    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    now = datetime(2026, 1, 1, tzinfo=UTC)
     cq = {
         "metadata": {"name": "cq"},
         "spec": {
@@ -290,11 +297,16 @@ def cpu_benchmark(n: int = 1000) -> None:
     }
     releases = [
         idle_release(
-            "ds", f"h{i}", f"ds/h{i}", {("f", "cpu"): Decimal(2), ("f", "nvidia.com/gpu"): Decimal(2)},
-            idle_since=now - timedelta(seconds=30 * i), idle_seconds=600, now=now,
+            "ds",
+            f"h{i}",
+            f"ds/h{i}",
+            {("f", "cpu"): Decimal(2), ("f", "nvidia.com/gpu"): Decimal(2)},
+            idle_since=now - timedelta(seconds=30 * i),
+            idle_seconds=600,
+            now=now,
         )
         for i in range(20)
-    ]  # fmt: skip
+    ]
     runs = []
     for _ in range(5):
         cpu = time.process_time()
@@ -317,7 +329,9 @@ def main() -> None:
     parser.add_argument("--deadlines", default="5,20,30", help="activeDeadlineSeconds of the jobs")
     parser.add_argument("--job-seconds", type=float, default=8.0, help="how long a simulated job runs")
     parser.add_argument("--timeout", type=float, default=600.0)
-    parser.add_argument("--crd-dir", default=os.environ.get("RAYQUEUE_CRDS_DIR", str(ROOT.parent / "shared" / "crds")))
+    parser.add_argument(
+        "--crd-dir", default=os.environ.get("RAYQUEUE_CRDS_DIR", str(ROOT.parent / "shared" / "crds"))
+    )
     parser.add_argument("--cpu-only", action="store_true")
     args = parser.parse_args()
     if not args.cpu_only:
@@ -348,11 +362,11 @@ def trace(args: argparse.Namespace) -> None:
             lanes[ns] = make_items(ns, lane, args)
         source = PrometheusSource(url=cp.prometheus.url, window="3s", auth="bearer")
         poller = Poller(api, lanes, source)
+        poller.start()
         for index in range(args.per_lane):
             for items in lanes.values():
                 submit(items[index], api)
             time.sleep(0.3)
-        poller.start()
         deadline = time.monotonic() + args.timeout
         while not poller.done() and time.monotonic() < deadline:
             time.sleep(1.0)
@@ -366,9 +380,10 @@ def trace(args: argparse.Namespace) -> None:
             f"in {args.lanes} ClusterQueues of 2 GPUs; {time.monotonic() - started:.0f} s wall"
         )
         print(
-            f"{'item':22s} {'gpu':>3s} {'prio':4s} {'first estimate':22s} {'next-in-line estimate':22s} actual"
+            f"{'item':22s} {'gpu':>3s} {'prio':4s} {'first estimate':22s} {'next-in-line estimate':22s} "
+            "actual"
         )
-        for i in sorted(items, key=lambda x: x.admitted or datetime.max.replace(tzinfo=timezone.utc)):
+        for i in sorted(items, key=lambda x: x.admitted or datetime.max.replace(tzinfo=UTC)):
             what = f"{i.ns[-4:]}/{i.name} {i.kind[0]}{i.idle or i.deadline:g}"
             ok = _inside(i.at_head, i.admitted) if i.admitted else None
             mark = {True: "in", False: "OUT", None: "-"}[ok]
@@ -379,7 +394,7 @@ def trace(args: argparse.Namespace) -> None:
         for i in items:
             if (
                 i.at_head is not None
-                and _inside(i.at_head, i.admitted or datetime.max.replace(tzinfo=timezone.utc)) is False
+                and _inside(i.at_head, i.admitted or datetime.max.replace(tzinfo=UTC)) is False
             ):
                 print(f"  out: {i.ns[-4:]}/{i.name}: {i.at_head.basis}")
         if poller.errors:
@@ -391,11 +406,7 @@ def trace(args: argparse.Namespace) -> None:
                 f"gathering + estimate per namespace and poll: median "
                 f"{statistics.median(poller.estimate_cpu) * 1000:.1f} ms CPU"
             )
-        for i in items:
-            try:
-                i.obj.down() if i.kind == "cluster" else i.obj.delete()
-            except Exception:  # noqa: BLE001, S110 - cleanup of a plane that is stopped next anyway
-                pass
+        # the plane's stop removes everything it ran
 
 
 if __name__ == "__main__":

@@ -450,9 +450,19 @@ def estimate_admissions(
             if key in out:
                 continue
             out[key] = _one(
-                overview, q.cluster_queue_name, cq, w, q.hidden_pending, requests, holders,
-                cq_of_release, early, late, now, hidden_text,
-            )  # fmt: skip
+                overview,
+                q.cluster_queue_name,
+                cq,
+                w,
+                q.hidden_pending,
+                requests,
+                holders,
+                cq_of_release,
+                early,
+                late,
+                now,
+                hidden_text,
+            )
     return out
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from rayqueue_sdk.admission.estimate import AdmissionEstimate
 from rayqueue_sdk.admission.fit import FitAnswer, fit_requests, workload_requests
+from rayqueue_sdk.admission.headroom import QueueHeadroom, headroom_of
 from rayqueue_sdk.admission.overview import QueueOverview, WorkloadEntry
 from rayqueue_sdk.cluster.eta import estimates_for
 from rayqueue_sdk.cluster.queue_reads import overview_of, read_queues
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
 
 __all__ = [
+    "queue_headroom",
     "queue_overview",
     "view_queues",
     "will_it_fit",
@@ -84,6 +86,29 @@ def queue_overview(
         etas = estimates_for(api, reads, overview)
         overview = with_estimates(overview, etas)
     return overview
+
+
+def queue_headroom(
+    namespace: str | None = None, client: ApiClient | ClientSource | None = None
+) -> QueueHeadroom:
+    """What each LocalQueue of ``namespace`` may still get now, per flavor and resource: nominal quota,
+    what it could borrow, what the ClusterQueue and the queue itself hold, and what is free
+    (:mod:`rayqueue_sdk.admission.headroom`). A reader who may not read ClusterQueues gets the queue's own
+    usage and a note naming the permission that would show the rest. The overview's three LISTs.
+
+    Raises:
+        ForbiddenError: the identity may not list LocalQueues (or Workloads) in the namespace.
+
+    Example:
+        >>> from rayqueue_sdk import queue_headroom
+        >>> # print(queue_headroom("team-a"))
+        >>> # LOCALQUEUE   CLUSTERQUEUE FLAVOR       RESOURCE        NOMINAL BORROWABLE   USED (QUEUE)   FREE
+        >>> # user-queue   cq-team-a    default-flav nvidia.com/gpu        2          0      2 (2)          0
+    """
+    api = get_client(client)
+    ns = namespace or default_namespace(api)
+    reads = read_queues(api, ns)
+    return headroom_of(overview_of(reads), reads.own)
 
 
 def with_estimates(overview: QueueOverview, etas: dict[tuple[str, str], AdmissionEstimate]) -> QueueOverview:

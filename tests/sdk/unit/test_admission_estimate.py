@@ -4,7 +4,7 @@ deadline, a finished job, nothing bounding a release, preemption, cohort borrowi
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -24,7 +24,7 @@ from rayqueue_sdk.admission.overview import build_overview
 from rayqueue_sdk.cluster.eta import releases_of
 from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, POLICY_ANNOTATION
 
-NOW = datetime(2026, 1, 1, 14, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 1, 14, 0, tzinfo=UTC)
 GPU = "nvidia.com/gpu"
 
 
@@ -33,21 +33,34 @@ def cq(name: str = "cq-a", gpus: int = 2, used: int = 2, **spec: Any) -> dict[st
         "metadata": {"name": name},
         "spec": {
             "resourceGroups": [
-                {"coveredResources": [GPU], "flavors": [{"name": "gpu", "resources": [{"name": GPU, "nominalQuota": gpus}]}]}
+                {
+                    "coveredResources": [GPU],
+                    "flavors": [{"name": "gpu", "resources": [{"name": GPU, "nominalQuota": gpus}]}],
+                }
             ],
             **spec,
         },
         "status": {"flavorsUsage": [{"name": "gpu", "resources": [{"name": GPU, "total": str(used)}]}]},
-    }  # fmt: skip
+    }
 
 
 def lq(name: str = "q", cluster_queue: str = "cq-a", ns: str = "ds") -> dict[str, Any]:
     return {"metadata": {"name": name, "namespace": ns}, "spec": {"clusterQueue": cluster_queue}}
 
 
-def wl(name: str, *, gpus: int = 2, admitted: bool = False, prio: int = 0, created: str = "13:50",
-       ns: str = "ds", queue: str = "q", cluster_queue: str = "cq-a", owner: str | None = None,
-       owner_kind: str = "RayCluster") -> dict[str, Any]:  # fmt: skip
+def wl(
+    name: str,
+    *,
+    gpus: int = 2,
+    admitted: bool = False,
+    prio: int = 0,
+    created: str = "13:50",
+    ns: str = "ds",
+    queue: str = "q",
+    cluster_queue: str = "cq-a",
+    owner: str | None = None,
+    owner_kind: str = "RayCluster",
+) -> dict[str, Any]:
     obj: dict[str, Any] = {
         "metadata": {
             "name": name,
@@ -59,21 +72,27 @@ def wl(name: str, *, gpus: int = 2, admitted: bool = False, prio: int = 0, creat
             "queueName": queue,
             "priority": prio,
             "podSets": [
-                {"name": "head", "count": 1, "template": {"spec": {"containers": [{"resources": {"requests": {GPU: gpus}}}]}}}
+                {
+                    "name": "head",
+                    "count": 1,
+                    "template": {"spec": {"containers": [{"resources": {"requests": {GPU: gpus}}}]}},
+                }
             ],
         },
-    }  # fmt: skip
+    }
     if admitted:
         obj["status"] = {
             "admission": {
                 "clusterQueue": cluster_queue,
-                "podSetAssignments": [{"name": "head", "flavors": {GPU: "gpu"}, "resourceUsage": {GPU: str(gpus)}}],
+                "podSetAssignments": [
+                    {"name": "head", "flavors": {GPU: "gpu"}, "resourceUsage": {GPU: str(gpus)}}
+                ],
             },
             "conditions": [
                 {"type": "QuotaReserved", "status": "True"},
                 {"type": "Admitted", "status": "True", "lastTransitionTime": "2026-01-01T13:40:00Z"},
             ],
-        }  # fmt: skip
+        }
     return obj
 
 
@@ -81,8 +100,13 @@ def usage(gpus: int) -> dict[tuple[str, str], Decimal]:
     return {("gpu", GPU): Decimal(gpus)}
 
 
-def estimate(workloads: list[dict[str, Any]], releases: list[Any], cqs: list[dict[str, Any]] | None = None,
-             readable: bool = True, lqs: list[dict[str, Any]] | None = None) -> dict[Any, Any]:  # fmt: skip
+def estimate(
+    workloads: list[dict[str, Any]],
+    releases: list[Any],
+    cqs: list[dict[str, Any]] | None = None,
+    readable: bool = True,
+    lqs: list[dict[str, Any]] | None = None,
+) -> dict[Any, Any]:
     ov = build_overview(
         "ds", lqs or [lq()], [cq()] if cqs is None else cqs, workloads, cluster_queues_readable=readable
     )
@@ -222,30 +246,57 @@ def test_admitted_usage_and_requests_from_workload_objects() -> None:
 @pytest.mark.parametrize(
     ("state", "since"),
     [
-        ({"idleSince": "2026-01-01T13:58:00Z", "admittedAt": "2026-01-01T13:40:00Z", "decision": "idle 2.0 of 5 min"}, True),
-        ({"idleSince": "2026-01-01T13:59:59Z", "admittedAt": "2026-01-01T13:40:00Z", "decision": "busy"}, False),
+        (
+            {
+                "idleSince": "2026-01-01T13:58:00Z",
+                "admittedAt": "2026-01-01T13:40:00Z",
+                "decision": "idle 2.0 of 5 min",
+            },
+            True,
+        ),
+        (
+            {"idleSince": "2026-01-01T13:59:59Z", "admittedAt": "2026-01-01T13:40:00Z", "decision": "busy"},
+            False,
+        ),
     ],
-)  # fmt: skip
+)
 def test_the_reapers_state_annotation_is_the_idle_clock(state: dict[str, Any], since: bool) -> None:
     import json
 
     holder = wl("a", admitted=True, owner="ws")
     holder["metadata"]["annotations"] = {IDLE_STATE_ANNOTATION: json.dumps(state)}
-    rc = {"metadata": {"name": "ws", "namespace": "ds", "annotations": {POLICY_ANNOTATION: json.dumps(
-        {"mode": "reaper", "mechanism": "workload", "idle_minutes": 5, "initial_cooldown_minutes": 0})}}}  # fmt: skip
+    rc = {
+        "metadata": {
+            "name": "ws",
+            "namespace": "ds",
+            "annotations": {
+                POLICY_ANNOTATION: json.dumps(
+                    {
+                        "mode": "reaper",
+                        "mechanism": "workload",
+                        "idle_minutes": 5,
+                        "initial_cooldown_minutes": 0,
+                    }
+                )
+            },
+        }
+    }
     (rel,) = releases_of([holder], "ds", [rc], [], [], NOW)
     if since:
-        assert rel.earliest == datetime(2026, 1, 1, 14, 3, tzinfo=timezone.utc) and rel.latest is not None
+        assert rel.earliest == datetime(2026, 1, 1, 14, 3, tzinfo=UTC) and rel.latest is not None
     else:
         assert rel.earliest == NOW + timedelta(minutes=5) and rel.latest is None
 
 
 def test_a_rayjob_holder_is_bounded_by_its_deadline_and_released_when_complete() -> None:
     holder = wl("a", admitted=True, owner="train", owner_kind="RayJob")
-    job = {"metadata": {"name": "train"}, "spec": {"activeDeadlineSeconds": 600},
-           "status": {"startTime": "2026-01-01T13:55:00Z", "jobDeploymentStatus": "Running"}}  # fmt: skip
+    job = {
+        "metadata": {"name": "train"},
+        "spec": {"activeDeadlineSeconds": 600},
+        "status": {"startTime": "2026-01-01T13:55:00Z", "jobDeploymentStatus": "Running"},
+    }
     (rel,) = releases_of([holder], "ds", [], [job], [], NOW)
-    assert rel.latest == datetime(2026, 1, 1, 14, 5, 30, tzinfo=timezone.utc)
+    assert rel.latest == datetime(2026, 1, 1, 14, 5, 30, tzinfo=UTC)
     job["status"]["jobDeploymentStatus"] = "Complete"
     (rel,) = releases_of([holder], "ds", [], [job], [], NOW)
     assert rel.earliest == NOW and "finished" in rel.why

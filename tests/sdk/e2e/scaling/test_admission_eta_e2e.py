@@ -51,7 +51,9 @@ def test_a_queued_cluster_behind_an_idle_one_is_admitted_inside_its_estimate(
     uid = rc_uid or str(idle_plane.store.get("rayclusters.ray.io", ns, "second")["metadata"]["uid"])
     wl = find_workload(idle_admin, ns, uid)
     assert wl is not None
-    admitted = datetime.fromisoformat(str(condition(wl, "Admitted")["lastTransitionTime"]).replace("Z", "+00:00"))
+    admitted = datetime.fromisoformat(
+        str(condition(wl, "Admitted")["lastTransitionTime"]).replace("Z", "+00:00")
+    )
     # Kueue's times have whole seconds: the window is compared at that resolution
     assert eta.earliest.replace(microsecond=0) <= admitted <= eta.latest, (eta, admitted)
     second.down()
