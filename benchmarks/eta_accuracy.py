@@ -59,7 +59,7 @@ from rayqueue_sdk.admission.estimate import (
 from rayqueue_sdk.admission.overview import build_overview
 from rayqueue_sdk.cluster.eta import estimates_for
 from rayqueue_sdk.cluster.queue_reads import overview_of, read_queues
-from rayqueue_sdk.config.idle import PrometheusSource
+from rayqueue_sdk.config.idle import IdlePolicy, PrometheusSource
 from rayqueue_sdk.kube.client import build_api_client
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,10 +118,17 @@ def make_items(ns: str, lane: int, args: argparse.Namespace) -> list[Item]:
     return items
 
 
-def submit(item: Item, api: Any) -> None:
+def submit(item: Item, api: Any, args: argparse.Namespace, source: PrometheusSource) -> None:
     prio = {"priority_class": HIGH} if item.high else {}
     if item.kind == "cluster":
+        policy: dict[str, Any] = {}
+        if args.policy == "reaper":  # in force from the start: the reaper counts from the admission
+            policy["idle_scale_to_zero"] = IdlePolicy(
+                idle_minutes=item.idle / 60, mode="reaper", prometheus=source, polling_seconds=1
+            )
+            item.policy_set = item.policy_done = True
         cfg = ClusterConfiguration(
+            **policy,
             name=item.name,
             namespace=item.ns,
             num_workers=0,
@@ -332,6 +339,13 @@ def main() -> None:
     parser.add_argument(
         "--crd-dir", default=os.environ.get("RAYQUEUE_CRDS_DIR", str(ROOT.parent / "shared" / "crds"))
     )
+    parser.add_argument(
+        "--policy",
+        choices=("reaper", "keda"),
+        default="reaper",
+        help="reaper: in the ClusterConfiguration from the start (GPU signal through Prometheus); keda: set "
+        "with scale_to_zero() a moment after each admission",
+    )
     parser.add_argument("--cpu-only", action="store_true")
     args = parser.parse_args()
     if not args.cpu_only:
@@ -365,7 +379,7 @@ def trace(args: argparse.Namespace) -> None:
         poller.start()
         for index in range(args.per_lane):
             for items in lanes.values():
-                submit(items[index], api)
+                submit(items[index], api, args, source)
             time.sleep(0.3)
         deadline = time.monotonic() + args.timeout
         while not poller.done() and time.monotonic() < deadline:
@@ -374,7 +388,7 @@ def trace(args: argparse.Namespace) -> None:
         poller.join(5)
         items = [i for group in lanes.values() for i in group]
         print(
-            f"trace: {len(items)} items ({sum(i.kind == 'cluster' for i in items)} clusters with KEDA idle "
+            f"trace: {len(items)} items ({sum(i.kind == 'cluster' for i in items)} clusters with {args.policy} idle "
             f"policies of {args.idle} s, {sum(i.kind == 'job' for i in items)} RayJobs with deadlines "
             f"{args.deadlines} s running {args.job_seconds:g} s, {sum(i.high for i in items)} high priority) "
             f"in {args.lanes} ClusterQueues of 2 GPUs; {time.monotonic() - started:.0f} s wall"

@@ -3,8 +3,9 @@
 
 :func:`estimates_for` takes an overview's reads (LocalQueues, ClusterQueues, Workloads) and lists, in the
 reader's namespace, the RayClusters (their idle policy annotation), the RayJobs (``activeDeadlineSeconds``,
-start time, finished) and KEDA's ScaledObjects (``lastActiveTime``, ``cooldownPeriod``): three LISTs, each
-skipped quietly where forbidden or not served. The reaper's clock is its state annotation on the Workload,
+start time, finished) and KEDA's ScaledObjects (``lastActiveTime``, ``cooldownPeriod``): up to three LISTs,
+made only where a workload waits behind a holder of the reader's namespace, each skipped quietly where
+forbidden or not served. The reaper's clock is its state annotation on the Workload,
 read through the agent's own :class:`~rayqueue_sdk.scaling.agent.AgentState` (:func:`_idle_clock` is the
 one place that reads it). Holders in namespaces the reader cannot read have no known release; a reader who
 may not read ClusterQueues gets the queue position and a sentence saying what is hidden.
@@ -201,7 +202,8 @@ def estimates_for(
     """
     now = now or datetime.now(UTC)
     ns = reads.namespace
-    holding = any(q.holding for q in overview.queues)
+    # the holders' release facts are read in the reader's namespace only (others' are not theirs to read)
+    holding = any(h.namespace == ns for q in overview.queues if q.pending for h in q.holding)
     rcs = _list(api, RAYCLUSTERS, ns) if holding else []
     jobs = _list(api, RAYJOBS, ns) if holding else []
     sos = _list(api, _SCALEDOBJECTS, ns) if holding and rcs and _any_keda(rcs) else []
