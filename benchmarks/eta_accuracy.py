@@ -5,10 +5,11 @@ The trace (``--lanes`` namespaces in parallel, each with seed 000's ClusterQueue
 LocalQueue ``user-queue``; ``--per-lane`` items each, submitted 0.3 s apart so the queue order is defined)
 cycles through:
 
-- RayClusters of 1 or 2 GPUs that get a KEDA idle policy (``idle_signal="gpu"`` through the plane's real
-  Prometheus and its DCGM-style exporter) the moment they are admitted, as a user does on a live cluster,
-  with idle periods of ``--idle`` seconds (three values): they hold their quota until KEDA scales them to
-  zero;
+- RayClusters of 1 or 2 GPUs with an idle policy of ``--idle`` seconds (three values) that hold their quota
+  until the policy scales them to zero: by default (``--policy reaper``) the reaper, set in the
+  ClusterConfiguration from creation, with ``idle_signal="gpu"`` through the plane's real Prometheus and its
+  DCGM-style exporter (it counts from the admission); ``--policy keda``: KEDA, set with ``scale_to_zero()``
+  the moment each cluster is admitted, as a user does on a live cluster;
 - job-owned RayJobs of 1 or 2 GPUs with ``activeDeadlineSeconds`` (three values; the plane's simulated Ray
   job runs ``--job-seconds``): those whose deadline is shorter end by it (``DeadlineExceeded``), the others
   finish first;
@@ -388,7 +389,8 @@ def trace(args: argparse.Namespace) -> None:
         poller.join(5)
         items = [i for group in lanes.values() for i in group]
         print(
-            f"trace: {len(items)} items ({sum(i.kind == 'cluster' for i in items)} clusters with {args.policy} idle "
+            f"trace: {len(items)} items ({sum(i.kind == 'cluster' for i in items)} clusters with "
+            f"{args.policy} idle "
             f"policies of {args.idle} s, {sum(i.kind == 'job' for i in items)} RayJobs with deadlines "
             f"{args.deadlines} s running {args.job_seconds:g} s, {sum(i.high for i in items)} high priority) "
             f"in {args.lanes} ClusterQueues of 2 GPUs; {time.monotonic() - started:.0f} s wall"
