@@ -413,6 +413,9 @@ def trace(args: argparse.Namespace) -> None:
                 and _inside(i.at_head, i.admitted or datetime.max.replace(tzinfo=UTC)) is False
             ):
                 print(f"  out: {i.ns[-4:]}/{i.name}: {i.at_head.basis}")
+        unbounded = [i for i in items if i.first is not None and i.first.earliest is None]
+        for i in unbounded[:4]:
+            print(f"  no earliest, {i.ns[-4:]}/{i.name}: {i.first.basis if i.first else ''}")
         if poller.errors:
             print(f"poller errors ({len(poller.errors)}): {poller.errors[:3]}", file=sys.stderr)
         summary("next in line", items, "at_head")

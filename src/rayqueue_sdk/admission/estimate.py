@@ -53,6 +53,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -73,6 +74,7 @@ __all__ = [
     "CLUSTERQUEUE_PERMISSION",
     "DEFAULT_SLACK_SECONDS",
     "AdmissionEstimate",
+    "Hold",
     "Release",
     "admitted_usage",
     "deadline_release",
@@ -334,40 +336,103 @@ def _simulate(
     requests: Mapping[Key, Mapping[str, Decimal]],
     releases: Sequence[tuple[datetime, Release, str]],
     now: datetime,
+    holds: Mapping[Key, Hold] | None = None,
+    late: bool = False,
 ) -> dict[Key, tuple[datetime, Release | None]]:
     """Admission time (and the release that made room) of each pending workload, releases happening at
-    the given times; workloads never admitted are absent."""
+    the given times; a workload admitted on the way releases in turn where its ``holds`` entry bounds it
+    (``late``: at its latest, else its earliest); workloads never admitted are absent."""
     queues = _Queues(overview)
     waiting = {cq: list(ws) for cq, ws in pending.items() if cq in queues.cqs}
     admitted: dict[Key, tuple[datetime, Release | None]] = {}
+    events: list[tuple[datetime, int, Release, str]] = [
+        (at, i, rel, cq) for i, (at, rel, cq) in enumerate(releases)
+    ]
+    heapq.heapify(events)
+    counter = len(events)
 
     def admit(at: datetime, because: Release | None) -> None:
+        nonlocal counter
         progress = True
         while progress:
             progress = False
             for cq_name, ws in waiting.items():
                 strict = queues.cqs[cq_name].strategy == "StrictFIFO"
                 for w in list(ws):
-                    req = requests.get((w.namespace, w.name))
+                    key = (w.namespace, w.name)
+                    req = requests.get(key)
                     if req is None:  # unknown shape: it blocks nothing, admits nothing
                         ws.remove(w)
                         continue
                     fits, flavors = queues.fit(cq_name, req)
                     if fits:
-                        queues.change(cq_name, _usage_of(req, flavors), +1)
-                        admitted[(w.namespace, w.name)] = (at, because)
+                        used = _usage_of(req, flavors)
+                        queues.change(cq_name, used, +1)
+                        admitted[key] = (at, because)
                         ws.remove(w)
                         progress = True
+                        hold = (holds or {}).get(key)
+                        offset = None if hold is None else (hold.latest if late else hold.earliest)
+                        if hold is not None and offset is not None:
+                            end = at + timedelta(seconds=offset)
+                            rel = Release(
+                                w.namespace,
+                                w.name,
+                                w.label,
+                                used,
+                                end,
+                                end,
+                                hold.why.format(label=w.label, at=_hhmm(end)),
+                                hold.moves.format(label=w.label),
+                            )
+                            counter += 1
+                            heapq.heappush(events, (end, counter, rel, cq_name))
                     elif strict:
                         break
 
     admit(now, None)
-    for at, rel, cq_name in sorted(releases, key=lambda x: x[0]):
-        if not any(waiting.values()):
-            break
+    while events and any(waiting.values()):
+        at, _, rel, cq_name = heapq.heappop(events)
         queues.change(cq_name, rel.usage, -1)
         admit(max(at, now), rel)
     return admitted
+
+
+@dataclass(frozen=True)
+class Hold:
+    """How long a *pending* workload will hold its quota once admitted, in seconds from its admission
+    (``None``: nothing bounds it): a cluster with an idle policy releases no sooner than its idle period
+    (``earliest``) and nothing bounds when (it may be used); a RayJob with a deadline may end at once and
+    ends by its deadline. ``why``/``moves`` are templates with ``{label}`` and ``{at}``.
+
+    Example:
+        >>> Hold.for_idle(600).earliest, Hold.for_deadline(900).latest
+        (600.0, 930.0)
+    """
+
+    earliest: float | None
+    latest: float | None
+    why: str
+    moves: str = ""
+
+    @classmethod
+    def for_idle(cls, idle_seconds: float) -> Hold:
+        """A cluster with an idle policy of ``idle_seconds`` (its initial cooldown included)."""
+        return cls(
+            float(idle_seconds),
+            None,
+            "{label}, once admitted, releases its quota at {at} at the earliest (its idle policy)",
+            "{label} is used once admitted",
+        )
+
+    @classmethod
+    def for_deadline(cls, deadline_seconds: float, slack_seconds: float = DEFAULT_SLACK_SECONDS) -> Hold:
+        """A RayJob with ``activeDeadlineSeconds``."""
+        return cls(
+            0.0,
+            float(deadline_seconds) + slack_seconds,
+            "{label}, once admitted, ends by its deadline ({at})",
+        )
 
 
 def _preemptible(cq: ClusterQueueSummary, target: WorkloadEntry, holder: WorkloadEntry) -> bool:
@@ -391,10 +456,13 @@ def estimate_admissions(
     *,
     now: datetime,
     hidden: Sequence[str] = (),
+    holds: Mapping[Key, Hold] | None = None,
 ) -> dict[Key, AdmissionEstimate]:
     """An :class:`AdmissionEstimate` for every pending workload of ``overview`` (keyed ``(namespace,
     name)``), from what each asks (``requests``; see :func:`workload_object_requests`) and when each holder
-    releases (``releases``). ``hidden`` names what the reader could not read (said in every basis).
+    releases (``releases``). ``hidden`` names what the reader could not read (said in every basis);
+    ``holds`` how long pending workloads will hold their quota once admitted (:class:`Hold`), so that a
+    workload further back can count on their release too.
     Workloads that are not pending get no entry: an admitted one has no estimate.
 
     Example:
@@ -433,6 +501,7 @@ def estimate_admissions(
         requests,
         [(r.earliest, r, cq) for r, cq in cq_of_release if r.earliest is not None],
         now,
+        holds,
     )
     late = _simulate(
         overview,
@@ -440,6 +509,8 @@ def estimate_admissions(
         requests,
         [(r.latest, r, cq) for r, cq in cq_of_release if r.latest is not None],
         now,
+        holds,
+        late=True,
     )
     hidden_text = "; ".join(hidden)
     out: dict[Key, AdmissionEstimate] = {}

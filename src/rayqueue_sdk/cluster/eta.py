@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.admission.estimate import (
     AdmissionEstimate,
+    Hold,
     Release,
     admitted_usage,
     deadline_release,
@@ -48,7 +49,7 @@ from rayqueue_sdk.scaling.policy import policy_of
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
 
-__all__ = ["estimate_for_workload", "estimates_for", "releases_of"]
+__all__ = ["estimate_for_workload", "estimates_for", "holds_of", "releases_of"]
 
 log = logging.getLogger(__name__)
 
@@ -202,8 +203,11 @@ def estimates_for(
     """
     now = now or datetime.now(UTC)
     ns = reads.namespace
-    # the holders' release facts are read in the reader's namespace only (others' are not theirs to read)
-    holding = any(h.namespace == ns for q in overview.queues if q.pending for h in q.holding)
+    # release facts are read in the reader's namespace only (others' are not theirs to read), and only
+    # where one of the reader's workloads waits
+    holding = any(w.namespace == ns for q in overview.queues for w in q.pending) and any(
+        q.holding for q in overview.queues
+    )
     rcs = _list(api, RAYCLUSTERS, ns) if holding else []
     jobs = _list(api, RAYJOBS, ns) if holding else []
     sos = _list(api, _SCALEDOBJECTS, ns) if holding and rcs and _any_keda(rcs) else []
@@ -219,7 +223,47 @@ def estimates_for(
         hidden.append("your RayClusters cannot be listed, so idle policies are not known")
     if any("not visible" in n for n in reads.notes):
         hidden.append("quota held from other namespaces has no known release")
-    return estimate_admissions(overview, requests, releases, now=now, hidden=hidden)
+    holds = holds_of(reads.workloads, ns, rcs, jobs)
+    return estimate_admissions(overview, requests, releases, now=now, hidden=hidden, holds=holds)
+
+
+def holds_of(
+    workloads: list[dict[str, Any]],
+    namespace: str,
+    rayclusters: list[dict[str, Any]] | None,
+    rayjobs: list[dict[str, Any]] | None,
+) -> dict[tuple[str, str], Hold]:
+    """How long each pending Workload of ``namespace`` will hold its quota once admitted: a cluster with an
+    idle policy at least its idle period (its initial cooldown if longer), a RayJob at most its deadline
+    (pure).
+
+    Example:
+        >>> wl = {"metadata": {"name": "w", "namespace": "ds", "ownerReferences": [{"kind": "RayJob",
+        ...     "name": "train"}]}}
+        >>> job = {"metadata": {"name": "train"}, "spec": {"activeDeadlineSeconds": 60}}
+        >>> holds_of([wl], "ds", [], [job])[("ds", "w")].latest
+        90.0
+    """
+    clusters = {str((o.get("metadata") or {}).get("name")): o for o in rayclusters or []}
+    jobs = {str((o.get("metadata") or {}).get("name")): o for o in rayjobs or []}
+    out: dict[tuple[str, str], Hold] = {}
+    for wl in workloads:
+        meta = wl.get("metadata") or {}
+        if meta.get("namespace") != namespace or admitted_usage(wl):
+            continue
+        key = (namespace, str(meta.get("name") or ""))
+        kind, owner = _owner(wl)
+        if kind == "RayJob" and owner in jobs:
+            deadline = ((jobs[owner].get("spec") or {}).get("activeDeadlineSeconds")) or None
+            if deadline:
+                out[key] = Hold.for_deadline(float(deadline))
+        elif kind == "RayCluster" and owner in clusters:
+            policy = policy_of(clusters[owner]) or {}
+            if policy.get("mode") == "reaper" and policy.get("mechanism") in (None, "workload"):
+                idle = float(policy.get("idle_minutes") or 0) * 60
+                cooldown = float(policy.get("initial_cooldown_minutes") or 0) * 60
+                out[key] = Hold.for_idle(max(idle, cooldown))
+    return out
 
 
 def _any_keda(rcs: list[dict[str, Any]]) -> bool:

@@ -12,6 +12,7 @@ import pytest
 
 from rayqueue_sdk.admission.estimate import (
     CLUSTERQUEUE_PERMISSION,
+    Hold,
     admitted_usage,
     deadline_release,
     estimate_admissions,
@@ -306,3 +307,20 @@ def test_holders_in_other_namespaces_have_no_known_release() -> None:
     holder = wl("a", admitted=True, ns="other")
     (rel,) = releases_of([holder], "ds", [], [], [], NOW)
     assert rel.earliest is None and rel.latest is None
+
+
+def test_a_workload_further_back_counts_on_the_release_of_those_admitted_before_it() -> None:
+    rel = idle_release("ds", "a", "ds/a", usage(2), idle_since=NOW, idle_seconds=60, now=NOW)
+    workloads = [wl("a", admitted=True), wl("p1", created="13:51"), wl("p2", created="13:52")]
+    ov = build_overview("ds", [lq()], [cq()], workloads)
+    requests = {("ds", w["metadata"]["name"]): workload_object_requests(w) for w in workloads}
+    # without knowing how long p1 holds its quota, p2 has no estimate
+    assert estimate_admissions(ov, requests, [rel], now=NOW)[("ds", "p2")].earliest is None
+    idle = estimate_admissions(ov, requests, [rel], now=NOW, holds={("ds", "p1"): Hold.for_idle(120)})
+    e = idle[("ds", "p2")]
+    assert e.earliest == NOW + timedelta(minutes=3) and e.latest is None  # p1 may be used: no bound
+    assert "ds/p1, once admitted, releases its quota at 14:03 UTC at the earliest" in e.basis
+    job = estimate_admissions(ov, requests, [rel], now=NOW, holds={("ds", "p1"): Hold.for_deadline(300)})
+    e = job[("ds", "p2")]
+    assert e.earliest == NOW + timedelta(minutes=1)  # p1 may end at once
+    assert e.latest == NOW + timedelta(minutes=1, seconds=30 + 300 + 30)
