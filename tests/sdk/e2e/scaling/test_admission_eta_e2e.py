@@ -1,6 +1,7 @@
 """The admission estimate end to end: a queued cluster behind an idle one (reaper mode, a 12-second idle
-period after a short Ray job, the agent running as a real process) gets an estimate whose window contains its actual admission
-(the Workload's ``Admitted`` time), with a basis that names the idle cluster and its release.
+period after a short Ray job, the agent running as a real process) gets an estimate whose window contains
+its actual admission (the Workload's ``Admitted`` time), with a basis that names the idle cluster and its
+release.
 
 The estimate is read while the agent's clock runs: while the job runs (or before the agent has written its
 state) the first cluster is busy and its release is not bounded (no ``latest``), which is honest, so the
@@ -19,7 +20,7 @@ from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.kube.resources import find_workload
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow]  # ~35 s to 95 s on 2 shared cores (two Ray heads, a Ray job)
+pytestmark = [pytest.mark.ray, pytest.mark.slow]  # 35-95 s on 2 shared cores: two Ray heads, a Ray job
 
 
 def test_a_queued_cluster_behind_an_idle_one_is_admitted_inside_its_estimate(
@@ -35,7 +36,7 @@ def test_a_queued_cluster_behind_an_idle_one_is_admitted_inside_its_estimate(
     assert queued.eta is not None and queued.eta.latest is None
     assert "nothing bounds when" in queued.eta.basis and f"{ns}/first" in queued.eta.basis
 
-    # a short job keeps first busy while the agent starts; its idle clock then runs for 12 s from the job's end
+    # a short job keeps first busy while the agent starts; its idle clock then runs 12 s from the job's end
     first.job_client.submit_job(entrypoint='python -c "import time; time.sleep(8)"')
     first.scale_to_zero(idle_minutes=0.2, mode="reaper", idle_signal="jobs", polling_seconds=1)
     st = wait_for(lambda: second.status(), lambda s: s.eta is None or s.eta.latest is not None, timeout=120)
