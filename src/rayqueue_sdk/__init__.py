@@ -71,6 +71,7 @@ _EXPORTS: dict[str, str] = {
     "TokenAuthentication": "rayqueue_sdk.kube.auth",
     "KubeConfigFileAuthentication": "rayqueue_sdk.kube.auth",
     "list_local_queues": "rayqueue_sdk.cluster.queues",
+    "queue_headroom": "rayqueue_sdk.cluster.overview",
     "queue_overview": "rayqueue_sdk.cluster.overview",
     "will_it_fit": "rayqueue_sdk.cluster.overview",
     "view_queues": "rayqueue_sdk.cluster.overview",
@@ -131,6 +132,7 @@ __all__ = [
     "TokenAuthentication",
     "KubeConfigFileAuthentication",
     "list_local_queues",
+    "queue_headroom",
     "queue_overview",
     "will_it_fit",
     "view_queues",
@@ -162,7 +164,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from rayqueue_sdk.cluster.dashboard import DashboardNotFoundError  # noqa: F401
     from rayqueue_sdk.cluster.jobclient import RayJobClient  # noqa: F401
     from rayqueue_sdk.cluster.observe import ClusterDetails, list_clusters  # noqa: F401
-    from rayqueue_sdk.cluster.overview import queue_overview, view_queues, will_it_fit  # noqa: F401
+    from rayqueue_sdk.cluster.overview import (  # noqa: F401
+        queue_headroom,
+        queue_overview,
+        view_queues,
+        will_it_fit,
+    )
     from rayqueue_sdk.cluster.queues import list_local_queues  # noqa: F401
     from rayqueue_sdk.cluster.status import ClusterStatus  # noqa: F401
     from rayqueue_sdk.cluster.view import view_clusters  # noqa: F401

@@ -35,7 +35,7 @@ from typing import Any
 from rayqueue_sdk.admission.overview import ClusterQueueSummary, format_amount
 from rayqueue_sdk.manifests.quantities import parse_quantity
 
-__all__ = ["FitAnswer", "Shortage", "fit_requests", "pod_requests", "workload_requests"]
+__all__ = ["FitAnswer", "Shortage", "fit_requests", "pod_requests", "room", "workload_requests"]
 
 _ZERO = Decimal(0)
 
@@ -220,6 +220,25 @@ def _room(
         available = min(available, max(_ZERO, nominal + limit - used))
         ceiling = min(ceiling, nominal + limit)
     return available, ceiling, used
+
+
+def room(
+    cq: ClusterQueueSummary, members: Sequence[ClusterQueueSummary], flavor: str, resource: str
+) -> tuple[Decimal, Decimal, Decimal]:
+    """``(available now, ceiling, used)`` of ``resource`` in ``flavor`` for ``cq``: what a workload could get
+    now (unused nominal quota plus what the cohort lends, within ``borrowingLimit``), the most it could
+    ever get, and what the ClusterQueue holds. The rule :func:`fit_requests` applies.
+
+    Example:
+        >>> from rayqueue_sdk.admission.overview import cluster_queue_summary
+        >>> cq = cluster_queue_summary({"metadata": {"name": "cq"}, "spec": {"resourceGroups": [
+        ...     {"coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": [
+        ...         {"name": "cpu", "nominalQuota": 4}]}]}]},
+        ...     "status": {"flavorsUsage": [{"name": "f", "resources": [{"name": "cpu", "total": "3"}]}]}})
+        >>> room(cq, [cq], "f", "cpu")
+        (Decimal('1'), Decimal('4'), Decimal('3'))
+    """
+    return _room(cq, members, flavor, resource)
 
 
 def _borrow_note(cq: ClusterQueueSummary, flavor: str | None, resource: str) -> str:

@@ -46,6 +46,7 @@ from decimal import Decimal
 from typing import Any
 
 from rayqueue_sdk.admission.conditions import condition
+from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.errors import QueueNotFoundError
 from rayqueue_sdk.manifests.labels import DEFAULT_QUEUE_ANNOTATION
 from rayqueue_sdk.manifests.quantities import parse_quantity
@@ -200,7 +201,8 @@ class WorkloadEntry:
     ``state`` is ``"pending"`` (waiting for quota), ``"reserved"`` (quota held, admission checks not all
     ready) or ``"admitted"``. ``owner_kind``/``owner_name`` name the RayCluster or RayJob that owns it;
     ``reason``/``message`` are Kueue's (``QuotaReserved`` while pending); ``position`` is its 0-based place
-    among the pending workloads of its ClusterQueue that the reader can see; ``mine`` marks the reader's own.
+    among the pending workloads of its ClusterQueue that the reader can see; ``mine`` marks the reader's own;
+    ``eta`` is its :class:`~rayqueue_sdk.admission.eta.AdmissionEstimate` while pending, when computed.
 
     Example:
         >>> w = workload_entry({"metadata": {"name": "raycluster-ws-1", "namespace": "ds",
@@ -225,6 +227,7 @@ class WorkloadEntry:
     mine: bool = False
     admission_checks: tuple[AdmissionCheckState, ...] = ()
     order_time: float = 0.0
+    eta: AdmissionEstimate | None = None
 
     @property
     def owner(self) -> str:
@@ -256,6 +259,7 @@ class WorkloadEntry:
             "position": self.position,
             "mine": self.mine,
             "admission_checks": [c.to_dict() for c in self.admission_checks],
+            "eta": None if self.eta is None else self.eta.to_dict(),
         }
 
 
@@ -338,7 +342,9 @@ class ClusterQueueSummary:
     ``resource_groups`` are ``(covered resources, flavors in order)``; ``quotas`` one
     :class:`ResourceQuota` per flavor and resource; ``fair_weight`` is ``spec.fairSharing.weight`` (``None``:
     not set, Kueue's default 1) and ``weighted_share`` ``status.fairSharing.weightedShare`` (``None`` when
-    fair sharing is off); ``admission_checks`` the checks every Workload of the queue must pass.
+    fair sharing is off); ``admission_checks`` the checks every Workload of the queue must pass;
+    ``preemption_within`` is ``spec.preemption.withinClusterQueue`` (``None``: not set, Kueue's default
+    ``Never``).
 
     Example:
         >>> cq = cluster_queue_summary({"metadata": {"name": "cq"}, "spec": {"cohortName": "ab",
@@ -360,6 +366,7 @@ class ClusterQueueSummary:
     admitted: int = 0
     active: bool | None = None
     stop_policy: str | None = None
+    preemption_within: str | None = None
 
     def quota(self, flavor: str, resource: str) -> ResourceQuota | None:
         """The quota of ``resource`` in ``flavor``; ``None`` when the queue has none."""
@@ -383,6 +390,7 @@ class ClusterQueueSummary:
             "admitted": self.admitted,
             "active": self.active,
             "stop_policy": self.stop_policy,
+            "preemption_within": self.preemption_within,
         }
 
 
@@ -449,6 +457,7 @@ def cluster_queue_summary(obj: Mapping[str, Any]) -> ClusterQueueSummary:
         admitted=int(status.get("admittedWorkloads") or 0),
         active=None if active_cond is None else active_cond.get("status") == "True",
         stop_policy=spec.get("stopPolicy"),
+        preemption_within=(spec.get("preemption") or {}).get("withinClusterQueue"),
     )
 
 

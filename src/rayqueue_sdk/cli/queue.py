@@ -1,6 +1,7 @@
-"""``rayqueue queue list|show NAME|fits -f FILE``: the namespace's Kueue LocalQueues, one queue's overview
-(quota, usage, borrowing, pending workloads in admission order, who is ahead of your workloads and why),
-and whether a cluster configuration would be admitted now.
+"""``rayqueue queue list|show NAME|fits -f FILE|headroom``: the namespace's Kueue LocalQueues, one queue's
+overview (quota, usage, borrowing, pending workloads in admission order with their admission estimates, who
+is ahead of your workloads and why), whether a cluster configuration would be admitted now, and what each
+queue may still get (nominal, borrowable, used, free; a note names the permission where it is hidden).
 
 Takes the connection options and ``--json`` of every command group (:mod:`rayqueue_sdk.cli.common`).
 ``fits`` exits 0 when the cluster fits, :data:`~rayqueue_sdk.cli.exit_codes.DOES_NOT_FIT` (9) when it does
@@ -23,7 +24,7 @@ from rayqueue_sdk.admission.fit import FitAnswer
 from rayqueue_sdk.cli.cluster import load_config
 from rayqueue_sdk.cli.common import add_connection_options, client_source, emit, guarded
 from rayqueue_sdk.cli.exit_codes import DOES_NOT_FIT, EXIT_CODES
-from rayqueue_sdk.cluster.overview import queue_overview, will_it_fit
+from rayqueue_sdk.cluster.overview import queue_headroom, queue_overview, will_it_fit
 from rayqueue_sdk.cluster.queues import LocalQueueInfo, list_local_queues
 from rayqueue_sdk.display.queues import queue_text
 from rayqueue_sdk.errors import ForbiddenError
@@ -59,6 +60,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--queue", help="the LocalQueue (default: the file's local_queue, else the default queue)"
     )
     add_connection_options(fits)
+    add_connection_options(
+        sub.add_parser(
+            "headroom",
+            help="what each LocalQueue may still get now: nominal, borrowable, used, free",
+        )
+    )
     parser.set_defaults(func=_run)
 
 
@@ -100,6 +107,10 @@ def _run(args: argparse.Namespace) -> int:
             overview = queue_overview(ns, api)
             summary = overview.queue(args.name)
             emit(args, summary.to_dict(), queue_text(overview, summary))
+            return None
+        if args.queue_command == "headroom":
+            headroom = queue_headroom(ns, api)
+            emit(args, headroom.to_dict(), headroom.text())
             return None
         if args.queue_command == "fits":
             answer = will_it_fit(load_config(args.file, ns), args.queue, namespace=ns, client=api)

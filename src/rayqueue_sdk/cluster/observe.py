@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.admission.cluster import ClusterPhase, assess_cluster
+from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.admission.idle import policy_of
 from rayqueue_sdk.cluster.checks import check_limits, waits_for_checks
 from rayqueue_sdk.cluster.dashboard import (
@@ -36,6 +37,7 @@ from rayqueue_sdk.cluster.dashboard import (
     exposures,
     in_kubernetes_pod,
 )
+from rayqueue_sdk.cluster.eta import estimate_for_workload
 from rayqueue_sdk.cluster.fairshare import fair_share_for
 from rayqueue_sdk.cluster.queues import queue_positions
 from rayqueue_sdk.cluster.status import ClusterStatus, status_from
@@ -62,6 +64,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "ClusterDetails",
+    "admission_eta",
     "GroupSummary",
     "list_clusters",
     "observe_cluster",
@@ -327,9 +330,26 @@ def observe_one(
         wl = None
     pairs = [(cluster, wl)]
     heads = _head_of_starting(api, cluster, wl)
-    return _read(
+    status, rc = _read(
         api, namespace, pairs, with_positions=with_position, with_addresses=with_addresses, heads=heads
     )[0]
+    if with_position and wl is not None and assess_cluster(cluster, wl).pending:
+        status = replace(status, eta=admission_eta(api, namespace, _name(wl)))
+    return status, rc
+
+
+def admission_eta(api: ApiClient, namespace: str, workload: str) -> AdmissionEstimate | None:
+    """The admission estimate of a pending Workload (:mod:`rayqueue_sdk.cluster.eta`); ``None`` where the
+    queues cannot be read at all (said in the log, never an error: the status stands without it).
+
+    Example:
+        >>> # admission_eta(api, "ds-team", "raycluster-ws-1a2b3")
+    """
+    try:
+        return estimate_for_workload(api, namespace, workload)
+    except RayQueueError as err:
+        log.debug("no admission estimate for %s/%s: %s", namespace, workload, err)
+        return None
 
 
 def observe_pair(api: ApiClient, cluster: dict[str, Any], workload: dict[str, Any] | None) -> ClusterStatus:

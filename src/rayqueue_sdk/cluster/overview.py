@@ -20,17 +20,19 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from rayqueue_sdk.admission.estimate import AdmissionEstimate
 from rayqueue_sdk.admission.fit import FitAnswer, fit_requests, workload_requests
-from rayqueue_sdk.admission.overview import QueueOverview, WorkloadEntry, build_overview
+from rayqueue_sdk.admission.headroom import QueueHeadroom, headroom_of
+from rayqueue_sdk.admission.overview import QueueOverview, WorkloadEntry
+from rayqueue_sdk.cluster.eta import estimates_for
+from rayqueue_sdk.cluster.queue_reads import overview_of, read_queues
 from rayqueue_sdk.config.models import ClusterConfiguration
 from rayqueue_sdk.display.environment import is_notebook, is_terminal
 from rayqueue_sdk.display.queues import QueueView, print_queues
-from rayqueue_sdk.errors import ConfigError, ForbiddenError, NotFoundError
+from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
-from rayqueue_sdk.kube.connection import cache_for
-from rayqueue_sdk.kube.resources import kueue_kind, list_objects
 from rayqueue_sdk.manifests.labels import QUEUE_LABEL
 from rayqueue_sdk.manifests.raycluster import build_raycluster
 from rayqueue_sdk.manifests.rules import check_dns_label
@@ -38,22 +40,15 @@ from rayqueue_sdk.manifests.rules import check_dns_label
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
 
-__all__ = ["queue_overview", "view_queues", "will_it_fit"]
+__all__ = [
+    "queue_headroom",
+    "queue_overview",
+    "view_queues",
+    "will_it_fit",
+    "with_estimates",
+]
 
 log = logging.getLogger(__name__)
-
-
-def _list_wide(api: ApiClient, plural: str, namespace: str) -> list[dict[str, Any]]:
-    """LIST ``plural`` across namespaces, else (403, remembered per client) in ``namespace``."""
-    kind = kueue_kind(api, plural)
-    cache = cache_for(api)
-    key = f"overview_{plural}_namespaced_only"
-    if not cache.get(key):
-        try:
-            return list_objects(api, kind, None)[0]
-        except ForbiddenError:
-            cache[key] = True
-    return list_objects(api, kind, namespace)[0]
 
 
 def queue_overview(
@@ -61,6 +56,7 @@ def queue_overview(
     client: ApiClient | ClientSource | None = None,
     *,
     mine: Callable[[WorkloadEntry], bool] | None = None,
+    with_eta: bool = True,
 ) -> QueueOverview:
     """Every LocalQueue of ``namespace`` (default: the credentials' one) with its ClusterQueue's quota and
     usage per flavor and resource, fair sharing, admission checks and the pending workloads in admission
@@ -68,6 +64,9 @@ def queue_overview(
 
     ``mine`` picks the reader's own workloads (default: those of ``namespace``); the overview answers "who is
     ahead of me, and why" for them (:meth:`~rayqueue_sdk.admission.overview.QueueOverview.ahead_text`).
+    ``with_eta`` gives every pending workload its admission estimate (``eta``, see
+    :mod:`rayqueue_sdk.admission.estimate`), from the RayClusters', RayJobs' and ScaledObjects' LISTs of the
+    namespace (three more requests).
 
     Raises:
         ForbiddenError: the identity may not list LocalQueues (or Workloads) in the namespace.
@@ -81,38 +80,51 @@ def queue_overview(
     """
     api = get_client(client)
     ns = namespace or default_namespace(api)
-    try:
-        all_lqs = _list_wide(api, "localqueues", ns)
-    except NotFoundError as err:
-        raise NotFoundError(
-            404,
-            "NotFound",
-            f"this cluster does not serve Kueue's LocalQueue API (is Kueue installed?): {err.message}",
-        ) from None
-    notes: list[str] = []
-    readable = True
-    try:
-        cqs = list_objects(api, kueue_kind(api, "clusterqueues", namespaced=False))[0]
-    except (ForbiddenError, NotFoundError) as err:
-        notes.append(f"ClusterQueues cannot be read ({err.status} {err.reason}): quotas are not shown")
-        cqs, readable = [], False
-    workloads = _list_wide(api, "workloads", ns)
-    if all(((w.get("metadata") or {}).get("namespace") == ns) for w in workloads) and cache_for(api).get(
-        "overview_workloads_namespaced_only"
-    ):
-        notes.append("workloads of other namespaces are not visible to you")
-    own = [lq for lq in all_lqs if (lq.get("metadata") or {}).get("namespace") == ns]
-    others = [lq for lq in all_lqs if (lq.get("metadata") or {}).get("namespace") != ns]
-    return build_overview(
-        ns,
-        own,
-        cqs,
-        workloads,
-        mine=mine,
-        notes=notes,
-        other_local_queues=others,
-        cluster_queues_readable=readable,
+    reads = read_queues(api, ns)
+    overview = overview_of(reads, mine=mine)
+    if with_eta:
+        etas = estimates_for(api, reads, overview)
+        overview = with_estimates(overview, etas)
+    return overview
+
+
+def queue_headroom(
+    namespace: str | None = None, client: ApiClient | ClientSource | None = None
+) -> QueueHeadroom:
+    """What each LocalQueue of ``namespace`` may still get now, per flavor and resource: nominal quota,
+    what it could borrow, what the ClusterQueue and the queue itself hold, and what is free
+    (:mod:`rayqueue_sdk.admission.headroom`). A reader who may not read ClusterQueues gets the queue's own
+    usage and a note naming the permission that would show the rest. The overview's three LISTs.
+
+    Raises:
+        ForbiddenError: the identity may not list LocalQueues (or Workloads) in the namespace.
+
+    Example:
+        >>> from rayqueue_sdk import queue_headroom
+        >>> # print(queue_headroom("team-a"))
+        >>> # LOCALQUEUE   CLUSTERQUEUE FLAVOR       RESOURCE        NOMINAL BORROWABLE   USED (QUEUE)   FREE
+        >>> # user-queue   cq-team-a    default-flav nvidia.com/gpu        2          0      2 (2)          0
+    """
+    api = get_client(client)
+    ns = namespace or default_namespace(api)
+    reads = read_queues(api, ns)
+    return headroom_of(overview_of(reads), reads.own)
+
+
+def with_estimates(overview: QueueOverview, etas: dict[tuple[str, str], AdmissionEstimate]) -> QueueOverview:
+    """``overview`` with each pending row's ``eta`` set from ``etas`` (keyed ``(namespace, name)``).
+
+    Example:
+        >>> with_estimates(QueueOverview("ds"), {}).queues
+        ()
+    """
+    queues = tuple(
+        dataclasses.replace(
+            q, pending=tuple(dataclasses.replace(w, eta=etas.get((w.namespace, w.name))) for w in q.pending)
+        )
+        for q in overview.queues
     )
+    return dataclasses.replace(overview, queues=queues)
 
 
 def will_it_fit(
@@ -150,7 +162,7 @@ def will_it_fit(
     labelled = ((manifest.get("metadata") or {}).get("labels") or {}).get(QUEUE_LABEL)
     api = get_client(client)
     ns = namespace or config.namespace or default_namespace(api)
-    overview = queue_overview(ns, api)
+    overview = queue_overview(ns, api, with_eta=False)
     name = queue or labelled or next((q.name for q in overview.queues if q.default), None)
     if name is None:
         raise ConfigError(

@@ -32,6 +32,7 @@ from rayqueue_sdk.admission.cluster import (
     JobPhase,
     assess_cluster,
 )
+from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.admission.idle import IdleState, IdleStatus, idle_from
 from rayqueue_sdk.display import show_status
 from rayqueue_sdk.display.text import status_text
@@ -84,6 +85,8 @@ class ClusterStatus:
             ``releases_at``, ``scaled_at``; ``None``: no policy). ``idle_scale_to_zero`` is its line
             (``"reaper mode: idle 12 of 60 min"``) and ``scaled_to_zero`` whether the policy gave the
             quota back (``resume()`` queues the cluster again).
+        eta: while queued, when it may be admitted and on what basis
+            (:class:`~rayqueue_sdk.admission.eta.AdmissionEstimate`); ``None`` once admitted or unknown.
 
     Example:
         >>> st = ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready (2/2 workers ready)")
@@ -109,6 +112,7 @@ class ClusterStatus:
     dashboard_url: str | None = None
     cluster_uri: str | None = None
     idle: IdleStatus | None = None
+    eta: AdmissionEstimate | None = None
 
     @property
     def scaled_to_zero(self) -> bool:
@@ -163,6 +167,7 @@ class ClusterStatus:
         out["phase"] = self.phase.value
         out["idle"] = None if self.idle is None else self.idle.to_dict()
         out["scaled_to_zero"] = self.scaled_to_zero
+        out["eta"] = None if self.eta is None else self.eta.to_dict()
         return out
 
     def __iter__(self) -> Iterator[Any]:
@@ -221,6 +226,7 @@ def status_from(
     head_pod: Mapping[str, Any] | None = None,
     scaled_object: Mapping[str, Any] | None = None,
     scaled_object_read: bool = False,
+    eta: AdmissionEstimate | None = None,
 ) -> ClusterStatus:
     """Build a :class:`ClusterStatus` from the observed RayCluster, its Workload and the position.
 
@@ -241,6 +247,7 @@ def status_from(
             caller read it (the idle clock is unknown otherwise); see
             :func:`rayqueue_sdk.admission.idle.idle_from`. A cluster the policy scaled to zero says so
             in its explanation.
+        eta: the admission estimate, kept only while the cluster is in the queue.
 
     Example:
         >>> status_from(None, name="ws", namespace="ds").phase
@@ -288,6 +295,7 @@ def status_from(
         dashboard_url=dashboard_url,
         cluster_uri=cluster_uri,
         idle=idle,
+        eta=eta if a.in_queue else None,
     )
 
 

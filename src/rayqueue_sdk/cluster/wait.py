@@ -34,9 +34,10 @@ from rayqueue_sdk.admission.cluster import (
     assess_cluster,
     eviction_key,
 )
+from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.cluster.checks import check_limits, waits_for_checks
 from rayqueue_sdk.cluster.fairshare import fair_share_for
-from rayqueue_sdk.cluster.observe import observe_cluster, observe_pair
+from rayqueue_sdk.cluster.observe import admission_eta, observe_cluster, observe_pair
 from rayqueue_sdk.cluster.queues import check_queue, queue_position
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, status_from
 from rayqueue_sdk.errors import AdmissionTimeout, ForbiddenError, NotFoundError, ScaledToZeroError
@@ -284,6 +285,7 @@ class _ClusterWait:
         self.log_level = log_level
         self.events: queue.Queue[WatchEvent] = queue.Queue()
         self.position: int | None = None
+        self.eta: AdmissionEstimate | None = None
         self.position_unavailable: str | None = None
         self.known_eviction: str | None = None
         self.next_position_at = 0.0
@@ -431,17 +433,21 @@ class _ClusterWait:
             else self.position_refresh
         )
         self.next_position_at = time.monotonic() + self.position_pause
+        # the estimate is read with the position (no polling of its own), while the cluster waits for quota
+        self.eta = admission_eta(self.api, self.namespace, _name(workload)) if a.pending else None
         if self.position_unavailable:  # said once: never asked again during this wait
             log.info(
                 "%s/%s: queue position unavailable: %s", self.namespace, self.name, self.position_unavailable
             )
 
     def _report(self, a: Assessment) -> None:
-        key = (a.phase, a.position, a.explanation)
+        eta = self.eta.text() if self.eta is not None and a.in_queue else None
+        key = (a.phase, a.position, a.explanation, eta)
         if key == self.last_key:
             return
         self.last_key = key
-        log.log(self.log_level, "%s/%s: %s", self.namespace, self.name, a.explanation)
+        tail = f" (estimated admission: {eta})" if eta else ""
+        log.log(self.log_level, "%s/%s: %s%s", self.namespace, self.name, a.explanation, tail)
         if self.on_progress is not None:
             self.on_progress(self._status(a))
 
@@ -506,7 +512,12 @@ class _ClusterWait:
 
     def _status(self, a: Assessment) -> ClusterStatus:
         return status_from(
-            self.seen.cluster, self.seen.workload, name=self.name, namespace=self.namespace, assessment=a
+            self.seen.cluster,
+            self.seen.workload,
+            name=self.name,
+            namespace=self.namespace,
+            assessment=a,
+            eta=self.eta,
         )
 
     def _pump(self, wait: float) -> bool:

@@ -287,6 +287,8 @@ def progress_line(show: bool | None = None, console: Any = None) -> Iterator[Cal
     def update(status: StatusView) -> None:
         style = PHASE_STYLES.get(status.phase.value, "")
         text = f"{status.namespace}/{status.name}: {status.explanation}"
+        if status.eta is not None:
+            text += f" (estimated admission: {status.eta.text()})"
         spinner.update(Text(text, style=style))
 
     with spinner:

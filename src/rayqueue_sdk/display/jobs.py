@@ -31,6 +31,7 @@ from collections.abc import Callable
 from html import escape
 from typing import Any, Protocol
 
+from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.admission.phases import JobPhase
 from rayqueue_sdk.display.environment import is_notebook
 from rayqueue_sdk.display.live import LiveDisplay, execution_count, shown_in_cell
@@ -99,6 +100,8 @@ class JobView(Protocol):
     def cluster_name(self) -> str | None: ...
     @property
     def job_id(self) -> str | None: ...
+    @property
+    def eta(self) -> AdmissionEstimate | None: ...
 
 
 def log_tail(text: str | None, lines: int = LOG_TAIL_LINES) -> list[str]:
@@ -121,6 +124,8 @@ def _where(status: JobView) -> str | None:
     parts = []
     if status.position is not None:
         parts.append(f"position {status.position} in its LocalQueue")
+    if status.eta is not None:
+        parts.append(f"estimated admission {status.eta.text()}")
     if status.cluster_name:
         parts.append(f"cluster {status.cluster_name}")
     if status.job_id:

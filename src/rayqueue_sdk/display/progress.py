@@ -40,9 +40,22 @@ from rayqueue_sdk.display.text import status_text
 from rayqueue_sdk.display.views import StatusView
 from rayqueue_sdk.display.widgets import status_html
 
-__all__ = ["NotebookProgress", "progress_log_level", "wait_progress"]
+__all__ = ["NotebookProgress", "progress_log_level", "progress_text", "wait_progress"]
 
 _COLOURS = {"ready": "#1a7f37", "queued": "#0969da", "failed": "#cf222e", "preempted": "#cf222e"}
+
+
+def progress_text(status: StatusView) -> str:
+    """The progress line's words: the explanation and, while queued, the admission estimate.
+
+    Example:
+        >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
+        >>> progress_text(ClusterStatus("ws", "ds", ClusterPhase.QUEUED, False, "queued"))
+        'queued'
+    """
+    if status.eta is None:
+        return status.explanation
+    return f"{status.explanation} (estimated admission: {status.eta.text()})"
 
 
 def _first_line(error: BaseException) -> str:
@@ -103,7 +116,7 @@ class NotebookProgress:
         """Show ``status`` (the first call adds the output, later ones rewrite it)."""
         self.label = f"{status.namespace}/{status.name}"
         self.live.set_key(("cluster", status.namespace, status.name))
-        self._set(phase_text(status), status.explanation, _COLOURS.get(status.phase.value, "#9a6700"))
+        self._set(phase_text(status), progress_text(status), _COLOURS.get(status.phase.value, "#9a6700"))
         self._publish(show)
 
     def settle(self, status: StatusView, *, show: bool = True) -> bool:
@@ -194,7 +207,7 @@ def wait_progress(
     out = stream if stream is not None else sys.stderr
 
     def plain(status: StatusView) -> None:
-        print(f"{status.namespace}/{status.name}: {status.explanation}", file=out, flush=True)
+        print(f"{status.namespace}/{status.name}: {progress_text(status)}", file=out, flush=True)
 
     yield plain
 

@@ -174,6 +174,8 @@ def queue_text(overview: QueueOverview, q: QueueSummary) -> str:
     for w in q.pending:
         if w.mine and w.local_queue == q.name and w.namespace == q.namespace:
             lines += _wrap(f"{w.label}: {overview.ahead_text(w)}")
+            if w.eta is not None:
+                lines += _wrap(f"{w.label}: estimated admission {w.eta.text()}")
     return "\n".join(lines)
 
 
@@ -226,11 +228,13 @@ def _queue_html(overview: QueueOverview, q: QueueSummary) -> str:
         )
         parts.append(f"<p>holding quota:</p><ul>{items}</ul>")
     if q.pending:
-        head = "".join(f"<th>{h}</th>" for h in ("#", "workload", "owner", "priority", "Kueue's reason"))
+        cols = ("#", "workload", "owner", "priority", "Kueue's reason", "estimated admission")
+        head = "".join(f"<th>{h}</th>" for h in cols)
         rows = [f"<tr>{head}</tr>"]
         for w in q.pending:
             style = ' style="background:#fff8c5;font-weight:bold" class="rayqueue-mine"' if w.mine else ""
-            row = (w.position, w.label, w.owner, _priority(w), workload_reason(w))
+            eta = "" if w.eta is None else w.eta.window()
+            row = (w.position, w.label, w.owner, _priority(w), workload_reason(w), eta)
             rows.append(f"<tr{style}>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>")
         parts.append(f'<table class="rayqueue-pending">{"".join(rows)}</table>')
     else:

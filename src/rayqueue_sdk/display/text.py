@@ -63,6 +63,8 @@ def status_text(status: StatusView) -> str:
         where.append(f"priority {status.priority_class}")
     if where:
         lines += _wrap(", ".join(where))
+    if status.eta is not None:
+        lines += _wrap(f"estimated admission: {status.eta.text()}")
     if status.workers_desired is not None:
         lines.append(f"  workers {workers_text(status)}")
     if status.message and status.message not in status.explanation:

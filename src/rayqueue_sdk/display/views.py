@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.admission.idle import IdleStatus
 from rayqueue_sdk.admission.phases import ClusterPhase
 
@@ -66,6 +67,8 @@ class StatusView(Protocol):
     def idle_scale_to_zero(self) -> str | None: ...
     @property
     def idle(self) -> IdleStatus | None: ...
+    @property
+    def eta(self) -> AdmissionEstimate | None: ...
 
 
 class GroupView(Protocol):

@@ -19,9 +19,11 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.admission.cluster import PRIORITY_LABEL, QUEUE_LABEL, JobAssessment, JobPhase, assess_job
+from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.errors import AlreadyExistsError, ForbiddenError, NotFoundError, RayQueueError
 from rayqueue_sdk.job.backend import KubeTarget
 from rayqueue_sdk.job.logs import follow_lines
@@ -34,7 +36,7 @@ from rayqueue_sdk.job.runtime_env import (
 from rayqueue_sdk.job.spec import JobFields, build_job_manifest
 from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:
     from kubernetes.client import ApiClient
     from ray.job_submission import JobSubmissionClient
 
@@ -60,6 +62,7 @@ class OwnedClusterJob:
         self.job_id: str | None = None
         self.last: RayJobStatus | None = None
         self._jc: tuple[str, JobSubmissionClient] | None = None
+        self._eta: AdmissionEstimate | None = None
 
     @property
     def api(self) -> ApiClient:
@@ -179,9 +182,11 @@ class OwnedClusterJob:
     # -- read -------------------------------------------------------------------------------------
     def observe(self) -> tuple[dict[str, Any] | None, JobAssessment]:
         """Read the RayJob, its Workload and (when queued) its position; assess them."""
+        from rayqueue_sdk.cluster.observe import admission_eta  # lazy: the queue reads of the estimate
         from rayqueue_sdk.cluster.queues import queue_position  # lazy: submit's queue checks
         from rayqueue_sdk.kube.resources import get_rayjob  # lazy: API calls
 
+        self._eta = None
         try:
             rayjob: dict[str, Any] | None = get_rayjob(self.api, self.namespace, self.name)
         except NotFoundError:
@@ -195,6 +200,8 @@ class OwnedClusterJob:
                 wl_name = str((workload.get("metadata") or {}).get("name"))
                 position, why = queue_position(self.namespace, queue, wl_name, self.api)
                 assessment = assess_job(rayjob, workload, position=position, position_unavailable=why)
+                # the estimate is read with the position, never on its own
+                self._eta = admission_eta(self.api, self.namespace, wl_name)
         return rayjob, assessment
 
     def _workload(self, rayjob: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -207,6 +214,8 @@ class OwnedClusterJob:
         """The job's typed status (``DELETED`` once the RayJob is gone)."""
         rayjob, assessment = self.observe()
         self.last = status_from_assessment(self.name, self.namespace, assessment, rayjob)
+        if self._eta is not None and assessment.phase in (JobPhase.QUEUED, JobPhase.REQUEUED):
+            self.last = replace(self.last, eta=self._eta)
         if self.last.job_id:
             self.job_id = self.last.job_id
         return self.last

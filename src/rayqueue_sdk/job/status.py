@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rayqueue_sdk.admission.cluster import ErrorKind, JobAssessment, JobPhase, Verdict
+from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.display.jobs import job_html, job_text, show_job_status
 
 __all__ = ["RayJobStatus", "assess_ray_job", "status_from_assessment", "status_from_ray"]
@@ -51,6 +52,8 @@ class RayJobStatus:
         verdict: the admission machine's verdict: ``DONE`` (succeeded), ``FAIL`` (a wait raises
             :meth:`assessment`'s error), ``WAIT``.
         error_kind: which error a ``FAIL`` verdict stands for.
+        eta: while a job-owned cluster waits for quota, when it may be admitted and on what basis
+            (:class:`~rayqueue_sdk.admission.eta.AdmissionEstimate`); ``None`` once admitted.
 
     Example:
         >>> st = RayJobStatus("j", "ds", JobPhase.QUEUED, "queued in LocalQueue 'batch' at position 2",
@@ -72,6 +75,7 @@ class RayJobStatus:
     ray_status: str | None = None
     verdict: Verdict = Verdict.WAIT
     error_kind: ErrorKind = ErrorKind.NONE
+    eta: AdmissionEstimate | None = None
 
     @property
     def assessment(self) -> JobAssessment:
@@ -144,6 +148,7 @@ class RayJobStatus:
             "namespace": self.namespace,
             "phase": self.phase.value,
             "explanation": self.explanation,
+            "eta": None if self.eta is None else self.eta.to_dict(),
             "reason": self.reason,
             "message": self.message,
             "position": self.position,

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from rayqueue_local.controlplane import LocalControlPlane
-from rayqueue_sdk import ClusterConfiguration, queue_overview, view_queues, will_it_fit
+from rayqueue_sdk import ClusterConfiguration, queue_headroom, queue_overview, view_queues, will_it_fit
 from rayqueue_sdk.admission.overview import QueueOverview
 from rayqueue_sdk.cli.main import main
 from rayqueue_sdk.cluster import overview as overview_module
@@ -319,3 +319,41 @@ def test_a_local_queue_whose_cluster_queue_does_not_exist(
     assert "quota: ClusterQueue no-such-cq does not exist" in queues_text(ov)
     answer = will_it_fit(ClusterConfiguration(name="ws"), "lost", namespace="orphans", client=api)
     assert answer.fits is False and answer.reason == "does not fit: ClusterQueue no-such-cq does not exist"
+
+
+def test_headroom_and_estimates_as_a_namespace_limited_user(
+    workloads: None,
+    plane: LocalControlPlane,
+    tokens: dict[str, str],
+    client_for: Callable[[str], Any],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    api = client_for(tokens["b"])
+    headroom = queue_headroom("team-b", api)
+    cpu = next(r for r in headroom.rows if r.local_queue == "local-queue" and r.resource == "cpu")
+    # team-b-cq has no CPU of its own: b1's 4 are borrowed, 2 of the cohort's 6 are left to borrow
+    assert (cpu.cluster_queue, cpu.nominal, cpu.used, cpu.queue_used) == ("team-b-cq", 0, 4, 4)
+    assert (cpu.free, cpu.borrowable) == (2, 2) and headroom.hidden == ()
+    # the pending rows carry their estimate: b1 holds the CPUs and nothing bounds its release
+    q = queue_overview("team-b", api).queue("local-queue")
+    eta = q.pending[0].eta
+    assert eta is not None and eta.earliest is None and eta.latest is None
+    assert "nothing bounds when team-b/b1 releases its quota" in eta.basis
+    assert "you are next in team-b-cq" in eta.basis
+    base = ["--kubeconfig", str(plane.kubeconfig_path), "--context", "rayqueue-local-bob", "-n", "team-b"]
+    assert main(["queue", "headroom", "--json", *base]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert {"local_queue": "local-queue", "resource": "cpu", "free": "2", "queue_used": "4"}.items() <= next(
+        r for r in rows if r["resource"] == "cpu"
+    ).items()
+    # ClusterQueues hidden: what can be known, and the permission that would show the rest
+    plane.faults.inject(method="GET", path=r"/apis/kueue.x-k8s.io/v1beta2/clusterqueues", status=403, times=2)
+    try:
+        hidden = queue_headroom("team-b", api)
+        blind = queue_overview("team-b", api).queue("local-queue").pending[0].eta
+    finally:
+        plane.faults.clear()
+    assert any("kueue-clusterqueue-viewer-role" in h for h in hidden.hidden)
+    cpu = next(r for r in hidden.rows if r.resource == "cpu")
+    assert cpu.queue_used == 4 and cpu.nominal is None and cpu.free is None
+    assert blind is not None and "ClusterQueue team-b-cq cannot be read" in blind.basis

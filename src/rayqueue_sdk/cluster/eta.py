@@ -1,0 +1,287 @@
+"""The admission estimate's thin I/O shell: read what the user can see, hand it to the pure
+:mod:`rayqueue_sdk.admission.estimate`.
+
+:func:`estimates_for` takes an overview's reads (LocalQueues, ClusterQueues, Workloads) and lists, in the
+reader's namespace, the RayClusters (their idle policy annotation), the RayJobs (``activeDeadlineSeconds``,
+start time, finished) and KEDA's ScaledObjects (``lastActiveTime``, ``cooldownPeriod``): up to three LISTs,
+made only where a workload waits behind a holder of the reader's namespace, each skipped quietly where
+forbidden or not served. The reaper's clock is its state annotation on the Workload,
+read through the agent's own :class:`~rayqueue_sdk.scaling.agent.AgentState` (:func:`_idle_clock` is the
+one place that reads it). Holders in namespaces the reader cannot read have no known release; a reader who
+may not read ClusterQueues gets the queue position and a sentence saying what is hidden.
+
+Example:
+    >>> from rayqueue_sdk.cluster.eta import estimate_for_workload
+    >>> # estimate_for_workload(api, "team-a", "raycluster-ws-1a2b3").text()
+    >>> # '14:02–14:02:30 UTC; team-a/first's idle policy releases 2 nvidia.com/gpu at 14:02 UTC if ...'
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from rayqueue_sdk.admission.conditions import condition
+from rayqueue_sdk.admission.estimate import (
+    AdmissionEstimate,
+    Hold,
+    Release,
+    admitted_usage,
+    deadline_release,
+    estimate_admissions,
+    finished_release,
+    idle_release,
+    unbounded_release,
+    workload_object_requests,
+)
+from rayqueue_sdk.admission.overview import QueueOverview
+from rayqueue_sdk.cluster.queue_reads import QueueReads, overview_of, read_queues
+from rayqueue_sdk.errors import ApiError, ForbiddenError, NotFoundError
+from rayqueue_sdk.kube.resources import RAYCLUSTERS, RAYJOBS, Kind, list_objects
+from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, policy_name
+from rayqueue_sdk.scaling.agent import AgentState, parse_time
+from rayqueue_sdk.scaling.policy import policy_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kubernetes.client import ApiClient
+
+__all__ = ["estimate_for_workload", "estimates_for", "holds_of", "releases_of"]
+
+log = logging.getLogger(__name__)
+
+_SCALEDOBJECTS = Kind("keda.sh", "v1alpha1", "scaledobjects")
+_DONE = ("Complete", "Failed")
+#: What a release takes after the policy acts, beyond KEDA's polling interval: the Workload's eviction,
+#: its pods' removal and Kueue's next admission cycle.
+_KUEUE_SECONDS = 10.0
+
+
+def _list(api: ApiClient, kind: Kind, namespace: str) -> list[dict[str, Any]] | None:
+    try:
+        return list_objects(api, kind, namespace)[0]
+    except (ForbiddenError, NotFoundError):
+        return None
+    except ApiError as err:  # a failed read leaves the release unknown, never the wait failing
+        log.debug("cannot list %s in %s: %s", kind.plural, namespace, err)
+        return None
+
+
+def _utc(ts: float | None) -> datetime | None:
+    return None if ts is None else datetime.fromtimestamp(ts, tz=UTC)
+
+
+def _idle_clock(
+    policy: Mapping[str, Any], workload: Mapping[str, Any], scaled_object: Mapping[str, Any] | None
+) -> tuple[float | None, float, float | None]:
+    """``(idle since, idle seconds, initial cooldown end)`` from the idle policy's state: the reaper's
+    annotation on the Workload, or KEDA's ``lastActiveTime``; idle since ``None``: busy or not known."""
+    idle_seconds = float(policy.get("idle_minutes") or 0) * 60
+    cooldown = float(policy.get("initial_cooldown_minutes") or 0) * 60
+    admitted = parse_time((condition(workload, "Admitted") or {}).get("lastTransitionTime"))
+    cooldown_end = admitted + cooldown if admitted is not None and cooldown else None
+    if policy.get("mode") == "keda":
+        if scaled_object is None:
+            return None, idle_seconds, cooldown_end
+        # KEDA scales to zero at lastActiveTime + cooldownPeriod; never active: initialCooldownPeriod from
+        # the ScaledObject's creation (KEDA scale_scaledobjects.go)
+        spec = scaled_object.get("spec") or {}
+        last = parse_time((scaled_object.get("status") or {}).get("lastActiveTime"))
+        if last is not None:
+            return last, float(spec.get("cooldownPeriod") or idle_seconds), None
+        created = parse_time((scaled_object.get("metadata") or {}).get("creationTimestamp"))
+        return created, float(spec.get("initialCooldownPeriod") or idle_seconds), None
+    text = ((workload.get("metadata") or {}).get("annotations") or {}).get(IDLE_STATE_ANNOTATION)
+    try:
+        data = json.loads(text) if text else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        return None, idle_seconds, cooldown_end
+    state = AgentState.from_json(data)
+    if state.decision == "busy" or state.decision.startswith(("signal unavailable", "starting")):
+        return None, idle_seconds, cooldown_end
+    return state.idle_since, idle_seconds, cooldown_end
+
+
+def _owner(workload: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    refs = (workload.get("metadata") or {}).get("ownerReferences") or []
+    ref = next((o for o in refs if o.get("controller")), next(iter(refs), None))
+    return (ref.get("kind"), ref.get("name")) if ref else (None, None)
+
+
+def releases_of(
+    workloads: list[dict[str, Any]],
+    namespace: str,
+    rayclusters: list[dict[str, Any]] | None,
+    rayjobs: list[dict[str, Any]] | None,
+    scaled_objects: list[dict[str, Any]] | None,
+    now: datetime,
+) -> list[Release]:
+    """One :class:`~rayqueue_sdk.admission.estimate.Release` per admitted Workload the reader can see,
+    from the objects read (pure).
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> wl = {"metadata": {"name": "w", "namespace": "ds", "ownerReferences": [{"kind": "RayCluster",
+        ...     "name": "ws", "controller": True}]}, "status": {"admission": {"podSetAssignments": [
+        ...     {"flavors": {"cpu": "f"}, "resourceUsage": {"cpu": "2"}}]}}}
+        >>> [r.why for r in releases_of([wl], "ds", [], [], [], datetime.now(timezone.utc))]
+        ['nothing bounds when ds/ws releases its quota (no idle policy or deadline)']
+    """
+    clusters = {str((o.get("metadata") or {}).get("name")): o for o in rayclusters or []}
+    jobs = {str((o.get("metadata") or {}).get("name")): o for o in rayjobs or []}
+    sos = {str((o.get("metadata") or {}).get("name")): o for o in scaled_objects or []}
+    out: list[Release] = []
+    for wl in workloads:
+        meta = wl.get("metadata") or {}
+        usage = admitted_usage(wl)
+        if not usage or (wl.get("spec") or {}).get("active") is False:
+            continue
+        ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        kind, owner = _owner(wl)
+        label = f"{ns}/{owner or name}"
+        if ns != namespace:
+            out.append(unbounded_release(ns, name, label, usage))
+            continue
+        finished = condition(wl, "Finished")
+        if finished is not None and finished.get("status") == "True":
+            out.append(finished_release(ns, name, label, usage, now=now))
+            continue
+        if kind == "RayJob" and owner in jobs:
+            job = jobs[owner]
+            status = job.get("status") or {}
+            deadline = (job.get("spec") or {}).get("activeDeadlineSeconds")
+            if status.get("jobDeploymentStatus") in _DONE:
+                out.append(finished_release(ns, name, label, usage, now=now))
+            elif deadline:
+                started = _utc(parse_time(status.get("startTime")))
+                out.append(
+                    deadline_release(
+                        ns, name, label, usage, started=started, deadline_seconds=float(deadline), now=now
+                    )
+                )
+            else:
+                out.append(unbounded_release(ns, name, label, usage))
+            continue
+        rc = clusters.get(owner or "") if kind == "RayCluster" else None
+        policy = policy_of(rc) if rc is not None else None
+        if policy is None or policy.get("mechanism") not in (None, "workload"):
+            out.append(unbounded_release(ns, name, label, usage))
+            continue
+        so = sos.get(policy_name(str(owner))) if policy.get("mode") == "keda" else None
+        since, seconds, cooldown_end = _idle_clock(policy, wl, so)
+        polling = ((so or {}).get("spec") or {}).get("pollingInterval")
+        slack = {"slack_seconds": float(polling) + _KUEUE_SECONDS} if polling else {}
+        out.append(
+            idle_release(
+                ns,
+                name,
+                label,
+                usage,
+                idle_since=_utc(since),
+                idle_seconds=seconds,
+                now=now,
+                cooldown_until=_utc(cooldown_end),
+                **slack,
+            )
+        )
+    return out
+
+
+def estimates_for(
+    api: ApiClient, reads: QueueReads, overview: QueueOverview, *, now: datetime | None = None
+) -> dict[tuple[str, str], AdmissionEstimate]:
+    """Every pending workload's estimate in ``overview``, reading the release facts of the holders
+    (three LISTs in the reader's namespace; see the module docstring).
+
+    Example:
+        >>> # etas = estimates_for(api, reads, overview_of(reads))
+    """
+    now = now or datetime.now(UTC)
+    ns = reads.namespace
+    # release facts are read in the reader's namespace only (others' are not theirs to read), and only
+    # where one of the reader's workloads waits
+    holding = any(w.namespace == ns for q in overview.queues for w in q.pending) and any(
+        q.holding for q in overview.queues
+    )
+    rcs = _list(api, RAYCLUSTERS, ns) if holding else []
+    jobs = _list(api, RAYJOBS, ns) if holding else []
+    sos = _list(api, _SCALEDOBJECTS, ns) if holding and rcs and _any_keda(rcs) else []
+    releases = releases_of(reads.workloads, ns, rcs, jobs, sos, now)
+    requests: dict[tuple[str, str], dict[str, Decimal]] = {}
+    for wl in reads.workloads:
+        meta = wl.get("metadata") or {}
+        requests[(str(meta.get("namespace") or ""), str(meta.get("name") or ""))] = workload_object_requests(
+            wl
+        )
+    hidden: list[str] = []
+    if rcs is None:
+        hidden.append("your RayClusters cannot be listed, so idle policies are not known")
+    if any("not visible" in n for n in reads.notes):
+        hidden.append("quota held from other namespaces has no known release")
+    holds = holds_of(reads.workloads, ns, rcs, jobs)
+    return estimate_admissions(overview, requests, releases, now=now, hidden=hidden, holds=holds)
+
+
+def holds_of(
+    workloads: list[dict[str, Any]],
+    namespace: str,
+    rayclusters: list[dict[str, Any]] | None,
+    rayjobs: list[dict[str, Any]] | None,
+) -> dict[tuple[str, str], Hold]:
+    """How long each pending Workload of ``namespace`` will hold its quota once admitted: a cluster with an
+    idle policy at least its idle period (its initial cooldown if longer), a RayJob at most its deadline
+    (pure).
+
+    Example:
+        >>> wl = {"metadata": {"name": "w", "namespace": "ds", "ownerReferences": [{"kind": "RayJob",
+        ...     "name": "train"}]}}
+        >>> job = {"metadata": {"name": "train"}, "spec": {"activeDeadlineSeconds": 60}}
+        >>> holds_of([wl], "ds", [], [job])[("ds", "w")].latest
+        90.0
+    """
+    clusters = {str((o.get("metadata") or {}).get("name")): o for o in rayclusters or []}
+    jobs = {str((o.get("metadata") or {}).get("name")): o for o in rayjobs or []}
+    out: dict[tuple[str, str], Hold] = {}
+    for wl in workloads:
+        meta = wl.get("metadata") or {}
+        if meta.get("namespace") != namespace or admitted_usage(wl):
+            continue
+        key = (namespace, str(meta.get("name") or ""))
+        kind, owner = _owner(wl)
+        if kind == "RayJob" and owner in jobs:
+            deadline = ((jobs[owner].get("spec") or {}).get("activeDeadlineSeconds")) or None
+            if deadline:
+                out[key] = Hold.for_deadline(float(deadline))
+        elif kind == "RayCluster" and owner in clusters:
+            policy = policy_of(clusters[owner]) or {}
+            if policy.get("mode") == "reaper" and policy.get("mechanism") in (None, "workload"):
+                idle = float(policy.get("idle_minutes") or 0) * 60
+                cooldown = float(policy.get("initial_cooldown_minutes") or 0) * 60
+                out[key] = Hold.for_idle(max(idle, cooldown))
+    return out
+
+
+def _any_keda(rcs: list[dict[str, Any]]) -> bool:
+    return any((policy_of(rc) or {}).get("mode") == "keda" for rc in rcs)
+
+
+def estimate_for_workload(
+    api: ApiClient, namespace: str, workload: str, *, now: datetime | None = None
+) -> AdmissionEstimate | None:
+    """The estimate of one Workload (``None`` once admitted or not found): the overview's three LISTs and
+    the holders' (see :func:`estimates_for`).
+
+    Example:
+        >>> # estimate_for_workload(api, "team-a", "raycluster-ws-1a2b3")
+    """
+    reads = read_queues(api, namespace)
+    overview = overview_of(reads)
+    key = (namespace, workload)
+    if not any(w.namespace == namespace and w.name == workload for q in overview.queues for w in q.pending):
+        return None
+    return estimates_for(api, reads, overview, now=now).get(key)
