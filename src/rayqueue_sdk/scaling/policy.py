@@ -74,7 +74,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: How long :func:`plan` waits for Kueue to create the cluster's Workload (KEDA mode needs its name).
+#: How long :func:`plan` waits for Kueue to create the cluster's Workload (KEDA's target and the
+#: reaper's Role name it: the Role grants ``get``/``patch`` of that one Workload).
 _WORKLOAD_WAIT = 20.0
 
 
@@ -216,7 +217,8 @@ def plan(
     """The objects for the stored RayCluster ``rc`` (``api=None``: offline, as ``to_yaml()`` shows them).
 
     Offline, ``auto`` renders the reaper (discovery decides at apply time), the ownerReferences are left
-    out (the uid is the server's) and KEDA's Workload name is a placeholder.
+    out (the uid is the server's) and the Workload's name (KEDA's target, the reaper's Role) is a
+    placeholder. Online, the Workload is waited for (Kueue makes it within moments of the RayCluster).
 
     Example:
         >>> rc = {"metadata": {"name": "ws", "namespace": "ds", "labels": {"kueue.x-k8s.io/queue-name": "q"}},
@@ -234,6 +236,9 @@ def plan(
         )
     mode, mechanism = choose_mode(policy, caps, queued=queued)
     groups = _groups(rc)
+    if mechanism == "workload" and not workload:
+        # both modes name the Workload: KEDA's scaleTargetRef, the reaper's Role (resourceNames)
+        workload = _workload_name(api, namespace, uid) if api and uid else f"raycluster-{name}-<uid>"
     if mode == "keda":
         version = kueue_version(api) if api is not None else "v1beta2"
         objects = keda_objects(
@@ -241,8 +246,7 @@ def plan(
             cluster=name,
             namespace=namespace,
             groups=groups,
-            workload=workload
-            or (_workload_name(api, namespace, uid) if api and uid else f"raycluster-{name}-<uid>"),
+            workload=str(workload),
             workload_api_version=f"kueue.x-k8s.io/{version}",
             uid=uid,
         )
@@ -255,6 +259,7 @@ def plan(
             image=_image(rc),
             agent_source=agent_source(),
             mechanism=mechanism,
+            workload=workload if mechanism == "workload" else None,
             uid=uid,
         )
     return Plan(
@@ -472,7 +477,10 @@ class IdleStatus:
         mode, mechanism: ``keda``/``reaper``; ``workload``/``suspend``.
         idle_minutes, idle_signal: the policy.
         idle_since: when the idle clock started (epoch seconds), if it runs.
-        scaled_to_zero: the policy gave the quota back and the cluster waits for ``resume()``.
+        scaled_to_zero: the policy gave the quota back (the cluster's pods are gone) and the cluster
+            waits for ``resume()``.
+        stopping: the policy deactivated the cluster but its pods are still going: the GPUs are still
+            held, the quota is not free yet (Kueue may say it is before: kueue PR #15980).
         scaled_at: when, if known; ``idle_for`` how long it had been idle then (seconds).
         decision, hook: the reaper's last decision and the pre-stop hook's outcome.
 
@@ -483,6 +491,8 @@ class IdleStatus:
         >>> IdleStatus("keda", "workload", 60, "gpu", scaled_to_zero=True, scaled_at=0.0,
         ...            idle_for=3600).text(now=10.0)
         'keda mode: scaled to zero at 00:00 UTC after 60 idle min; quota released; ...'
+        >>> IdleStatus("keda", "workload", 60, "gpu", stopping=True).text()
+        "keda mode: scaling to zero (Workload deactivated): waiting for the cluster's pods to go, ..."
     """
 
     mode: str
@@ -495,6 +505,7 @@ class IdleStatus:
     idle_for: float | None = None
     decision: str | None = None
     hook: str | None = None
+    stopping: bool = False
 
     def _minutes(self, seconds: float) -> str:
         """Whole minutes, or tenths where the period is under 10 minutes (a demo's 0.1 min period)."""
@@ -518,6 +529,11 @@ class IdleStatus:
             after = f" after {self._minutes(self.idle_for)} idle min" if self.idle_for else ""
             released = "quota released" if self.mechanism == "workload" else "suspended"
             out = f"{head}: scaled to zero{when}{after}; {released}; cluster.resume() queues it again"
+        elif self.stopping:
+            what = "Workload deactivated" if self.mechanism == "workload" else "suspended"
+            out = (
+                f"{head}: scaling to zero ({what}): waiting for the cluster's pods to go, quota not free yet"
+            )
         elif self.idle_since is not None:
             idle = self._minutes(max(0.0, now - self.idle_since))
             out = f"{head}: idle {idle} of {self.idle_minutes:g} min"
@@ -548,11 +564,15 @@ def idle_status(api: ApiClient, rc: dict[str, Any], workload: dict[str, Any] | N
         "idle_minutes": float(info.get("idle_minutes") or 0),
         "idle_signal": str(info.get("idle_signal") or "gpu"),
     }
-    stopped = (
+    deactivated = (
         ((workload or {}).get("spec") or {}).get("active") is False
         if mechanism == "workload"
         else bool((rc.get("spec") or {}).get("suspend"))
     )
+    # "scaled to zero" and "quota released" only once the pods are gone (Kueue may release the quota
+    # while KubeRay still deletes them, kueue PR #15980): until then, "scaling to zero"
+    stopped = deactivated and agent.pods_gone(rc)
+    base["stopping"] = deactivated and not stopped
     if mode == "keda":
         ref = {
             "apiVersion": "keda.sh/v1alpha1",
