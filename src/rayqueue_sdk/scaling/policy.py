@@ -70,6 +70,7 @@ __all__ = [
     "plan",
     "policy_of",
     "remove_policy",
+    "settle_before_edit",
 ]
 
 log = logging.getLogger(__name__)
@@ -457,6 +458,45 @@ def on_resume(api: ApiClient, rc: dict[str, Any], workload: dict[str, Any] | Non
             return "the reaper restarts its idle clock at the new admission"
         patch_manifest(api, ref, {"metadata": {"annotations": {IDLE_STATE_ANNOTATION: None}}})
     return "the reaper restarts its idle clock at the new admission"
+
+
+def settle_before_edit(api: ApiClient, rc: dict[str, Any] | None, *, limit: float = 30.0) -> bool:
+    """Before ``apply()`` edits a cluster its policy is scaling to zero, wait (at most ``limit`` s) until
+    its pods are gone; whether it waited.
+
+    While the deactivated Workload still holds its quota (KubeRay still deleting the pods), an edit that
+    changes the pod sets makes Kueue delete that Workload and create a new, *active* one (the job
+    reconciler's "No matching Workload" path): the user's edit would undo the scale-down and queue the
+    cluster again. Once the pods are gone and the quota released, Kueue updates the Workload in place and
+    keeps ``spec.active=false`` (kueue#6719, fixed by kueue PR #8424); ``resume()`` is how a user asks.
+
+    Example:
+        >>> settle_before_edit(None, {"metadata": {}, "spec": {"suspend": False}})  # no policy: no wait
+        False
+    """
+    from rayqueue_sdk.scaling import agent  # lazy: the reaper (urllib, ssl), for its clock and decisions
+
+    if rc is None or policy_of(rc) is None or not (rc.get("spec") or {}).get("suspend"):
+        return False
+    if agent.pods_gone(rc):
+        return False
+    meta = rc.get("metadata") or {}
+    ref = _rc_ref(str(meta.get("name")), str(meta.get("namespace")))
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        time.sleep(0.25)
+        try:
+            if agent.pods_gone(get_manifest(api, ref)):
+                return True
+        except NotFoundError:
+            return True
+    log.warning(
+        "%s/%s: its pods are still stopping after %gs; applying anyway (Kueue may queue it again)",
+        meta.get("namespace"),
+        meta.get("name"),
+        limit,
+    )
+    return True
 
 
 def _wait_gone(api: ApiClient, ref: dict[str, Any], limit: float = 10.0) -> None:
