@@ -84,6 +84,9 @@ HOOK_PREFIX = "rayqueue-prestop-"
 SCALING_WORDS = "scaling to zero"
 SCALED_WORDS = "scaled to zero"
 
+#: Why an observation is "not running" when the policy's own stop is in force.
+_STOPPED = ("deactivated", "suspended")
+
 _SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 _JOB_LIVE = ("PENDING", "RUNNING")
 _JOB_DONE = ("SUCCEEDED", "FAILED", "STOPPED")
@@ -204,7 +207,8 @@ def decide(
         ('wait', 400.0, 'signal unavailable (no Prometheus): not scaling down')
     """
     if not obs.running:
-        kept = state.decision.startswith((SCALING_WORDS, SCALED_WORDS))
+        # the scale-down is remembered while the cluster stays stopped (not once resumed and queued)
+        kept = state.decision.startswith((SCALING_WORDS, SCALED_WORDS)) and obs.why in _STOPPED
         return Decision(
             replace(
                 state,
