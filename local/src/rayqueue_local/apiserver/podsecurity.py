@@ -239,10 +239,10 @@ def _allow_privilege_escalation(_spec: dict[str, Any], cs: list[dict[str, Any]])
     )
 
 
-Check = Callable[[dict[str, Any], list[dict[str, Any]]], "str | None"]
+_Check = Callable[[dict[str, Any], list[dict[str, Any]]], "str | None"]
 #: (check ID, the levels it applies to, the check); a restricted check replaces the baseline one it
 #: tightens (capabilities, volumes, seccomp), as upstream's ``overrides`` do. Ordered by check ID.
-_CHECKS: tuple[tuple[str, tuple[str, ...], Check], ...] = (
+_CHECKS: tuple[tuple[str, tuple[str, ...], _Check], ...] = (
     ("allowPrivilegeEscalation", ("restricted",), _allow_privilege_escalation),
     ("capabilities_baseline", ("baseline",), _capabilities_baseline),
     ("capabilities_restricted", ("restricted",), _capabilities_restricted),

@@ -53,7 +53,7 @@ from rayqueue_local.controllers.kuberay.runtime import HeadHandle, HeadKey, RayR
 from rayqueue_local.storage.store import StoreError
 
 #: The head handle's reason when admission refused the head pod (nothing is started for it).
-FAILED_CREATE_HEAD = "FailedCreateHeadPod"
+_FAILED_CREATE_HEAD = "FailedCreateHeadPod"
 
 log = logging.getLogger(__name__)
 
@@ -160,10 +160,10 @@ class RayClusterController(QueueController):
             if problem is not None:  # the kubelet could never run the head: fail it, start nothing
                 handle = self.runtime.fail(key, "InvalidImageName", problem)
             elif refused is not None:  # admission (Pod Security) refuses the head pod: start nothing
-                handle = self.runtime.fail(key, FAILED_CREATE_HEAD, refused)
+                handle = self.runtime.fail(key, _FAILED_CREATE_HEAD, refused)
             else:
                 old = self.runtime.get(key)
-                if old is not None and old.reason == FAILED_CREATE_HEAD:
+                if old is not None and old.reason == _FAILED_CREATE_HEAD:
                     self.runtime.release(key)  # the template was fixed: start the head now
                 handle = self.runtime.ensure(key, R.sizes(rc))
             pods = self._ensure_pods(rc, pods, handle) if refused is None else pods
@@ -357,7 +357,7 @@ class RayClusterController(QueueController):
         # ReplicaFailure (KubeRay's RayClusterReplicaFailure constant): a head that could not start
         conditions = [c for c in conditions if c.get("type") != "ReplicaFailure"]
         if handle is not None and handle.state == "failed" and handle.reason != "InvalidImageName":
-            refused = handle.reason == FAILED_CREATE_HEAD
+            refused = handle.reason == _FAILED_CREATE_HEAD
             R.set_condition(
                 conditions,
                 "ReplicaFailure",
