@@ -84,6 +84,7 @@ EXAMPLES: dict[str, Any] = {
     "worker_accelerators": {"nvidia.com/gpu": 2},
     "topology": "rack",
     "topology_mode": "preferred",
+    "pod_security": "restricted",
     # WorkerGroup
     "replicas": 2,
     "min_replicas": 1,

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from rayqueue_local.apimachinery.limits import load_yaml_all
+from rayqueue_local.apiserver import podsecurity as pod_security
 from rayqueue_local.apiserver.auth import Authenticator
 from rayqueue_local.apiserver.faults import FaultInjector
 from rayqueue_local.apiserver.kubeconfig import merge_context, remove_context
@@ -226,6 +227,7 @@ class LocalControlPlane:
             history=self.history,
         )
         serve_custom_resource_definitions(self.store)  # kubectl get crd; users' own CRDs
+        pod_security.install(self.store)  # namespaces labelled pod-security.kubernetes.io/enforce
         self._publish_node()
         self.faults = FaultInjector()
         self.auth = Authenticator(admin_token=self._admin_token or self._load_tokens(base).get("admin"))

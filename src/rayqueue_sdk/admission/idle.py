@@ -37,15 +37,16 @@ from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.manifests.idle import IdleMode, StopMechanism
 from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, POLICY_ANNOTATION
 
-__all__ = ["IdleState", "IdleStatus", "idle_from", "policy_of"]
+__all__ = ["IdleState", "IdleStatus", "idle_from", "pods_gone", "policy_of"]
 
 
 class IdleState(enum.StrEnum):
     """Where a cluster's idle policy stands.
 
     ``idle``: the idle clock runs (see :attr:`IdleStatus.idle_since` and :attr:`IdleStatus.releases_at`);
-    ``waiting``: no clock runs yet (starting, busy, or the signal not read); ``scaled to zero``: the
-    policy gave the quota back and ``resume()`` queues the cluster again.
+    ``waiting``: no clock runs yet (starting, busy, or the signal not read); ``scaling to zero``: the
+    policy deactivated the cluster and its pods are still going (the GPUs are still held); ``scaled to
+    zero``: the pods are gone, the quota is back and ``resume()`` queues the cluster again.
 
     Example:
         >>> IdleState("scaled to zero") is IdleState.SCALED_TO_ZERO
@@ -54,6 +55,7 @@ class IdleState(enum.StrEnum):
 
     WAITING = "waiting"
     IDLE = "idle"
+    STOPPING = "scaling to zero"
     SCALED_TO_ZERO = "scaled to zero"
 
 
@@ -104,7 +106,10 @@ class IdleStatus:
         mechanism: :class:`~rayqueue_sdk.manifests.idle.StopMechanism` (Workload or ``spec.suspend``).
         idle_minutes, idle_signal: the policy.
         idle_since: when the idle clock started (epoch seconds), if it runs.
-        scaled_to_zero: the policy gave the quota back and the cluster waits for ``resume()``.
+        scaled_to_zero: the policy gave the quota back (the cluster's pods are gone) and the cluster
+            waits for ``resume()``.
+        stopping: the policy deactivated the cluster but its pods are still going: the GPUs are still
+            held and the quota is not free yet (Kueue may say it is before: kueue PR #15980).
         scaled_at: when, if known; ``idle_for`` how long it had been idle then (seconds).
         decision, hook: the reaper's last decision and the pre-stop hook's outcome.
         cooldown_until: the end of the initial cooldown (epoch seconds; the reaper counts it from the
@@ -117,6 +122,8 @@ class IdleStatus:
         >>> IdleStatus("keda", "workload", 60, "gpu", scaled_to_zero=True, scaled_at=0.0,
         ...            idle_for=3600).text(now=10.0)
         'keda mode: scaled to zero at 00:00 UTC after 60 idle min; quota released; ...'
+        >>> IdleStatus("keda", "workload", 60, "gpu", stopping=True).text()
+        "keda mode: scaling to zero (Workload deactivated): waiting for the cluster's pods to go, ..."
     """
 
     mode: IdleMode
@@ -130,10 +137,13 @@ class IdleStatus:
     decision: str | None = None
     hook: str | None = None
     cooldown_until: float | None = None
+    stopping: bool = False
 
-    def __post_init__(self) -> None:  # plain strings in, enums kept (a typo fails here, not in a display)
-        object.__setattr__(self, "mode", IdleMode(self.mode))
-        object.__setattr__(self, "mechanism", StopMechanism(self.mechanism))
+    def __post_init__(
+        self,
+    ) -> None:  # plain strings are taken (a StrEnum equals its value); a typo fails here
+        IdleMode(self.mode)
+        StopMechanism(self.mechanism)
 
     @property
     def state(self) -> IdleState:
@@ -145,6 +155,8 @@ class IdleStatus:
         """
         if self.scaled_to_zero:
             return IdleState.SCALED_TO_ZERO
+        if self.stopping:
+            return IdleState.STOPPING
         return IdleState.IDLE if self.idle_since is not None else IdleState.WAITING
 
     @property
@@ -203,8 +215,11 @@ class IdleStatus:
                 else ""
             )
             after = f" after {self.minutes(self.idle_for)} idle min" if self.idle_for else ""
-            released = "quota released" if self.mechanism is StopMechanism.WORKLOAD else "suspended"
+            released = "quota released" if self.mechanism == StopMechanism.WORKLOAD else "suspended"
             out = f"scaled to zero{when}{after}; {released}; cluster.resume() queues it again"
+        elif self.stopping:
+            what = "Workload deactivated" if self.mechanism == StopMechanism.WORKLOAD else "suspended"
+            out = f"scaling to zero ({what}): waiting for the cluster's pods to go, quota not free yet"
         elif self.idle_since is not None:
             idle = self.minutes(self.idle_seconds(now) or 0.0)
             out = f"idle {idle} of {self.idle_minutes:g} min"
@@ -233,14 +248,15 @@ class IdleStatus:
             ('keda', 'idle', 300.0, 'keda mode: idle 1.0 of 5 min')
         """
         return {
-            "mode": self.mode.value,
-            "mechanism": self.mechanism.value,
+            "mode": IdleMode(self.mode).value,
+            "mechanism": StopMechanism(self.mechanism).value,
             "state": self.state.value,
             "idle_minutes": self.idle_minutes,
             "idle_signal": self.idle_signal,
             "idle_since": self.idle_since,
             "releases_at": self.releases_at,
             "scaled_to_zero": self.scaled_to_zero,
+            "stopping": self.stopping,
             "scaled_at": self.scaled_at,
             "idle_for": self.idle_for,
             "cooldown_until": self.cooldown_until,
@@ -248,6 +264,31 @@ class IdleStatus:
             "hook": self.hook,
             "text": self.text(now),
         }
+
+
+def pods_gone(rc: Mapping[str, Any] | None) -> bool:
+    """Whether the RayCluster's pods are all gone: suspended (``spec.suspend``, which Kueue sets on a
+    deactivated Workload) and KubeRay says so (``RayClusterSuspended``, or the ``state: suspended`` it
+    writes only once no pod is left). Until then the GPUs are still held. (The reaper, stdlib only in its
+    pod, keeps the same rule in :func:`rayqueue_sdk.scaling.agent.pods_gone`.)
+
+    Example:
+        >>> pods_gone({"spec": {"suspend": True}, "status": {"state": "ready"}})
+        False
+        >>> pods_gone({"spec": {"suspend": True}, "status": {"conditions": [
+        ...     {"type": "RayClusterSuspended", "status": "True"}]}})
+        True
+        >>> pods_gone(None)
+        True
+    """
+    if rc is None:  # the RayCluster itself is gone, and its pods with it
+        return True
+    if not (rc.get("spec") or {}).get("suspend"):
+        return False
+    suspended = condition(rc, "RayClusterSuspended")
+    if suspended is not None:
+        return suspended.get("status") == "True"
+    return (rc.get("status") or {}).get("state") == "suspended"
 
 
 def _keda_scaled_at(workload: Mapping[str, Any] | None) -> float | None:
@@ -278,7 +319,10 @@ def idle_from(
         >>> gone = {"spec": {"active": False}, "status": {"conditions": [{"type": "Evicted",
         ...         "status": "True", "reason": "Deactivated",
         ...         "lastTransitionTime": "1970-01-01T01:00:00Z"}]}}
-        >>> idle_from(rc, gone, so).describe()
+        >>> idle_from(rc, gone, so).describe()   # deactivated, its pods still there
+        "scaling to zero (Workload deactivated): waiting for the cluster's pods to go, quota not free yet"
+        >>> stopped = {**rc, "spec": {"suspend": True}, "status": {"state": "suspended"}}
+        >>> idle_from(stopped, gone, so).describe()
         'scaled to zero at 01:00 UTC after 60 idle min; quota released; cluster.resume() queues it again'
     """
     info = policy_of(rc)
@@ -300,11 +344,15 @@ def idle_from(
         "idle_minutes": minutes,
         "idle_signal": str(info.get("idle_signal") or "gpu"),
     }
-    stopped = (
+    deactivated = (
         ((workload or {}).get("spec") or {}).get("active") is False
         if mechanism is StopMechanism.WORKLOAD
         else bool(((rc or {}).get("spec") or {}).get("suspend"))
     )
+    # "scaled to zero" and "quota released" only once the pods are gone (Kueue may release the quota
+    # while KubeRay still deletes them, kueue PR #15980): until then, "scaling to zero"
+    stopped = deactivated and pods_gone(rc)
+    base["stopping"] = deactivated and not stopped
     if mode is IdleMode.KEDA:
         since = created = None
         if scaled_object is not None:
@@ -316,12 +364,12 @@ def idle_from(
         unknown = "no ScaledObject" if scaled_object_read else None
         return IdleStatus(
             **base,
-            idle_since=None if stopped else since,
+            idle_since=None if deactivated else since,
             scaled_to_zero=stopped,
             scaled_at=scaled_at,
             idle_for=(scaled_at - since) if scaled_at is not None and since is not None else None,
-            decision=unknown if scaled_object is None and not stopped else None,
-            cooldown_until=None if stopped or created is None else created + cooldown,
+            decision=unknown if scaled_object is None and not deactivated else None,
+            cooldown_until=None if deactivated or created is None else created + cooldown,
         )
     holder = workload if mechanism is StopMechanism.WORKLOAD else rc
     state = _json(_annotations(holder).get(IDLE_STATE_ANNOTATION))
@@ -329,11 +377,11 @@ def idle_from(
     admitted = _time(state.get("admittedAt"))
     return IdleStatus(
         **base,
-        idle_since=None if stopped else _time(state.get("idleSince")),
+        idle_since=None if deactivated else _time(state.get("idleSince")),
         scaled_to_zero=stopped,
         scaled_at=_time(state.get("scaledAt")) if stopped else None,
         idle_for=float(idle_for) if stopped and isinstance(idle_for, int | float) else None,
         decision=state.get("decision"),
         hook=state.get("hook"),
-        cooldown_until=None if stopped or admitted is None else admitted + cooldown,
+        cooldown_until=None if deactivated or admitted is None else admitted + cooldown,
     )

@@ -124,6 +124,7 @@ class Cluster:
         self._idle_policy: IdlePolicy | None | _Unset = _UNSET
         self._client = _one_client(client, api_client)
         self._namespace: str | None = config.namespace
+        self._existing_seen: dict[str, Any] | None = None  # the RayCluster apply()'s preflight read
         #: the notebook card with its buttons (shown when built in a notebook, and by apply()/up();
         #: followed by wait_ready(), status(), details()).
         self._card: ClusterControls | None = None
@@ -357,6 +358,7 @@ class Cluster:
             priority_class=self.config.priority_class,
             read_existing=refuse_foreign is not None,
         )
+        self._existing_seen = dict(facts.existing) if facts.existing is not None else None
         return decide(
             self.to_dict(),
             facts,
@@ -390,11 +392,14 @@ class Cluster:
             >>> # cluster.apply()   # twice is fine: the second is a no-op
         """
         from rayqueue_sdk.kube.resources import FIELD_MANAGER, RAYCLUSTERS, apply_object  # lazy: API calls
+        from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
 
         api = self._api()
         manifest = self._manifest(
             api, refuse_foreign=None if force else "apply(force=True) would take it over"
         )
+        # never let this edit re-activate a cluster its idle policy is scaling to zero (kueue#6719)
+        scaling.settle_before_edit(api, self._existing_seen)
         stored = apply_object(api, RAYCLUSTERS, manifest, field_manager=FIELD_MANAGER, force=force)
         log.info("%s/%s: applied", self.namespace, self.name)
         if self.idle_policy is not None:

@@ -158,7 +158,7 @@ def keep_idle_line(
     if shown is None or shown.idle is None or status.idle is None:
         return status
     new, old = status.idle, shown.idle
-    if new.mode is not IdleMode.KEDA or old.mode is not IdleMode.KEDA:
+    if new.mode != IdleMode.KEDA or old.mode != IdleMode.KEDA:
         return status  # the reaper's state is on the watched objects: read afresh
     inactive = ((workload or {}).get("spec") or {}).get("active") is False
     if new.scaled_to_zero and old.scaled_to_zero and inactive:

@@ -69,6 +69,7 @@ from rayqueue_sdk.manifests.rules import (
     check_worker_groups,
     resolve_queue_and_priority,
 )
+from rayqueue_sdk.manifests.security import POD_SECURITY_LEVELS
 
 __all__ = [
     "DEFAULT_ACCELERATORS",
@@ -134,6 +135,12 @@ class _ClusterShape(_Model):
         default="required",
         description="'required' (wait until one domain of the level has room) or 'preferred' "
         "(one domain if possible)",
+    )
+    pod_security: str | None = Field(
+        default=None,
+        description="None (the pods as written) or 'restricted': every head and worker pod passes Pod "
+        "Security 'restricted' (non-root uid 1000, no privilege escalation, all capabilities dropped, "
+        "RuntimeDefault seccomp), for a namespace labelled pod-security.kubernetes.io/enforce: restricted",
     )
 
     _groups: list[WorkerGroup] = PrivateAttr(default_factory=list)
@@ -214,6 +221,8 @@ class _ClusterShape(_Model):
                 )
         check_annotations(self.annotations, "annotations")
         topology_annotation(self.topology, self.topology_mode)
+        if self.pod_security not in POD_SECURITY_LEVELS:
+            raise ConfigError("pod_security", self.pod_security, "None or 'restricted'")
         if self.worker_groups is not None:
             flat = sorted(self._FLAT_WORKER_FIELDS & self.model_fields_set)
             if flat:

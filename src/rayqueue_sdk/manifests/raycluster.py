@@ -26,6 +26,7 @@ from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from rayqueue_sdk.manifests.quantities import cpu_quantity, cpu_to_ray_count, memory_quantity, parse_quantity
 from rayqueue_sdk.manifests.ray_image import ray_version
 from rayqueue_sdk.manifests.rules import ELASTIC_JOB_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL, check_raycluster
+from rayqueue_sdk.manifests.security import make_restricted
 
 if TYPE_CHECKING:  # pragma: no cover
     from rayqueue_sdk.config.models import ClusterConfiguration, WorkerGroup, _ClusterShape
@@ -252,6 +253,8 @@ def _pod_template(
         pod["nodeSelector"] = dict(node_selector)
     if config.image_pull_secrets:
         pod["imagePullSecrets"] = [{"name": s} for s in config.image_pull_secrets]
+    if config.pod_security == "restricted":
+        pod = make_restricted(pod)
     template: dict[str, Any] = {"spec": pod}
     meta: dict[str, Any] = {}
     if labels:

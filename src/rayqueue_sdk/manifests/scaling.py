@@ -16,12 +16,21 @@ TriggerAuthentication reading ``token`` and ``ca.crt`` from the Secret, as in se
 
 **Reaper mode** works with upstream Kueue. A small agent (:mod:`rayqueue_sdk.scaling.agent`, one
 stdlib-only file) runs in the cluster, from the Ray image's ``python`` (no new image), its code and
-configuration in a ConfigMap. Its identity is a ServiceAccount whose Role allows ``get``/``list``/``patch``
-of Workloads in the namespace (``list``: the Workload's name carries a hash Kueue derives from the
-RayCluster's uid, found by the label ``kueue.x-k8s.io/job-uid`` as the SDK itself finds it; a Role cannot
-narrow ``list`` by name, and it reads nothing but Workloads of its own namespace) and ``get`` of this
-one RayCluster (``resourceNames``) to find the head; for a cluster without a queue, whose stop is
-KubeRay's ``spec.suspend``, ``patch`` of that one RayCluster instead of any Workload verb.
+configuration in a ConfigMap. Its identity is a ServiceAccount whose Role allows ``get`` and ``patch`` of
+this cluster's one Workload and ``get`` of this one RayCluster, both narrowed by ``resourceNames``
+(:func:`reaper_rules`): its token cannot read or deactivate a colleague's cluster. The Workload's name
+carries a hash Kueue derives from the RayCluster's name and uid, so it is known only once Kueue made it:
+the policy is planned after the Workload exists and the agent is told the name (``workload`` in its
+configuration); the name stays the same for the RayCluster's life (Kueue derives it again when it
+replaces a Workload), so no ``list`` or ``watch`` is needed, and none is granted (a Role cannot narrow
+``list``/``watch`` by name). For a cluster without a queue, whose stop is KubeRay's ``spec.suspend``,
+``get`` and ``patch`` of that one RayCluster and no Workload verb.
+
+*Pod Security.* Every pod and container the policy creates (the agent's; KEDA mode creates none) passes
+the ``restricted`` profile (:func:`rayqueue_sdk.manifests.security.make_restricted`): non-root (uid
+1000, the Ray images' ``ray`` user), no privilege escalation, every capability dropped, the
+``RuntimeDefault`` seccomp profile, a read-only root filesystem, and nothing but a ConfigMap volume and
+the projected token.
 
 *Its own pod, not a sidecar of the head.* A sidecar would have to be in the RayCluster's head template:
 adding or removing the policy on a live cluster would change the head pod template, and KubeRay rolls
@@ -53,6 +62,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from rayqueue_sdk.manifests.security import make_restricted
 
 if TYPE_CHECKING:  # pragma: no cover
     from rayqueue_sdk.config.idle import IdlePolicy
@@ -77,6 +87,7 @@ __all__ = [
     "policy_annotation",
     "policy_name",
     "reaper_objects",
+    "reaper_rules",
     "token_secret_name",
 ]
 
@@ -295,25 +306,33 @@ def _binding(name: str, cluster: str, namespace: str, uid: str | None) -> dict[s
 
 
 def agent_config(
-    policy: IdlePolicy, *, cluster: str, namespace: str, groups: list[str], mechanism: str
+    policy: IdlePolicy,
+    *,
+    cluster: str,
+    namespace: str,
+    groups: list[str],
+    mechanism: str,
+    workload: str | None = None,
 ) -> dict[str, Any]:
     """The agent's configuration (``config.json`` in its ConfigMap): everything it needs, no secrets.
 
     ``mechanism`` is ``"workload"`` (``Workload.spec.active=false``) or ``"suspend"`` (KubeRay's
-    ``spec.suspend``, for a cluster without a queue).
+    ``spec.suspend``, for a cluster without a queue); ``workload`` the name of the cluster's Workload,
+    the one object of its kind the agent may read and patch.
 
     Example:
         >>> from rayqueue_sdk.config.idle import IdlePolicy
         >>> cfg = agent_config(IdlePolicy(idle_minutes=2, idle_signal="jobs"), cluster="ws",
-        ...                    namespace="ds", groups=["g"], mechanism="workload")
-        >>> cfg["idle_seconds"], cfg["idle_signal"], cfg["prometheus"]
-        (120, 'jobs', None)
+        ...                    namespace="ds", groups=["g"], mechanism="workload", workload="w")
+        >>> cfg["idle_seconds"], cfg["idle_signal"], cfg["prometheus"], cfg["workload"]
+        (120, 'jobs', None, 'w')
     """
     source = policy.prometheus
     return {
         "namespace": namespace,
         "cluster": cluster,
         "mechanism": mechanism,
+        "workload": workload if mechanism == "workload" else None,
         "idle_seconds": policy.idle_seconds,
         "initial_cooldown_seconds": policy.initial_cooldown_seconds,
         "polling_seconds": policy.polling_seconds,
@@ -331,6 +350,47 @@ def agent_config(
     }
 
 
+def reaper_rules(
+    cluster: str, *, mechanism: str = "workload", workload: str | None = None
+) -> list[dict[str, Any]]:
+    """The reaper's Role rules: only its own cluster's objects, by name (``resourceNames``).
+
+    ``workload`` mechanism: ``get``/``patch`` of the one Workload ``workload`` (read the idle clock and
+    the admission, write ``spec.active=false`` and the state annotation) and ``get`` of the RayCluster
+    (the head's address, whether its pods are gone). ``suspend``: ``get``/``patch`` of the RayCluster.
+    No ``list`` or ``watch``: the agent is told the Workload's name (see the module's notes).
+
+    Raises:
+        ValueError: ``mechanism="workload"`` without the Workload's name.
+
+    Example:
+        >>> [(r["resources"], r["resourceNames"], r["verbs"]) for r in reaper_rules("ws", workload="w-1")]
+        [(['workloads'], ['w-1'], ['get', 'patch']), (['rayclusters'], ['ws'], ['get'])]
+        >>> reaper_rules("ws", mechanism="suspend")[0]["verbs"]
+        ['get', 'patch']
+    """
+    if mechanism != "workload":
+        return [
+            {
+                "apiGroups": ["ray.io"],
+                "resources": ["rayclusters"],
+                "resourceNames": [cluster],
+                "verbs": ["get", "patch"],
+            }
+        ]
+    if not workload:
+        raise ValueError("workload: the reaper's Role names the cluster's Workload; pass its name")
+    return [
+        {
+            "apiGroups": ["kueue.x-k8s.io"],
+            "resources": ["workloads"],
+            "resourceNames": [workload],
+            "verbs": ["get", "patch"],
+        },
+        {"apiGroups": ["ray.io"], "resources": ["rayclusters"], "resourceNames": [cluster], "verbs": ["get"]},
+    ]
+
+
 def reaper_objects(
     policy: IdlePolicy,
     *,
@@ -340,42 +400,34 @@ def reaper_objects(
     image: str,
     agent_source: str,
     mechanism: str = "workload",
+    workload: str | None = None,
     uid: str | None = None,
 ) -> list[dict[str, Any]]:
     """Reaper mode's objects, in creation order: ServiceAccount, Role, RoleBinding, ConfigMap, Deployment.
 
+    ``workload``: the cluster's Workload (needed with ``mechanism="workload"``: the Role names it).
+    The Deployment's pod passes Pod Security "restricted".
+
     Example:
         >>> from rayqueue_sdk.config.idle import IdlePolicy
         >>> objs = reaper_objects(IdlePolicy(idle_minutes=5), cluster="ws", namespace="ds", groups=["g"],
-        ...                       image="rayproject/ray:2.41.0", agent_source="print('hi')")
+        ...                       image="rayproject/ray:2.41.0", agent_source="print('hi')",
+        ...                       workload="raycluster-ws-1a2b3")
         >>> [o["kind"] for o in objs]
         ['ServiceAccount', 'Role', 'RoleBinding', 'ConfigMap', 'Deployment']
-        >>> objs[-1]["spec"]["template"]["spec"]["containers"][0]["command"]
+        >>> pod = objs[-1]["spec"]["template"]["spec"]
+        >>> pod["containers"][0]["command"]
         ['python', '/etc/rayqueue-agent/agent.py']
-        >>> [r["verbs"] for r in objs[1]["rules"]]
-        [['get', 'list', 'patch'], ['get']]
+        >>> pod["securityContext"]["runAsNonRoot"], pod["containers"][0]["securityContext"]["capabilities"]
+        (True, {'drop': ['ALL']})
+        >>> [(r["resourceNames"], r["verbs"]) for r in objs[1]["rules"]]
+        [(['raycluster-ws-1a2b3'], ['get', 'patch']), (['ws'], ['get'])]
     """
     name = policy_name(cluster)
-    if mechanism == "workload":
-        rules = [
-            {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["get", "list", "patch"]},
-            {
-                "apiGroups": ["ray.io"],
-                "resources": ["rayclusters"],
-                "resourceNames": [cluster],
-                "verbs": ["get"],
-            },
-        ]
-    else:
-        rules = [
-            {
-                "apiGroups": ["ray.io"],
-                "resources": ["rayclusters"],
-                "resourceNames": [cluster],
-                "verbs": ["get", "patch"],
-            }
-        ]
-    config = agent_config(policy, cluster=cluster, namespace=namespace, groups=groups, mechanism=mechanism)
+    rules = reaper_rules(cluster, mechanism=mechanism, workload=workload)
+    config = agent_config(
+        policy, cluster=cluster, namespace=namespace, groups=groups, mechanism=mechanism, workload=workload
+    )
     selector = {POLICY_LABEL: cluster, "app.kubernetes.io/name": "rayqueue-idle-agent"}
     return [
         {
@@ -409,34 +461,38 @@ def reaper_objects(
                 "selector": {"matchLabels": dict(selector)},
                 "template": {
                     "metadata": {"labels": {**selector, MANAGED_BY_LABEL: MANAGED_BY_VALUE}},
-                    "spec": {
-                        "serviceAccountName": name,
-                        "containers": [
-                            {
-                                "name": "agent",
-                                "image": image,
-                                "command": ["python", f"{AGENT_MOUNT}/{AGENT_SOURCE_KEY}"],
-                                "env": [
-                                    {
-                                        "name": "RAYQUEUE_AGENT_CONFIG",
-                                        "value": f"{AGENT_MOUNT}/{AGENT_CONFIG_KEY}",
+                    "spec": make_restricted(
+                        {
+                            "serviceAccountName": name,
+                            "containers": [
+                                {
+                                    "name": "agent",
+                                    "image": image,
+                                    "command": ["python", f"{AGENT_MOUNT}/{AGENT_SOURCE_KEY}"],
+                                    "env": [
+                                        {
+                                            "name": "RAYQUEUE_AGENT_CONFIG",
+                                            "value": f"{AGENT_MOUNT}/{AGENT_CONFIG_KEY}",
+                                        },
+                                        # the default path, named so that a kubelet that maps the
+                                        # projected token elsewhere (the local plane's) can rewrite it
+                                        {"name": "RAYQUEUE_AGENT_TOKEN_DIR", "value": SERVICE_ACCOUNT_DIR},
+                                        {"name": "PYTHONUNBUFFERED", "value": "1"},
+                                    ],
+                                    "resources": {
+                                        "requests": {"cpu": "50m", "memory": "64Mi"},
+                                        "limits": {"cpu": "200m", "memory": "256Mi"},
                                     },
-                                    # the default path, named so that a kubelet that maps the
-                                    # projected token elsewhere (the local plane's) can rewrite it
-                                    {"name": "RAYQUEUE_AGENT_TOKEN_DIR", "value": SERVICE_ACCOUNT_DIR},
-                                    {"name": "PYTHONUNBUFFERED", "value": "1"},
-                                ],
-                                "resources": {
-                                    "requests": {"cpu": "50m", "memory": "64Mi"},
-                                    "limits": {"cpu": "200m", "memory": "256Mi"},
-                                },
-                                "volumeMounts": [
-                                    {"name": "agent", "mountPath": AGENT_MOUNT, "readOnly": True}
-                                ],
-                            }
-                        ],
-                        "volumes": [{"name": "agent", "configMap": {"name": name}}],
-                    },
+                                    "volumeMounts": [
+                                        {"name": "agent", "mountPath": AGENT_MOUNT, "readOnly": True}
+                                    ],
+                                    # the agent writes nothing but its log (stdout)
+                                    "securityContext": {"readOnlyRootFilesystem": True},
+                                }
+                            ],
+                            "volumes": [{"name": "agent", "configMap": {"name": name}}],
+                        }
+                    ),
                 },
             },
         },

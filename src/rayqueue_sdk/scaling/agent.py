@@ -52,6 +52,8 @@ from typing import Any
 
 __all__ = [
     "HOOK_PREFIX",
+    "SCALED_WORDS",
+    "SCALING_WORDS",
     "STATE_ANNOTATION",
     "Agent",
     "AgentState",
@@ -66,6 +68,8 @@ __all__ = [
     "jobs_busy",
     "main",
     "parse_time",
+    "pods_gone",
+    "settle",
 ]
 
 log = logging.getLogger("rayqueue-idle-agent")
@@ -74,6 +78,14 @@ log = logging.getLogger("rayqueue-idle-agent")
 STATE_ANNOTATION = "scaling.rayqueue-sdk.io/state"
 #: The submission id prefix of pre-stop hook jobs (they never count as the user's jobs).
 HOOK_PREFIX = "rayqueue-prestop-"
+
+#: How the agent's decision begins once it deactivated the cluster, while its pods still stop (the quota
+#: is not free until they are gone: Kueue may release it earlier, kueue PR #15980) and once they are gone.
+SCALING_WORDS = "scaling to zero"
+SCALED_WORDS = "scaled to zero"
+
+#: Why an observation is "not running" when the policy's own stop is in force.
+_STOPPED = ("deactivated", "suspended")
 
 _SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 _JOB_LIVE = ("PENDING", "RUNNING")
@@ -195,7 +207,8 @@ def decide(
         ('wait', 400.0, 'signal unavailable (no Prometheus): not scaling down')
     """
     if not obs.running:
-        kept = state.scaled_at is not None and state.decision.startswith("scaled to zero")
+        # the scale-down is remembered while the cluster stays stopped (not once resumed and queued)
+        kept = state.decision.startswith((SCALING_WORDS, SCALED_WORDS)) and obs.why in _STOPPED
         return Decision(
             replace(
                 state,
@@ -235,6 +248,53 @@ def decide(
     else:
         decision = f"idle {idle_for / 60:.1f} of {idle_seconds / 60:g} min"
     return Decision(replace(state, idle_for=idle_for, decision=decision), "wait")
+
+
+def pods_gone(rc: dict[str, Any] | None) -> bool:
+    """Whether the RayCluster's pods are all gone: suspended (KubeRay's ``spec.suspend``, which Kueue sets
+    on a deactivated Workload) and KubeRay says so (``RayClusterSuspended``, or the ``state: suspended``
+    that KubeRay writes only once no pod is left). Until then the GPUs are still held.
+
+    Example:
+        >>> pods_gone({"spec": {"suspend": True}, "status": {"state": "ready"}})
+        False
+        >>> pods_gone({"spec": {"suspend": True}, "status": {"conditions": [
+        ...     {"type": "RayClusterSuspended", "status": "True"}]}})
+        True
+        >>> pods_gone(None)
+        True
+    """
+    if rc is None:  # the RayCluster itself is gone, and its pods with it
+        return True
+    if not (rc.get("spec") or {}).get("suspend"):
+        return False
+    status = rc.get("status") or {}
+    suspended = _condition(rc, "RayClusterSuspended")
+    if suspended is not None:
+        return suspended.get("status") == "True"
+    return status.get("state") == "suspended"
+
+
+def settle(state: AgentState, rc: dict[str, Any] | None, now: float, *, mechanism: str) -> AgentState:
+    """After a scale-down: "scaled to zero" (and when) is said only once the cluster's pods are gone.
+
+    Example:
+        >>> s = AgentState(idle_for=60.0, decision="scaling to zero after 1.0 idle min: waiting for pods")
+        >>> settle(s, {"spec": {"suspend": True}, "status": {"state": "ready"}}, 5.0,
+        ...        mechanism="workload").scaled_at is None
+        True
+        >>> done = settle(s, {"spec": {"suspend": True}, "status": {"state": "suspended"}}, 5.0,
+        ...               mechanism="workload")
+        >>> done.scaled_at, done.decision
+        (5.0, 'scaled to zero after 1.0 idle min; pods gone, quota released')
+    """
+    if not state.decision.startswith(SCALING_WORDS) or not pods_gone(rc):
+        return state
+    minutes = (state.idle_for or 0) / 60
+    freed = "quota released" if mechanism == "workload" else "suspended"
+    return replace(
+        state, scaled_at=now, decision=f"{SCALED_WORDS} after {minutes:.1f} idle min; pods gone, {freed}"
+    )
 
 
 def busy_from(signal: str, gpu: bool | None, jobs: bool | None) -> bool | None:
@@ -447,6 +507,9 @@ class Agent:
         return dict(self.api.request("GET", path))
 
     def _workload(self, uid: str) -> dict[str, Any] | None:
+        name = self.config.get("workload")
+        if name:
+            return self._workload_by_name(str(name))
         versions = [self._kueue_version] if self._kueue_version else ["v1beta2", "v1beta1"]
         selector = urllib.parse.quote(f"kueue.x-k8s.io/job-uid={uid}")
         for version in versions:
@@ -464,6 +527,21 @@ class Agent:
             live = [w for w in items if not (w.get("metadata") or {}).get("deletionTimestamp")]
             live.sort(key=lambda w: str((w.get("metadata") or {}).get("creationTimestamp") or ""))
             return live[-1] if live else None
+        return None
+
+    def _workload_by_name(self, name: str) -> dict[str, Any] | None:
+        """The one Workload the Role grants (``get`` by name: no ``list`` is granted); ``None``: gone."""
+        versions = [self._kueue_version] if self._kueue_version else ["v1beta2", "v1beta1"]
+        for version in versions:
+            path = f"/apis/kueue.x-k8s.io/{version}/namespaces/{self.namespace}/workloads/{name}"
+            try:
+                found = dict(self.api.request("GET", path))
+            except urllib.error.HTTPError as err:
+                if err.code == 404:
+                    continue  # that version is not served, or the Workload is gone
+                raise
+            self._kueue_version = version
+            return None if (found.get("metadata") or {}).get("deletionTimestamp") else found
         return None
 
     def _dashboard(self, rc: dict[str, Any]) -> str | None:
@@ -602,8 +680,11 @@ class Agent:
             if self.config.get("hook"):
                 state = replace(state, hook=self.run_hook(self._dashboard(rc)))
             minutes = (state.idle_for or 0) / 60
+            what = "suspended" if self.config.get("mechanism") == "suspend" else "Workload deactivated"
             state = replace(
-                state, scaled_at=self.clock(), decision=f"scaled to zero after {minutes:.1f} idle min"
+                state,
+                scaled_at=None,
+                decision=f"{SCALING_WORDS} after {minutes:.1f} idle min: {what}, waiting for its pods to go",
             )
             stop = (
                 {"spec": {"suspend": True}}
@@ -611,6 +692,10 @@ class Agent:
                 else {"spec": {"active": False}}
             )
             log.info("%s/%s: %s", self.namespace, self.cluster, state.decision)
+        elif not obs.running and state.decision.startswith(SCALING_WORDS):
+            state = settle(state, rc, self.clock(), mechanism=str(self.config.get("mechanism")))
+            if state.scaled_at is not None:
+                log.info("%s/%s: %s", self.namespace, self.cluster, state.decision)
         self.state = state
         text = json.dumps(state.to_json(), sort_keys=True)
         if target is not None and (stop or text != self._written):

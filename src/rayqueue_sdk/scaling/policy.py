@@ -73,11 +73,13 @@ __all__ = [
     "policy_of",
     "read_gpu",
     "remove_policy",
+    "settle_before_edit",
 ]
 
 log = logging.getLogger(__name__)
 
-#: How long :func:`plan` waits for Kueue to create the cluster's Workload (KEDA mode needs its name).
+#: How long :func:`plan` waits for Kueue to create the cluster's Workload (KEDA's target and the
+#: reaper's Role name it: the Role grants ``get``/``patch`` of that one Workload).
 _WORKLOAD_WAIT = 20.0
 
 
@@ -226,7 +228,8 @@ def plan(
     """The objects for the stored RayCluster ``rc`` (``api=None``: offline, as ``to_yaml()`` shows them).
 
     Offline, ``auto`` renders the reaper (discovery decides at apply time), the ownerReferences are left
-    out (the uid is the server's) and KEDA's Workload name is a placeholder.
+    out (the uid is the server's) and the Workload's name (KEDA's target, the reaper's Role) is a
+    placeholder. Online, the Workload is waited for (Kueue makes it within moments of the RayCluster).
 
     Example:
         >>> rc = {"metadata": {"name": "ws", "namespace": "ds", "labels": {"kueue.x-k8s.io/queue-name": "q"}},
@@ -246,6 +249,9 @@ def plan(
         )
     mode, mechanism = choose_mode(policy, caps, queued=queued)
     groups = _groups(rc)
+    if mechanism is StopMechanism.WORKLOAD and not workload:
+        # both modes name the Workload: KEDA's scaleTargetRef, the reaper's Role (resourceNames)
+        workload = _workload_name(api, namespace, uid) if api and uid else f"raycluster-{name}-<uid>"
     if mode is IdleMode.KEDA:
         version = kueue_version(api) if api is not None else "v1beta2"
         objects = keda_objects(
@@ -253,8 +259,7 @@ def plan(
             cluster=name,
             namespace=namespace,
             groups=groups,
-            workload=workload
-            or (_workload_name(api, namespace, uid) if api and uid else f"raycluster-{name}-<uid>"),
+            workload=str(workload),
             workload_api_version=f"kueue.x-k8s.io/{version}",
             uid=uid,
         )
@@ -267,6 +272,7 @@ def plan(
             image=_image(rc),
             agent_source=agent_source(),
             mechanism=mechanism,
+            workload=workload if mechanism == "workload" else None,
             uid=uid,
         )
     return Plan(
@@ -447,6 +453,45 @@ def on_resume(api: ApiClient, rc: dict[str, Any], workload: dict[str, Any] | Non
             return "the reaper restarts its idle clock at the new admission"
         patch_manifest(api, ref, {"metadata": {"annotations": {IDLE_STATE_ANNOTATION: None}}})
     return "the reaper restarts its idle clock at the new admission"
+
+
+def settle_before_edit(api: ApiClient, rc: dict[str, Any] | None, *, limit: float = 30.0) -> bool:
+    """Before ``apply()`` edits a cluster its policy is scaling to zero, wait (at most ``limit`` s) until
+    its pods are gone; whether it waited.
+
+    While the deactivated Workload still holds its quota (KubeRay still deleting the pods), an edit that
+    changes the pod sets makes Kueue delete that Workload and create a new, *active* one (the job
+    reconciler's "No matching Workload" path): the user's edit would undo the scale-down and queue the
+    cluster again. Once the pods are gone and the quota released, Kueue updates the Workload in place and
+    keeps ``spec.active=false`` (kueue#6719, fixed by kueue PR #8424); ``resume()`` is how a user asks.
+
+    Example:
+        >>> settle_before_edit(None, {"metadata": {}, "spec": {"suspend": False}})  # no policy: no wait
+        False
+    """
+    from rayqueue_sdk.scaling import agent  # lazy: the reaper (urllib, ssl), for its clock and decisions
+
+    if rc is None or policy_of(rc) is None or not (rc.get("spec") or {}).get("suspend"):
+        return False
+    if agent.pods_gone(rc):
+        return False
+    meta = rc.get("metadata") or {}
+    ref = _rc_ref(str(meta.get("name")), str(meta.get("namespace")))
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        time.sleep(0.25)
+        try:
+            if agent.pods_gone(get_manifest(api, ref)):
+                return True
+        except NotFoundError:
+            return True
+    log.warning(
+        "%s/%s: its pods are still stopping after %gs; applying anyway (Kueue may queue it again)",
+        meta.get("namespace"),
+        meta.get("name"),
+        limit,
+    )
+    return True
 
 
 def _wait_gone(api: ApiClient, ref: dict[str, Any], limit: float = 10.0) -> None:

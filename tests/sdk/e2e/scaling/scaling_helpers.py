@@ -26,8 +26,17 @@ def wait_for(read: Callable[[], Any], ok: Callable[[Any], bool], timeout: float 
     return value
 
 
-def seed_cluster(name: str, ns: str, client: Any, queue: str = "user-queue") -> Cluster:
-    """One of seed 000's 2-GPU clusters (a 1-GPU head and one 1-GPU worker), in the SDK's words."""
+def seed_cluster(
+    name: str,
+    ns: str,
+    client: Any,
+    queue: str = "user-queue",
+    *,
+    pod_security: str | None = None,
+    worker_memory: int = 8,
+) -> Cluster:
+    """One of seed 000's 2-GPU clusters (a 1-GPU head and one 1-GPU worker), in the SDK's words;
+    ``pod_security="restricted"`` for a namespace that enforces it."""
     return Cluster(
         ClusterConfiguration(
             name=name,
@@ -41,9 +50,10 @@ def seed_cluster(name: str, ns: str, client: Any, queue: str = "user-queue") -> 
             num_workers=1,
             worker_cpu_requests=2,
             worker_cpu_limits=2,
-            worker_memory_requests=8,
-            worker_memory_limits=8,
+            worker_memory_requests=worker_memory,
+            worker_memory_limits=worker_memory,
             local_queue=queue,
+            pod_security=pod_security,
         ),
         client=client,
     )
@@ -81,3 +91,24 @@ def assert_listed_as_scaled_to_zero(
     assert f"{mode}: scaled to zero" in capsys.readouterr().out
     assert main(["cluster", "status", name, "--json", *base]) == 0
     assert json.loads(capsys.readouterr().out)["idle"]["state"] == "scaled to zero"
+
+
+def pods_of(admin: Any, ns: str, cluster: str) -> list[str]:
+    """The names of the cluster's pods (KubeRay's label ``ray.io/cluster``)."""
+    from rayqueue_sdk.kube.rest import get_path
+
+    found = get_path(
+        admin, f"/api/v1/namespaces/{ns}/pods", query={"labelSelector": f"ray.io/cluster={cluster}"}
+    )
+    return [p["metadata"]["name"] for p in found.get("items") or []]
+
+
+def status_honest(cluster: Cluster, admin: Any) -> Any:
+    """``cluster.status()``, checked: "scaled to zero" (and "quota released") is said only once the
+    cluster's pods are gone (read after the status: pods do not come back without ``resume()``)."""
+    st = cluster.status()
+    line = st.idle_scale_to_zero or ""
+    if st.scaled_to_zero or "scaled to zero" in line or "quota released" in line:
+        left = pods_of(admin, cluster.namespace, cluster.name)
+        assert not left, f"{line!r} while pods remain: {left}"
+    return st

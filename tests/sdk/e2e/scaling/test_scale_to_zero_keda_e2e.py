@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 import pytest
-from scaling_helpers import assert_listed_as_scaled_to_zero, seed_cluster, wait_for
+from scaling_helpers import assert_listed_as_scaled_to_zero, pods_of, seed_cluster, status_honest, wait_for
 
 from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk import IdleMode, ScaledToZeroError
@@ -40,11 +40,12 @@ def conditions(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_keda_scales_the_idle_cluster_to_zero_and_resume_gets_the_whole_period(
-    idle_plane: LocalControlPlane, idle_ns: str, idle_admin: Any, capsys: pytest.CaptureFixture[str]
+    idle_plane: LocalControlPlane, restricted_ns: str, idle_admin: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    ns, prom = idle_ns, idle_plane.prometheus
-    first = seed_cluster("first-raycluster", ns, idle_admin)
-    second = seed_cluster("second-raycluster", ns, idle_admin)
+    """In a namespace that enforces Pod Security "restricted" (the Ray pods pass it; KEDA adds none)."""
+    ns, prom = restricted_ns, idle_plane.prometheus
+    first = seed_cluster("first-raycluster", ns, idle_admin, pod_security="restricted")
+    second = seed_cluster("second-raycluster", ns, idle_admin, pod_security="restricted")
     first.apply()
     first.wait_ready(timeout=300)
     second.apply()
@@ -116,9 +117,12 @@ def test_keda_scales_the_idle_cluster_to_zero_and_resume_gets_the_whole_period(
     assert str(info.status) in ("SUCCEEDED", "JobStatus.SUCCEEDED")  # a running job kept it alive
     assert parse_time(cond["lastTransitionTime"]) >= info.end_time / 1000 - 1
 
+    # "scaled to zero" only once the first's pods are gone (checked at every read)
+    wait_for(lambda: status_honest(first, idle_admin), lambda s: s.scaled_to_zero, timeout=120)
+    assert pods_of(idle_admin, ns, "first-raycluster") == []
     # the second is admitted and becomes ready without any manual step
     assert second.wait_ready(timeout=300).ready
-    st = first.status()
+    st = status_honest(first, idle_admin)
     assert st.scaled_to_zero
     assert "scaled to zero at" in (st.idle_scale_to_zero or "") and "quota released" in (
         st.idle_scale_to_zero or ""

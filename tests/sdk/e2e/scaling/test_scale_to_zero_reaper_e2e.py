@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scaling_helpers import assert_listed_as_scaled_to_zero, seed_cluster, wait_for
+from scaling_helpers import assert_listed_as_scaled_to_zero, pods_of, seed_cluster, status_honest, wait_for
 
 from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk import ForbiddenError, IdleMode, ScaledToZeroError
@@ -45,15 +45,16 @@ def agent_log(plane: LocalControlPlane, ns: str, admin: Any) -> str:
 
 def test_reaper_scales_the_idle_cluster_to_zero_and_the_next_one_runs(
     idle_plane: LocalControlPlane,
-    idle_ns: str,
+    restricted_ns: str,
     idle_admin: Any,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    ns = idle_ns
+    """In a namespace that enforces Pod Security "restricted": the reaper's pod and the Ray pods pass it."""
+    ns = restricted_ns
     first, second = (
-        seed_cluster("first-raycluster", ns, idle_admin),
-        seed_cluster("second-raycluster", ns, idle_admin),
+        seed_cluster("first-raycluster", ns, idle_admin, pod_security="restricted"),
+        seed_cluster("second-raycluster", ns, idle_admin, pod_security="restricted"),
     )
     first.apply()
     first.wait_ready(timeout=300)
@@ -98,10 +99,16 @@ def test_reaper_scales_the_idle_cluster_to_zero_and_the_next_one_runs(
             assert found is not None
             return found
 
-        stopped = wait_for(workload, lambda w: w["spec"].get("active") is False, timeout=300)
-        # the job had ended before the cluster was scaled down: a running job keeps it alive
-        state = json.loads(stopped["metadata"]["annotations"][IDLE_STATE_ANNOTATION])
-        assert state["decision"].startswith("scaled to zero after")
+        wait_for(workload, lambda w: w["spec"].get("active") is False, timeout=300)
+
+        # "scaled to zero" is said once the pods are gone, not when the Workload is deactivated
+        # (the job had ended before: a running job keeps the cluster alive)
+        def state() -> dict:
+            return dict(json.loads(workload()["metadata"]["annotations"][IDLE_STATE_ANNOTATION]))
+
+        said = wait_for(state, lambda s: s["decision"].startswith("scaled to zero after"), timeout=120)
+        assert said["decision"].endswith("pods gone, quota released") and said["scaledAt"]
+        assert pods_of(idle_admin, ns, "first-raycluster") == []
         evicted = wait_for(
             workload,
             lambda w: any(
@@ -115,13 +122,29 @@ def test_reaper_scales_the_idle_cluster_to_zero_and_the_next_one_runs(
         # the second is admitted and becomes ready without any other action
         assert second.wait_ready(timeout=300).ready
 
-        st = first.status()
+        st = status_honest(first, idle_admin)
         assert st.scaled_to_zero and "scaled to zero" in (st.idle_scale_to_zero or "")
         assert_listed_as_scaled_to_zero(
             idle_plane, ns, idle_admin, capsys, "first-raycluster", IdleMode.REAPER
         )
         with pytest.raises(ScaledToZeroError, match=r"call cluster\.resume\(\)"):
             first.wait_ready(timeout=5)
+
+        # editing the cluster (apply() with other pod sets) does not re-activate it (kueue#6719):
+        # Kueue updates the Workload in place and keeps spec.active=false; only resume() asks for it
+        before = workload()
+        seed_cluster("first-raycluster", ns, idle_admin, pod_security="restricted", worker_memory=4).apply()
+        edited = wait_for(
+            workload,
+            lambda w: (
+                w["spec"]["podSets"][1]["template"]["spec"]["containers"][0]["resources"]["requests"][
+                    "memory"
+                ]
+                == "4G"
+            ),
+        )
+        assert edited["metadata"]["uid"] == before["metadata"]["uid"] and edited["spec"]["active"] is False
+        assert status_honest(first, idle_admin).scaled_to_zero
 
         # resume: queued again, behind the second, and no longer "scaled to zero"
         first.resume()

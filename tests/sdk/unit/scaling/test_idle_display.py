@@ -47,7 +47,7 @@ def test_a_suspended_cluster_without_a_queue_says_suspended_not_quota() -> None:
     assert "; suspended;" in text and "quota" not in text and text.endswith("pre-stop hook succeeded")
 
 
-def _reaper_rc(state: AgentState | None, *, suspend: bool = False) -> dict:
+def _reaper_rc(state: AgentState | None, *, suspend: bool = False, kuberay_state: str = "ready") -> dict:
     annotations = {
         POLICY_ANNOTATION: json.dumps(
             {"mode": "reaper", "mechanism": "suspend", "idle_minutes": 10, "idle_signal": "jobs"}
@@ -58,6 +58,7 @@ def _reaper_rc(state: AgentState | None, *, suspend: bool = False) -> dict:
     return {
         "metadata": {"name": "ws", "namespace": "ds", "annotations": annotations},
         "spec": {"suspend": suspend},
+        "status": {"state": kuberay_state},
     }
 
 
@@ -68,7 +69,11 @@ def test_idle_status_reads_the_reapers_state_annotation() -> None:
     state = AgentState(
         admitted_at=T0, scaled_at=T0 + 600, idle_for=600, decision="scaled to zero after 10 min"
     )
-    gone = idle_status(None, _reaper_rc(state, suspend=True), None)  # type: ignore[arg-type]
+    # suspended, but KubeRay still deletes the pods: not "scaled to zero" yet (kueue PR #15980)
+    going = idle_status(None, _reaper_rc(state, suspend=True), None)  # type: ignore[arg-type]
+    assert going is not None and not going.scaled_to_zero and going.stopping
+    assert "scaled to zero" not in going.text() and "waiting for the cluster's pods to go" in going.text()
+    gone = idle_status(None, _reaper_rc(state, suspend=True, kuberay_state="suspended"), None)  # type: ignore[arg-type]
     assert gone is not None and gone.scaled_to_zero and "after 10 idle min; suspended" in gone.text()
     no_policy = {"metadata": {"name": "ws", "namespace": "ds"}}
     assert idle_status(None, no_policy, None) is None  # type: ignore[arg-type]

@@ -154,23 +154,38 @@ def test_reaper_objects_minimal_role_and_the_agent_shipped_in_the_configmap() ->
         groups=["g"],
         image="rayproject/ray:2.41.0",
         agent_source=agent_source(),
+        workload="raycluster-ws-1a2b3",
         uid="u1",
     )
     role = next(o for o in objs if o["kind"] == "Role")
+    # only its own cluster's Workload and RayCluster, by name: no list, no watch (issue 26 part 7)
     assert role["rules"] == [
-        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["get", "list", "patch"]},
+        {
+            "apiGroups": ["kueue.x-k8s.io"],
+            "resources": ["workloads"],
+            "resourceNames": ["raycluster-ws-1a2b3"],
+            "verbs": ["get", "patch"],
+        },
         {"apiGroups": ["ray.io"], "resources": ["rayclusters"], "resourceNames": ["ws"], "verbs": ["get"]},
     ]
+    with pytest.raises(ValueError, match="workload"):
+        reaper_objects(pol, cluster="ws", namespace="ds", groups=[], image="i", agent_source="")
     cm = next(o for o in objs if o["kind"] == "ConfigMap")
     assert cm["data"]["agent.py"] == Path(agent.__file__).read_text()
     config = json.loads(cm["data"]["config.json"])
     assert config["hook"] == {"command": "python ckpt.py", "timeout_seconds": 300.0}
     assert config["idle_signal"] == "gpu_and_jobs" and config["mechanism"] == "workload"
+    assert config["workload"] == "raycluster-ws-1a2b3"
     deploy = objs[-1]
     container = deploy["spec"]["template"]["spec"]["containers"][0]
     assert container["image"] == "rayproject/ray:2.41.0" and container["command"][0] == "python"
     assert deploy["spec"]["replicas"] == 1 and deploy["spec"]["strategy"] == {"type": "Recreate"}
     assert deploy["spec"]["template"]["spec"]["serviceAccountName"] == "ws-idle"
+    # Pod Security "restricted": non-root, no escalation, all capabilities dropped, RuntimeDefault
+    pod_sc = deploy["spec"]["template"]["spec"]["securityContext"]
+    assert pod_sc["runAsNonRoot"] is True and pod_sc["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert container["securityContext"]["allowPrivilegeEscalation"] is False
+    assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
     suspend_role = next(
         o
         for o in reaper_objects(

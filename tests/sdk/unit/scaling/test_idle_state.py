@@ -21,8 +21,12 @@ T0 = 1_780_000_000.0
 STAMP = "2026-05-28T20:26:40Z"  # T0 in RFC 3339
 
 
-def _rc(mode: str, mechanism: str = "workload", minutes: float = 60) -> dict[str, Any]:
+def _rc(
+    mode: str, mechanism: str = "workload", minutes: float = 60, *, pods_gone: bool = False
+) -> dict[str, Any]:
+    """The RayCluster; ``pods_gone``: suspended and no pod left (only then "scaled to zero")."""
     policy = IdlePolicy(idle_minutes=minutes)
+    stopped = {"spec": {"suspend": True}, "status": {"state": "suspended"}} if pods_gone else {"spec": {}}
     return {
         "apiVersion": "ray.io/v1",
         "kind": "RayCluster",
@@ -33,7 +37,7 @@ def _rc(mode: str, mechanism: str = "workload", minutes: float = 60) -> dict[str
             "labels": {"kueue.x-k8s.io/queue-name": "q"},
             "annotations": {POLICY_ANNOTATION: policy_annotation(policy, mode=mode, mechanism=mechanism)},
         },
-        "spec": {},
+        **stopped,
     }
 
 
@@ -73,7 +77,7 @@ def test_keda_clock_is_decoded_from_the_scaled_object() -> None:
 
 def test_a_keda_cluster_scaled_to_zero_says_when_from_the_workload() -> None:
     so = {"status": {"lastActiveTime": "2026-05-28T19:26:40Z"}}  # an hour before the deactivation
-    st = idle_from(_rc("keda"), _workload(active=False), so)
+    st = idle_from(_rc("keda", pods_gone=True), _workload(active=False), so)
     assert st is not None and st.state is IdleState.SCALED_TO_ZERO and st.scaled_at == T0
     assert st.idle_for == 3600 and st.releases_at is None
     assert st.describe().startswith("scaled to zero at 20:26 UTC after 60 idle min; quota released")
@@ -83,14 +87,14 @@ def test_the_reaper_state_annotation_is_decoded_on_the_workload() -> None:
     running = idle_from(_rc("reaper"), _workload(active=True, state={"idleSince": STAMP, "decision": "idle"}))
     assert running is not None and running.mode is IdleMode.REAPER and running.idle_since == T0
     gone_state = {"scaledAt": STAMP, "idleSeconds": 600, "decision": "scaled", "hook": "succeeded"}
-    gone = idle_from(_rc("reaper"), _workload(active=False, state=gone_state))
+    gone = idle_from(_rc("reaper", pods_gone=True), _workload(active=False, state=gone_state))
     assert gone is not None and gone.scaled_to_zero and gone.scaled_at == T0 and gone.idle_for == 600.0
     assert gone.hook == "succeeded"
 
 
 def test_status_from_carries_the_idle_state_and_explains_a_cluster_scaled_to_zero() -> None:
     gone_state = {"scaledAt": STAMP, "idleSeconds": 3600, "decision": "scaled"}
-    st = status_from(_rc("reaper"), _workload(active=False, state=gone_state))
+    st = status_from(_rc("reaper", pods_gone=True), _workload(active=False, state=gone_state))
     assert st.phase is ClusterPhase.DEACTIVATED and st.scaled_to_zero
     assert st.idle is not None and st.explanation == st.idle.describe()
     assert st.explanation.startswith("scaled to zero at 20:26 UTC after 60 idle min")
@@ -103,7 +107,9 @@ def test_status_from_carries_the_idle_state_and_explains_a_cluster_scaled_to_zer
 
 
 def test_listings_show_the_idle_state() -> None:
-    gone = status_from(_rc("reaper"), _workload(active=False, state={"scaledAt": STAMP, "idleSeconds": 60}))
+    gone = status_from(
+        _rc("reaper", pods_gone=True), _workload(active=False, state={"scaledAt": STAMP, "idleSeconds": 60})
+    )
     clock = IdleStatus(IdleMode.KEDA, StopMechanism.WORKLOAD, 60, "gpu", idle_since=T0)
     assert idle_cell(gone) == "reaper: scaled to zero 20:26 UTC"
     assert idle_cell(status_from(_rc("keda"), _workload(active=True))) == "keda: waiting"
@@ -122,7 +128,7 @@ def test_the_live_card_keeps_what_no_watch_carries() -> None:
     kept = keep_idle_line(watched, shown, _workload(active=True))
     assert kept.idle == shown.idle
     # scaled to zero meanwhile: the watched Workload says so, the old clock is not kept
-    gone = status_from(_rc("keda"), _workload(active=False))
+    gone = status_from(_rc("keda", pods_gone=True), _workload(active=False))
     assert keep_idle_line(gone, shown, _workload(active=False)).scaled_to_zero
     # the reaper's state is on the watched Workload: read afresh, never the shown one
     reaper_shown = status_from(_rc("reaper"), _workload(active=True, state={"idleSince": STAMP}))

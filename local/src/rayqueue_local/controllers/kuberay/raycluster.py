@@ -28,6 +28,11 @@ first appears, and a warning in the plane's log.
 A head that fails to start (after the runtime's retries) is reported as condition ``ReplicaFailure``
 (KubeRay's ``RayClusterReplicaFailure`` constant; reason ``FailedCreateHeadPod``), and its pod shows what
 a kubelet would: container waiting in ``CrashLoopBackOff`` with the failure in ``lastState.terminated``.
+A head pod that admission refuses (Pod Security in a namespace labelled
+``pod-security.kubernetes.io/enforce``, found by a dry-run create before the head is started) starts
+nothing either: a Warning Event ``FailedToCreateHeadPod`` ("Failed to create head Pod ns/name, <the
+refusal>"), ``ReplicaFailure``/``FailedCreateHeadPod`` with the refusal's words, and the head starts once
+the template complies; a refused worker pod gives ``FailedToCreateWorkerPod``.
 A head image the kubelet cannot parse starts nothing: the pod waits with ``InvalidImageName`` and the
 kubelet's message (:func:`~.resources.head_image_problem`).
 
@@ -46,6 +51,9 @@ from rayqueue_local.controllers.base import QueueController
 from rayqueue_local.controllers.kuberay import resources as R
 from rayqueue_local.controllers.kuberay.runtime import HeadHandle, HeadKey, RayRuntime
 from rayqueue_local.storage.store import StoreError
+
+#: The head handle's reason when admission refused the head pod (nothing is started for it).
+_FAILED_CREATE_HEAD = "FailedCreateHeadPod"
 
 log = logging.getLogger(__name__)
 
@@ -148,11 +156,17 @@ class RayClusterController(QueueController):
             handle = None
         else:
             problem = R.head_image_problem(rc)
+            refused = self._head_refused(rc, pods)
             if problem is not None:  # the kubelet could never run the head: fail it, start nothing
                 handle = self.runtime.fail(key, "InvalidImageName", problem)
+            elif refused is not None:  # admission (Pod Security) refuses the head pod: start nothing
+                handle = self.runtime.fail(key, _FAILED_CREATE_HEAD, refused)
             else:
+                old = self.runtime.get(key)
+                if old is not None and old.reason == _FAILED_CREATE_HEAD:
+                    self.runtime.release(key)  # the template was fixed: start the head now
                 handle = self.runtime.ensure(key, R.sizes(rc))
-            pods = self._ensure_pods(rc, pods, handle)
+            pods = self._ensure_pods(rc, pods, handle) if refused is None else pods
         self._ensure_service(rc, handle)
         self._write_status(rc, pods, handle, suspended)
 
@@ -172,6 +186,26 @@ class RayClusterController(QueueController):
             if any(o.get("uid") == uid for o in p["metadata"].get("ownerReferences") or [])
             and not p["metadata"].get("deletionTimestamp")
         ]
+
+    def _head_refused(self, rc: dict[str, Any], pods: list[dict[str, Any]]) -> str | None:
+        """Why admission refuses the head pod KubeRay would create now (a dry-run create: Pod Security
+        in a labelled namespace, say), recorded as KubeRay's ``FailedToCreateHeadPod`` Warning; ``None``:
+        there is a head pod already, or it would be admitted."""
+        if any((p["metadata"].get("labels") or {}).get("ray.io/node-type") == "head" for p in pods):
+            return None
+        head = R.desired_pods(rc)[0]
+        try:
+            self.store.create("pods", head, dry_run=True)
+        except _store_error() as err:
+            if getattr(err, "code", None) != 403:
+                raise
+            meta = head["metadata"]
+            message = f"Failed to create head Pod {meta['namespace']}/{meta['name']}, {err}"
+            self.store.record_event(
+                rc, type="Warning", reason="FailedToCreateHeadPod", message=message, source="kuberay-operator"
+            )
+            return str(err)
+        return None
 
     def _delete_pod(self, pod: dict[str, Any]) -> None:
         store_error = _store_error()
@@ -203,7 +237,21 @@ class RayClusterController(QueueController):
                 self._delete_pod(pod)
             keep.extend(have[: len(fresh)])
             for pod in fresh[len(have) :]:
-                created = self.store.create("pods", pod)
+                try:
+                    created = self.store.create("pods", pod)
+                except StoreError as err:  # admission refused it (Pod Security, say): KubeRay's event
+                    if err.code != 403:
+                        raise
+                    kind = "head" if group[0] == "head" else "worker"
+                    where = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+                    self.store.record_event(
+                        rc,
+                        type="Warning",
+                        reason="FailedToCreateHeadPod" if kind == "head" else "FailedToCreateWorkerPod",
+                        message=f"Failed to create {kind} Pod {where}, {err.message}",
+                        source="kuberay-operator",
+                    )
+                    continue
                 where = f"{created['metadata']['namespace']}/{created['metadata']['name']}"
                 self.store.record_event(
                     rc,
@@ -309,12 +357,13 @@ class RayClusterController(QueueController):
         # ReplicaFailure (KubeRay's RayClusterReplicaFailure constant): a head that could not start
         conditions = [c for c in conditions if c.get("type") != "ReplicaFailure"]
         if handle is not None and handle.state == "failed" and handle.reason != "InvalidImageName":
+            refused = handle.reason == _FAILED_CREATE_HEAD
             R.set_condition(
                 conditions,
                 "ReplicaFailure",
                 True,
                 "FailedCreateHeadPod",
-                f"local Ray head: {handle.error}",
+                str(handle.error) if refused else f"local Ray head: {handle.error}",
             )
 
         # In-tree autoscaling: asked for, but not run here. Said on the RayCluster (a condition, and a

@@ -11,7 +11,10 @@ ones are ready: a rolling update in one step). A pod that ends (``Failed``/``Suc
 and replaced. ``status``: ``observedGeneration``, ``replicas``, ``updatedReplicas``,
 ``readyReplicas``, ``availableReplicas`` (``minReadySeconds`` 0), ``unavailableReplicas`` and the
 conditions ``Available`` (``MinimumReplicasAvailable`` / ``MinimumReplicasUnavailable``) and
-``Progressing``. ``/scale`` is served by the API server and moves ``spec.replicas``.
+``Progressing``; a pod that admission refuses (Pod Security, :mod:`rayqueue_local.apiserver.podsecurity`)
+gives a ``Warning`` Event ``FailedCreate`` ("Error creating: <the refusal>") and the condition
+``ReplicaFailure`` (reason ``FailedCreate``), as upstream's ReplicaSet reports it and the Deployment
+mirrors it. ``/scale`` is served by the API server and moves ``spec.replicas``.
 
 **Jobs** [R kubernetes/pkg/controller/job/job_controller.go]: pods ``<job>-<rand5>`` labelled
 ``batch.kubernetes.io/job-name``, ``job-name``, ``batch.kubernetes.io/controller-uid`` and
@@ -240,8 +243,24 @@ class DeploymentController(_OwnerController):
         labels = dict((template.get("metadata") or {}).get("labels") or {})
         labels["pod-template-hash"] = current
         name = deploy["metadata"]["name"]
+        refused: str | None = None
         for _ in range(replicas - len(new)):
-            new.append(self.store.create(PODS, _pod(deploy, ref, f"{name}-{current}-{_rand5()}", labels)))
+            try:
+                new.append(self.store.create(PODS, _pod(deploy, ref, f"{name}-{current}-{_rand5()}", labels)))
+            except (
+                StoreError
+            ) as err:  # admission refused the pod (Pod Security, say): upstream's FailedCreate
+                if err.code != 403:
+                    raise
+                refused = err.message
+                self.store.record_event(
+                    deploy,
+                    type="Warning",
+                    reason="FailedCreate",
+                    message=f"Error creating: {err.message}",
+                    source="replicaset-controller",
+                )
+                break
         for pod in sorted(new, key=lambda p: str(p["metadata"].get("creationTimestamp")), reverse=True)[
             : max(0, len(new) - replicas)
         ]:
@@ -297,6 +316,10 @@ class DeploymentController(_OwnerController):
                 ),
             ],
         }
+        if refused is not None:
+            status["conditions"].append(
+                keep(_condition("ReplicaFailure", "FailedCreate", refused, stamp, "True"))
+            )
         for key in ("readyReplicas", "availableReplicas", "unavailableReplicas", "updatedReplicas"):
             if not status[key]:
                 del status[key]  # omitempty, as upstream serialises them

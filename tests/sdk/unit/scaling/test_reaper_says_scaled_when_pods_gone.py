@@ -1,0 +1,58 @@
+"""The reaper's words after a scale-down (pure core): "scaling to zero" while the pods stop, "scaled to
+zero ... quota released" only once KubeRay reports them gone, and nothing of it once resumed."""
+
+from __future__ import annotations
+
+from rayqueue_sdk.scaling.agent import AgentState, Observation, decide, pods_gone, settle
+
+CFG = {"idle_seconds": 60.0, "initial_cooldown_seconds": 0.0}
+STOPPING = {
+    "spec": {"suspend": True},
+    "status": {
+        "state": "ready",
+        "conditions": [
+            {"type": "RayClusterSuspending", "status": "True"},
+            {"type": "RayClusterSuspended", "status": "False"},
+        ],
+    },
+}
+GONE = {
+    "spec": {"suspend": True},
+    "status": {
+        "state": "suspended",
+        "conditions": [
+            {"type": "RayClusterSuspending", "status": "False"},
+            {"type": "RayClusterSuspended", "status": "True"},
+        ],
+    },
+}
+
+
+def test_pods_gone_follows_kuberay() -> None:
+    assert not pods_gone({"spec": {}, "status": {"state": "ready"}})
+    assert not pods_gone(STOPPING)
+    assert pods_gone(GONE)
+    assert pods_gone({"spec": {"suspend": True}, "status": {"state": "suspended"}})  # KubeRay < 1.2
+    assert not pods_gone({"spec": {"suspend": True}, "status": {}})
+
+
+def test_scaled_to_zero_is_said_once_the_pods_are_gone_and_forgotten_on_resume() -> None:
+    state = AgentState(admitted_at=0.0, idle_for=60.0, decision="scaling to zero after 1.0 idle min: ...")
+    # deactivated, pods still stopping: the scale-down is kept, not yet "scaled"
+    d = decide(state, Observation(False, why="deactivated"), 70.0, **CFG)
+    kept = settle(d.state, STOPPING, 70.0, mechanism="workload")
+    assert kept.decision.startswith("scaling to zero") and kept.scaled_at is None
+    done = settle(
+        decide(kept, Observation(False, why="deactivated"), 75.0, **CFG).state,
+        GONE,
+        75.0,
+        mechanism="workload",
+    )
+    assert done.decision == "scaled to zero after 1.0 idle min; pods gone, quota released"
+    assert done.scaled_at == 75.0
+    # still stopped: remembered; resumed and waiting in the queue: the queue's word, not "scaled"
+    assert decide(done, Observation(False, why="deactivated"), 80.0, **CFG).state.decision == done.decision
+    queued = decide(done, Observation(False, why="queued (not admitted)"), 90.0, **CFG).state
+    assert queued.decision == "queued (not admitted)"
+    suspended = settle(state, GONE, 5.0, mechanism="suspend")
+    assert suspended.decision.endswith("pods gone, suspended")
