@@ -13,10 +13,15 @@ default: no GPU use, whatever else runs), ``"jobs"`` (no pending or running Ray 
 
 The Prometheus query is a template: ``{pods}`` (required: the regex of this cluster's head and worker
 pods), ``{namespace}``, ``{window}``, ``{pod_label}`` and ``{namespace_label}`` are replaced by plain
-text substitution (PromQL's own braces stay as written). The default reads dcgm-exporter's
-``DCGM_FI_DEV_GPU_UTIL`` as scraped through a ServiceMonitor, whose series carry ``exported_pod`` and
-``exported_namespace``; a gauge wants ``max_over_time`` over a window (``rate()`` of a gauge is
-meaningless), and ``max`` makes it one series, as KEDA requires.
+text substitution (PromQL's own braces stay as written). The default (:data:`DEFAULT_GPU_QUERY`) reads
+two of dcgm-exporter's series as scraped through a ServiceMonitor (labels ``exported_pod`` and
+``exported_namespace``): ``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` (a 0-1 ratio, per MIG instance, Volta and
+later), as a percentage, cross-checked with ``DCGM_FI_DEV_GPU_UTIL`` (0-100, deprecated and blind per
+MIG instance, NVIDIA/DCGM#80, so read only from series without a ``GPU_I_ID``); the highest of the two
+over the window: busy if either says busy (GR_ENGINE_ACTIVE has read 0 under load on some drivers,
+dcgm-exporter#662). A gauge wants ``max_over_time`` over a window (``rate()`` of a gauge is
+meaningless), and ``max`` makes it one series, as KEDA requires. Where neither series exists (no pods
+yet, the exporter down) the query returns *nothing*, never 0: both modes read that as busy.
 
 Example:
     >>> p = IdlePolicy(idle_minutes=60)
@@ -46,6 +51,8 @@ __all__ = [
     "IdlePolicy",
     "PreStopHook",
     "PrometheusSource",
+    "duration_seconds",
+    "prometheus_duration",
 ]
 
 #: The ways to scale a cluster to zero: KEDA on the Workload's ``/scale``, the in-cluster reaper, or
@@ -54,15 +61,45 @@ MODES: tuple[str, ...] = ("auto", "keda", "reaper")
 #: What counts as busy: GPU use, Ray jobs pending or running, or either of them.
 IDLE_SIGNALS: tuple[str, ...] = ("gpu", "jobs", "gpu_and_jobs")
 
-#: The default query: the highest DCGM GPU utilisation of this cluster's pods over the window.
+#: The default query: the highest GPU use of this cluster's GPUs (or MIG instances) over the window, in
+#: percent: ``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` x 100 or ``DCGM_FI_DEV_GPU_UTIL`` (whole GPUs only), whichever
+#: is higher. ``label_replace`` tags the two so that ``or`` keeps both (``or`` drops a right-hand sample
+#: whose labels match a left-hand one). No series at all: an empty result, which both modes read as busy.
 DEFAULT_GPU_QUERY = (
-    "max(max_over_time(DCGM_FI_DEV_GPU_UTIL"
-    '{{namespace_label}="{namespace}",{pod_label}=~"{pods}"}[{window}]))'
+    "max(label_replace(max_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+    '{{namespace_label}="{namespace}",{pod_label}=~"{pods}"}[{window}]) * 100,'
+    ' "signal", "gr_engine_active", "", "")'
+    " or label_replace(max_over_time(DCGM_FI_DEV_GPU_UTIL"
+    '{{namespace_label}="{namespace}",{pod_label}=~"{pods}",GPU_I_ID=""}[{window}]),'
+    ' "signal", "gpu_util", "", ""))'
 )
 
 _DURATION = re.compile(r"^([0-9]+(ms|s|m|h|d|w|y))+$")
+_DURATION_PART = re.compile(r"([0-9]+)(ms|s|m|h|d|w|y)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
 _LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _PLACEHOLDERS = ("{pods}", "{namespace}", "{window}", "{pod_label}", "{namespace_label}")
+
+
+def duration_seconds(text: str) -> float:
+    """Seconds in a Prometheus duration (``1m30s``, ``5s``, ``500ms``).
+
+    Example:
+        >>> duration_seconds("1m30s"), duration_seconds("500ms")
+        (90.0, 0.5)
+    """
+    return float(sum(int(n) * _UNIT_SECONDS[u] for n, u in _DURATION_PART.findall(text)))
+
+
+def prometheus_duration(seconds: float) -> str:
+    """A Prometheus duration for a number of seconds (whole milliseconds).
+
+    Example:
+        >>> prometheus_duration(30), prometheus_duration(0.25)
+        ('30s', '250ms')
+    """
+    millis = max(1, round(seconds * 1000))
+    return f"{millis // 1000}s" if millis % 1000 == 0 else f"{millis}ms"
 
 
 def _positive_number(field: str, value: Any, unit: str, *, zero_ok: bool = False) -> float:
@@ -86,8 +123,11 @@ class PrometheusSource(_Model):
 
     Example:
         >>> src = PrometheusSource(url="http://prometheus.monitoring:9090")
-        >>> src.render_query(pods="ws-(head|g-worker)-[a-z0-9]+", namespace="ds")
-        'max(max_over_time(DCGM_FI_DEV_GPU_UTIL{exported_namespace="ds",exported_pod=~"ws-(head|g-worker)-[a-z0-9]+"}[1m]))'
+        >>> q = src.render_query(pods="ws-.+", namespace="ds")
+        >>> q[:62]
+        'max(label_replace(max_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE{'
+        >>> 'DCGM_FI_DEV_GPU_UTIL{exported_namespace="ds",exported_pod=~"ws-.+",GPU_I_ID=""}[1m]' in q
+        True
         >>> PrometheusSource(url="ftp://x")
         Traceback (most recent call last):
         ...
@@ -141,12 +181,24 @@ class PrometheusSource(_Model):
     @field_validator("window", mode="before")
     @classmethod
     def _window(cls, value: Any) -> Any:
-        if not isinstance(value, str) or not _DURATION.match(value):
-            raise ConfigError("window", value, "a Prometheus duration such as 30s, 1m or 5m")
+        if not isinstance(value, str) or not _DURATION.match(value) or duration_seconds(value) <= 0:
+            raise ConfigError("window", value, "a Prometheus duration above 0 such as 30s, 1m or 5m")
         return value
 
-    def render_query(self, *, pods: str, namespace: str) -> str:
+    @property
+    def window_seconds(self) -> float:
+        """The query's window in seconds.
+
+        Example:
+            >>> PrometheusSource(url="http://p:9090", window="1m30s").window_seconds
+            90.0
+        """
+        return duration_seconds(self.window)
+
+    def render_query(self, *, pods: str, namespace: str, window: str | None = None) -> str:
         """The query for one cluster: the placeholders replaced (plain text, PromQL braces kept).
+
+        ``window`` replaces the source's own (the policy shortens it to its idle period).
 
         Example:
             >>> PrometheusSource(url="http://p:9090", query='max(up{pod=~"{pods}"})').render_query(
@@ -156,7 +208,7 @@ class PrometheusSource(_Model):
         values = {
             "{pods}": pods,
             "{namespace}": namespace,
-            "{window}": self.window,
+            "{window}": window or self.window,
             "{pod_label}": self.pod_label,
             "{namespace_label}": self.namespace_label,
         }
@@ -331,6 +383,51 @@ class IdlePolicy(_Model):
             self.idle_minutes if self.initial_cooldown_minutes is None else self.initial_cooldown_minutes
         )
         return max(0, math.ceil(minutes * 60 - 1e-9))
+
+    @property
+    def query_window(self) -> str | None:
+        """The Prometheus query's window: the source's, cut to the idle period (``None``: no Prometheus).
+
+        A sample of use stays in ``max_over_time(...[window])`` for a whole window after the work ends,
+        so a window longer than the idle period alone would keep the cluster longer than asked.
+
+        Example:
+            >>> IdlePolicy(idle_minutes=0.5, prometheus="http://p:9090").query_window
+            '30s'
+            >>> IdlePolicy(idle_minutes=60, prometheus="http://p:9090").query_window
+            '1m'
+        """
+        if self.prometheus is None:
+            return None
+        if self.prometheus.window_seconds <= self.idle_seconds:
+            return self.prometheus.window
+        return prometheus_duration(self.idle_seconds)
+
+    @property
+    def query_window_seconds(self) -> float:
+        """:attr:`query_window` in seconds (0 without Prometheus: Ray's own view is instantaneous).
+
+        Example:
+            >>> IdlePolicy(idle_minutes=0.5, prometheus="http://p:9090").query_window_seconds
+            30.0
+        """
+        window = self.query_window
+        return 0.0 if window is None else duration_seconds(window)
+
+    @property
+    def keda_cooldown_seconds(self) -> int:
+        """KEDA's ``cooldownPeriod``: the idle period less the query's window.
+
+        KEDA's ``lastActiveTime`` is the last poll whose query read use, and the query reads use for a
+        whole window after the work ended: the idle time is counted from the end of the work (the
+        window's start), so that a 30 s policy acts after 30 s, not 30 s + the window.
+
+        Example:
+            >>> IdlePolicy(idle_minutes=2, prometheus={"url": "http://p:9090", "window": "30s"}
+            ...            ).keda_cooldown_seconds
+            90
+        """
+        return max(0, self.idle_seconds - math.ceil(self.query_window_seconds))
 
     def keda_possible(self) -> bool:
         """Whether KEDA could carry this policy (GPU signal, a Prometheus source, no hook).
