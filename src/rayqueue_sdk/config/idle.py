@@ -46,6 +46,7 @@ from rayqueue_sdk.errors import ConfigError
 
 __all__ = [
     "DEFAULT_GPU_QUERY",
+    "NEW_SERIES_TERM",
     "IDLE_SIGNALS",
     "MODES",
     "IdlePolicy",
@@ -72,6 +73,23 @@ DEFAULT_GPU_QUERY = (
     " or label_replace(max_over_time(DCGM_FI_DEV_GPU_UTIL"
     '{{namespace_label}="{namespace}",{pod_label}=~"{pods}",GPU_I_ID=""}[{window}]),'
     ' "signal", "gpu_util", "", ""))'
+)
+
+#: KEDA only, with the default query: *busy* (100) while this cluster's GPU series are younger than the
+#: initial cooldown, i.e. present now but absent a cooldown ago. KEDA counts ``initialCooldownPeriod``
+#: from the ScaledObject's creation and cannot see Kueue's admission: a cluster that waited in the
+#: queue for longer would be scaled down at its first idle reading after admission, before it ever ran.
+#: This term restarts KEDA's clock (``lastActiveTime``) until the pods have had the initial cooldown;
+#: the same holds after an exporter outage (the gap may have been busy). ``{cooldown}`` is the initial
+#: cooldown as a Prometheus duration.
+NEW_SERIES_TERM = (
+    'label_replace({present} * 0 + 100, "signal", "new_series", "", "") unless on() {present_then}'
+)
+_PRESENT = (
+    "max(max_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+    '{{namespace_label}="{namespace}",{pod_label}=~"{pods}"}[{window}]{offset})'
+    " or max_over_time(DCGM_FI_DEV_GPU_UTIL"
+    '{{namespace_label}="{namespace}",{pod_label}=~"{pods}"}[{window}]{offset}))'
 )
 
 _DURATION = re.compile(r"^([0-9]+(ms|s|m|h|d|w|y))+$")
@@ -194,6 +212,33 @@ class PrometheusSource(_Model):
             90.0
         """
         return duration_seconds(self.window)
+
+    def render_keda_query(
+        self, *, pods: str, namespace: str, window: str | None = None, initial_cooldown_seconds: float = 0
+    ) -> str:
+        """The query KEDA runs: :meth:`render_query`, and with the default query and an initial
+        cooldown, also busy while the cluster's GPU series are younger than it (:data:`NEW_SERIES_TERM`).
+
+        Example:
+            >>> src = PrometheusSource(url="http://p:9090")
+            >>> q = src.render_keda_query(pods="ws-.+", namespace="ds", initial_cooldown_seconds=600)
+            >>> '"new_series"' in q and "[1m] offset 600s)" in q
+            True
+            >>> src.render_keda_query(pods="ws-.+", namespace="ds") == src.render_query(pods="ws-.+",
+            ...                                                                       namespace="ds")
+            True
+        """
+        query = self.render_query(pods=pods, namespace=namespace, window=window)
+        if self.query != DEFAULT_GPU_QUERY or initial_cooldown_seconds <= 0:
+            return query
+        offset = f" offset {prometheus_duration(initial_cooldown_seconds)}"
+        present = self.model_copy(update={"query": _PRESENT.replace("{offset}", "")})
+        then = self.model_copy(update={"query": _PRESENT.replace("{offset}", offset)})
+        args = {"pods": pods, "namespace": namespace, "window": window}
+        term = NEW_SERIES_TERM.format(
+            present=present.render_query(**args), present_then=then.render_query(**args)
+        )
+        return f'max(label_replace({query}, "signal", "use", "", "") or {term})'
 
     def render_query(self, *, pods: str, namespace: str, window: str | None = None) -> str:
         """The query for one cluster: the placeholders replaced (plain text, PromQL braces kept).

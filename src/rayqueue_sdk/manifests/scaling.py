@@ -221,8 +221,11 @@ def keda_objects(
     out: list[dict[str, Any]] = []
     trigger_meta: dict[str, str] = {
         "serverAddress": source.url,
-        "query": source.render_query(
-            pods=pod_regex(cluster, groups), namespace=namespace, window=policy.query_window
+        "query": source.render_keda_query(
+            pods=pod_regex(cluster, groups),
+            namespace=namespace,
+            window=policy.query_window,
+            initial_cooldown_seconds=policy.initial_cooldown_seconds,
         ),
         "threshold": "100",
         "activationThreshold": "0",

@@ -32,6 +32,9 @@ def pod(name: str, ns: str, cluster: str, gpus: int = 1) -> dict:
     }
 
 
+LATE: list[dict] = []
+
+
 @pytest.fixture(scope="module")
 def exporters() -> Iterator[tuple[dict[str, GpuMetricsExporter], PrometheusServer]]:
     """Three exporters (whole GPUs; MIG 1g.5gb; GR_ENGINE_ACTIVE stuck at 0, dcgm-exporter#662) behind
@@ -43,6 +46,7 @@ def exporters() -> Iterator[tuple[dict[str, GpuMetricsExporter], PrometheusServe
         "mig": GpuMetricsExporter(
             pods=lambda: [pod("a-head-1", "mig", "a"), pod("b-head-1", "mig", "b")], mig_profile="1g.5gb"
         ),
+        "late": GpuMetricsExporter(pods=lambda: LATE),  # pods appear when a test adds them
         "stuck": GpuMetricsExporter(
             pods=lambda: [pod("a-head-1", "stuck", "a"), pod("b-head-1", "stuck", "b")],
             gr_engine_reads_zero=True,
@@ -63,7 +67,12 @@ def exporters() -> Iterator[tuple[dict[str, GpuMetricsExporter], PrometheusServe
 
 
 def query(prom: PrometheusServer, ns: str, cluster: str, window: str = "5s") -> str:
-    pol = IdlePolicy(idle_minutes=1, mode="keda", prometheus={"url": prom.url, "window": window})
+    pol = IdlePolicy(
+        idle_minutes=1,
+        mode="keda",
+        prometheus={"url": prom.url, "window": window},
+        initial_cooldown_minutes=0,
+    )
     so = keda_objects(pol, cluster=cluster, namespace=ns, groups=[], workload="w")[-1]
     return str(so["spec"]["triggers"][0]["metadata"]["query"])
 
@@ -141,3 +150,23 @@ def test_a_stopped_exporter_reads_nothing_and_kedas_scaler_fails_instead_of_read
         exps["whole"].start()
     # back on the same port: the series return
     assert value(poll(lambda: prom.query(q), lambda r: value(r) == 0.0)) == 0.0
+
+
+def test_kedas_query_reads_new_series_busy_for_the_initial_cooldown_then_the_real_use(exporters) -> None:
+    """A cluster admitted after waiting in the queue: its series appear idle, and KEDA's query reads
+    them busy until they are as old as the initial cooldown (4 s here), then reads the real use (0)."""
+    _, prom = exporters
+    pol = IdlePolicy(
+        idle_minutes=1,
+        mode="keda",
+        prometheus={"url": prom.url, "window": "2s"},
+        initial_cooldown_minutes=4 / 60,
+    )
+    so = keda_objects(pol, cluster="b", namespace="late", groups=[], workload="w")[-1]
+    q = str(so["spec"]["triggers"][0]["metadata"]["query"])
+    assert prom.query(q) == []  # queued: no pods, no series, nothing (KEDA's scaler fails: busy)
+    LATE.append(pod("b-head-1", "late", "b"))  # admitted: the pods run, idle
+    appeared = time.time()
+    assert value(poll(lambda: prom.query(q), lambda r: value(r) == 100.0)) == 100.0
+    assert value(poll(lambda: prom.query(q), lambda r: value(r) == 0.0)) == 0.0
+    assert time.time() - appeared >= 4 - 1  # not before the series were the initial cooldown old

@@ -141,10 +141,9 @@ def test_label_names_are_settable() -> None:
         prometheus={"url": "http://p:9090", "pod_label": "pod", "namespace_label": "namespace"},
     )
     so = keda_objects(pol, cluster="ws", namespace="ds", groups=[], workload="w")[-1]
-    # both series of the default signal, each filtered on the settable labels
-    assert (
-        so["spec"]["triggers"][0]["metadata"]["query"].count('namespace="ds",pod=~"ws-(head)-[a-z0-9]+"') == 2
-    )
+    # every series of the default signal filtered on the settable labels
+    query = so["spec"]["triggers"][0]["metadata"]["query"]
+    assert query.count('namespace="ds",pod=~"ws-(head)-[a-z0-9]+"') >= 2 and "exported_" not in query
     assert [o["kind"] for o in keda_objects(pol, cluster="ws", namespace="ds", groups=[], workload="w")] == [
         "ScaledObject"  # no auth: no token, no Role
     ]
@@ -233,10 +232,10 @@ def test_render_seeds_gives_seed_000s_objects_by_name(crd_dir: Path) -> None:
 
 
 def test_the_default_signal_is_gr_engine_active_cross_checked_with_gpu_util_per_mig_instance() -> None:
-    pol = IdlePolicy(idle_minutes=5, mode="keda", prometheus="http://p:9090")
-    query = keda_objects(pol, cluster="ws", namespace="ds", groups=["g"], workload="w")[-1]["spec"][
-        "triggers"
-    ][0]["metadata"]["query"]
+    pol = IdlePolicy(idle_minutes=5, prometheus="http://p:9090")
+    query = agent_config(pol, cluster="ws", namespace="ds", groups=["g"], mechanism="workload")["prometheus"][
+        "query"
+    ]
     gr, util = query.split(" or ")
     # GR_ENGINE_ACTIVE (a 0-1 ratio, per MIG instance) as a percentage, like GPU_UTIL (0-100)
     assert "DCGM_FI_PROF_GR_ENGINE_ACTIVE" in gr and ") * 100" in gr
@@ -256,7 +255,8 @@ def test_the_idle_period_counts_the_querys_window(
     pol = IdlePolicy(idle_minutes=idle_minutes, prometheus={"url": "http://p:9090", "window": window})
     so = keda_objects(pol, cluster="ws", namespace="ds", groups=[], workload="w")[-1]
     assert so["spec"]["cooldownPeriod"] == cooldown
-    assert so["spec"]["triggers"][0]["metadata"]["query"].count(rendered) == 2
+    keda_query = so["spec"]["triggers"][0]["metadata"]["query"]
+    assert keda_query.count(rendered) == 6 and keda_query.count(rendered + " offset") == 2
     cfg = agent_config(pol, cluster="ws", namespace="ds", groups=[], mechanism="workload")
     assert cfg["prometheus"]["query"].count(rendered) == 2
     assert cfg["prometheus"]["window_seconds"] == pol.query_window_seconds
@@ -266,3 +266,23 @@ def test_the_idle_period_counts_the_querys_window(
 def test_a_zero_window_is_refused() -> None:
     with pytest.raises(ConfigError, match="window"):
         PrometheusSource(url="http://p:9090", window="0s")
+
+
+def test_keda_reads_a_cluster_busy_until_its_gpu_series_are_as_old_as_the_initial_cooldown() -> None:
+    """KEDA counts initialCooldownPeriod from the ScaledObject's creation: without the new-series term, a
+    cluster queued for longer would be scaled down at its first idle reading after admission."""
+    pol = IdlePolicy(idle_minutes=1, mode="keda", prometheus="http://p:9090", initial_cooldown_minutes=10)
+    query = keda_objects(pol, cluster="ws", namespace="ds", groups=[], workload="w")[-1]["spec"]["triggers"][
+        0
+    ]["metadata"]["query"]
+    assert '"new_series"' in query and "* 0 + 100" in query and "unless on()" in query
+    assert query.count("[1m] offset 600s)") == 2  # present a cooldown ago: an old cluster, no longer new
+    # no initial cooldown, or a query of the user's own: the query as given
+    none = IdlePolicy(idle_minutes=1, mode="keda", prometheus="http://p:9090", initial_cooldown_minutes=0)
+    plain = keda_objects(none, cluster="ws", namespace="ds", groups=[], workload="w")[-1]
+    assert "new_series" not in plain["spec"]["triggers"][0]["metadata"]["query"]
+    own = IdlePolicy(
+        idle_minutes=1, mode="keda", prometheus={"url": "http://p:9090", "query": 'max(up{pod=~"{pods}"})'}
+    )
+    mine = keda_objects(own, cluster="ws", namespace="ds", groups=[], workload="w")[-1]
+    assert mine["spec"]["triggers"][0]["metadata"]["query"] == 'max(up{pod=~"ws-(head)-[a-z0-9]+"})'
