@@ -234,9 +234,9 @@ class PrometheusSource(_Model):
         offset = f" offset {prometheus_duration(initial_cooldown_seconds)}"
         present = self.model_copy(update={"query": _PRESENT.replace("{offset}", "")})
         then = self.model_copy(update={"query": _PRESENT.replace("{offset}", offset)})
-        args = {"pods": pods, "namespace": namespace, "window": window}
         term = NEW_SERIES_TERM.format(
-            present=present.render_query(**args), present_then=then.render_query(**args)
+            present=present.render_query(pods=pods, namespace=namespace, window=window),
+            present_then=then.render_query(pods=pods, namespace=namespace, window=window),
         )
         return f'max(label_replace({query}, "signal", "use", "", "") or {term})'
 
