@@ -461,18 +461,25 @@ class IdlePolicy(_Model):
 
     @property
     def keda_cooldown_seconds(self) -> int:
-        """KEDA's ``cooldownPeriod``: the idle period less the query's window.
+        """KEDA's ``cooldownPeriod``: the idle period less what the query's window already counted.
 
         KEDA's ``lastActiveTime`` is the last poll whose query read use, and the query reads use for a
-        whole window after the work ended: the idle time is counted from the end of the work (the
-        window's start), so that a 30 s policy acts after 30 s, not 30 s + the window.
+        whole window after the work ended. That last poll came less than a polling interval before the
+        first that no longer saw the use, so it is at least ``window - pollingInterval`` after the
+        use: that much of the idle period has passed when KEDA's cooldown starts. So a 30 s policy
+        acts 30 s after the work ended (plus at most two polling intervals), never before, and never
+        after 30 s + the window.
 
         Example:
-            >>> IdlePolicy(idle_minutes=2, prometheus={"url": "http://p:9090", "window": "30s"}
-            ...            ).keda_cooldown_seconds
-            90
+            >>> IdlePolicy(idle_minutes=2, polling_seconds=5,
+            ...            prometheus={"url": "http://p:9090", "window": "30s"}).keda_cooldown_seconds
+            95
+            >>> IdlePolicy(idle_minutes=2, polling_seconds=30,  # a window no longer than a poll
+            ...            prometheus={"url": "http://p:9090", "window": "30s"}).keda_cooldown_seconds
+            120
         """
-        return max(0, self.idle_seconds - math.ceil(self.query_window_seconds))
+        counted = max(0, math.ceil(self.query_window_seconds) - self.polling_seconds)
+        return max(0, self.idle_seconds - counted)
 
     def keda_possible(self) -> bool:
         """Whether KEDA could carry this policy (GPU signal, a Prometheus source, no hook).

@@ -9,7 +9,8 @@ matches ``first-raycluster-2``), through the label names dcgm-exporter's series 
 (``exported_pod``/``exported_namespace``, settable). The idle period is KEDA's ``cooldownPeriod`` (KEDA
 scales to zero once ``lastActiveTime + cooldownPeriod`` has passed [E scale_scaledobjects.go]) plus the
 query's window (a sample of use keeps the query above 0 for a window after the work ends, so the
-``cooldownPeriod`` is the idle period less the window, the window cut to the idle period), and
+``cooldownPeriod`` is the idle period less the part of the window beyond one polling interval, the
+window cut to the idle period: never before the period, at most two polling intervals after), and
 ``initialCooldownPeriod`` keeps a new ScaledObject from scaling its target away before the first use.
 It fails safe: ``ignoreNullValues: "false"`` makes an empty result (no pods or series yet, the exporter
 down or restarting, a renamed series) a scaler error, and KEDA changes no replicas on an error when the
@@ -50,8 +51,8 @@ Example:
     >>> meta = objs[0]["spec"]["triggers"][0]["metadata"]
     >>> meta["ignoreNullValues"], "DCGM_FI_PROF_GR_ENGINE_ACTIVE" in meta["query"]
     ('false', True)
-    >>> objs[0]["spec"]["cooldownPeriod"]  # the idle period less the query's 1m window
-    3540
+    >>> objs[0]["spec"]["cooldownPeriod"]  # the idle period less the 1m window's 30 s beyond a poll
+    3570
 """
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ second and recreates its ScaledObject, so the resumed cluster gets the whole per
 scale the cluster straight back to zero [E pkg/scaling/executor/scale_scaledobjects.go].
 
 Short periods keep the test short: idle period 6 s (``idle_minutes=0.1``: KEDA's ``cooldownPeriod``
-1 s plus the 5 s query window), ``polling_seconds=1``, and an initial cooldown of 20 s (the period a
-new or resumed ScaledObject grants before its first use; KEDA counts it from the object's creation,
-since it cannot see Kueue's admission).
+2 s plus the 4 s of the 5 s query window beyond a poll), ``polling_seconds=1``, and an initial
+cooldown of 20 s (the period a new or resumed ScaledObject grants before its first use; KEDA counts it
+from the object's creation, since it cannot see Kueue's admission).
 """
 
 from __future__ import annotations

@@ -118,8 +118,8 @@ def test_keda_objects_fit_the_keda_crds_and_correct_the_seed(crd_dir: Path) -> N
     spec = so["spec"]
     assert (spec["minReplicaCount"], spec["maxReplicaCount"]) == (0, 1)
     assert spec["scaleTargetRef"]["kind"] == "Workload"
-    # the idle period (60 min) is KEDA's cooldown plus the query's 1 min window
-    assert spec["cooldownPeriod"] == 3540 and spec["initialCooldownPeriod"] == 3600
+    # the idle period (60 min) is KEDA's cooldown plus the 1 min window's 30 s beyond a 30 s poll
+    assert spec["cooldownPeriod"] == 3570 and spec["initialCooldownPeriod"] == 3600
     # fail safe: an empty result is an error (KEDA keeps the replicas), never 0
     assert spec["triggers"][0]["metadata"]["ignoreNullValues"] == "false"
     query = spec["triggers"][0]["metadata"]["query"]
@@ -247,12 +247,16 @@ def test_the_default_signal_is_gr_engine_active_cross_checked_with_gpu_util_per_
 
 @pytest.mark.parametrize(
     ("idle_minutes", "window", "cooldown", "rendered"),
-    [(0.5, "1m", 0, "[30s]"), (2, "30s", 90, "[30s]"), (0.1, "5s", 1, "[5s]"), (60, "5m", 3300, "[5m]")],
+    [(0.5, "1m", 5, "[30s]"), (2, "30s", 95, "[30s]"), (0.1, "5s", 6, "[5s]"), (60, "5m", 3305, "[5m]")],
 )
 def test_the_idle_period_counts_the_querys_window(
     idle_minutes: float, window: str, cooldown: int, rendered: str
 ) -> None:
-    pol = IdlePolicy(idle_minutes=idle_minutes, prometheus={"url": "http://p:9090", "window": window})
+    """KEDA's last active poll is at least (window - polling) after the last use: that much of the idle
+    period has passed when its cooldown starts (polling 5 s here)."""
+    pol = IdlePolicy(
+        idle_minutes=idle_minutes, polling_seconds=5, prometheus={"url": "http://p:9090", "window": window}
+    )
     so = keda_objects(pol, cluster="ws", namespace="ds", groups=[], workload="w")[-1]
     assert so["spec"]["cooldownPeriod"] == cooldown
     keda_query = so["spec"]["triggers"][0]["metadata"]["query"]
