@@ -8,9 +8,10 @@ GPU the local control plane stands in for that with what the job's processes rea
   job's entrypoint submitted with ``entrypoint_num_gpus`` (its supervisor holds the GPUs and the
   entrypoint inherits their ids); the ids are Ray's GPU ids on the head, ``0..n-1`` over the
   cluster's GPUs (head first, then the workers', as the local head advertises them all);
-- *computes on it*: the process uses at least ``min_cpu_share`` of a CPU core over the last sampling
-  interval (its ``utime + stime`` from ``/proc/<pid>/stat``), the stand-in for launching kernels;
-  a ``time.sleep`` uses none.
+- *computes on it*: the process uses at least ``min_cpu_share`` (5 %) of a CPU core over the last
+  sampling interval (1 s; its ``utime + stime`` from ``/proc/<pid>/stat``), the stand-in for launching
+  kernels; a ``time.sleep`` uses none, and a busy loop keeps well above 5 % even on a machine whose
+  cores are shared by many processes.
 
 Processes are those of the head's session and every descendant (``/proc/*/stat``'s parent pid), so
 an entrypoint that Ray starts in a session of its own is found too. The environment read is the
@@ -109,15 +110,15 @@ class ProcessGpuWork:
     """Samples processes' CPU use to say which GPU ids they compute on (see the module's notes).
 
     ``busy_gpus(pids)`` looks at ``pids`` and their descendants; a process counts once it has been
-    sampled twice at least ``interval`` apart (its share before that: its CPU time since it started).
+    sampled twice at least ``interval`` apart (its interpreter's start-up is not work).
     Results are kept for ``interval`` seconds, so one scrape asking for many devices samples once.
 
     Example:
-        >>> ProcessGpuWork(min_cpu_share=0.2).min_cpu_share
-        0.2
+        >>> ProcessGpuWork(min_cpu_share=0.1).min_cpu_share
+        0.1
     """
 
-    def __init__(self, *, min_cpu_share: float = 0.2, interval: float = 0.5) -> None:
+    def __init__(self, *, min_cpu_share: float = 0.05, interval: float = 1.0) -> None:
         self.min_cpu_share = min_cpu_share
         self.interval = interval
         self._lock = threading.Lock()
@@ -154,24 +155,10 @@ class ProcessGpuWork:
 
     def _share(self, pid: int, used: float, now: float) -> float | None:
         previous = self._samples.get(pid)
-        if previous is None:
+        if previous is None:  # first sight: the share shows from the next sample (start-up is no work)
             self._samples[pid] = (used, now)
-            started = _started_ago(pid)
-            return used / started if started else None
+            return None
         if now - previous[1] < self.interval:
             return (used - previous[0]) / max(now - previous[1], 1e-3) if now > previous[1] else None
         self._samples[pid] = (used, now)
         return (used - previous[0]) / (now - previous[1])
-
-
-def _started_ago(pid: int) -> float | None:
-    """Seconds since the process started (``/proc/<pid>/stat`` field 22 against ``/proc/uptime``)."""
-    fields = _stat_fields(pid)
-    try:
-        uptime = float((_PROC / "uptime").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-    if fields is None or len(fields) < 20:
-        return None
-    ago = uptime - int(fields[19]) / _TICKS
-    return ago if ago > 0 else None
