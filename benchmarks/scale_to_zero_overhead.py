@@ -4,8 +4,10 @@ in all, i.e. an overhead of at most pollingInterval + 10 s).
 
 Seed 000 in the SDK's words, against the local control plane (Kueue with Workload ``/scale``, KubeRay
 with real Ray heads, KEDA, a real Prometheus scraping the DCGM-style exporter): the quota fits one
-2-GPU cluster; the second waits. A short Ray job runs on the first, then the policy is set with
-``Cluster.scale_to_zero`` and the cluster goes idle when the job ends (Ray's ``end_time``). Measured,
+2-GPU cluster; the second waits. A short Ray job given a GPU computes on it (a busy loop: the emulated
+dcgm-exporter reads a GPU busy only while the job given it computes, as a real one would), then the
+policy is set with ``Cluster.scale_to_zero`` and the cluster goes idle when the job ends (Ray's
+``end_time``). Measured,
 for each mode, from that moment (a poller records the first time it sees each step):
 
 - **deactivated**: the first cluster's Workload has ``spec.active=false`` (KEDA scaled it to 0, or the
@@ -13,9 +15,11 @@ for each mode, from that moment (a poller records the first time it sees each st
 - **admitted**: the second cluster's Workload is Admitted (Kueue gave it the released quota);
 - **ready**: the second RayCluster's ``status.state`` is ``ready`` (its Ray head answers).
 
-``keda``: ``idle_signal="gpu"`` through the Prometheus query (window ``--window``, which keeps the
-metric above 0 that long after the job: part of the overhead); ``reaper``: the agent process (the
-ConfigMap's code, run as the Deployment's pod), ``idle_signal="jobs"`` (Ray's own view, no Prometheus).
+Both modes read the same signal by default: the SDK's default GPU query (GR_ENGINE_ACTIVE cross-checked
+with GPU_UTIL) through the local Prometheus, window ``--window`` (which the policy counts in the idle
+period: KEDA's ``cooldownPeriod`` is the period less the window, the reaper backdates its clock by it);
+``keda``: KEDA's ScaledObject; ``reaper``: the agent process (the ConfigMap's code, run as the
+Deployment's pod); ``--reaper-signal jobs`` makes the reaper read Ray's job list instead.
 The seed's raw YAML path measured 79 s with a 15 s cooldown.
 
 Usage: ``python benchmarks/scale_to_zero_overhead.py [--idle-seconds 15] [--polling 5] [--window 5s]
@@ -25,6 +29,7 @@ Usage: ``python benchmarks/scale_to_zero_overhead.py [--idle-seconds 15] [--poll
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import threading
 import time
@@ -85,23 +90,29 @@ def one_mode(cp: LocalControlPlane, api: Any, mode: str, args: argparse.Namespac
         first.wait_ready(timeout=300)
         second.apply()
         wait_for(lambda: second.status().phase.value, lambda p: p == "queued")
-        job = first.job_client.submit_job(
-            entrypoint=f'python -c "import time; time.sleep({args.job_seconds})"'
+        loop = (
+            f"import time; e = time.time() + {args.job_seconds}; any(time.time() > e for _ in iter(int, 1))"
         )
+        job = first.job_client.submit_job(entrypoint=f'python -c "{loop}"', entrypoint_num_gpus=1)
         idle = args.idle_seconds / 60
+        busy = f'max(DCGM_FI_DEV_GPU_UTIL{{exported_namespace="{ns}",exported_pod=~"first-raycluster-.*"}})'
+        wait_for(lambda: cp.prometheus.query(busy), lambda r: bool(r) and float(r[0]["value"][1]) > 0, 60)
         if mode == "keda":
-            busy = (
-                f'max(DCGM_FI_DEV_GPU_UTIL{{exported_namespace="{ns}",exported_pod=~"first-raycluster-.*"}})'
-            )
-            wait_for(lambda: cp.prometheus.query(busy), lambda r: bool(r) and float(r[0]["value"][1]) > 0, 60)
             first.scale_to_zero(
                 idle,
                 mode="keda",
                 prometheus=PrometheusSource(url=cp.prometheus.url, window=args.window, auth="bearer"),
                 polling_seconds=args.polling,
             )
-        else:
+        elif args.reaper_signal == "jobs":
             first.scale_to_zero(idle, mode="reaper", idle_signal="jobs", polling_seconds=args.polling)
+        else:
+            first.scale_to_zero(
+                idle,
+                mode="reaper",
+                prometheus=PrometheusSource(url=cp.prometheus.url, window=args.window),
+                polling_seconds=args.polling,
+            )
         uids = [str(c.to_dict()["metadata"].get("uid") or "") for c in (first, second)]
         if not all(uids):
             uids = [
@@ -135,11 +146,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--idle-seconds", type=float, default=15.0, help="the idle period (cooldown)")
     parser.add_argument("--polling", type=int, default=5, help="pollingInterval / the reaper's period")
-    parser.add_argument("--window", default="5s", help="KEDA's query window (max_over_time)")
+    parser.add_argument("--window", default="5s", help="the GPU query's window (max_over_time)")
+    parser.add_argument("--reaper-signal", choices=("gpu", "jobs"), default="gpu")
     parser.add_argument("--job-seconds", type=float, default=8.0)
     parser.add_argument("--modes", default="keda,reaper")
     parser.add_argument("--timeout", type=float, default=300.0)
-    parser.add_argument("--crd-dir", default=str(ROOT.parent / "shared" / "crds"))
+    parser.add_argument(
+        "--crd-dir", default=os.environ.get("RAYQUEUE_CRDS_DIR") or str(ROOT.parent / "shared" / "crds")
+    )
     args = parser.parse_args()
     target = args.polling + args.idle_seconds + 10
     with LocalControlPlane(crd_dir=args.crd_dir, workload_scale=True) as cp:

@@ -13,10 +13,15 @@ default: no GPU use, whatever else runs), ``"jobs"`` (no pending or running Ray 
 
 The Prometheus query is a template: ``{pods}`` (required: the regex of this cluster's head and worker
 pods), ``{namespace}``, ``{window}``, ``{pod_label}`` and ``{namespace_label}`` are replaced by plain
-text substitution (PromQL's own braces stay as written). The default reads dcgm-exporter's
-``DCGM_FI_DEV_GPU_UTIL`` as scraped through a ServiceMonitor, whose series carry ``exported_pod`` and
-``exported_namespace``; a gauge wants ``max_over_time`` over a window (``rate()`` of a gauge is
-meaningless), and ``max`` makes it one series, as KEDA requires.
+text substitution (PromQL's own braces stay as written). The default (:data:`DEFAULT_GPU_QUERY`) reads
+two of dcgm-exporter's series as scraped through a ServiceMonitor (labels ``exported_pod`` and
+``exported_namespace``): ``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` (a 0-1 ratio, per MIG instance, Volta and
+later), as a percentage, cross-checked with ``DCGM_FI_DEV_GPU_UTIL`` (0-100, deprecated and blind per
+MIG instance, NVIDIA/DCGM#80, so read only from series without a ``GPU_I_ID``); the highest of the two
+over the window: busy if either says busy (GR_ENGINE_ACTIVE has read 0 under load on some drivers,
+dcgm-exporter#662). A gauge wants ``max_over_time`` over a window (``rate()`` of a gauge is
+meaningless), and ``max`` makes it one series, as KEDA requires. Where neither series exists (no pods
+yet, the exporter down) the query returns *nothing*, never 0: both modes read that as busy.
 
 Example:
     >>> p = IdlePolicy(idle_minutes=60)
@@ -42,11 +47,14 @@ from rayqueue_sdk.manifests.idle import IdleMode, IdleModeName
 
 __all__ = [
     "DEFAULT_GPU_QUERY",
+    "NEW_SERIES_TERM",
     "IDLE_SIGNALS",
     "MODES",
     "IdlePolicy",
     "PreStopHook",
     "PrometheusSource",
+    "duration_seconds",
+    "prometheus_duration",
 ]
 
 #: The ways to scale a cluster to zero (:class:`~rayqueue_sdk.manifests.idle.IdleMode`'s values): KEDA on
@@ -55,15 +63,62 @@ MODES: tuple[str, ...] = tuple(m.value for m in IdleMode)
 #: What counts as busy: GPU use, Ray jobs pending or running, or either of them.
 IDLE_SIGNALS: tuple[str, ...] = ("gpu", "jobs", "gpu_and_jobs")
 
-#: The default query: the highest DCGM GPU utilisation of this cluster's pods over the window.
+#: The default query: the highest GPU use of this cluster's GPUs (or MIG instances) over the window, in
+#: percent: ``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` x 100 or ``DCGM_FI_DEV_GPU_UTIL`` (whole GPUs only), whichever
+#: is higher. ``label_replace`` tags the two so that ``or`` keeps both (``or`` drops a right-hand sample
+#: whose labels match a left-hand one). No series at all: an empty result, which both modes read as busy.
 DEFAULT_GPU_QUERY = (
-    "max(max_over_time(DCGM_FI_DEV_GPU_UTIL"
-    '{{namespace_label}="{namespace}",{pod_label}=~"{pods}"}[{window}]))'
+    "max(label_replace(max_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+    '{{namespace_label}="{namespace}",{pod_label}=~"{pods}"}[{window}]) * 100,'
+    ' "signal", "gr_engine_active", "", "")'
+    " or label_replace(max_over_time(DCGM_FI_DEV_GPU_UTIL"
+    '{{namespace_label}="{namespace}",{pod_label}=~"{pods}",GPU_I_ID=""}[{window}]),'
+    ' "signal", "gpu_util", "", ""))'
+)
+
+#: KEDA only, with the default query: *busy* (100) while this cluster's GPU series are younger than the
+#: initial cooldown, i.e. present now but absent a cooldown ago. KEDA counts ``initialCooldownPeriod``
+#: from the ScaledObject's creation and cannot see Kueue's admission: a cluster that waited in the
+#: queue for longer would be scaled down at its first idle reading after admission, before it ever ran.
+#: This term restarts KEDA's clock (``lastActiveTime``) until the pods have had the initial cooldown;
+#: the same holds after an exporter outage (the gap may have been busy). ``{cooldown}`` is the initial
+#: cooldown as a Prometheus duration.
+NEW_SERIES_TERM = (
+    'label_replace({present} * 0 + 100, "signal", "new_series", "", "") unless on() {present_then}'
+)
+_PRESENT = (
+    "max(max_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+    '{{namespace_label}="{namespace}",{pod_label}=~"{pods}"}[{window}]{offset})'
+    " or max_over_time(DCGM_FI_DEV_GPU_UTIL"
+    '{{namespace_label}="{namespace}",{pod_label}=~"{pods}"}[{window}]{offset}))'
 )
 
 _DURATION = re.compile(r"^([0-9]+(ms|s|m|h|d|w|y))+$")
+_DURATION_PART = re.compile(r"([0-9]+)(ms|s|m|h|d|w|y)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
 _LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _PLACEHOLDERS = ("{pods}", "{namespace}", "{window}", "{pod_label}", "{namespace_label}")
+
+
+def duration_seconds(text: str) -> float:
+    """Seconds in a Prometheus duration (``1m30s``, ``5s``, ``500ms``).
+
+    Example:
+        >>> duration_seconds("1m30s"), duration_seconds("500ms")
+        (90.0, 0.5)
+    """
+    return float(sum(int(n) * _UNIT_SECONDS[u] for n, u in _DURATION_PART.findall(text)))
+
+
+def prometheus_duration(seconds: float) -> str:
+    """A Prometheus duration for a number of seconds (whole milliseconds).
+
+    Example:
+        >>> prometheus_duration(30), prometheus_duration(0.25)
+        ('30s', '250ms')
+    """
+    millis = max(1, round(seconds * 1000))
+    return f"{millis // 1000}s" if millis % 1000 == 0 else f"{millis}ms"
 
 
 def _positive_number(field: str, value: Any, unit: str, *, zero_ok: bool = False) -> float:
@@ -87,8 +142,11 @@ class PrometheusSource(_Model):
 
     Example:
         >>> src = PrometheusSource(url="http://prometheus.monitoring:9090")
-        >>> src.render_query(pods="ws-(head|g-worker)-[a-z0-9]+", namespace="ds")
-        'max(max_over_time(DCGM_FI_DEV_GPU_UTIL{exported_namespace="ds",exported_pod=~"ws-(head|g-worker)-[a-z0-9]+"}[1m]))'
+        >>> q = src.render_query(pods="ws-.+", namespace="ds")
+        >>> q[:62]
+        'max(label_replace(max_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE{'
+        >>> 'DCGM_FI_DEV_GPU_UTIL{exported_namespace="ds",exported_pod=~"ws-.+",GPU_I_ID=""}[1m]' in q
+        True
         >>> PrometheusSource(url="ftp://x")
         Traceback (most recent call last):
         ...
@@ -142,12 +200,51 @@ class PrometheusSource(_Model):
     @field_validator("window", mode="before")
     @classmethod
     def _window(cls, value: Any) -> Any:
-        if not isinstance(value, str) or not _DURATION.match(value):
-            raise ConfigError("window", value, "a Prometheus duration such as 30s, 1m or 5m")
+        if not isinstance(value, str) or not _DURATION.match(value) or duration_seconds(value) <= 0:
+            raise ConfigError("window", value, "a Prometheus duration above 0 such as 30s, 1m or 5m")
         return value
 
-    def render_query(self, *, pods: str, namespace: str) -> str:
+    @property
+    def window_seconds(self) -> float:
+        """The query's window in seconds.
+
+        Example:
+            >>> PrometheusSource(url="http://p:9090", window="1m30s").window_seconds
+            90.0
+        """
+        return duration_seconds(self.window)
+
+    def render_keda_query(
+        self, *, pods: str, namespace: str, window: str | None = None, initial_cooldown_seconds: float = 0
+    ) -> str:
+        """The query KEDA runs: :meth:`render_query`, and with the default query and an initial
+        cooldown, also busy while the cluster's GPU series are younger than it (:data:`NEW_SERIES_TERM`).
+
+        Example:
+            >>> src = PrometheusSource(url="http://p:9090")
+            >>> q = src.render_keda_query(pods="ws-.+", namespace="ds", initial_cooldown_seconds=600)
+            >>> '"new_series"' in q and "[1m] offset 600s)" in q
+            True
+            >>> src.render_keda_query(pods="ws-.+", namespace="ds") == src.render_query(pods="ws-.+",
+            ...                                                                       namespace="ds")
+            True
+        """
+        query = self.render_query(pods=pods, namespace=namespace, window=window)
+        if self.query != DEFAULT_GPU_QUERY or initial_cooldown_seconds <= 0:
+            return query
+        offset = f" offset {prometheus_duration(initial_cooldown_seconds)}"
+        present = self.model_copy(update={"query": _PRESENT.replace("{offset}", "")})
+        then = self.model_copy(update={"query": _PRESENT.replace("{offset}", offset)})
+        term = NEW_SERIES_TERM.format(
+            present=present.render_query(pods=pods, namespace=namespace, window=window),
+            present_then=then.render_query(pods=pods, namespace=namespace, window=window),
+        )
+        return f'max(label_replace({query}, "signal", "use", "", "") or {term})'
+
+    def render_query(self, *, pods: str, namespace: str, window: str | None = None) -> str:
         """The query for one cluster: the placeholders replaced (plain text, PromQL braces kept).
+
+        ``window`` replaces the source's own (the policy shortens it to its idle period).
 
         Example:
             >>> PrometheusSource(url="http://p:9090", query='max(up{pod=~"{pods}"})').render_query(
@@ -157,7 +254,7 @@ class PrometheusSource(_Model):
         values = {
             "{pods}": pods,
             "{namespace}": namespace,
-            "{window}": self.window,
+            "{window}": window or self.window,
             "{pod_label}": self.pod_label,
             "{namespace_label}": self.namespace_label,
         }
@@ -334,6 +431,58 @@ class IdlePolicy(_Model):
             self.idle_minutes if self.initial_cooldown_minutes is None else self.initial_cooldown_minutes
         )
         return max(0, math.ceil(minutes * 60 - 1e-9))
+
+    @property
+    def query_window(self) -> str | None:
+        """The Prometheus query's window: the source's, cut to the idle period (``None``: no Prometheus).
+
+        A sample of use stays in ``max_over_time(...[window])`` for a whole window after the work ends,
+        so a window longer than the idle period alone would keep the cluster longer than asked.
+
+        Example:
+            >>> IdlePolicy(idle_minutes=0.5, prometheus="http://p:9090").query_window
+            '30s'
+            >>> IdlePolicy(idle_minutes=60, prometheus="http://p:9090").query_window
+            '1m'
+        """
+        if self.prometheus is None:
+            return None
+        if self.prometheus.window_seconds <= self.idle_seconds:
+            return self.prometheus.window
+        return prometheus_duration(self.idle_seconds)
+
+    @property
+    def query_window_seconds(self) -> float:
+        """:attr:`query_window` in seconds (0 without Prometheus: Ray's own view is instantaneous).
+
+        Example:
+            >>> IdlePolicy(idle_minutes=0.5, prometheus="http://p:9090").query_window_seconds
+            30.0
+        """
+        window = self.query_window
+        return 0.0 if window is None else duration_seconds(window)
+
+    @property
+    def keda_cooldown_seconds(self) -> int:
+        """KEDA's ``cooldownPeriod``: the idle period less what the query's window already counted.
+
+        KEDA's ``lastActiveTime`` is the last poll whose query read use, and the query reads use for a
+        whole window after the work ended. That last poll came less than a polling interval before the
+        first that no longer saw the use, so it is at least ``window - pollingInterval`` after the
+        use: that much of the idle period has passed when KEDA's cooldown starts. So a 30 s policy
+        acts 30 s after the work ended (plus at most two polling intervals), never before, and never
+        after 30 s + the window.
+
+        Example:
+            >>> IdlePolicy(idle_minutes=2, polling_seconds=5,
+            ...            prometheus={"url": "http://p:9090", "window": "30s"}).keda_cooldown_seconds
+            95
+            >>> IdlePolicy(idle_minutes=2, polling_seconds=30,  # a window no longer than a poll
+            ...            prometheus={"url": "http://p:9090", "window": "30s"}).keda_cooldown_seconds
+            120
+        """
+        counted = max(0, math.ceil(self.query_window_seconds) - self.polling_seconds)
+        return max(0, self.idle_seconds - counted)
 
     def keda_possible(self) -> bool:
         """Whether KEDA could carry this policy (GPU signal, a Prometheus source, no hook).

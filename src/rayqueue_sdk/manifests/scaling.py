@@ -7,8 +7,14 @@ Its query reads a gauge, so it takes ``max_over_time(...[window])`` (the seed's 
 means nothing) over this cluster's head and worker pods only (the seed's ``first-raycluster.*`` also
 matches ``first-raycluster-2``), through the label names dcgm-exporter's series carry when scraped
 (``exported_pod``/``exported_namespace``, settable). The idle period is KEDA's ``cooldownPeriod`` (KEDA
-scales to zero once ``lastActiveTime + cooldownPeriod`` has passed [E scale_scaledobjects.go]) and
+scales to zero once ``lastActiveTime + cooldownPeriod`` has passed [E scale_scaledobjects.go]) plus the
+query's window (a sample of use keeps the query above 0 for a window after the work ends, so the
+``cooldownPeriod`` is the idle period less the part of the window beyond one polling interval, the
+window cut to the idle period: never before the period, at most two polling intervals after), and
 ``initialCooldownPeriod`` keeps a new ScaledObject from scaling its target away before the first use.
+It fails safe: ``ignoreNullValues: "false"`` makes an empty result (no pods or series yet, the exporter
+down or restarting, a renamed series) a scaler error, and KEDA changes no replicas on an error when the
+ScaledObject has no ``fallback`` [E scale_scaledobjects.go]: missing data never reads as 0.
 With ``auth="bearer"``, a ServiceAccount, its token Secret, a Role and RoleBinding that let the token
 read metrics for the namespace (what the seed's thanos-querier tenancy port checks: ``get pods``; the
 seed's ``nodes`` rule is dropped, a Role cannot grant a cluster-scoped resource) and a
@@ -51,8 +57,11 @@ Example:
     >>> objs = keda_objects(pol, cluster="ws", namespace="ds", groups=["g"], workload="raycluster-ws-1a2b3")
     >>> [o["kind"] for o in objs]
     ['ScaledObject']
-    >>> objs[0]["spec"]["triggers"][0]["metadata"]["query"]
-    'max(max_over_time(DCGM_FI_DEV_GPU_UTIL{exported_namespace="ds",exported_pod=~"ws-(head|g-worker)-[a-z0-9]+"}[1m]))'
+    >>> meta = objs[0]["spec"]["triggers"][0]["metadata"]
+    >>> meta["ignoreNullValues"], "DCGM_FI_PROF_GR_ENGINE_ACTIVE" in meta["query"]
+    ('false', True)
+    >>> objs[0]["spec"]["cooldownPeriod"]  # the idle period less the 1m window's 30 s beyond a poll
+    3570
 """
 
 from __future__ import annotations
@@ -224,10 +233,17 @@ def keda_objects(
     out: list[dict[str, Any]] = []
     trigger_meta: dict[str, str] = {
         "serverAddress": source.url,
-        "query": source.render_query(pods=pod_regex(cluster, groups), namespace=namespace),
+        "query": source.render_keda_query(
+            pods=pod_regex(cluster, groups),
+            namespace=namespace,
+            window=policy.query_window,
+            initial_cooldown_seconds=policy.initial_cooldown_seconds,
+        ),
         "threshold": "100",
         "activationThreshold": "0",
-        "ignoreNullValues": "true",
+        # fail safe: no series (no pods yet, the exporter down, a renamed series) is a scaler error,
+        # and KEDA keeps the replicas it has on an error without a fallback, never reads it as 0
+        "ignoreNullValues": "false",
         "namespace": namespace,
     }
     trigger: dict[str, Any] = {"type": "prometheus", "metadata": trigger_meta}
@@ -286,7 +302,7 @@ def keda_objects(
                 "minReplicaCount": 0,
                 "maxReplicaCount": 1,
                 "pollingInterval": policy.polling_seconds,
-                "cooldownPeriod": policy.idle_seconds,
+                "cooldownPeriod": policy.keda_cooldown_seconds,
                 "initialCooldownPeriod": policy.initial_cooldown_seconds,
                 "triggers": [trigger],
             },
@@ -341,8 +357,11 @@ def agent_config(
         if source is None
         else {
             "url": source.url,
-            "query": source.render_query(pods=pod_regex(cluster, groups), namespace=namespace),
+            "query": source.render_query(
+                pods=pod_regex(cluster, groups), namespace=namespace, window=policy.query_window
+            ),
             "auth": source.auth,
+            "window_seconds": policy.query_window_seconds,
         },
         "hook": None
         if policy.hook is None

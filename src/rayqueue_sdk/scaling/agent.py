@@ -21,7 +21,8 @@ clock) with :func:`busy_from` (what counts as busy for ``idle_signal`` gpu | job
 - it records its state (idle since, last decision, the hook's outcome, when it scaled) as the annotation
   ``scaling.rayqueue-sdk.io/state`` on the object it patches anyway, so its Role needs no other verb.
 
-A signal that cannot be read (Prometheus or the dashboard unreachable) never scales anything down: the
+A signal that cannot be read (Prometheus or the dashboard unreachable) or reads nothing (an empty
+query result: no series for the cluster's pods, the exporter down) never scales anything down: the
 agent logs it and tries again at the next poll, and the idle clock starts again from there.
 
 Example:
@@ -39,6 +40,7 @@ import calendar
 import contextlib
 import json
 import logging
+import math
 import os
 import re
 import ssl
@@ -69,6 +71,7 @@ __all__ = [
     "main",
     "parse_time",
     "pods_gone",
+    "prometheus_busy",
     "settle",
 ]
 
@@ -183,18 +186,26 @@ def decide(
     *,
     idle_seconds: float,
     initial_cooldown_seconds: float,
+    window_seconds: float = 0.0,
 ) -> Decision:
     """One step of the idle clock.
+
+    ``window_seconds`` is the window the busy signal looks back over (the Prometheus query's
+    ``max_over_time`` window; 0 for Ray's own, instantaneous view): an idle reading says the cluster
+    was idle for that whole window, so the clock of the first idle reading after a busy one starts a
+    window back, and the idle period is the idle time asked for, not the period plus the window.
 
     - not running (queued, deactivated, suspended): nothing to count; the clock is cleared, the last
       scale-down is remembered for status;
     - a new admission (``admitted_at`` changed, e.g. after ``resume()``): the clock starts again from it,
       so a resumed cluster gets the full idle period;
-    - busy, or a signal that could not be read: the clock restarts now (never scale on ignorance);
-    - idle for ``idle_seconds`` since the later of the admission and the first idle observation after
-      the last busy one (the work may have ended just before that poll, so the clock never starts early:
-      the cluster is idle for at least the whole period, at most one polling interval more), and past
-      the initial cooldown from the admission: ``"scale"``.
+    - busy, or a signal that could not be read (a failed read, or an empty one: no series for the
+      cluster's pods): the clock restarts now (never scale on ignorance);
+    - idle for ``idle_seconds`` since the later of the admission and the start of the window of the
+      first idle observation after the last busy one (the first idle observation after an unreadable
+      one: its own time, the gap is not known to be idle), so the clock never starts early: the
+      cluster is idle for at least the whole period, at most one polling interval more; and past the
+      initial cooldown from the admission: ``"scale"``.
 
     Example:
         >>> cfg = dict(idle_seconds=60, initial_cooldown_seconds=300)
@@ -231,9 +242,12 @@ def decide(
         )
     if obs.busy:
         return Decision(replace(state, last_busy=now, idle_for=0.0, decision="busy"), "wait")
-    if state.decision == "busy" or state.decision.startswith("signal unavailable"):
-        # the first idle observation after a busy one: the clock starts now, not at the last busy poll
-        # (the work may have ended just before this poll: never scale down before a whole idle period)
+    if state.decision == "busy":
+        # the first idle observation after a busy one: idle for the whole window before it (and maybe
+        # no longer: the work may have ended just before that window, never count from the busy poll)
+        state = replace(state, last_busy=now - max(0.0, window_seconds))
+    elif state.decision.startswith("signal unavailable"):
+        # after a gap in the data, only what this reading saw... and the gap may have been busy
         state = replace(state, last_busy=now)
     since = state.idle_since if state.idle_since is not None else admitted
     idle_for = max(0.0, now - since)
@@ -317,6 +331,23 @@ def busy_from(signal: str, gpu: bool | None, jobs: bool | None) -> bool | None:
     if gpu is None or jobs is None:
         return None
     return False
+
+
+def prometheus_busy(values: list[float]) -> tuple[bool | None, str]:
+    """Busy from the query's values, and why unknown: no value (no series for the cluster's pods: not
+    running yet, the exporter down or restarting, a renamed series) or NaN is *unknown*, never idle.
+
+    Example:
+        >>> prometheus_busy([0.0]), prometheus_busy([0.0, 37.5])
+        ((False, ''), (True, ''))
+        >>> prometheus_busy([])
+        (None, 'no GPU series for the cluster (exporter down, or no pods yet)')
+    """
+    if not values:
+        return None, "no GPU series for the cluster (exporter down, or no pods yet)"
+    if any(math.isnan(v) for v in values):
+        return None, "the GPU query returned NaN"
+    return max(values) > 0, ""
 
 
 def jobs_busy(jobs: list[dict[str, Any]]) -> bool:
@@ -563,11 +594,11 @@ class Agent:
             url = prom["url"] + "/api/v1/query?" + urllib.parse.urlencode({"query": prom["query"]})
             try:
                 result = _http_json(url, token=token).get("data", {}).get("result") or []
-            except (OSError, ValueError) as err:
+                values = [float(r["value"][1]) for r in result]
+            except (OSError, ValueError, KeyError, IndexError, TypeError) as err:
                 log.warning("Prometheus at %s unreachable (%s): not scaling down; retrying", prom["url"], err)
                 return None, "Prometheus unreachable"
-            value = max((float(r["value"][1]) for r in result), default=0.0)
-            return value > 0, ""
+            return prometheus_busy(values)
         if dashboard is None:
             return None, "no head address"
         try:
@@ -655,6 +686,14 @@ class Agent:
                 _http_json(f"{dashboard}/api/jobs/{sid}/stop", method="POST")
         return hook_outcome(status, self.clock() - started, timeout)
 
+    def _window_seconds(self) -> float:
+        """How far back an idle reading reaches: the query's window when the GPU alone is the signal
+        and Prometheus reads it (Ray's job list is instantaneous, so ``gpu_and_jobs`` counts from now)."""
+        prom = self.config.get("prometheus") or {}
+        if not prom or str(self.config.get("idle_signal") or "gpu") != "gpu":
+            return 0.0
+        return float(prom.get("window_seconds") or 0.0)
+
     def step(self) -> Decision:
         """One poll: observe, decide, act, record."""
         obs, rc, workload = self.observe()
@@ -673,6 +712,7 @@ class Agent:
             now,
             idle_seconds=float(self.config["idle_seconds"]),
             initial_cooldown_seconds=float(self.config.get("initial_cooldown_seconds") or 0),
+            window_seconds=self._window_seconds(),
         )
         state = decision.state
         stop: dict[str, Any] = {}

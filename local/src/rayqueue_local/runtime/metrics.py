@@ -15,9 +15,20 @@ for a reader that does not go through that Prometheus.
 The utilisation is, in this order: a value pinned with :meth:`GpuMetricsExporter.set_utilisation`
 (tests, demos); the value *measured* on a real GPU when a utilisation source is set (on a machine
 with NVIDIA GPUs and the ``rayqueue_local[gpu]`` extra, :mod:`rayqueue_local.runtime.nvml` reads the
-SM use of the GPUs that the cluster's Ray head processes hold); else the work on the pod's
-RayCluster: busy (80-100 %) while a Ray job runs on it, 0 otherwise, as told by an *activity
-source* ``(namespace, cluster) -> bool`` (the KubeRay controller provides one).
+SM use of the GPUs that the cluster's Ray head processes hold); else what the cluster's work does on
+the GPUs it was given, as told by an *activity source* ``(namespace, cluster) -> bool | set[int]``:
+the ordinals (within the cluster: the head's GPUs first, then the workers') of the GPUs that work
+computes on, busy (80-100 %), the others 0 (the KubeRay controller's source,
+:mod:`rayqueue_local.runtime.gpuwork`, reads it from the head's processes: a job given a GPU that
+computes is busy, a ``sleep`` or a CPU-only job is not); a bool marks all of the cluster's GPUs.
+
+Both signals a scale-to-zero policy reads are served, consistently: ``DCGM_FI_DEV_GPU_UTIL`` (percent)
+and ``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` (a 0-1 ratio). ``mig_profile`` (e.g. ``"1g.5gb"``) emulates
+MIG: each allocated ``nvidia.com/gpu`` is one MIG instance of a parent GPU, its series labelled as
+dcgm-exporter labels them (``gpu``/``UUID``/``device`` of the parent, ``GPU_I_PROFILE``,
+``GPU_I_ID``), and ``DCGM_FI_DEV_GPU_UTIL`` is not served for it (DCGM reads nothing per MIG
+instance, NVIDIA/DCGM#80). ``gr_engine_reads_zero`` emulates dcgm-exporter#662 (GR_ENGINE_ACTIVE
+reading 0 under load).
 
 The exposition is ``prometheus_client``'s (a custom collector; its text format and HTTP server), so
 escaping, number formatting and content negotiation are the reference implementation's.
@@ -38,10 +49,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 from wsgiref.simple_server import WSGIServer
@@ -54,6 +66,7 @@ log = logging.getLogger(__name__)
 __all__ = ["GpuDevice", "GpuMetricsExporter", "gpu_request", "pods_with_gpus"]
 
 _GPU_RESOURCE = "nvidia.com/gpu"
+_MIG_PROFILE = re.compile(r"^([1-7])g\.[0-9]+gb$")
 _MODEL_NAME = "NVIDIA A100-SXM4-40GB"
 _FB_TOTAL_MIB = 40960
 _IDLE_POWER_W = 55.0
@@ -123,16 +136,34 @@ class GpuDevice:
     pod: str
     container: str
     cluster: str | None
+    ordinal: int = 0
+    mig_slots: int = 0  # MIG instances per parent GPU (0: not MIG)
+
+    @property
+    def gpu(self) -> int:
+        """The physical GPU's index (a MIG instance's parent)."""
+        return self.index // self.mig_slots if self.mig_slots else self.index
+
+    @property
+    def mig_instance(self) -> int | None:
+        """The MIG GPU instance id (1-based within the parent), None without MIG."""
+        return self.index % self.mig_slots + 1 if self.mig_slots else None
 
     @property
     def uuid(self) -> str:
-        """A stable device UUID in NVIDIA's ``GPU-<uuid>`` form, derived from the index."""
-        return "GPU-" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"rayqueue-local-gpu/{self.index}"))
+        """A stable device UUID in NVIDIA's ``GPU-<uuid>`` form, derived from the (parent's) index."""
+        return "GPU-" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"rayqueue-local-gpu/{self.gpu}"))
 
     @property
     def pci_bus_id(self) -> str:
         """A PCI bus id in the form DCGM prints."""
-        return f"00000000:{0x10 + self.index:02X}:00.0"
+        return f"00000000:{0x10 + self.gpu:02X}:00.0"
+
+
+def _head_first(pod: dict[str, Any]) -> tuple[str, bool, str]:
+    meta = pod["metadata"]
+    head = (meta.get("labels") or {}).get("ray.io/node-type") == "head" or "-head-" in meta["name"]
+    return (meta.get("namespace", ""), not head, meta["name"])
 
 
 class GpuMetricsExporter:
@@ -153,15 +184,23 @@ class GpuMetricsExporter:
         self,
         pods: Callable[[], list[dict[str, Any]]] | None = None,
         *,
-        activity: Callable[[str, str], bool] | None = None,
+        activity: Callable[[str, str], bool | Collection[int]] | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
         hostname: str = "rayqueue-local-node",
         model_name: str = _MODEL_NAME,
         label_style: str = "kubernetes",
+        mig_profile: str | None = None,
+        gr_engine_reads_zero: bool = False,
     ) -> None:
         if label_style not in ("kubernetes", "scraped"):
             raise ValueError(f"label_style: got {label_style!r}; allowed: 'kubernetes', 'scraped'")
+        match = _MIG_PROFILE.match(mig_profile) if mig_profile is not None else None
+        if mig_profile is not None and match is None:
+            raise ValueError(f"mig_profile: got {mig_profile!r}; allowed: a MIG profile such as '1g.5gb'")
+        self.mig_profile = mig_profile
+        self._mig_slots = 7 // int(match.group(1)) if match else 0
+        self.gr_engine_reads_zero = gr_engine_reads_zero
         self._pods: Callable[[], list[dict[str, Any]]] = pods or list
         self._activity = activity
         self.host, self.port = host, port
@@ -180,8 +219,9 @@ class GpuMetricsExporter:
         """Where the pods come from (e.g. ``lambda: store.list("pods")``)."""
         self._pods = pods
 
-    def set_activity_source(self, activity: Callable[[str, str], bool] | None) -> None:
-        """``(namespace, cluster) -> bool``: whether a Ray job is running on that RayCluster."""
+    def set_activity_source(self, activity: Callable[[str, str], bool | Collection[int]] | None) -> None:
+        """``(namespace, cluster) -> bool | set[int]``: the ordinals of that RayCluster's GPUs its work
+        computes on (a bool: all of them or none)."""
         self._activity = activity
 
     def set_utilisation_source(self, measured: Callable[[str, str], float | None] | None) -> None:
@@ -215,8 +255,9 @@ class GpuMetricsExporter:
     # -- the model ---------------------------------------------------------------------------
     def devices(self) -> list[GpuDevice]:
         """The emulated GPUs now allocated, with stable indices (a device keeps its index while
-        its pod lives; freed indices are reused, lowest first, as a node's devices would be)."""
-        pods = pods_with_gpus(self._pods())
+        its pod lives; freed indices are reused, lowest first, as a node's devices would be), and
+        their ordinals within their cluster (the head's first, as Ray numbers the head's GPUs)."""
+        pods = sorted(pods_with_gpus(self._pods()), key=_head_first)
         out: list[GpuDevice] = []
         with self._lock:
             live = set()
@@ -230,6 +271,7 @@ class GpuMetricsExporter:
                 if key not in live:
                     del self._allocation[key]
             used = {i for indices in self._allocation.values() for i in indices}
+            ordinals: dict[tuple[str, str], int] = {}
             for key, pod, containers in wanted:
                 total = sum(n for _, n in containers)
                 indices = self._allocation.get(key, [])
@@ -243,7 +285,13 @@ class GpuMetricsExporter:
                 it = iter(indices)
                 for container, count in containers:
                     for _ in range(count):
-                        out.append(GpuDevice(next(it), key[0], meta["name"], container, cluster))
+                        ordinal = ordinals.get((key[0], cluster or meta["name"]), 0)
+                        ordinals[(key[0], cluster or meta["name"])] = ordinal + 1
+                        out.append(
+                            GpuDevice(
+                                next(it), key[0], meta["name"], container, cluster, ordinal, self._mig_slots
+                            )
+                        )
         return sorted(out, key=lambda d: d.index)
 
     def utilisation(self, device: GpuDevice, now: float | None = None) -> float:
@@ -264,7 +312,8 @@ class GpuMetricsExporter:
         busy = False
         if self._activity is not None and device.cluster:
             try:
-                busy = bool(self._activity(device.namespace, device.cluster))
+                activity = self._activity(device.namespace, device.cluster)
+                busy = activity if isinstance(activity, bool) else device.ordinal in activity
             except Exception:  # an activity source must never break a scrape
                 log.exception("GPU activity source failed")
         if not busy:
@@ -286,7 +335,7 @@ class GpuMetricsExporter:
             "DCGM_FI_DEV_MEM_COPY_UTIL": round(util * 0.4),
             "DCGM_FI_DEV_FB_FREE": float(_FB_TOTAL_MIB - used),
             "DCGM_FI_DEV_FB_USED": float(used),
-            "DCGM_FI_PROF_GR_ENGINE_ACTIVE": round(ratio * 0.95, 6),
+            "DCGM_FI_PROF_GR_ENGINE_ACTIVE": 0.0 if self.gr_engine_reads_zero else round(ratio * 0.95, 6),
             "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": round(ratio * 0.6, 6),
             "DCGM_FI_PROF_DRAM_ACTIVE": round(ratio * 0.5, 6),
         }
@@ -294,17 +343,25 @@ class GpuMetricsExporter:
     def labels(self, device: GpuDevice) -> dict[str, str]:
         """The series labels of ``device``, in dcgm-exporter's order."""
         prefix = "exported_" if self.label_style == "scraped" else ""
-        return {
-            "gpu": str(device.index),
+        labels = {
+            "gpu": str(device.gpu),
             "UUID": device.uuid,
             "pci_bus_id": device.pci_bus_id,
-            "device": f"nvidia{device.index}",
+            "device": f"nvidia{device.gpu}",
             "modelName": self.model_name,
             "Hostname": self.hostname,
-            f"{prefix}container": device.container,
-            f"{prefix}namespace": device.namespace,
-            f"{prefix}pod": device.pod,
         }
+        if self.mig_profile is not None:
+            labels["GPU_I_PROFILE"] = self.mig_profile
+            labels["GPU_I_ID"] = str(device.mig_instance)
+        labels.update(
+            {
+                f"{prefix}container": device.container,
+                f"{prefix}namespace": device.namespace,
+                f"{prefix}pod": device.pod,
+            }
+        )
+        return labels
 
     def render(self) -> str:
         """The Prometheus text exposition (format 0.0.4) of every series, by ``prometheus_client``."""
@@ -314,8 +371,11 @@ class GpuMetricsExporter:
         """One gauge family per DCGM field, a sample per device (``prometheus_client``'s collector API)."""
         devices = self.devices()
         rows = [(self.labels(d), self.values(d)) for d in devices]
-        names = list(rows[0][0]) if rows else list(self.labels(GpuDevice(0, "", "", "", None)))
+        blank = GpuDevice(0, "", "", "", None, 0, self._mig_slots)
+        names = list(rows[0][0]) if rows else list(self.labels(blank))
         for metric, _kind, text in _FIELDS:
+            if metric == "DCGM_FI_DEV_GPU_UTIL" and self._mig_slots:
+                continue  # not readable per MIG instance (NVIDIA/DCGM#80): dcgm-exporter serves none
             family = GaugeMetricFamily(metric, text, labels=names)
             for labels, values in rows:
                 family.add_metric([labels[n] for n in names], values[metric])

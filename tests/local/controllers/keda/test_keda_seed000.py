@@ -182,10 +182,15 @@ def test_seed_000_idle_gpu_cluster_gives_its_quota_to_the_next(seed_cp):
         in {c["type"]: c for c in second_workload["status"]["conditions"]}["QuotaReserved"]["message"]
     )
 
-    # a job keeps the first cluster's GPUs busy
+    # a job given both of the first cluster's GPUs computes on them (a busy loop: the stand-in for
+    # kernels; the emulated dcgm-exporter reads a GPU busy only then, a sleep would read idle)
     first = rc("first-raycluster")
     jobs = JobSubmissionClient(f"http://127.0.0.1:{first['status']['endpoints']['dashboard']}")
-    job_id = jobs.submit_job(entrypoint='python -c "import time; time.sleep(600)"')
+    job_id = jobs.submit_job(
+        entrypoint='python -c "import time; e = time.time() + 600; '
+        'any(time.time() > e for _ in iter(int, 1))"',
+        entrypoint_num_gpus=2,
+    )
     prom = seed_cp.prometheus
     selector = 'exported_namespace="demo",exported_pod=~"first-raycluster.*"'
     busy_query = f"sum(max_over_time(DCGM_FI_DEV_GPU_UTIL{{{selector}}}[5s]))"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 import urllib.request
 
 import pytest
@@ -87,21 +88,46 @@ def test_remote_task_through_the_client_port(cluster):
     assert "square 49" in out.stdout
 
 
-def test_gpu_utilisation_follows_a_running_job(cluster, ray_cp):
+#: a job that computes (a busy loop, the stand-in for kernels on the GPU it was given) for ``s`` seconds
+COMPUTE = 'python -c "import time; e = time.time() + {s}; any(time.time() > e for _ in iter(int, 1))"'
+
+
+def test_gpu_utilisation_follows_what_a_job_does_on_the_gpus_it_was_given(cluster, ray_cp):
+    """A job given one GPU that computes makes that GPU busy and not the other; a CPU-only job that
+    computes, or a job given both GPUs that sleeps, makes none busy (as dcgm-exporter would read it)."""
     from ray.job_submission import JobSubmissionClient
+
+    from rayqueue_local.runtime.gpuwork import descendants, visible_gpus
 
     exporter = ray_cp.gpu_metrics
     client_ = JobSubmissionClient(f"http://127.0.0.1:{cluster['status']['endpoints']['dashboard']}")
-    job_id = client_.submit_job(entrypoint='python -c "import time; time.sleep(120)"')
+    head = ray_cp.ray_runtime.find(NS, "workspace").head.process
 
     def utilisation() -> list[float]:
         devices = [d for d in exporter.devices() if d.cluster == "workspace" and d.namespace == NS]
-        return [exporter.utilisation(d) for d in devices]
+        return [exporter.utilisation(d) for d in sorted(devices, key=lambda d: d.ordinal)]
 
-    busy = wait_for(utilisation, lambda values: values and all(v >= 80 for v in values))
-    assert len(busy) == 2 and all(80 <= v <= 100 for v in busy)
+    def given() -> list[set[int]]:
+        return [g for g in (visible_gpus(p) for p in descendants(head.pids())) if g]
+
+    job_id = client_.submit_job(entrypoint=COMPUTE.format(s=120), entrypoint_num_gpus=1)
+    busy = wait_for(utilisation, lambda values: len(values) == 2 and max(values) >= 80)
+    assert len(given()) >= 1 and len(set().union(*given())) == 1  # Ray gave the job one GPU id
+    assert sorted(busy)[0] == 0.0 and 80 <= sorted(busy)[1] <= 100  # the other GPU stays idle
     client_.stop_job(job_id)
     assert wait_for(utilisation, lambda values: values == [0.0, 0.0]) == [0.0, 0.0]
+
+    # the same job given no GPU, and a job given both GPUs that sleeps: nothing computes on a GPU
+    cpu_job = client_.submit_job(entrypoint=COMPUTE.format(s=120))
+    sleeper = client_.submit_job(entrypoint='python -c "import time; time.sleep(120)"', entrypoint_num_gpus=2)
+    assert wait_for(given, lambda g: {0, 1} in g) and {0, 1} in given()
+    samples = []
+    for _ in range(4):  # the exporter samples CPU use every 1 s: several samples, all idle
+        samples.append(utilisation())
+        time.sleep(1.1)
+    assert samples == [[0.0, 0.0]] * 4
+    client_.stop_job(cpu_job)
+    client_.stop_job(sleeper)
 
 
 def test_deactivation_stops_exactly_that_head(custom, cluster, ray_cp):

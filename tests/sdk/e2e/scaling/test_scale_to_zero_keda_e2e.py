@@ -9,9 +9,10 @@ second and recreates its ScaledObject, so the resumed cluster gets the whole per
 ``lastActiveTime`` of the old object is old and the metric still 0, so without that the first poll would
 scale the cluster straight back to zero [E pkg/scaling/executor/scale_scaledobjects.go].
 
-Short periods keep the test short: idle period 6 s (``idle_minutes=0.1``), ``polling_seconds=1``, a 5 s
-query window, and an initial cooldown of 20 s (the period a new or resumed ScaledObject grants before
-its first use; KEDA counts it from the object's creation, since it cannot see Kueue's admission).
+Short periods keep the test short: idle period 6 s (``idle_minutes=0.1``: KEDA's ``cooldownPeriod``
+2 s plus the 4 s of the 5 s query window beyond a poll), ``polling_seconds=1``, and an initial
+cooldown of 20 s (the period a new or resumed ScaledObject grants before its first use; KEDA counts it
+from the object's creation, since it cannot see Kueue's admission).
 """
 
 from __future__ import annotations
@@ -51,8 +52,13 @@ def test_keda_scales_the_idle_cluster_to_zero_and_resume_gets_the_whole_period(
     second.apply()
     wait_for(lambda: second.status().phase.value, lambda p: p == "queued")
 
-    # a short job keeps the first cluster's GPUs busy; wait until Prometheus has seen it
-    job_id = first.job_client.submit_job(entrypoint='python -c "import time; time.sleep(10)"')
+    # a short job given a GPU computes on it (a busy loop, the stand-in for kernels: the emulated
+    # dcgm-exporter reads a sleep as idle); wait until Prometheus has seen it
+    job_id = first.job_client.submit_job(
+        entrypoint='python -c "import time; e = time.time() + 10; '
+        'any(time.time() > e for _ in iter(int, 1))"',
+        entrypoint_num_gpus=1,
+    )
     busy = f'max(DCGM_FI_DEV_GPU_UTIL{{exported_namespace="{ns}",exported_pod=~"first-raycluster-.*"}})'
     wait_for(lambda: prom.query(busy), lambda r: bool(r) and float(r[0]["value"][1]) > 0, timeout=60)
 

@@ -11,7 +11,8 @@ import yaml
 from crd_schema import validate
 
 from rayqueue_sdk import Cluster, ClusterConfiguration, ConfigError, IdlePolicy
-from rayqueue_sdk.manifests.scaling import keda_objects, pod_regex, policy_name, reaper_objects
+from rayqueue_sdk.config.idle import PrometheusSource
+from rayqueue_sdk.manifests.scaling import agent_config, keda_objects, pod_regex, policy_name, reaper_objects
 from rayqueue_sdk.scaling import agent
 from rayqueue_sdk.scaling.policy import Capabilities, agent_source, choose_mode, plan
 from rayqueue_sdk.scaling.seeds import render_seeds
@@ -117,7 +118,10 @@ def test_keda_objects_fit_the_keda_crds_and_correct_the_seed(crd_dir: Path) -> N
     spec = so["spec"]
     assert (spec["minReplicaCount"], spec["maxReplicaCount"]) == (0, 1)
     assert spec["scaleTargetRef"]["kind"] == "Workload"
-    assert spec["cooldownPeriod"] == 3600 and spec["initialCooldownPeriod"] == 3600
+    # the idle period (60 min) is KEDA's cooldown plus the 1 min window's 30 s beyond a 30 s poll
+    assert spec["cooldownPeriod"] == 3570 and spec["initialCooldownPeriod"] == 3600
+    # fail safe: an empty result is an error (KEDA keeps the replicas), never 0
+    assert spec["triggers"][0]["metadata"]["ignoreNullValues"] == "false"
     query = spec["triggers"][0]["metadata"]["query"]
     assert "max_over_time(" in query and "rate(" not in query
     assert 'exported_namespace="demo"' in query and "exported_pod=~" in query
@@ -137,9 +141,9 @@ def test_label_names_are_settable() -> None:
         prometheus={"url": "http://p:9090", "pod_label": "pod", "namespace_label": "namespace"},
     )
     so = keda_objects(pol, cluster="ws", namespace="ds", groups=[], workload="w")[-1]
-    assert (
-        so["spec"]["triggers"][0]["metadata"]["query"].count('namespace="ds",pod=~"ws-(head)-[a-z0-9]+"') == 1
-    )
+    # every series of the default signal filtered on the settable labels
+    query = so["spec"]["triggers"][0]["metadata"]["query"]
+    assert query.count('namespace="ds",pod=~"ws-(head)-[a-z0-9]+"') >= 2 and "exported_" not in query
     assert [o["kind"] for o in keda_objects(pol, cluster="ws", namespace="ds", groups=[], workload="w")] == [
         "ScaledObject"  # no auth: no token, no Role
     ]
@@ -240,3 +244,64 @@ def test_render_seeds_gives_seed_000s_objects_by_name(crd_dir: Path) -> None:
     assert objs["Secret/first-raycluster-idle-token"]["type"] == "kubernetes.io/service-account-token"
     for key in ("ScaledObject/first-raycluster-idle", "TriggerAuthentication/first-raycluster-idle"):
         validate(objs[key], crd_dir)
+
+
+def test_the_default_signal_is_gr_engine_active_cross_checked_with_gpu_util_per_mig_instance() -> None:
+    pol = IdlePolicy(idle_minutes=5, prometheus="http://p:9090")
+    query = agent_config(pol, cluster="ws", namespace="ds", groups=["g"], mechanism="workload")["prometheus"][
+        "query"
+    ]
+    gr, util = query.split(" or ")
+    # GR_ENGINE_ACTIVE (a 0-1 ratio, per MIG instance) as a percentage, like GPU_UTIL (0-100)
+    assert "DCGM_FI_PROF_GR_ENGINE_ACTIVE" in gr and ") * 100" in gr
+    # GPU_UTIL only where there is no MIG instance (it reads nothing per instance: NVIDIA/DCGM#80)
+    assert "DCGM_FI_DEV_GPU_UTIL" in util and 'GPU_I_ID=""' in util
+    # tagged apart so that `or` keeps both, and one series for KEDA: busy if either says busy
+    assert query.startswith("max(label_replace(") and '"signal", "gpu_util"' in util
+
+
+@pytest.mark.parametrize(
+    ("idle_minutes", "window", "cooldown", "rendered"),
+    [(0.5, "1m", 5, "[30s]"), (2, "30s", 95, "[30s]"), (0.1, "5s", 6, "[5s]"), (60, "5m", 3305, "[5m]")],
+)
+def test_the_idle_period_counts_the_querys_window(
+    idle_minutes: float, window: str, cooldown: int, rendered: str
+) -> None:
+    """KEDA's last active poll is at least (window - polling) after the last use: that much of the idle
+    period has passed when its cooldown starts (polling 5 s here)."""
+    pol = IdlePolicy(
+        idle_minutes=idle_minutes, polling_seconds=5, prometheus={"url": "http://p:9090", "window": window}
+    )
+    so = keda_objects(pol, cluster="ws", namespace="ds", groups=[], workload="w")[-1]
+    assert so["spec"]["cooldownPeriod"] == cooldown
+    keda_query = so["spec"]["triggers"][0]["metadata"]["query"]
+    assert keda_query.count(rendered) == 6 and keda_query.count(rendered + " offset") == 2
+    cfg = agent_config(pol, cluster="ws", namespace="ds", groups=[], mechanism="workload")
+    assert cfg["prometheus"]["query"].count(rendered) == 2
+    assert cfg["prometheus"]["window_seconds"] == pol.query_window_seconds
+    assert cfg["idle_seconds"] == pol.idle_seconds  # the reaper backdates its clock by the window
+
+
+def test_a_zero_window_is_refused() -> None:
+    with pytest.raises(ConfigError, match="window"):
+        PrometheusSource(url="http://p:9090", window="0s")
+
+
+def test_keda_reads_a_cluster_busy_until_its_gpu_series_are_as_old_as_the_initial_cooldown() -> None:
+    """KEDA counts initialCooldownPeriod from the ScaledObject's creation: without the new-series term, a
+    cluster queued for longer would be scaled down at its first idle reading after admission."""
+    pol = IdlePolicy(idle_minutes=1, mode="keda", prometheus="http://p:9090", initial_cooldown_minutes=10)
+    query = keda_objects(pol, cluster="ws", namespace="ds", groups=[], workload="w")[-1]["spec"]["triggers"][
+        0
+    ]["metadata"]["query"]
+    assert '"new_series"' in query and "* 0 + 100" in query and "unless on()" in query
+    assert query.count("[1m] offset 600s)") == 2  # present a cooldown ago: an old cluster, no longer new
+    # no initial cooldown, or a query of the user's own: the query as given
+    none = IdlePolicy(idle_minutes=1, mode="keda", prometheus="http://p:9090", initial_cooldown_minutes=0)
+    plain = keda_objects(none, cluster="ws", namespace="ds", groups=[], workload="w")[-1]
+    assert "new_series" not in plain["spec"]["triggers"][0]["metadata"]["query"]
+    own = IdlePolicy(
+        idle_minutes=1, mode="keda", prometheus={"url": "http://p:9090", "query": 'max(up{pod=~"{pods}"})'}
+    )
+    mine = keda_objects(own, cluster="ws", namespace="ds", groups=[], workload="w")[-1]
+    assert mine["spec"]["triggers"][0]["metadata"]["query"] == 'max(up{pod=~"ws-(head)-[a-z0-9]+"})'

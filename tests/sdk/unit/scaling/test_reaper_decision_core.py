@@ -10,6 +10,7 @@ from rayqueue_sdk.scaling.agent import (
     gpu_busy_from_ray,
     hook_outcome,
     jobs_busy,
+    prometheus_busy,
 )
 
 CFG = {"idle_seconds": 600.0, "initial_cooldown_seconds": 600.0}
@@ -100,6 +101,30 @@ def test_an_unreadable_signal_never_scales_down() -> None:
     assert set(run(steps)) == {"wait"}
     d = decide(AgentState(), unknown, 700, **CFG)
     assert "Prometheus unreachable" in d.state.decision
+
+
+def test_an_idle_reading_counts_its_window_so_the_period_is_the_idle_time_asked_for() -> None:
+    """Busy at 500, idle at 1000 over a 300 s window: idle since 700 at least, so scaled at 1300 (the
+    period, 600 s, after the window's start), not at 1600 (the period plus the window)."""
+    steps = [(0, idle()), (500, busy()), (1000, idle()), (1299, idle()), (1300, idle())]
+    assert run(steps, window_seconds=300) == ["wait", "wait", "wait", "wait", "scale"]
+
+
+def test_after_an_unreadable_signal_the_window_is_not_counted_as_idle() -> None:
+    """The gap in the data may have been busy: the clock starts at the first reading after it."""
+    unknown = Observation(True, admitted_at=0.0, busy=None, why="no GPU series")
+    steps = [(700, unknown), (800, idle()), (1399, idle()), (1400, idle())]
+    assert run(steps, window_seconds=300) == ["wait", "wait", "wait", "scale"]
+
+
+def test_an_empty_query_result_is_unknown_never_idle() -> None:
+    """No series for the cluster (no pods yet, the exporter down or restarting): busy for the clock."""
+    gpu, why = prometheus_busy([])
+    assert gpu is None and "no GPU series" in why
+    assert prometheus_busy([float("nan")])[0] is None
+    assert prometheus_busy([0.0]) == (False, "")
+    empty = Observation(True, admitted_at=0.0, busy=busy_from("gpu", gpu, None), why=why)
+    assert set(run([(t, empty) for t in range(0, 5000, 100)])) == {"wait"}
 
 
 def test_busy_signals() -> None:

@@ -1,8 +1,11 @@
 """GPU metrics for the local control plane: the DCGM-style exporter and, optionally, a real Prometheus.
 
 :class:`GpuMetricsController` serves :class:`~rayqueue_local.runtime.metrics.GpuMetricsExporter` over
-the store's pods, with the utilisation following the Ray jobs of each cluster (from the
-:class:`~.runtime.RayRuntime`), and starts a :class:`~rayqueue_local.runtime.prometheus.PrometheusServer`
+the store's pods, with the utilisation following what each cluster's work does on the GPUs it was
+given (:class:`~rayqueue_local.runtime.gpuwork.ProcessGpuWork` over the processes of the cluster's
+head in the :class:`~.runtime.RayRuntime`: a job given a GPU that computes is busy, a ``sleep`` or
+a CPU-only job is not; the same source of truth for KEDA's query and the reaper's), and starts a
+:class:`~rayqueue_local.runtime.prometheus.PrometheusServer`
 scraping it every second when the control plane asks for one (``cp.prometheus_enabled``).
 It publishes both on the control plane as ``cp.gpu_metrics`` and ``cp.prometheus`` (``None``
 without Prometheus), so a test or a KEDA trigger can use ``cp.prometheus.url``.
@@ -22,6 +25,7 @@ from typing import Any
 
 from rayqueue_local.controllers.kuberay.runtime import RayRuntime
 from rayqueue_local.controllers.plane import Plane
+from rayqueue_local.runtime.gpuwork import ProcessGpuWork
 from rayqueue_local.runtime.metrics import GpuMetricsExporter
 from rayqueue_local.runtime.nvml import NvmlReader
 from rayqueue_local.runtime.prometheus import PrometheusServer
@@ -46,6 +50,15 @@ class GpuMetricsController:
         self.exporter = GpuMetricsExporter()
         self.prometheus: PrometheusServer | None = None
         self.nvml: NvmlReader | None = None
+        self.work = ProcessGpuWork()
+
+    def gpu_work(self, namespace: str, cluster: str) -> set[int]:
+        """The ordinals of the cluster's GPUs that its head's processes were given and compute on."""
+        handle = self.runtime.find(namespace, cluster) if self.runtime is not None else None
+        process = handle.head.process if handle is not None and handle.head is not None else None
+        if process is None:
+            return set()
+        return self.work.busy_gpus(process.pids())
 
     def measured(self, namespace: str, cluster: str) -> float | None:
         """The SM use (%) that cluster's Ray head processes make of the real GPUs they hold, by NVML.
@@ -65,7 +78,7 @@ class GpuMetricsController:
         if store is not None:
             self.exporter.set_pod_source(lambda: store.list("pods"))
         if self.runtime is not None:
-            self.exporter.set_activity_source(self.runtime.busy)
+            self.exporter.set_activity_source(self.gpu_work)
             self.nvml = NvmlReader.open()
             if self.nvml is not None:
                 self.exporter.set_utilisation_source(self.measured)

@@ -1,0 +1,172 @@
+"""The SDK's default idle query against a real Prometheus scraping the emulated dcgm-exporter: busy if
+either GR_ENGINE_ACTIVE or GPU_UTIL says busy, per MIG instance, and *nothing* (never 0) once the
+exporter is gone, which KEDA's scaler with ``ignoreNullValues: "false"`` turns into an error."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from rayqueue_local.controllers.keda.prometheus_trigger import PrometheusTrigger, TriggerError
+from rayqueue_local.runtime.metrics import GpuMetricsExporter
+from rayqueue_local.runtime.prometheus import PrometheusServer
+from rayqueue_sdk.config.idle import IdlePolicy
+from rayqueue_sdk.manifests.scaling import keda_objects
+
+pytestmark = pytest.mark.prometheus
+
+
+def pod(name: str, ns: str, cluster: str, gpus: int = 1) -> dict:
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "uid": f"{ns}-{name}",
+            "labels": {"ray.io/cluster": cluster},
+        },
+        "spec": {"containers": [{"name": "ray-head", "resources": {"limits": {"nvidia.com/gpu": gpus}}}]},
+        "status": {"phase": "Running"},
+    }
+
+
+LATE: list[dict] = []
+
+
+@pytest.fixture(scope="module")
+def exporters() -> Iterator[tuple[dict[str, GpuMetricsExporter], PrometheusServer]]:
+    """Three exporters (whole GPUs; MIG 1g.5gb; GR_ENGINE_ACTIVE stuck at 0, dcgm-exporter#662) behind
+    one Prometheus, each serving its own namespace's clusters (two of them, on one GPU each)."""
+    exps = {
+        "whole": GpuMetricsExporter(
+            pods=lambda: [pod("a-head-1", "whole", "a"), pod("b-head-1", "whole", "b")]
+        ),
+        "mig": GpuMetricsExporter(
+            pods=lambda: [pod("a-head-1", "mig", "a"), pod("b-head-1", "mig", "b")], mig_profile="1g.5gb"
+        ),
+        "late": GpuMetricsExporter(pods=lambda: LATE),  # pods appear when a test adds them
+        "stuck": GpuMetricsExporter(
+            pods=lambda: [pod("a-head-1", "stuck", "a"), pod("b-head-1", "stuck", "b")],
+            gr_engine_reads_zero=True,
+        ),
+    }
+    for exp in exps.values():
+        exp.set_activity_source(lambda ns, cluster: cluster == "a")  # cluster a computes, b does not
+        exp.start()
+    prom = PrometheusServer([e.target for e in exps.values()], scrape_interval=1.0)
+    prom.start()
+    try:
+        prom.wait_ready()
+        yield exps, prom
+    finally:
+        prom.stop()
+        for exp in exps.values():
+            exp.stop()
+
+
+def query(prom: PrometheusServer, ns: str, cluster: str, window: str = "5s") -> str:
+    pol = IdlePolicy(
+        idle_minutes=1,
+        mode="keda",
+        prometheus={"url": prom.url, "window": window},
+        initial_cooldown_minutes=0,
+    )
+    so = keda_objects(pol, cluster=cluster, namespace=ns, groups=[], workload="w")[-1]
+    return str(so["spec"]["triggers"][0]["metadata"]["query"])
+
+
+def poll(read: Callable[[], Any], ok: Callable[[Any], bool], timeout: float = 30.0) -> Any:
+    deadline = time.monotonic() + timeout
+    value = read()
+    while not ok(value) and time.monotonic() < deadline:
+        time.sleep(0.5)
+        value = read()
+    return value
+
+
+def value(result: list[dict[str, Any]]) -> float | None:
+    return float(result[0]["value"][1]) if len(result) == 1 else None
+
+
+@pytest.mark.parametrize("ns", ["whole", "mig", "stuck"])
+def test_the_default_query_reads_the_cluster_that_computes_busy_and_the_other_idle(
+    exporters, ns: str
+) -> None:
+    _, prom = exporters
+    busy = poll(lambda: prom.query(query(prom, ns, "a")), lambda r: (value(r) or 0) > 0)
+    assert 75 <= (value(busy) or 0) <= 100  # GPU_UTIL is a percentage, GR_ENGINE_ACTIVE x 100 too
+    idle = poll(lambda: prom.query(query(prom, ns, "b")), lambda r: value(r) == 0.0)
+    assert value(idle) == 0.0  # one series, as KEDA requires, reading 0: idle
+
+
+def test_mig_instances_carry_dcgm_exporters_labels_and_no_gpu_util(exporters) -> None:
+    _, prom = exporters
+    gr = poll(
+        lambda: prom.query('DCGM_FI_PROF_GR_ENGINE_ACTIVE{exported_namespace="mig"}'), lambda r: len(r) == 2
+    )
+    labels = sorted((s["metric"] for s in gr), key=lambda m: m["exported_pod"])
+    assert [(m["GPU_I_PROFILE"], m["GPU_I_ID"]) for m in labels] == [("1g.5gb", "1"), ("1g.5gb", "2")]
+    # two instances of one physical GPU: the parent's index and UUID, as dcgm-exporter labels them
+    assert labels[0]["gpu"] == labels[1]["gpu"] == "0" and labels[0]["UUID"] == labels[1]["UUID"]
+    assert prom.query('DCGM_FI_DEV_GPU_UTIL{exported_namespace="mig"}') == []  # NVIDIA/DCGM#80
+    whole = prom.query('DCGM_FI_DEV_GPU_UTIL{exported_namespace="whole"}')
+    assert whole and all("GPU_I_ID" not in s["metric"] for s in whole)
+
+
+def test_gr_engine_reading_zero_under_load_is_caught_by_gpu_util(exporters) -> None:
+    _, prom = exporters
+    gr = poll(
+        lambda: prom.query(
+            'max(DCGM_FI_PROF_GR_ENGINE_ACTIVE{exported_namespace="stuck",exported_pod="a-head-1"})'
+        ),
+        lambda r: value(r) is not None,
+    )
+    assert value(gr) == 0.0  # dcgm-exporter#662: the profiling signal alone says idle
+    busy = poll(lambda: prom.query(query(prom, "stuck", "a")), lambda r: (value(r) or 0) > 0)
+    assert (value(busy) or 0) >= 80
+
+
+def test_a_stopped_exporter_reads_nothing_and_kedas_scaler_fails_instead_of_reading_zero(exporters) -> None:
+    exps, prom = exporters
+    q = query(prom, "whole", "b", window="2s")
+    assert value(poll(lambda: prom.query(q), lambda r: value(r) == 0.0)) == 0.0
+    exps["whole"].stop()
+    try:
+        assert poll(lambda: prom.query(q), lambda r: r == []) == []  # no series: not 0
+        meta = {"serverAddress": prom.url, "query": q, "threshold": "100", "ignoreNullValues": "false"}
+        trigger = PrometheusTrigger.from_metadata(meta, {})
+
+        def read() -> float | str:
+            try:
+                return trigger.value()
+            except TriggerError as err:
+                return str(err)
+
+        # KEDA's scaler (its query time is whole seconds) fails: KEDA keeps the replicas it has
+        assert "target may be lost, the result is empty" in str(poll(read, lambda v: isinstance(v, str)))
+    finally:
+        exps["whole"].start()
+    # back on the same port: the series return
+    assert value(poll(lambda: prom.query(q), lambda r: value(r) == 0.0)) == 0.0
+
+
+def test_kedas_query_reads_new_series_busy_for_the_initial_cooldown_then_the_real_use(exporters) -> None:
+    """A cluster admitted after waiting in the queue: its series appear idle, and KEDA's query reads
+    them busy until they are as old as the initial cooldown (4 s here), then reads the real use (0)."""
+    _, prom = exporters
+    pol = IdlePolicy(
+        idle_minutes=1,
+        mode="keda",
+        prometheus={"url": prom.url, "window": "2s"},
+        initial_cooldown_minutes=4 / 60,
+    )
+    so = keda_objects(pol, cluster="b", namespace="late", groups=[], workload="w")[-1]
+    q = str(so["spec"]["triggers"][0]["metadata"]["query"])
+    assert prom.query(q) == []  # queued: no pods, no series, nothing (KEDA's scaler fails: busy)
+    LATE.append(pod("b-head-1", "late", "b"))  # admitted: the pods run, idle
+    appeared = time.time()
+    assert value(poll(lambda: prom.query(q), lambda r: value(r) == 100.0)) == 100.0
+    assert value(poll(lambda: prom.query(q), lambda r: value(r) == 0.0)) == 0.0
+    assert time.time() - appeared >= 4 - 1  # not before the series were the initial cooldown old
