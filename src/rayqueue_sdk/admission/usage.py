@@ -206,8 +206,8 @@ def workload_history(workload: Mapping[str, Any], now: datetime) -> WorkloadHist
     """Read one Workload (normalised to ``v1beta2``) into intervals.
 
     * admitted (``Admitted=True``) from its ``lastTransitionTime`` until ``Finished``, the deletion or now;
-    * deactivated (``spec.active=false``, or ``Evicted`` with a deactivation reason): reclaimed from the
-      eviction until the deletion or now; the admission before it lasted
+    * deactivated (``Evicted=True`` with a deactivation reason, or ``spec.active=false``): reclaimed from
+      the eviction until the next admission, the deletion or now; the admission before it lasted
       ``status.accumulatedPastExecutionTimeSeconds`` where Kueue records that, ending at the eviction;
       otherwise it is unknown (conditions keep only their last transition) and a note says so.
 
@@ -238,28 +238,33 @@ def workload_history(workload: Mapping[str, Any], now: datetime) -> WorkloadHist
     finished_at = (
         _time(finished.get("lastTransitionTime")) if finished and finished.get("status") == "True" else None
     )
-    if gpus and admitted is not None and admitted.get("status") == "True":
-        start = _time(admitted.get("lastTransitionTime"))
-        if start is not None:
-            end = finished_at or end_of_record
-            allocated.append(GpuInterval(start, end, gpus))
-    deactivated = spec.get("active") is False or (
-        evicted is not None
-        and evicted.get("status") == "True"
-        and bool(_DEACTIVATED.match(str(evicted.get("reason") or "")))
+    admitted_at = (
+        _time(admitted.get("lastTransitionTime"))
+        if admitted is not None and admitted.get("status") == "True"
+        else None
     )
-    if gpus and deactivated and evicted is not None and evicted.get("status") == "True" and not finished_at:
-        at = _time(evicted.get("lastTransitionTime"))
-        if at is not None:
-            reclaimed.append(GpuInterval(at, end_of_record, gpus))
-            past = (workload.get("status") or {}).get("accumulatedPastExecutionTimeSeconds")
-            if past:
-                allocated.append(GpuInterval(at - timedelta(seconds=float(past)), at, gpus))
-            else:
-                notes.append(
-                    f"{kind} {name}: admitted before its scale-to-zero at {at:%Y-%m-%d %H:%M} UTC for a time "
-                    "the Workload's conditions do not keep (Prometheus keeps it)"
-                )
+    if gpus and admitted_at is not None:
+        allocated.append(GpuInterval(admitted_at, finished_at or end_of_record, gpus))
+    evicted_at = (
+        _time(evicted.get("lastTransitionTime"))
+        if evicted is not None and evicted.get("status") == "True"
+        else None
+    )
+    deactivated = evicted_at is not None and (
+        spec.get("active") is False or bool(_DEACTIVATED.match(str((evicted or {}).get("reason") or "")))
+    )
+    if gpus and deactivated and evicted_at is not None and not finished_at:
+        # given back from the eviction until the next admission (a resume), the deletion, or now
+        resumed = admitted_at if admitted_at is not None and admitted_at > evicted_at else None
+        reclaimed.append(GpuInterval(evicted_at, resumed or end_of_record, gpus))
+        past = (workload.get("status") or {}).get("accumulatedPastExecutionTimeSeconds")
+        if past:
+            allocated.append(GpuInterval(evicted_at - timedelta(seconds=float(past)), evicted_at, gpus))
+        else:
+            notes.append(
+                f"{kind} {name}: admitted before its scale-to-zero at {evicted_at:%Y-%m-%d %H:%M} UTC for a "
+                "time the Workload's conditions do not keep (Prometheus keeps it)"
+            )
     return WorkloadHistory(
         namespace=str(meta.get("namespace") or ""),
         name=name,
