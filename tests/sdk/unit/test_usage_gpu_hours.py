@@ -7,6 +7,7 @@ bad ``since`` refused with the field named.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -254,3 +255,16 @@ def test_pods_map_to_their_cluster_by_kuberay_names() -> None:
     assert cluster_of_pod("ws-2-head-x7k2p", clusters) == "ws-2"
     assert cluster_of_pod("ws-gpu-group-worker-abcde", clusters) == "ws"
     assert cluster_of_pod("teamster-head-abcde", clusters) is None
+
+
+def test_cli_bad_since_is_refused_before_anything_is_sent(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    from rayqueue_sdk.cli.main import main
+
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))  # a connection attempt would fail differently
+    code = main(["usage", "--since", "a week", "--json"])
+    out = capsys.readouterr()
+    doc = json.loads(out.out)
+    assert code == 2 and doc["error"] == "ConfigError"
+    assert doc["message"].startswith("since: got 'a week'; allowed: a duration such as 30m")
