@@ -38,6 +38,7 @@ __all__ = [
     "GPU_RESOURCE",
     "GpuInterval",
     "UsageReport",
+    "UsageKey",
     "UsageRow",
     "WorkloadHistory",
     "build_report",
@@ -50,6 +51,7 @@ __all__ = [
     "workload_history",
 ]
 
+#: The extended resource counted as GPUs.
 GPU_RESOURCE = "nvidia.com/gpu"
 
 #: Evicted reasons that mean "deactivated" (``spec.active=false``): Kueue v0.9+ says ``Deactivated``
@@ -430,7 +432,8 @@ def step_for(since: datetime, until: datetime, max_points: int = 10_000) -> floa
     return float(max(1, -(-int(span) // max_points)))
 
 
-Key = tuple[str, str]
+#: A row's key: (namespace, cluster name).
+UsageKey = tuple[str, str]
 
 
 def build_report(
@@ -438,9 +441,9 @@ def build_report(
     until: datetime,
     histories: Sequence[WorkloadHistory],
     *,
-    allocated_by_metrics: Mapping[Key, float] | None = None,
-    busy_by_metrics: Mapping[Key, float] | None = None,
-    queues: Mapping[Key, str] | None = None,
+    allocated_by_metrics: Mapping[UsageKey, float] | None = None,
+    busy_by_metrics: Mapping[UsageKey, float] | None = None,
+    queues: Mapping[UsageKey, str] | None = None,
     sources: Sequence[str] = (),
     notes: Sequence[str] = (),
 ) -> UsageReport:
@@ -457,7 +460,7 @@ def build_report(
         >>> r.rows[0].gpu_hours_allocated, r.rows[0].gpu_hours_busy
         (3.0, 0.5)
     """
-    by_key: dict[Key, list[WorkloadHistory]] = {}
+    by_key: dict[UsageKey, list[WorkloadHistory]] = {}
     for h in histories:
         by_key.setdefault((h.namespace, h.name), []).append(h)
     keys = set(by_key) | set(allocated_by_metrics or {}) | set(busy_by_metrics or {})

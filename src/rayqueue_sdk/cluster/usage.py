@@ -29,7 +29,7 @@ from typing import Any
 from kubernetes.client import ApiClient
 
 from rayqueue_sdk.admission.usage import (
-    Key,
+    UsageKey,
     UsageReport,
     WorkloadHistory,
     build_report,
@@ -45,7 +45,7 @@ from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
 from rayqueue_sdk.kube.prometheus import PrometheusReader
 from rayqueue_sdk.kube.resources import list_rayclusters, list_workloads
 
-__all__ = ["PROMETHEUS_URL_ENV", "allocated_query", "busy_query", "usage_report"]
+__all__ = ["PROMETHEUS_URL_ENV", "allocated_query", "busy_query", "usage_report", "utilisation_series"]
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ def _from_prometheus(
     since: datetime,
     until: datetime,
     clusters: set[str],
-) -> tuple[dict[Key, float] | None, dict[Key, float], list[str]]:
+) -> tuple[dict[UsageKey, float] | None, dict[UsageKey, float], list[str]]:
     """(allocated per cluster, or None without kube-state-metrics; busy per cluster; notes)."""
     notes: list[str] = []
     retention = reader.retention_seconds()
@@ -122,7 +122,7 @@ def _from_prometheus(
             f"{timedelta(seconds=retention)}): its GPU-hours before {kept:%Y-%m-%d %H:%M} UTC are not counted"
         )
     step = step_for(since, until)
-    allocated: dict[Key, float] | None = None
+    allocated: dict[UsageKey, float] | None = None
     if reader.query('count(kube_pod_owner{owner_kind="RayCluster"}) or count(kube_pod_info)', until):
         allocated = {}
         for series in reader.query_range(allocated_query(namespace), since, until, step):
@@ -135,7 +135,7 @@ def _from_prometheus(
             "Prometheus has no kube-state-metrics series (kube_pod_owner): allocated GPU-hours come from "
             "the Workloads' conditions"
         )
-    busy: dict[Key, float] = {}
+    busy: dict[UsageKey, float] = {}
     query = busy_query(namespace, source.pod_label, source.namespace_label)
     for series in reader.query_range(query, since, until, step):
         metric = series.get("metric") or {}
@@ -183,7 +183,7 @@ def usage_report(
     ns = namespace or default_namespace(api)
     workloads = list_workloads(api, ns)
     histories: list[WorkloadHistory] = [workload_history(w, end) for w in workloads]
-    queues: dict[Key, str] = {}
+    queues: dict[UsageKey, str] = {}
     notes: list[str] = []
     try:
         for rc in list_rayclusters(api, ns):
@@ -194,8 +194,8 @@ def usage_report(
     except ForbiddenError as err:
         notes.append(f"RayClusters cannot be listed ({err.reason}): queues come from the Workloads only")
     sources = ["workload-conditions"]
-    allocated: dict[Key, float] | None = None
-    busy: dict[Key, float] | None = None
+    allocated: dict[UsageKey, float] | None = None
+    busy: dict[UsageKey, float] | None = None
     if source is None:
         notes.append(
             f"no Prometheus named (prometheus=... or ${PROMETHEUS_URL_ENV}): busy GPU-hours are unknown, "
@@ -221,3 +221,39 @@ def usage_report(
         sources=sources,
         notes=notes,
     )
+
+
+def utilisation_series(
+    namespace: str,
+    cluster: str,
+    prometheus: PrometheusSource | str | None = None,
+    *,
+    minutes: float = 30,
+    points: int = 40,
+) -> list[float]:
+    """The cluster's GPU utilisation (%, the busiest of its GPUs; oldest first) over the last ``minutes``,
+    from DCGM's series in Prometheus (``prometheus=`` or ``$RAYQUEUE_PROMETHEUS_URL``), for the card's
+    sparkline. Empty when no Prometheus is named or it has no samples for the cluster: never a guess.
+
+    Example:
+        >>> utilisation_series("ds", "ws", None) if "RAYQUEUE_PROMETHEUS_URL" not in os.environ else []
+        []
+    """
+    source = _source(prometheus)
+    if source is None:
+        return []
+    end = datetime.now(UTC)
+    start = end - timedelta(minutes=minutes)
+    step = max(1.0, minutes * 60 / points)
+    pods = f"{cluster}-(head|[a-z0-9-]+-worker)-[a-z0-9]+"
+    sel = f'{{{source.namespace_label}="{namespace}",{source.pod_label}=~"{pods}"}}'
+    query = (
+        f'100 * max(label_replace(DCGM_FI_DEV_GPU_UTIL{sel} / 100, "field", "util", "", "") or '
+        f'label_replace(DCGM_FI_PROF_GR_ENGINE_ACTIVE{sel}, "field", "gr", "", ""))'
+    )
+    try:
+        result = PrometheusReader(source.url).query_range(query, start, end, step)
+    except (ApiError, ConnectionFailedError) as err:
+        log.info("GPU utilisation of %s/%s not read: %s", namespace, cluster, err)
+        return []
+    return [v for _, v in _values(result[0])] if result else []

@@ -49,8 +49,11 @@ log = logging.getLogger(__name__)
 
 __all__ = ["CLUSTERQUEUES", "KubeStateExporter", "PODS", "WORKLOADS"]
 
+#: The store's key of Pods.
 PODS = "pods"
+#: The store's key of Kueue Workloads.
 WORKLOADS = "workloads.kueue.x-k8s.io"
+#: The store's key of Kueue ClusterQueues.
 CLUSTERQUEUES = "clusterqueues.kueue.x-k8s.io"
 
 _PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")

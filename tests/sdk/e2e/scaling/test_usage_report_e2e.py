@@ -57,6 +57,8 @@ def test_usage_report_from_prometheus_and_workload_conditions(
         assert row.gpu_hours_allocated > 0
         assert row.gpu_hours_busy is not None and 0 < row.gpu_hours_busy < row.gpu_hours_allocated
         assert row.gpu_hours_reclaimed == 0
+        # the card's sparkline reads the same DCGM series
+        assert 50.0 in cluster.gpu_utilisation(5, prometheus=cp.prometheus.url)
 
         # scale to zero: Kueue evicts (Deactivated); the reclaimed hours count from then
         uid = get_raycluster(idle_admin, ns, "usage-ws")["metadata"]["uid"]
