@@ -81,7 +81,7 @@ class PrometheusReader:
         """``/api/v1/query_range``: the matrix (``[{"metric": {...}, "values": [[t, "v"], ...]}]``)."""
         data = self._get(
             "/api/v1/query_range",
-            {"query": promql, "start": start.timestamp(), "end": end.timestamp(), "step": f"{step:g}s"},
+            {"query": promql, "start": start.timestamp(), "end": end.timestamp(), "step": f"{step:g}"},
         )
         result: list[dict[str, Any]] = (data or {}).get("result") or []
         return result
