@@ -126,23 +126,24 @@ def usage_chart(report: UsageReport, *, draw: bool = True) -> Picture:
         >>> t = datetime(2026, 1, 1, tzinfo=UTC)
         >>> r = UsageReport(t, t + timedelta(days=1), (UsageRow("ds", "ws", "q", 4.0, 1.0, 2.0),))
         >>> print(usage_chart(r, draw=False).text.splitlines()[2])
-        ds/ws      allocated ████████████████████ 4.000
+        ws      allocated ████████████████████ 4.000
     """
     rows = list(report.rows)
     top = max([r.gpu_hours_allocated for r in rows] + [r.gpu_hours_reclaimed for r in rows] + [0.0])
     title = f"GPU-hours {report.since:%Y-%m-%d %H:%M} - {report.until:%Y-%m-%d %H:%M} UTC"
     lines = [title, ""]
+    width = min(20, max([len(r.name) for r in rows] + [7]))
     for r in rows:
-        label = f"{r.namespace}/{r.name}"[:10]
         busy = (
             "no metrics"
             if r.gpu_hours_busy is None
             else f"{_bar(r.gpu_hours_busy, top)} {r.gpu_hours_busy:.3f}"
         )
         lines += [
-            f"{label:10} allocated {_bar(r.gpu_hours_allocated, top)} {r.gpu_hours_allocated:.3f}",
-            f"{'':10} busy      {busy}",
-            f"{'':10} reclaimed {_bar(r.gpu_hours_reclaimed, top)} {r.gpu_hours_reclaimed:.3f}",
+            f"{r.name[:width]:{width}} allocated "
+            f"{_bar(r.gpu_hours_allocated, top)} {r.gpu_hours_allocated:.3f}",
+            f"{'':{width}} busy      {busy}",
+            f"{'':{width}} reclaimed {_bar(r.gpu_hours_reclaimed, top)} {r.gpu_hours_reclaimed:.3f}",
         ]
     if not rows:
         lines.append("(no cluster held GPUs in this window)")

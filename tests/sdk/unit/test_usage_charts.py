@@ -51,7 +51,7 @@ def test_usage_chart_is_a_png_with_a_text_form() -> None:
     assert set(bundle) == {"text/plain", "text/html"}
     assert _png_in(bundle["text/html"]).startswith(b"\x89PNG")
     text = bundle["text/plain"]
-    assert "team-a/ws  allocated ████████████████████ 40.000" in text
+    assert "ws      allocated ████████████████████ 40.000" in text
     assert "busy      no metrics" in text  # batch has no DCGM series: said, not drawn as 0
 
 
@@ -102,7 +102,7 @@ def test_without_matplotlib_every_picture_keeps_its_html_and_text() -> None:
     assert doc["available"] is False
     usage = doc["usage"]
     assert "<img" not in usage["text/html"] and "rayqueue-usage" in usage["text/html"]
-    assert "ds/ws      allocated ████████████████████ 4.000" in usage["text/plain"]
+    assert "ws      allocated ████████████████████ 4.000" in usage["text/plain"]
     timeline = doc["timeline"]
     assert (
         "<img" not in timeline["text/html"] and "admitted 13:00 -&gt; releases 14:30" in timeline["text/html"]

@@ -75,6 +75,8 @@ def test_usage_chart_and_queue_timeline_in_jupyterlab(jupyterlab: tuple[str, Pat
             expect(
                 page.locator(".jp-NotebookPanel-toolbar .jp-Notebook-ExecutionIndicator")
             ).to_have_attribute("data-status", "idle")
+            # the kernel is connected and idle (a code cell run before that is dropped)
+            expect(page.locator(".jp-StatusBar-Widget").filter(has_text="| Idle").first).to_be_visible()
             for i in range(3):
                 cells.nth(i).locator(".jp-InputPrompt, .jp-InputArea-prompt").first.click()
                 page.keyboard.press("Shift+Enter")
@@ -97,6 +99,9 @@ def test_usage_chart_and_queue_timeline_in_jupyterlab(jupyterlab: tuple[str, Pat
             page.keyboard.press("Control+s")
             page.wait_for_timeout(500)
         finally:
+            page.screenshot(
+                path=str(shots / "usage-pictures-page.png")
+            )  # what the page showed, for a failure
             browser.close()
 
     saved = json.loads(path.read_text())
@@ -105,4 +110,4 @@ def test_usage_chart_and_queue_timeline_in_jupyterlab(jupyterlab: tuple[str, Pat
         data = outputs[cell_id][0]["data"]
         assert "data:image/png;base64," in "".join(data["text/html"])
         assert "".join(data["text/plain"]).strip()
-    assert "team-a/wor  allocated" in "".join(outputs["usage"][0]["data"]["text/plain"])
+    assert "workspace     allocated ████" in "".join(outputs["usage"][0]["data"]["text/plain"])
