@@ -1,8 +1,9 @@
-"""The usage chart and the queue timeline in JupyterLab in Chromium (the quickstart browser test's
-JupyterLab fixture and launcher): a small notebook draws both; the page shows each as an image in its
-``text/html`` output, and the saved notebook keeps ``text/html`` (the PNG) and ``text/plain`` beside it.
-Screenshots go to the artefact directory, and to ``docs/images/`` only when RAYQUEUE_UPDATE_SCREENSHOTS=1
-(as the quickstart test does: a test run never dirties the checkout).
+"""The usage chart, the queue timeline and the card's GPU sparkline in JupyterLab in Chromium (the
+quickstart browser test's JupyterLab fixture and launcher): a small notebook draws them; the page shows the
+charts as images in their ``text/html`` outputs and the card with its SVG sparkline beside the idle
+countdown, and the saved notebook keeps ``text/html`` and ``text/plain``. Screenshots go to the artefact
+directory, and to ``docs/images/`` only when RAYQUEUE_UPDATE_SCREENSHOTS=1 (as the quickstart test does: a
+test run never dirties the checkout).
 """
 
 from __future__ import annotations
@@ -41,8 +42,17 @@ rows = [
 ]
 """
 
+CARD = """\
+from rayqueue_sdk.cluster.status import ClusterPhase, ClusterStatus
+from rayqueue_sdk.display.widgets import ClusterCard
+card = ClusterCard(ClusterStatus("workspace", "team-a", ClusterPhase.READY, True, "ready", queue="user-queue",
+                                 idle_scale_to_zero="reaper mode: idle 12 of 30 min"), gpus=2)
+card.set_utilisation([92, 88, 95, 90, 61, 20, 4, 0, 0, 0, 0, 0, 0, 0])
+card
+"""
 
-def test_usage_chart_and_queue_timeline_in_jupyterlab(jupyterlab: tuple[str, Path], artefacts: Path) -> None:
+
+def test_usage_pictures_in_jupyterlab(jupyterlab: tuple[str, Path], artefacts: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     url, quickstart = jupyterlab
@@ -52,6 +62,7 @@ def test_usage_chart_and_queue_timeline_in_jupyterlab(jupyterlab: tuple[str, Pat
         nbformat.v4.new_code_cell(SETUP, id="setup"),
         nbformat.v4.new_code_cell("usage_chart(report)", id="usage"),
         nbformat.v4.new_code_cell("queue_timeline(rows, now=now)", id="timeline"),
+        nbformat.v4.new_code_cell(CARD, id="card"),
     ]
     path = quickstart.parent / "usage_pictures.ipynb"
     nbformat.write(nb, path)
@@ -71,13 +82,13 @@ def test_usage_chart_and_queue_timeline_in_jupyterlab(jupyterlab: tuple[str, Pat
         page.goto(url)
         try:
             cells = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
-            expect(cells).to_have_count(3)
+            expect(cells).to_have_count(4)
             expect(
                 page.locator(".jp-NotebookPanel-toolbar .jp-Notebook-ExecutionIndicator")
             ).to_have_attribute("data-status", "idle")
             # the kernel is connected and idle (a code cell run before that is dropped)
             expect(page.locator(".jp-StatusBar-Widget").filter(has_text="| Idle").first).to_be_visible()
-            for i in range(3):
+            for i in range(4):
                 cells.nth(i).locator(".jp-InputPrompt, .jp-InputArea-prompt").first.click()
                 page.keyboard.press("Shift+Enter")
                 expect(cells.nth(i).locator(".jp-InputArea-prompt").first).to_have_text(
@@ -96,6 +107,12 @@ def test_usage_chart_and_queue_timeline_in_jupyterlab(jupyterlab: tuple[str, Pat
                 )
                 output.screenshot(path=str(shots / name))
                 output.screenshot(path=str(docs_images / name))
+            # the card: the sparkline beside the idle countdown
+            card = cells.nth(3).locator(".rayqueue-card")
+            expect(card).to_contain_text("idle 12 of 30 min")
+            expect(card.locator("svg.rayqueue-sparkline")).to_have_count(1)
+            card.screenshot(path=str(shots / "cluster-card-sparkline.png"))
+            card.screenshot(path=str(docs_images / "cluster-card-sparkline.png"))
             page.keyboard.press("Control+s")
             page.wait_for_timeout(500)
         finally:
@@ -110,4 +127,6 @@ def test_usage_chart_and_queue_timeline_in_jupyterlab(jupyterlab: tuple[str, Pat
         data = outputs[cell_id][0]["data"]
         assert "data:image/png;base64," in "".join(data["text/html"])
         assert "".join(data["text/plain"]).strip()
+    card_html = "".join(outputs["card"][0]["data"]["text/html"])
+    assert "rayqueue-sparkline" in card_html and "0% now (reaper mode: idle 12 of 30 min)" in card_html
     assert "workspace     allocated ████" in "".join(outputs["usage"][0]["data"]["text/plain"])
