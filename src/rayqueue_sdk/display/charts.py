@@ -313,7 +313,9 @@ def queue_timeline(rows: Sequence[TimelineRow], *, now: datetime | None = None, 
 
 def _draw_timeline(rows: Sequence[TimelineRow], now: datetime) -> bytes:
     plt = _pyplot()
-    import matplotlib.dates as mdates  # lazy: the optional plotting extra, loaded only to draw
+    import matplotlib.dates as matplotlib_dates  # lazy: the optional plotting extra, loaded only to draw
+
+    mdates: Any = matplotlib_dates  # partly untyped upstream
 
     known = [t for r in rows for t in (r.start, r.end, *(r.window or ())) if t is not None] + [now]
     left, right = min(known), max(known)

@@ -43,10 +43,13 @@ rows = [
 """
 
 CARD = """\
+import time
+from rayqueue_sdk.admission.idle import IdleStatus
 from rayqueue_sdk.cluster.status import ClusterPhase, ClusterStatus
 from rayqueue_sdk.display.widgets import ClusterCard
+idle = IdleStatus("reaper", "workload", 30, "gpu", idle_since=time.time() - 12 * 60 - 20)
 card = ClusterCard(ClusterStatus("workspace", "team-a", ClusterPhase.READY, True, "ready", queue="user-queue",
-                                 idle_scale_to_zero="reaper mode: idle 12 of 30 min"), gpus=2)
+                                 idle=idle), gpus=2)
 card.set_utilisation([92, 88, 95, 90, 61, 20, 4, 0, 0, 0, 0, 0, 0, 0])
 card
 """
