@@ -338,6 +338,9 @@ class UsageReport:
     rows: tuple[UsageRow, ...]
     sources: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    #: GPU-hours per ClusterQueue behind the namespace's LocalQueues, from Kueue's own metrics
+    #: (``kueue_cluster_queue_resource_usage``): every workload's, not only this namespace's clusters.
+    cluster_queues: tuple[tuple[str, float], ...] = ()
 
     @property
     def total_allocated(self) -> float:
@@ -369,6 +372,7 @@ class UsageReport:
             },
             "sources": list(self.sources),
             "notes": list(self.notes),
+            "cluster_queues": {name: round(hours, 4) for name, hours in self.cluster_queues},
         }
 
     def text(self) -> str:
@@ -389,6 +393,10 @@ class UsageReport:
         lines.append(
             f"{'TOTAL':54} {_hours(self.total_allocated):>7} {_hours(self.total_busy):>7} "
             f"{_hours(self.total_reclaimed):>7}"
+        )
+        lines.extend(
+            f"ClusterQueue {name}: {_hours(hours)} GPU-hours in use (all its workloads, Kueue's metrics)"
+            for name, hours in self.cluster_queues
         )
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)
@@ -446,6 +454,7 @@ def build_report(
     queues: Mapping[UsageKey, str] | None = None,
     sources: Sequence[str] = (),
     notes: Sequence[str] = (),
+    cluster_queues: Mapping[str, float] | None = None,
 ) -> UsageReport:
     """Combine what the Workloads' conditions and Prometheus say into one row per cluster.
 
@@ -488,5 +497,10 @@ def build_report(
             UsageRow(key[0], key[1], queue, allocated, busy, reclaimed, kind=kind, sources=tuple(row_sources))
         )
     return UsageReport(
-        since, until, tuple(rows), sources=tuple(sources), notes=tuple(dict.fromkeys(all_notes))
+        since,
+        until,
+        tuple(rows),
+        sources=tuple(sources),
+        notes=tuple(dict.fromkeys(all_notes)),
+        cluster_queues=tuple(sorted((cluster_queues or {}).items())),
     )

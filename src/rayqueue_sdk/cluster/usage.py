@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubernetes.client import ApiClient
 
 from rayqueue_sdk.admission.usage import (
+    GPU_RESOURCE,
     UsageKey,
     UsageReport,
     WorkloadHistory,
@@ -43,7 +45,7 @@ from rayqueue_sdk.config.idle import PrometheusSource
 from rayqueue_sdk.errors import ApiError, ConnectionFailedError, ForbiddenError
 from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
 from rayqueue_sdk.kube.prometheus import PrometheusReader
-from rayqueue_sdk.kube.resources import list_rayclusters, list_workloads
+from rayqueue_sdk.kube.resources import list_local_queue_objects, list_rayclusters, list_workloads
 
 __all__ = ["PROMETHEUS_URL_ENV", "allocated_query", "busy_query", "usage_report", "utilisation_series"]
 
@@ -111,8 +113,10 @@ def _from_prometheus(
     since: datetime,
     until: datetime,
     clusters: set[str],
-) -> tuple[dict[UsageKey, float] | None, dict[UsageKey, float], list[str]]:
-    """(allocated per cluster, or None without kube-state-metrics; busy per cluster; notes)."""
+    cluster_queues: Sequence[str] = (),
+) -> tuple[dict[UsageKey, float] | None, dict[UsageKey, float], dict[str, float], list[str]]:
+    """(allocated per cluster, or None without kube-state-metrics; busy per cluster; GPU-hours per
+    ClusterQueue from Kueue's metrics; notes)."""
     notes: list[str] = []
     retention = reader.retention_seconds()
     if retention is not None and since < until - timedelta(seconds=retention):
@@ -144,7 +148,21 @@ def _from_prometheus(
             continue
         key = (namespace, cluster)
         busy[key] = busy.get(key, 0.0) + integrate_samples(_values(series), step)
-    return allocated, busy, notes
+    queues: dict[str, float] = {}
+    if cluster_queues:
+        # ClusterQueue names are DNS subdomains: only "." needs escaping, as "\\." inside a PromQL string
+        names = "|".join(q.replace(".", "\\\\.") for q in sorted(set(cluster_queues)))
+        query = (
+            "sum by (cluster_queue) (kueue_cluster_queue_resource_usage"
+            f'{{resource="{GPU_RESOURCE}",cluster_queue=~"{names}"}})'
+        )
+        try:
+            for series in reader.query_range(query, since, until, step):
+                name = str((series.get("metric") or {}).get("cluster_queue") or "")
+                queues[name] = integrate_samples(_values(series), step)
+        except ApiError as err:
+            notes.append(f"Kueue's ClusterQueue metrics could not be read: {err}")
+    return allocated, busy, queues, notes
 
 
 def usage_report(
@@ -196,6 +214,7 @@ def usage_report(
     sources = ["workload-conditions"]
     allocated: dict[UsageKey, float] | None = None
     busy: dict[UsageKey, float] | None = None
+    per_queue: dict[str, float] = {}
     if source is None:
         notes.append(
             f"no Prometheus named (prometheus=... or ${PROMETHEUS_URL_ENV}): busy GPU-hours are unknown, "
@@ -205,7 +224,14 @@ def usage_report(
         clusters = {h.name for h in histories} | {k[1] for k in queues}
         reader = PrometheusReader(source.url)
         try:
-            allocated, busy, more = _from_prometheus(reader, source, ns, start, end, clusters)
+            lqs = list_local_queue_objects(api, ns)
+        except ForbiddenError:
+            lqs = []
+        cqs = [str((lq.get("spec") or {}).get("clusterQueue") or "") for lq in lqs]
+        try:
+            allocated, busy, per_queue, more = _from_prometheus(
+                reader, source, ns, start, end, clusters, [q for q in cqs if q]
+            )
         except (ApiError, ConnectionFailedError) as err:
             notes.append(f"Prometheus could not be read ({err}): busy GPU-hours are unknown")
         else:
@@ -220,6 +246,7 @@ def usage_report(
         queues=queues,
         sources=sources,
         notes=notes,
+        cluster_queues=per_queue,
     )
 
 

@@ -224,12 +224,15 @@ def test_metrics_win_for_allocated_and_give_busy_only_where_they_exist() -> None
         [workload_history(wl, at(4)), workload_history(other, at(4))],
         allocated_by_metrics={("team-a", "ws"): 7.5, ("team-a", "gone"): 1.0},
         busy_by_metrics={("team-a", "ws"): 3.0},
+        cluster_queues={"cq-a": 9.25},
     )
     rows = {r.name: r for r in report.rows}
     assert rows["ws"].gpu_hours_allocated == 7.5 and rows["ws"].gpu_hours_busy == 3.0
     assert rows["ws2"].gpu_hours_busy is None  # no DCGM series for it: unknown, not 0
     assert rows["gone"].gpu_hours_allocated == 1.0  # deleted since: only Prometheus remembers it
     assert report.total_busy == 3.0
+    assert report.to_dict()["cluster_queues"] == {"cq-a": 9.25}
+    assert "ClusterQueue cq-a: 9.250 GPU-hours in use" in report.text()
     assert report.to_dict()["totals"]["gpu_hours_allocated"] == pytest.approx(7.5 + 1.0 + 0.0)
 
 

@@ -3,8 +3,9 @@
 A 2-GPU cluster is admitted; the plane's kube-state-metrics-style exporter publishes its pods' GPU requests
 and the DCGM-style one their utilisation (pinned at 50 %), both scraped by the real ``prometheus`` binary.
 ``usage_report`` reads allocated GPU-hours from the pod requests and busy ones from DCGM; after a
-scale-to-zero (``Workload.spec.active=false``) the reclaimed hours grow from the Workload's conditions; the
-CLI prints the same as JSON; a ``since`` beyond Prometheus' retention (2 h here) is said in the notes.
+scale-to-zero (``Workload.spec.active=false``) the reclaimed hours grow from the Workload's conditions;
+Kueue's ClusterQueue usage metric gives the queue's GPU-hours; the CLI prints the same as JSON; a
+``since`` beyond Prometheus' retention (2 h here) is said in the notes.
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ def test_usage_report_from_prometheus_and_workload_conditions(
         assert row.gpu_hours_allocated > 0
         assert row.gpu_hours_busy is not None and 0 < row.gpu_hours_busy < row.gpu_hours_allocated
         assert row.gpu_hours_reclaimed == 0
+        # Kueue's own metrics: the ClusterQueue behind user-queue held the cluster's 2 GPUs meanwhile
+        ((cq, cq_hours),) = report.cluster_queues
+        assert cq == f"cq-{ns}" and cq_hours > 0
         # the card's sparkline reads the same DCGM series
         assert 50.0 in cluster.gpu_utilisation(5, prometheus=cp.prometheus.url)
 
