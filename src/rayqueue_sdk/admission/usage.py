@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -398,7 +399,7 @@ class UsageReport:
             f"ClusterQueue {name}: {_hours(hours)} GPU-hours in use (all its workloads, Kueue's metrics)"
             for name, hours in self.cluster_queues
         )
-        lines.extend(f"note: {n}" for n in self.notes)
+        lines.extend(textwrap.fill(f"note: {n}", width=80, subsequent_indent="  ") for n in self.notes)
         return "\n".join(lines)
 
     def __str__(self) -> str:
