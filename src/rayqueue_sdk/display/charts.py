@@ -279,16 +279,17 @@ def queue_timeline(rows: Sequence[TimelineRow], *, now: datetime | None = None, 
     """
     now = now or datetime.now(UTC)
     lines = [f"queue timeline (UTC, now {_hm(now)})"]
+    width = min(30, max([len(r.name) for r in rows] + [10]))
     for r in rows:
         if r.kind == "admitted":
             release = f"releases {_hm(r.end)}" if r.end else "release not bounded"
-            line = f"{r.name[:10]:10} admitted {_hm(r.start)} -> {release}"
+            line = f"{r.name[:width]:{width}} admitted {_hm(r.start)} -> {release}"
         elif r.window is None:
-            line = f"{r.name[:10]:10} pending since {_hm(r.start)}, no estimate"
+            line = f"{r.name[:width]:{width}} pending since {_hm(r.start)}, no estimate"
         else:
             open_end = " (open end)" if r.window[1] is None else ""
             line = (
-                f"{r.name[:10]:10} pending since {_hm(r.start)}, admission window "
+                f"{r.name[:width]:{width}} pending since {_hm(r.start)}, admission window "
                 f"{_hm(r.window[0])} - {_hm(r.window[1])}{open_end}"
             )
         lines.append(line + (f"; {r.note}" if r.note else ""))
