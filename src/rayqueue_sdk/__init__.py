@@ -93,6 +93,9 @@ _EXPORTS: dict[str, str] = {
     "RayClusterStatus": "rayqueue_sdk.admission.phases",
     "list_all_clusters": "rayqueue_sdk.cluster.compat",
     "list_all_queued": "rayqueue_sdk.cluster.compat",
+    # usage (GPU-hours)
+    "usage_report": "rayqueue_sdk.cluster.usage",
+    "UsageReport": "rayqueue_sdk.admission.usage",
 }
 
 __all__ = [
@@ -153,12 +156,15 @@ __all__ = [
     "RayClusterStatus",
     "list_all_clusters",
     "list_all_queued",
+    "usage_report",
+    "UsageReport",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from rayqueue_sdk.admission.cluster import ClusterPhase, JobPhase  # noqa: F401
     from rayqueue_sdk.admission.idle import IdleState, IdleStatus  # noqa: F401
     from rayqueue_sdk.admission.phases import CodeFlareClusterStatus, RayClusterStatus  # noqa: F401
+    from rayqueue_sdk.admission.usage import UsageReport  # noqa: F401
     from rayqueue_sdk.cluster.cluster import Cluster, get_cluster  # noqa: F401
     from rayqueue_sdk.cluster.compat import list_all_clusters, list_all_queued  # noqa: F401
     from rayqueue_sdk.cluster.dashboard import DashboardNotFoundError  # noqa: F401
@@ -172,6 +178,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     )
     from rayqueue_sdk.cluster.queues import list_local_queues  # noqa: F401
     from rayqueue_sdk.cluster.status import ClusterStatus  # noqa: F401
+    from rayqueue_sdk.cluster.usage import usage_report  # noqa: F401
     from rayqueue_sdk.cluster.view import view_clusters  # noqa: F401
     from rayqueue_sdk.common.codeflare import Codeflare, JobOptions, SDKConfig  # noqa: F401
     from rayqueue_sdk.config.idle import IdlePolicy, PreStopHook, PrometheusSource  # noqa: F401

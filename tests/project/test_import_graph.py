@@ -48,6 +48,7 @@ LAZY_ALLOWED = frozenset(
         "importlib.metadata",
         "asyncio",  # ~10 ms with ssl and socket: only where a job's logs are followed
         "kube_authkit",  # optional, the user's own: imported only to turn their AuthConfig into a client
+        "matplotlib",  # optional (the plot extra), ~300 ms: only when a chart is drawn (display/charts.py)
     }
 )
 LAZY_MARK = "# lazy:"

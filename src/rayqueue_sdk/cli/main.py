@@ -17,7 +17,7 @@ Example:
     >>> build_parser().parse_args(["local", "down"]).local_command
     'down'
     >>> sorted(BUILTIN_GROUPS)
-    ['cluster', 'job', 'queue']
+    ['cluster', 'job', 'queue', 'usage']
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ BUILTIN_GROUPS: dict[str, tuple[str, str]] = {
     "job": ("submit and follow Ray jobs (RayJob)", "rayqueue_sdk.cli.job:configure"),
     "cluster": ("Ray clusters: list, status, apply, down, wait", "rayqueue_sdk.cli.cluster:configure"),
     "queue": ("Kueue LocalQueues", "rayqueue_sdk.cli.queue:configure"),
+    "usage": ("GPU-hours allocated, busy and reclaimed per cluster", "rayqueue_sdk.cli.usage:configure"),
 }
 
 #: Groups another package adds: ``name -> (one-line help, how to install it)``.

@@ -739,6 +739,26 @@ class Cluster:
         """
         return self._set_active(False)
 
+    def gpu_utilisation(
+        self, minutes: float = 30, *, prometheus: PrometheusSource | str | None = None
+    ) -> list[float]:
+        """The cluster's GPU utilisation (%, oldest first) over the last ``minutes`` from Prometheus'
+        DCGM series (``prometheus=``, else the idle policy's, else ``$RAYQUEUE_PROMETHEUS_URL``); the
+        card shows it as a sparkline beside the idle countdown. Empty without metrics.
+
+        Example:
+            >>> # cluster.gpu_utilisation(30, prometheus="http://prometheus.monitoring:9090")[-3:]
+            >>> # [0.0, 0.0, 87.0]
+        """
+        from rayqueue_sdk.cluster.usage import utilisation_series  # lazy: usage is rarely asked for
+
+        policy = self.config.idle_scale_to_zero
+        source = prometheus or (policy.prometheus if policy is not None else None)
+        values = utilisation_series(self.namespace, self.name, source, minutes=minutes)
+        if self._card is not None:
+            self._card.set_utilisation(values)
+        return values
+
     def resume(self) -> str:
         """Requeue a deactivated (or scaled-to-zero) cluster: ``Workload.spec.active=true``; a cluster
         without a queue that its idle policy suspended gets ``spec.suspend=false``. Returns the name of

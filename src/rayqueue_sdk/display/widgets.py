@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from html import escape
 from typing import Any
 
+from rayqueue_sdk.display.charts import sparkline
 from rayqueue_sdk.display.console import idle_cell, idle_line, phase_text, workers_text
 from rayqueue_sdk.display.live import LiveDisplay
 from rayqueue_sdk.display.text import clusters_text, details_text, status_text
@@ -100,8 +101,9 @@ def clusters_html(statuses: Sequence[StatusView], gpus: dict[str, int] | None = 
     return '<table class="rayqueue-clusters">' + "".join(rows) + "</table>"
 
 
-def status_html(status: StatusView, gpus: int | None = None) -> str:
-    """An HTML card for one cluster's status (escaped).
+def status_html(status: StatusView, gpus: int | None = None, utilisation: Sequence[float] = ()) -> str:
+    """An HTML card for one cluster's status (escaped); with ``utilisation`` samples (GPU %, oldest first)
+    a sparkline row with the idle countdown beside it.
 
     Example:
         >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
@@ -126,6 +128,8 @@ def status_html(status: StatusView, gpus: int | None = None) -> str:
     idle = idle_line(status)
     if idle:
         rows.append(("scale to zero", _e(idle)))
+    if utilisation:
+        rows.append(("GPU use", sparkline(utilisation, countdown=idle).html))
     body = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in rows)
     return f"<h4>{_e(status.namespace)}/{_e(status.name)}</h4><table>{body}</table>"
 
@@ -187,6 +191,8 @@ class ClusterCard:
         self.status = status
         self.gpus = gpus
         self.intro = list(intro)
+        #: GPU utilisation samples (%, oldest first) for the sparkline; empty: no metrics, no sparkline
+        self.utilisation: list[float] = []
         self.view = w.HTML(value=self._card_html())
         self.widget = self._layout(w)
         if key is None and status is not None:
@@ -204,10 +210,31 @@ class ClusterCard:
             lines = "".join(f"<div>{_e(line)}</div>" for line in self.intro[1:])
             title = f"<h4>{_e(self.intro[0])}</h4>" if self.intro else ""
             return f'<div class="rayqueue-card">{title}{lines}</div>'
-        return f'<div class="rayqueue-card">{status_html(self.status, self.gpus)}</div>'
+        return f'<div class="rayqueue-card">{status_html(self.status, self.gpus, self.utilisation)}</div>'
 
     def _plain(self) -> str:
-        return "\n".join(self.intro) if self.status is None else status_text(self.status)
+        if self.status is None:
+            return "\n".join(self.intro)
+        text = status_text(self.status)
+        if self.utilisation:
+            text += "\n" + sparkline(self.utilisation, countdown=idle_line(self.status)).text
+        return text
+
+    def set_utilisation(self, values: Sequence[float]) -> None:
+        """Show GPU utilisation samples (%, oldest first) as a sparkline on the card (none when empty).
+
+        Example:
+            >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
+            >>> card = ClusterCard(ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready"))
+            >>> card.set_utilisation([0, 100]); card.bundle()["text/plain"].splitlines()[-1]
+            'GPU ▁█ 100% now'
+        """
+        values = [float(v) for v in values]
+        if values == self.utilisation:
+            return
+        self.utilisation = values
+        self.view.value = self._card_html()
+        self.live.refresh()
 
     def _html(self) -> str:
         return self._card_html()

@@ -103,8 +103,11 @@ class PrometheusServer:
         job_name: str = "dcgm-exporter",
         target_labels: Mapping[str, str] | None = None,
         port: int | None = None,
+        extra_jobs: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         self.targets = list(targets)
+        #: More scrape jobs: ``{"job_name", "targets", "labels"?, "honor_labels"?}`` (kube-state-metrics...).
+        self.extra_jobs = [dict(job) for job in extra_jobs]
         self.scrape_interval = scrape_interval
         self.job_name = job_name
         self.target_labels = dict(DCGM_TARGET_LABELS if target_labels is None else target_labels)
@@ -130,7 +133,20 @@ class PrometheusServer:
                     "scrape_timeout": interval,
                     "metrics_path": "/metrics",
                     "static_configs": [{"targets": self.targets, "labels": self.target_labels}],
-                }
+                },
+                *(
+                    {
+                        "job_name": job["job_name"],
+                        "honor_labels": bool(job.get("honor_labels", False)),
+                        "scrape_interval": interval,
+                        "scrape_timeout": interval,
+                        "metrics_path": "/metrics",
+                        "static_configs": [
+                            {"targets": list(job["targets"]), "labels": dict(job.get("labels") or {})}
+                        ],
+                    }
+                    for job in self.extra_jobs
+                ),
             ],
         }
 
@@ -185,10 +201,10 @@ class PrometheusServer:
 
     def _all_targets_up(self) -> bool:
         try:
-            up = self.query(f'up{{job="{self.job_name}"}} == 1')
+            up = self.query("up == 1")
         except (OSError, ProcessStartError):
             return False
-        return len(up) >= len(self.targets)
+        return len(up) >= len(self.targets) + sum(len(job["targets"]) for job in self.extra_jobs)
 
     def query(self, promql: str, *, timeout: float = 5.0) -> list[dict[str, Any]]:
         """Run an instant query (``/api/v1/query``); returns ``data.result``.

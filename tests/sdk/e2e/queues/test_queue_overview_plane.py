@@ -357,3 +357,24 @@ def test_headroom_and_estimates_as_a_namespace_limited_user(
     cpu = next(r for r in hidden.rows if r.resource == "cpu")
     assert cpu.queue_used == 4 and cpu.nominal is None and cpu.free is None
     assert blind is not None and "ClusterQueue team-b-cq cannot be read" in blind.basis
+
+
+def test_queue_timeline_rows_from_the_plane(
+    workloads: None, tokens: dict[str, str], client_for: Callable[[str], Any]
+) -> None:
+    from rayqueue_sdk.cluster.timeline import queue_timeline_rows
+    from rayqueue_sdk.display.charts import queue_timeline
+
+    rows = queue_timeline_rows("local-queue", "team-b", client_for(tokens["b"]))
+    assert [(r.name, r.kind) for r in rows] == [
+        ("team-b/b1", "admitted"),
+        ("team-b/b3", "pending"),
+        ("team-b/b2", "pending"),
+        ("team-b/b4", "pending"),
+    ]
+    assert rows[0].start.tzinfo is not None and rows[0].end is None  # no idle policy or deadline bounds b1
+    assert "nothing bounds" in rows[0].note
+    text = queue_timeline(rows, draw=False).text.splitlines()
+    assert text[1].startswith("team-b/b1  admitted") and text[1].endswith(
+        "release not bounded; " + rows[0].note
+    )

@@ -26,6 +26,7 @@ from typing import Any
 from rayqueue_local.controllers.kuberay.runtime import RayRuntime
 from rayqueue_local.controllers.plane import Plane
 from rayqueue_local.runtime.gpuwork import ProcessGpuWork
+from rayqueue_local.runtime.kubestate import KubeStateExporter
 from rayqueue_local.runtime.metrics import GpuMetricsExporter
 from rayqueue_local.runtime.nvml import NvmlReader
 from rayqueue_local.runtime.prometheus import PrometheusServer
@@ -48,6 +49,8 @@ class GpuMetricsController:
         self.want_prometheus = prometheus
         self.scrape_interval = scrape_interval
         self.exporter = GpuMetricsExporter()
+        #: kube-state-metrics- and Kueue-style series (pod GPU requests, owners, queues), for usage reports.
+        self.kubestate: KubeStateExporter | None = None
         self.prometheus: PrometheusServer | None = None
         self.nvml: NvmlReader | None = None
         self.work = ProcessGpuWork()
@@ -87,13 +90,29 @@ class GpuMetricsController:
         self.cp.gpu_metrics = self.exporter
         self.cp.prometheus = None
         if self.want_prometheus:
-            prom = PrometheusServer([self.exporter.target], scrape_interval=self.scrape_interval)
+            jobs = []
+            if store is not None:
+                self.kubestate = KubeStateExporter(objects=lambda key: store.list(key, copy=False))
+                self.kubestate.start()
+                # kube-prometheus-stack scrapes kube-state-metrics with honorLabels (its pod labels stay)
+                jobs.append(
+                    {
+                        "job_name": "kube-state-metrics",
+                        "targets": [self.kubestate.target],
+                        "honor_labels": True,
+                    }
+                )
+            prom = PrometheusServer(
+                [self.exporter.target], scrape_interval=self.scrape_interval, extra_jobs=jobs
+            )
             prom.start()
             try:
                 prom.wait_ready()
             except Exception:  # whatever failed (re-raised below), stop what this start began
                 prom.stop()
                 self.exporter.stop()
+                if self.kubestate is not None:
+                    self.kubestate.stop()
                 raise
             self.prometheus = prom
             self.cp.prometheus = prom
@@ -104,6 +123,9 @@ class GpuMetricsController:
         if self.prometheus is not None:
             self.prometheus.stop()
             self.prometheus = None
+        if self.kubestate is not None:
+            self.kubestate.stop()
+            self.kubestate = None
         self.exporter.stop()
         if self.nvml is not None:
             self.nvml.close()

@@ -1,0 +1,126 @@
+"""``queue_timeline_rows()``: a LocalQueue's workloads as :class:`~rayqueue_sdk.display.charts.TimelineRow`
+rows for :func:`~rayqueue_sdk.display.charts.queue_timeline`: admitted ones from their admission to their
+expected release (an idle policy's deadline if the cluster stays idle, a RayJob's deadline, now for a
+finished one; none where nothing bounds it), pending ones since their creation with their admission
+estimate's window (``eta``, :mod:`rayqueue_sdk.cluster.eta`).
+
+The reads are the queue overview's (with estimates) plus the release facts of the holders in the reader's
+namespace (:func:`rayqueue_sdk.cluster.eta.releases_of`); the conversion, :func:`timeline_rows`, is pure.
+
+Example:
+    >>> from rayqueue_sdk.admission.overview import build_overview
+    >>> lq = {"metadata": {"name": "q", "namespace": "ds"}, "spec": {"clusterQueue": "cq"}}
+    >>> wl = {"metadata": {"name": "w", "namespace": "ds", "creationTimestamp": "2026-01-01T14:00:00Z"},
+    ...       "spec": {"queueName": "q"}}
+    >>> rows = timeline_rows(build_overview("ds", [lq], [], [wl]).queue("q"), {}, [])
+    >>> [(r.name, r.kind, r.window) for r in rows]
+    [('ds/w', 'pending', None)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from kubernetes.client import ApiClient
+
+from rayqueue_sdk.admission.estimate import Release
+from rayqueue_sdk.admission.overview import QueueSummary, WorkloadEntry
+from rayqueue_sdk.cluster.eta import releases_of
+from rayqueue_sdk.cluster.overview import queue_overview
+from rayqueue_sdk.display.charts import TimelineRow
+from rayqueue_sdk.errors import ForbiddenError, NotFoundError
+from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
+from rayqueue_sdk.kube.resources import RAYJOBS, list_objects, list_rayclusters, list_workloads
+
+__all__ = ["queue_timeline_rows", "timeline_rows"]
+
+
+def _time(text: Any) -> datetime | None:
+    if not text:
+        return None
+    parsed = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _label(entry: WorkloadEntry) -> str:
+    return entry.label
+
+
+def timeline_rows(
+    queue: QueueSummary,
+    admitted_at: Mapping[tuple[str, str], datetime],
+    releases: Iterable[Release],
+) -> list[TimelineRow]:
+    """The rows of one queue (pure): holders first (by admission), then the pending ones in queue order.
+
+    ``admitted_at`` maps a Workload ``(namespace, name)`` to its ``Admitted`` time; ``releases`` are the
+    holders' :class:`~rayqueue_sdk.admission.estimate.Release` s (the expected release is the latest bound,
+    else the earliest: an idle policy's deadline if the cluster stays idle).
+    """
+    by_key = {(r.namespace, r.name): r for r in releases}
+    rows: list[TimelineRow] = []
+    holders = sorted(
+        queue.holding,
+        key=lambda h: (
+            admitted_at.get((h.namespace, h.name)) or _time(h.created) or datetime.min.replace(tzinfo=UTC)
+        ),
+    )
+    for h in holders:
+        start = admitted_at.get((h.namespace, h.name)) or _time(h.created)
+        if start is None:
+            continue
+        rel = by_key.get((h.namespace, h.name))
+        end = (rel.latest or rel.earliest) if rel is not None else None
+        rows.append(TimelineRow(_label(h), start, end, "admitted", note=rel.why if rel is not None else ""))
+    for p in queue.pending:
+        start = _time(p.created)
+        if start is None:
+            continue
+        window = None if p.eta is None else (p.eta.earliest, p.eta.latest)
+        if window == (None, None):
+            window = None
+        rows.append(TimelineRow(_label(p), start, None, "pending", window))
+    return rows
+
+
+def queue_timeline_rows(
+    queue: str,
+    namespace: str | None = None,
+    client: ApiClient | ClientSource | None = None,
+    *,
+    now: datetime | None = None,
+) -> list[TimelineRow]:
+    """The timeline rows of LocalQueue ``queue`` in ``namespace`` (default: the credentials' one); draw them
+    with :func:`~rayqueue_sdk.display.charts.queue_timeline`.
+
+    Raises:
+        QueueNotFoundError: no such LocalQueue (the overview's error, listing those that exist).
+
+    Example:
+        >>> # from rayqueue_sdk.display.charts import queue_timeline
+        >>> # queue_timeline(queue_timeline_rows("user-queue", "team-a"))
+    """
+    api = get_client(client)
+    ns = namespace or default_namespace(api)
+    summary = queue_overview(ns, api).queue(queue)
+    workloads = list_workloads(api, ns)
+    admitted_at: dict[tuple[str, str], datetime] = {}
+    for wl in workloads:
+        meta = wl.get("metadata") or {}
+        for cond in (wl.get("status") or {}).get("conditions") or []:
+            if cond.get("type") == "Admitted" and cond.get("status") == "True":
+                at = _time(cond.get("lastTransitionTime"))
+                if at is not None:
+                    admitted_at[(str(meta.get("namespace") or ""), str(meta.get("name") or ""))] = at
+    try:
+        rcs: list[dict[str, Any]] | None = list_rayclusters(api, ns)
+    except (ForbiddenError, NotFoundError):
+        rcs = None
+    try:
+        jobs: list[dict[str, Any]] | None = list_objects(api, RAYJOBS, ns)[0]
+    except (ForbiddenError, NotFoundError):
+        jobs = None
+    releases = releases_of(workloads, ns, rcs, jobs, None, now or datetime.now(UTC))
+    return timeline_rows(summary, admitted_at, releases)
