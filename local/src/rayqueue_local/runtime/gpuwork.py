@@ -123,6 +123,7 @@ class ProcessGpuWork:
         self.interval = interval
         self._lock = threading.Lock()
         self._samples: dict[int, tuple[float, float]] = {}  # pid -> (cpu seconds, monotonic time)
+        self._shares: dict[int, float] = {}  # pid -> its share over the last whole interval
         self._cache: dict[frozenset[int], tuple[float, set[int]]] = {}
 
     def busy_gpus(self, pids: Iterable[int]) -> set[int]:
@@ -151,6 +152,7 @@ class ProcessGpuWork:
             if len(self._samples) > 256:  # forget processes that are gone
                 for pid in [p for p in self._samples if not (_PROC / str(p)).exists()]:
                     del self._samples[pid]
+                    self._shares.pop(pid, None)
             return set(busy)
 
     def _share(self, pid: int, used: float, now: float) -> float | None:
@@ -159,6 +161,9 @@ class ProcessGpuWork:
             self._samples[pid] = (used, now)
             return None
         if now - previous[1] < self.interval:
-            return (used - previous[0]) / max(now - previous[1], 1e-3) if now > previous[1] else None
+            # asked again sooner (another scrape, another cluster's query): the last whole interval's
+            # share; CPU time moves in 10 ms ticks, so a share over a few ms would read a busy loop as 0
+            return self._shares.get(pid)
         self._samples[pid] = (used, now)
-        return (used - previous[0]) / (now - previous[1])
+        self._shares[pid] = (used - previous[0]) / (now - previous[1])
+        return self._shares[pid]
