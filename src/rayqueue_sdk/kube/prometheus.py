@@ -45,7 +45,7 @@ class PrometheusReader:
     """A Prometheus (or Thanos querier) at ``url``; ``token`` is sent as a bearer token when given.
 
     Example:
-        >>> "token" in repr(PrometheusReader("http://p:9090", token="s3cret"))
+        >>> "s3cret" in repr(PrometheusReader("http://p:9090", token="s3cret"))   # the token never shows
         False
     """
 
