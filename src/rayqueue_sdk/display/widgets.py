@@ -117,8 +117,12 @@ def status_html(status: StatusView, gpus: int | None = None, utilisation: Sequen
         ("queue", _e(status.queue)),
         ("priority", _e(status.priority_class)),
         ("position", _e(status.position)),
-        ("estimated admission", _e(status.eta.window()) if status.eta else ""),
-        ("basis", _e(status.eta.basis) if status.eta else ""),
+        # while queued, when it may be admitted (no empty rows once admitted: the estimate is gone then)
+        *(
+            [("estimated admission", _e(status.eta.window())), ("basis", _e(status.eta.basis))]
+            if status.eta
+            else []
+        ),
         ("Kueue message", _e(status.message)),
         ("workers", _e(workers_text(status))),
         ("GPUs", _e(gpus)),

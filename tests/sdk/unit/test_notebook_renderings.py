@@ -173,3 +173,18 @@ def test_the_wait_line_ends_as_the_card() -> None:
     assert line.live.settle is not None and line.live.settle(ready)
     assert line.text.splitlines()[0] == "ds/ws: ready" and "waited" in line.text
     assert "http://h:8265" in line.html
+
+
+def test_the_card_shows_the_estimate_rows_only_while_there_is_an_estimate() -> None:
+    from datetime import UTC, datetime
+
+    from rayqueue_sdk.admission.eta import AdmissionEstimate
+
+    ready = ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready")
+    assert "estimated admission" not in status_html(ready) and "basis" not in status_html(ready)
+    eta = AdmissionEstimate(
+        datetime(2026, 1, 1, 14, 2, tzinfo=UTC), None, "first's idle policy releases 2 GPUs"
+    )
+    queued = ClusterStatus("ws", "ds", ClusterPhase.QUEUED, False, "queued", position=0, eta=eta)
+    html = status_html(queued)
+    assert "estimated admission" in html and "first&#x27;s idle policy releases 2 GPUs" in html
