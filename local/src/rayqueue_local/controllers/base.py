@@ -11,8 +11,6 @@ import queue
 import threading
 from typing import Any, Protocol
 
-from rayqueue_local.storage.store import StoreError
-
 log = logging.getLogger(__name__)
 
 __all__ = ["Controller", "QueueController"]
@@ -128,13 +126,5 @@ class QueueController:
                 self._pending.discard(item)
             try:
                 self.reconcile(item)
-            except StoreError as err:
-                if err.code != 409:
-                    log.exception("%s: reconcile of %r failed", self.name, item)
-                    continue
-                # A write raced another one (its resourceVersion was stale): read again and retry, as a
-                # controller requeues on a conflict; nothing is wrong, so nothing is shown to the user.
-                log.debug("%s: %r conflicted (%s); requeued", self.name, item, err.message)
-                self.enqueue(item)
             except Exception:  # a controller must survive its own bugs; log and go on
                 log.exception("%s: reconcile of %r failed", self.name, item)
