@@ -17,6 +17,7 @@ import pytest
 from project_modules import all_modules
 
 from rayqueue_local.controlplane import LocalControlPlane
+from rayqueue_sdk.kube.session import KubeSession
 
 # Modules whose exported names cannot show a runnable example, and why.
 NO_EXAMPLE = {
@@ -30,8 +31,11 @@ NO_EXAMPLE = {
 
 
 # Modules whose examples talk to an API server: they run against a local control plane (Kueue and KubeRay,
-# no Ray processes, KEDA or Prometheus), with ``api`` its client (the only name they are given).
+# no Ray processes, KEDA or Prometheus), with ``api`` its client and ``session`` a KubeSession over it in
+# namespace "default" (the only names they are given).
 ON_A_PLANE = {
+    "rayqueue_sdk.kube.lookups",
+    "rayqueue_sdk.kube.session",
     "rayqueue_sdk.kube.resources",
     "rayqueue_sdk.kube.objects",
     "rayqueue_sdk.cluster.compat",
@@ -71,7 +75,10 @@ def test_module_doctests(name: str, request: pytest.FixtureRequest) -> None:
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     report: list[str] = []
-    extra = {"api": request.getfixturevalue("doctest_api")} if name in ON_A_PLANE else {}
+    extra: dict[str, Any] = {}
+    if name in ON_A_PLANE:
+        api = request.getfixturevalue("doctest_api")
+        extra = {"api": api, "session": KubeSession(api, namespace="default")}
     for test in finder.find(module, name, extraglobs=extra):
         runner.run(test, out=report.append)
     result = runner.summarize(verbose=False)

@@ -15,16 +15,20 @@ Example:
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.errors import ClusterNotFoundError, ForbiddenError, NotFoundError, RayQueueError
 from rayqueue_sdk.kube.connection import cache_for, server_of
+from rayqueue_sdk.kube.kinds import KUEUE_GROUP as KUEUE_GROUP
+from rayqueue_sdk.kube.kinds import RAYCLUSTERS as RAYCLUSTERS
+from rayqueue_sdk.kube.kinds import RAYJOBS as RAYJOBS
+from rayqueue_sdk.kube.kinds import Kind as Kind
+from rayqueue_sdk.kube.normalize import normalize_kueue as normalize_kueue
 from rayqueue_sdk.kube.rest import get_path
 from rayqueue_sdk.kube.retry import RetryPolicy, call
+from rayqueue_sdk.kube.session import FIELD_MANAGER as FIELD_MANAGER
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,48 +62,11 @@ __all__ = [
     "set_workload_active",
 ]
 
-KUEUE_GROUP = "kueue.x-k8s.io"  # Kueue's API group (its version is found per cluster)
 _VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
 _KUEUE_VERSIONS = ("v1beta2", "v1beta1")
 _VISIBILITY_POLICY = RetryPolicy(attempts=2, budget=5.0)
 #: How long "the visibility API is not served" is believed before asking again (seconds).
 _VISIBILITY_ABSENT_TTL = 60.0
-
-
-@dataclass(frozen=True)
-class Kind:
-    """A resource type: group, version, plural and scope.
-
-    Example:
-        >>> Kind("kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", namespaced=False).path(None, "high")
-        '/apis/kueue.x-k8s.io/v1beta2/workloadpriorityclasses/high'
-    """
-
-    group: str
-    version: str
-    plural: str
-    namespaced: bool = True
-
-    @property
-    def key(self) -> str:
-        """``<plural>.<group>``, as in RBAC and error messages."""
-        return f"{self.plural}.{self.group}"
-
-    def path(self, namespace: str | None = None, name: str | None = None) -> str:
-        """The REST path of the collection or of one object."""
-        base = f"/apis/{self.group}/{self.version}"
-        if self.namespaced and namespace:
-            base += f"/namespaces/{namespace}"
-        base += f"/{self.plural}"
-        return f"{base}/{name}" if name else base
-
-
-#: The field manager of the SDK's server-side applies.
-FIELD_MANAGER = "rayqueue-sdk"
-
-# KubeRay's kinds
-RAYCLUSTERS = Kind("ray.io", "v1", "rayclusters")
-RAYJOBS = Kind("ray.io", "v1", "rayjobs")
 
 
 def _custom(api: ApiClient) -> Any:
@@ -139,64 +106,6 @@ def kueue_kind(api: ApiClient, plural: str, *, namespaced: bool = True) -> Kind:
         'v1beta2'
     """
     return Kind(KUEUE_GROUP, kueue_version(api), plural, namespaced)
-
-
-#: The Kueue kinds whose ``v1beta1`` field names differ from ``v1beta2``'s, by plural.
-_RENAMED_KINDS = {"clusterqueues": "ClusterQueue", "localqueues": "LocalQueue", "workloads": "Workload"}
-
-
-def normalize_kueue(obj: dict[str, Any], version: str, plural: str | None = None) -> dict[str, Any]:
-    """Rename ``v1beta1`` fields to their ``v1beta2`` names (a copy; ``v1beta2`` objects unchanged).
-
-    The SDK's one place for the renames of ``reference/k8s-semantics.md`` §2 that it reads, so that
-    everything above the kube layer reads ``v1beta2`` names only:
-
-    * ClusterQueue ``spec.cohort`` → ``spec.cohortName``; ``spec.admissionChecks[]`` (names) →
-      ``spec.admissionChecksStrategy.admissionChecks[{name}]``;
-    * LocalQueue ``status.flavorUsage`` → ``status.flavorsUsage``;
-    * Workload ``spec.priorityClassName`` + ``priorityClassSource`` → ``spec.priorityClassRef``;
-      ``status.accumulatedPastExexcutionTimeSeconds`` (sic) → ``accumulatedPastExecutionTimeSeconds``.
-
-    The kind is the object's ``kind``, else ``plural``'s (list items may come without one).
-
-    Example:
-        >>> lq = {"kind": "LocalQueue", "status": {"flavorUsage": [{"name": "default"}]}}
-        >>> normalize_kueue(lq, "v1beta1")["status"]["flavorsUsage"]
-        [{'name': 'default'}]
-        >>> normalize_kueue({"spec": {"cohort": "ml", "admissionChecks": ["prov"]}}, "v1beta1",
-        ...                 "clusterqueues")["spec"]
-        {'cohortName': 'ml', 'admissionChecksStrategy': {'admissionChecks': [{'name': 'prov'}]}}
-    """
-    if version != "v1beta1":
-        return obj
-    kind = obj.get("kind") or _RENAMED_KINDS.get(plural or "")
-    if kind not in _RENAMED_KINDS.values():
-        return obj
-    out: dict[str, Any] = json.loads(json.dumps(obj))
-    spec: dict[str, Any] = out["spec"] if isinstance(out.get("spec"), dict) else {}
-    status: dict[str, Any] = out["status"] if isinstance(out.get("status"), dict) else {}
-    if kind == "ClusterQueue":
-        if "cohort" in spec and "cohortName" not in spec:
-            spec["cohortName"] = spec.pop("cohort")
-        checks = spec.pop("admissionChecks", None)
-        if checks and "admissionChecksStrategy" not in spec:
-            spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": str(c)} for c in checks]}
-    elif kind == "LocalQueue":
-        if "flavorUsage" in status and "flavorsUsage" not in status:
-            status["flavorsUsage"] = status.pop("flavorUsage")
-    elif kind == "Workload":
-        if spec.get("priorityClassName") and "priorityClassRef" not in spec:
-            source = spec.pop("priorityClassSource", None) or "kueue.x-k8s.io/workloadpriorityclass"
-            is_wpc = source.startswith("kueue")
-            spec["priorityClassRef"] = {
-                "group": KUEUE_GROUP if is_wpc else "scheduling.k8s.io",
-                "kind": "WorkloadPriorityClass" if is_wpc else "PriorityClass",
-                "name": spec.pop("priorityClassName"),
-            }
-        typo = "accumulatedPastExexcutionTimeSeconds"
-        if typo in status and "accumulatedPastExecutionTimeSeconds" not in status:
-            status["accumulatedPastExecutionTimeSeconds"] = status.pop(typo)
-    return out
 
 
 def _endpoint(

@@ -8,6 +8,7 @@ bounded retries, typed errors.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.kube.connection import server_of
@@ -16,7 +17,7 @@ from rayqueue_sdk.kube.retry import DEFAULT_POLICY, DEFAULT_REQUEST_TIMEOUT, Ret
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
 
-__all__ = ["get_path", "get_text", "send_path"]
+__all__ = ["get_path", "get_text", "send", "send_path"]
 
 
 def get_path(
@@ -172,3 +173,51 @@ def send_path(
         idempotent=idempotent,
         request_timeout=None,
     )
+
+
+def send(
+    api: ApiClient,
+    method: str,
+    path: str,
+    *,
+    body: Any = None,
+    query: Mapping[str, Any] | None = None,
+    content_type: str = "application/json",
+    accept: str = "application/json",
+    timeout: tuple[float, float] | float = DEFAULT_REQUEST_TIMEOUT,
+) -> bytes:
+    """Send one request to an API path, once (no retries: callers wrap it in
+    :func:`~rayqueue_sdk.kube.retry.call`); the answer's body, or ``ApiException`` for a non-2xx answer.
+
+    The one place the SDK turns a method, path, query and body into an HTTP request (through the
+    ``ApiClient``'s configuration: server, TLS, bearer token).
+
+    Example:
+        >>> from kubernetes.client.exceptions import ApiException
+        >>> from rayqueue_sdk.kube.connection import build_api_client
+        >>> api = build_api_client("https://127.0.0.1:1")  # nothing listens on port 1
+        >>> try:
+        ...     send(api, "GET", "/apis", timeout=1.0)
+        ... except Exception as err:
+        ...     print(type(err).__name__)
+        NewConnectionError
+    """
+    from kubernetes.client.exceptions import ApiException  # lazy: kubernetes is slow to import
+
+    headers = {"Accept": accept}
+    if body is not None:
+        headers["Content-Type"] = content_type
+    params = api.param_serialize(
+        method=method,
+        resource_path=path,
+        query_params=list((query or {}).items()),
+        header_params=headers,
+        body=body,
+        auth_settings=["BearerToken"],
+    )
+    response = api.call_api(*params, _request_timeout=timeout)
+    response.read()
+    if not 200 <= response.status <= 299:
+        text = response.data.decode("utf-8", errors="replace") if response.data else None
+        raise ApiException.from_response(http_resp=response, body=text, data=None)
+    return bytes(response.data or b"")
