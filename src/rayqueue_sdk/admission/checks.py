@@ -25,10 +25,9 @@ Provisioned=False (attempt 2 of 3): Capacity is not found, CA will try to find i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
 
-from rayqueue_sdk.admission.conditions import _is_true, _text, condition
 from rayqueue_sdk.admission.phases import Obj
+from rayqueue_sdk.manifests.meta import condition_of, condition_text, epoch_of, is_true
 
 __all__ = [
     "backoff_sentence",
@@ -105,12 +104,12 @@ def rejected_check(workload: Obj | None) -> tuple[str, str] | None:
         >>> rejected_check(wl)[0]
         'DeactivatedDueToAdmissionCheck'
     """
-    evicted = condition(workload, "Evicted")
-    if _is_true(evicted) and _text(evicted, "reason") == "DeactivatedDueToAdmissionCheck":
-        return "DeactivatedDueToAdmissionCheck", _text(evicted, "message") or ""
-    target = condition(workload, "DeactivationTarget")
-    if _is_true(target) and _text(target, "reason") == "AdmissionCheck":
-        return "AdmissionCheck", _text(target, "message") or ""
+    evicted = condition_of(workload, "Evicted")
+    if is_true(evicted) and condition_text(evicted, "reason") == "DeactivatedDueToAdmissionCheck":
+        return "DeactivatedDueToAdmissionCheck", condition_text(evicted, "message") or ""
+    target = condition_of(workload, "DeactivationTarget")
+    if is_true(target) and condition_text(target, "reason") == "AdmissionCheck":
+        return "AdmissionCheck", condition_text(target, "message") or ""
     rejected = [c for c in _checks(workload) if c.get("state") == "Rejected"]
     if rejected:
         text = "; ".join(f'"{c.get("name")}" ({c.get("message") or ""})' for c in rejected)
@@ -133,15 +132,6 @@ def _duration(seconds: float) -> str:
     return f"{whole}s"
 
 
-def _parse(stamp: object) -> float | None:
-    if not isinstance(stamp, str) or not stamp:
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(UTC).timestamp()
-    except ValueError:
-        return None
-
-
 def backoff_sentence(
     workload: Obj | None, *, now: float, pods_ready_timeout: float | None = None
 ) -> str | None:
@@ -159,21 +149,21 @@ def backoff_sentence(
         >>> backoff_sentence(wl, now=1767225600.0, pods_ready_timeout=300)
         'evicted: pods not ready in 5m (PodsReadyTimeout); requeued, next attempt in 60 s'
     """
-    evicted = condition(workload, "Evicted")
-    reason = _text(evicted, "reason") if _is_true(evicted) else None
+    evicted = condition_of(workload, "Evicted")
+    reason = condition_text(evicted, "reason") if is_true(evicted) else None
     if reason not in ("PodsReadyTimeout", "AdmissionCheck"):
         return None
     if reason == "PodsReadyTimeout":
         why = f"pods not ready in {_duration(pods_ready_timeout)}" if pods_ready_timeout else "pods not ready"
     else:
-        why = _text(evicted, "message") or "an admission check asked for a retry"
+        why = condition_text(evicted, "message") or "an admission check asked for a retry"
         why = why.removeprefix("Evicted due to ")
     state = ((workload or {}).get("status") or {}).get("requeueState") or {}
-    at = _parse(state.get("requeueAt"))
-    requeued = condition(workload, "Requeued")
+    at = epoch_of(state.get("requeueAt"))
+    requeued = condition_of(workload, "Requeued")
     if at is not None and at > now:
         tail = f"requeued, next attempt in {int(at - now + 0.5)} s"
-    elif _is_true(requeued):
+    elif is_true(requeued):
         tail = "requeued"
     else:
         tail = "requeued when its backoff ends"

@@ -48,16 +48,12 @@ from dataclasses import dataclass
 from rayqueue_sdk.admission.checks import backoff_sentence, waiting_checks
 from rayqueue_sdk.admission.conditions import (
     UNKNOWN_REASON,
-    _is_true,
-    _labels,
-    _suspended,
-    _text,
-    _workers,
     autoscaling_not_run,
     cluster_ready,
-    condition,
     head_failure,
     head_progress,
+    is_suspended,
+    worker_counts,
 )
 from rayqueue_sdk.admission.job import JobAssessment, assess_job
 from rayqueue_sdk.admission.phases import (
@@ -72,13 +68,14 @@ from rayqueue_sdk.admission.phases import (
 )
 from rayqueue_sdk.admission.verdict import KueueKind, KueueVerdict, kueue_error, kueue_verdict
 from rayqueue_sdk.admission.workload import (
-    _kueue_words,
-    _queued_sentence,
-    _reactivated_tail,
-    _WorkloadReading,
+    WorkloadReading,
     eviction_key,
+    kueue_words,
+    queued_sentence,
+    reactivated_tail,
 )
 from rayqueue_sdk.errors import ClusterDeletedError, ClusterFailedError, RayQueueError
+from rayqueue_sdk.manifests.meta import condition_of, condition_text, is_true, labels_of
 
 __all__ = [
     "QUEUE_LABEL",
@@ -93,7 +90,6 @@ __all__ = [
     "assess_cluster",
     "assess_job",
     "cluster_ready",
-    "condition",
     "eviction_key",
     "head_failure",
 ]
@@ -231,12 +227,12 @@ def assess_cluster(
         return Assessment(
             ClusterPhase.DELETED, Verdict.FAIL, "the RayCluster does not exist", error_kind=ErrorKind.DELETED
         )
-    labelled = _labels(cluster).get(QUEUE_LABEL)
-    suspended = _suspended(cluster)
+    labelled = labels_of(cluster).get(QUEUE_LABEL)
+    suspended = is_suspended(cluster)
     v = kueue_verdict(workload, queue=labelled, suspended=suspended)
     wl = v.reading
     queue = labelled or wl.queue
-    ready_w, desired_w = _workers(cluster)
+    ready_w, desired_w = worker_counts(cluster)
 
     def out(
         phase: ClusterPhase,
@@ -294,21 +290,21 @@ def assess_cluster(
             # A ProvisioningRequest retry: Kueue requeues the workload after its backoff.
             text = backoff_sentence(workload, now=clock) or f"evicted: {v.words}"
             return out(
-                ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, position, text), v.why, position
+                ClusterPhase.QUEUED, Verdict.WAIT, queued_sentence(queue, position, text), v.why, position
             )
         case KueueKind.REACTIVATED:
             # spec.active is true again: queued, whatever eviction Kueue has not reset yet.
-            text = _queued_sentence(queue, position, _reactivated_tail(wl))
+            text = queued_sentence(queue, position, reactivated_tail(wl))
             return out(ClusterPhase.QUEUED, Verdict.WAIT, text, v.why, position)
         case KueueKind.EVICTED if v.requeued and known_eviction is not None and wl.eviction == known_eviction:
             # Evicted before the wait began and queued again since: wait for the next admission.
-            pending_words = _kueue_words(*wl.pending)
+            pending_words = kueue_words(*wl.pending)
             tail = f"requeued after being {v.cause} ({v.words})" + (
                 f"; {pending_words}" if pending_words else ""
             )
             why = wl.pending if wl.pending[1] else v.why
             return out(
-                ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, position, tail), why, position
+                ClusterPhase.QUEUED, Verdict.WAIT, queued_sentence(queue, position, tail), why, position
             )
         case KueueKind.EVICTED:
             phase, text = _evicted_words(v, workload, clock)
@@ -325,19 +321,19 @@ def assess_cluster(
                     if v.words
                     else ", waiting for admission checks"
                 )
-            return out(ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, None, tail), v.why)
+            return out(ClusterPhase.QUEUED, Verdict.WAIT, queued_sentence(queue, None, tail), v.why)
         case KueueKind.PENDING:
             tail = v.words or "waiting for Kueue to consider the workload"
             if fair_share:
                 tail += f"; {fair_share}"
             if wl.queue_missing:
-                text = _queued_sentence(queue, None, tail)
+                text = queued_sentence(queue, None, tail)
                 return out(ClusterPhase.QUEUED, Verdict.FAIL, text, v.why, kind=ErrorKind.QUEUE_NOT_FOUND)
             return out(
-                ClusterPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, position, tail), v.why, position
+                ClusterPhase.QUEUED, Verdict.WAIT, queued_sentence(queue, position, tail), v.why, position
             )
         case KueueKind.AWAITING_WORKLOAD:
-            text = _queued_sentence(queue, position, "waiting for Kueue to create the Workload")
+            text = queued_sentence(queue, position, "waiting for Kueue to create the Workload")
             return out(ClusterPhase.QUEUED, Verdict.WAIT, text, pos=position)
 
     # Admitted (or not managed by Kueue): KubeRay's progress, conditions before status.state.
@@ -358,22 +354,22 @@ def assess_cluster(
         )
     broken = head_failure(cluster, head_pod)
     if broken is not None:
-        text = f"the head cannot start: {_kueue_words(*broken)}"
+        text = f"the head cannot start: {kueue_words(*broken)}"
         return out(ClusterPhase.FAILED, Verdict.FAIL, text, broken, kind=ErrorKind.FAILED)
     parts = [_admitted_sentence(wl)] if admitted else []
     starting = "starting" + (
         f", {ready_w}/{desired_w} workers ready" if None not in (ready_w, desired_w) else ""
     )
-    failure = condition(cluster, "ReplicaFailure")
-    if failure is not None and _is_true(failure):
-        why_reason, why_message = _text(failure, "reason"), _text(failure, "message")
-        parts.append(f"KubeRay cannot create pods: {_kueue_words(why_reason, why_message)}")
+    failure = condition_of(cluster, "ReplicaFailure")
+    if failure is not None and is_true(failure):
+        why_reason, why_message = condition_text(failure, "reason"), condition_text(failure, "message")
+        parts.append(f"KubeRay cannot create pods: {kueue_words(why_reason, why_message)}")
     elif why_reason == UNKNOWN_REASON and not why_message:
         # KubeRay's "Unknown": no word for a person; say what is known of the head instead
         starting += f": {head_progress(cluster, head_pod)}"
         why_reason = None
     elif why_reason:
-        starting += f" ({_kueue_words(why_reason, why_message)})"
+        starting += f" ({kueue_words(why_reason, why_message)})"
     parts.append(starting)
     # Unsuspended and not ready: starting (Kueue only unsuspends what it admitted).
     return out(
@@ -399,5 +395,5 @@ def _evicted_words(v: KueueVerdict, workload: Obj | None, clock: float) -> tuple
     return phase, text
 
 
-def _admitted_sentence(wl: _WorkloadReading) -> str:
+def _admitted_sentence(wl: WorkloadReading) -> str:
     return f"admitted by ClusterQueue {wl.cluster_queue!r}" if wl.cluster_queue else "admitted"

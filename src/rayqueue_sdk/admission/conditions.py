@@ -1,22 +1,25 @@
 """Readers of Kubernetes objects for the admission machine: status conditions, labels, RayCluster readiness.
 
-:func:`condition` finds a condition by type in ``status.conditions`` (a Kueue Workload's or a KubeRay
-RayCluster's); :func:`cluster_ready` says whether a RayCluster is ready from ``HeadPodReady`` and
+:func:`cluster_ready` says whether a RayCluster is ready from ``HeadPodReady`` and
 ``RayClusterProvisioned`` (the deprecated ``status.state`` only when KubeRay publishes no conditions);
-the private helpers read condition status and text, labels, suspension and worker counts. Pure: no I/O.
+:func:`is_suspended` and :func:`worker_counts` read suspension and worker counts. The generic readers
+(a condition by type, its status and text, labels) are :mod:`rayqueue_sdk.manifests.meta`'s. Pure: no I/O.
 
 Example:
     >>> rc = {"spec": {"suspend": True, "workerGroupSpecs": [{"replicas": 2}]}}
-    >>> _suspended(rc), _workers(rc)
+    >>> is_suspended(rc), worker_counts(rc)
     (True, (None, 2))
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from rayqueue_sdk.admission.phases import Obj
+from rayqueue_sdk.manifests.meta import condition_of, condition_text, is_false, is_true
+
+#: The old name of :func:`rayqueue_sdk.manifests.meta.condition_of`, still imported above this layer.
+condition = condition_of
 
 __all__ = [
     "AUTOSCALING_CONDITION",
@@ -27,6 +30,8 @@ __all__ = [
     "condition",
     "head_failure",
     "head_progress",
+    "is_suspended",
+    "worker_counts",
 ]
 
 #: A head container waiting for one of these reasons will not start by itself: the kubelet backs off
@@ -47,21 +52,6 @@ HEAD_FAILURE_REASONS = frozenset(
 )
 
 
-def condition(obj: Obj | None, type_: str) -> Mapping[str, Any] | None:
-    """The condition of ``type_`` in ``obj.status.conditions``, or ``None``.
-
-    Example:
-        >>> condition({"status": {"conditions": [{"type": "Admitted", "status": "True"}]}}, "Admitted")
-        {'type': 'Admitted', 'status': 'True'}
-    """
-    if not obj:
-        return None
-    for cond in (obj.get("status") or {}).get("conditions") or []:
-        if isinstance(cond, Mapping) and cond.get("type") == type_:
-            return cond
-    return None
-
-
 #: A RayCluster condition that a control plane which does not run KubeRay's in-tree autoscaler sets
 #: ``False`` (with its reason why) while ``spec.enableInTreeAutoscaling`` is true: ``rayqueue_local`` does.
 #: Upstream KubeRay has no such condition (its autoscaler runs beside the head), so it is never set there.
@@ -77,29 +67,14 @@ def autoscaling_not_run(cluster: Obj | None) -> str | None:
         >>> autoscaling_not_run(rc), autoscaling_not_run({"status": {}})
         ('not emulated: replicas stay fixed', None)
     """
-    cond = condition(cluster, AUTOSCALING_CONDITION)
-    if not _is_false(cond):
+    cond = condition_of(cluster, AUTOSCALING_CONDITION)
+    if not is_false(cond):
         return None
-    return _text(cond, "message") or _text(cond, "reason") or "in-tree autoscaling is not running"
-
-
-def _is_true(cond: Mapping[str, Any] | None) -> bool:
-    return bool(cond) and str(cond.get("status")) == "True"  # type: ignore[union-attr]
-
-
-def _is_false(cond: Mapping[str, Any] | None) -> bool:
-    return bool(cond) and str(cond.get("status")) == "False"  # type: ignore[union-attr]
-
-
-def _text(cond: Mapping[str, Any] | None, key: str) -> str | None:
-    if not cond:
-        return None
-    value = cond.get(key)
-    return str(value) if value else None
-
-
-def _labels(obj: Obj | None) -> Mapping[str, str]:
-    return ((obj or {}).get("metadata") or {}).get("labels") or {}
+    return (
+        condition_text(cond, "message")
+        or condition_text(cond, "reason")
+        or "in-tree autoscaling is not running"
+    )
 
 
 def _int(value: Any) -> int | None:
@@ -122,24 +97,32 @@ def cluster_ready(cluster: Obj) -> tuple[bool, str | None, str | None]:
         >>> cluster_ready(rc)[0]
         True
     """
-    head = condition(cluster, "HeadPodReady")
-    provisioned = condition(cluster, "RayClusterProvisioned")
+    head = condition_of(cluster, "HeadPodReady")
+    provisioned = condition_of(cluster, "RayClusterProvisioned")
     if head is not None or provisioned is not None:
-        if _is_true(head) and (provisioned is None or _is_true(provisioned)):
+        if is_true(head) and (provisioned is None or is_true(provisioned)):
             return True, None, None
         # Say what is missing, the head first.
-        missing = head if not _is_true(head) else provisioned
-        return False, _text(missing, "reason"), _text(missing, "message")
+        missing = head if not is_true(head) else provisioned
+        return False, condition_text(missing, "reason"), condition_text(missing, "message")
     state = str((cluster.get("status") or {}).get("state") or "").lower()
     if state == "ready":
         return True, None, None
     return False, None, None
 
 
-def _suspended(cluster: Obj) -> bool:
-    if _is_true(condition(cluster, "RayClusterSuspended")):
+def is_suspended(cluster: Obj) -> bool:
+    """Whether KubeRay suspends (or has suspended) the RayCluster: its ``RayClusterSuspended`` or
+    ``RayClusterSuspending`` condition, else ``spec.suspend`` (the deprecated ``status.state`` only when
+    KubeRay publishes no conditions).
+
+    Example:
+        >>> is_suspended({"spec": {"suspend": True}}), is_suspended({"spec": {}})
+        (True, False)
+    """
+    if is_true(condition_of(cluster, "RayClusterSuspended")):
         return True
-    if _is_true(condition(cluster, "RayClusterSuspending")):
+    if is_true(condition_of(cluster, "RayClusterSuspending")):
         return True
     spec_suspend = bool((cluster.get("spec") or {}).get("suspend"))
     has_conditions = bool((cluster.get("status") or {}).get("conditions"))
@@ -148,7 +131,14 @@ def _suspended(cluster: Obj) -> bool:
     return spec_suspend
 
 
-def _workers(cluster: Obj | None) -> tuple[int | None, int | None]:
+def worker_counts(cluster: Obj | None) -> tuple[int | None, int | None]:
+    """``(ready, desired)`` worker replicas of a RayCluster from its status, the desired count from its
+    worker groups (``replicas`` × ``numOfHosts``) while KubeRay has written none; ``None`` where unknown.
+
+    Example:
+        >>> worker_counts({"spec": {"workerGroupSpecs": [{"replicas": 2, "numOfHosts": 2}]}})
+        (None, 4)
+    """
     status = (cluster or {}).get("status") or {}
     ready = _int(status.get("readyWorkerReplicas"))
     if ready is None:
@@ -182,9 +172,11 @@ def head_failure(cluster: Obj | None, head_pod: Obj | None = None) -> tuple[str,
         >>> head_failure({"status": {}}, {"status": {"phase": "Running"}}) is None
         True
     """
-    failure = condition(cluster, "ReplicaFailure")
-    if _is_true(failure) and _text(failure, "reason") == "FailedCreateHeadPod":
-        return "FailedCreateHeadPod", _text(failure, "message") or "the head pod could not be created"
+    failure = condition_of(cluster, "ReplicaFailure")
+    if is_true(failure) and condition_text(failure, "reason") == "FailedCreateHeadPod":
+        return "FailedCreateHeadPod", condition_text(
+            failure, "message"
+        ) or "the head pod could not be created"
     status = (head_pod or {}).get("status") or {}
     for container in list(status.get("initContainerStatuses") or []) + list(
         status.get("containerStatuses") or []
@@ -237,7 +229,7 @@ def head_progress(cluster: Obj | None, head_pod: Obj | None = None) -> str:
         return f"head pod pending ({why})" if why else "head pod pending"
     if phase == "Running":
         return "head pod running, Ray not ready yet"
-    head = condition(cluster, "HeadPodReady")
-    if _text(head, "reason") == "HeadPodNotFound":
+    head = condition_of(cluster, "HeadPodReady")
+    if condition_text(head, "reason") == "HeadPodNotFound":
         return "waiting for KubeRay to create the head pod"
     return "head pod not ready yet"

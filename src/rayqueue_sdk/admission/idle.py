@@ -30,11 +30,10 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.manifests.idle import IdleMode, StopMechanism
+from rayqueue_sdk.manifests.meta import condition_of, epoch_of
 from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, POLICY_ANNOTATION
 
 __all__ = ["IdleState", "IdleStatus", "idle_from", "pods_gone", "policy_of"]
@@ -57,16 +56,6 @@ class IdleState(enum.StrEnum):
     IDLE = "idle"
     STOPPING = "scaling to zero"
     SCALED_TO_ZERO = "scaled to zero"
-
-
-def _time(value: Any) -> float | None:
-    """RFC 3339 (``...Z``) to epoch seconds; ``None`` when absent or unreadable."""
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def _json(text: Any) -> dict[str, Any]:
@@ -285,16 +274,16 @@ def pods_gone(rc: Mapping[str, Any] | None) -> bool:
         return True
     if not (rc.get("spec") or {}).get("suspend"):
         return False
-    suspended = condition(rc, "RayClusterSuspended")
+    suspended = condition_of(rc, "RayClusterSuspended")
     if suspended is not None:
         return suspended.get("status") == "True"
     return (rc.get("status") or {}).get("state") == "suspended"
 
 
 def _keda_scaled_at(workload: Mapping[str, Any] | None) -> float | None:
-    evicted = condition(workload, "Evicted")
+    evicted = condition_of(workload, "Evicted")
     if evicted is not None and evicted.get("reason") == "Deactivated":
-        return _time(evicted.get("lastTransitionTime"))
+        return epoch_of(evicted.get("lastTransitionTime"))
     return None
 
 
@@ -356,8 +345,8 @@ def idle_from(
     if mode is IdleMode.KEDA:
         since = created = None
         if scaled_object is not None:
-            created = _time((scaled_object.get("metadata") or {}).get("creationTimestamp"))
-            last = _time((scaled_object.get("status") or {}).get("lastActiveTime"))
+            created = epoch_of((scaled_object.get("metadata") or {}).get("creationTimestamp"))
+            last = epoch_of((scaled_object.get("status") or {}).get("lastActiveTime"))
             since = last if last is not None else created
         scaled_at = _keda_scaled_at(workload) if stopped else None
         # not read (a watch carries no ScaledObject): no clock, no word; read and absent: say so
@@ -374,12 +363,12 @@ def idle_from(
     holder = workload if mechanism is StopMechanism.WORKLOAD else rc
     state = _json(_annotations(holder).get(IDLE_STATE_ANNOTATION))
     idle_for = state.get("idleSeconds")
-    admitted = _time(state.get("admittedAt"))
+    admitted = epoch_of(state.get("admittedAt"))
     return IdleStatus(
         **base,
-        idle_since=None if deactivated else _time(state.get("idleSince")),
+        idle_since=None if deactivated else epoch_of(state.get("idleSince")),
         scaled_to_zero=stopped,
-        scaled_at=_time(state.get("scaledAt")) if stopped else None,
+        scaled_at=epoch_of(state.get("scaledAt")) if stopped else None,
         idle_for=float(idle_for) if stopped and isinstance(idle_for, int | float) else None,
         decision=state.get("decision"),
         hook=state.get("hook"),

@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rayqueue_sdk.admission.checks import waiting_checks
-from rayqueue_sdk.admission.conditions import _labels
 from rayqueue_sdk.admission.phases import QUEUE_LABEL, ErrorKind, JobPhase, Obj, Verdict
 from rayqueue_sdk.admission.verdict import KueueKind, kueue_error, kueue_verdict
-from rayqueue_sdk.admission.workload import _kueue_words, _queued_sentence, _reactivated_tail
+from rayqueue_sdk.admission.workload import kueue_words, queued_sentence, reactivated_tail
 from rayqueue_sdk.errors import ClusterDeletedError, JobFailedError, RayQueueError
+from rayqueue_sdk.manifests.meta import labels_of
 
 __all__ = ["JobAssessment", "assess_job"]
 
@@ -115,7 +115,7 @@ def assess_job(
     deployment = str(status.get("jobDeploymentStatus") or "")
     job_status = str(status.get("jobStatus") or "").upper()
     ray_why = (status.get("reason") or None, status.get("message") or None)
-    queue = _labels(rayjob).get(QUEUE_LABEL) or ((workload or {}).get("spec") or {}).get("queueName")
+    queue = labels_of(rayjob).get(QUEUE_LABEL) or ((workload or {}).get("spec") or {}).get("queueName")
 
     def out(
         phase: JobPhase,
@@ -171,10 +171,10 @@ def assess_job(
             text = f"admission check rejected: {v.message}"
             return out(JobPhase.DEACTIVATED, Verdict.FAIL, text, v.why, kind=ErrorKind.REJECTED)
         case KueueKind.REACTIVATED:
-            text = _queued_sentence(queue, position, _reactivated_tail(v.reading))
+            text = queued_sentence(queue, position, reactivated_tail(v.reading))
             return out(JobPhase.QUEUED, Verdict.WAIT, text, v.why, position)
         case KueueKind.EVICTED | KueueKind.RETRYING if v.requeued:
-            text = _queued_sentence(queue, position, f"requeued after {v.cause}: {v.words}")
+            text = queued_sentence(queue, position, f"requeued after {v.cause}: {v.words}")
             return out(JobPhase.REQUEUED, Verdict.WAIT, text, v.why, position)
         case KueueKind.EVICTED | KueueKind.RETRYING if v.cause == "deactivated":
             return out(
@@ -190,14 +190,12 @@ def assess_job(
                 if checks
                 else v.words or "waiting for Kueue to consider the workload"
             )
-            return out(JobPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, None, tail), v.why)
+            return out(JobPhase.QUEUED, Verdict.WAIT, queued_sentence(queue, None, tail), v.why)
         case KueueKind.PENDING:
             tail = v.words or "waiting for Kueue to consider the workload"
-            return out(
-                JobPhase.QUEUED, Verdict.WAIT, _queued_sentence(queue, position, tail), v.why, position
-            )
+            return out(JobPhase.QUEUED, Verdict.WAIT, queued_sentence(queue, position, tail), v.why, position)
         case KueueKind.AWAITING_WORKLOAD:
-            text = _queued_sentence(queue, position, "waiting for Kueue to create the Workload")
+            text = queued_sentence(queue, position, "waiting for Kueue to create the Workload")
             return out(JobPhase.QUEUED, Verdict.WAIT, text, (None, None), position)
 
     # Admitted (or not managed): KubeRay's progress.
@@ -223,5 +221,5 @@ def assess_job(
 
 
 def _job_words(lead: str, reason: str | None, message: str | None) -> str:
-    words = _kueue_words(reason, message)
+    words = kueue_words(reason, message)
     return f"{lead}: {words}" if words else lead

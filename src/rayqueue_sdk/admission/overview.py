@@ -41,14 +41,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.errors import QueueNotFoundError
 from rayqueue_sdk.manifests.labels import DEFAULT_QUEUE_ANNOTATION
+from rayqueue_sdk.manifests.meta import condition_of, epoch_of, is_true
 from rayqueue_sdk.manifests.quantities import parse_quantity
 
 __all__ = [
@@ -113,18 +112,8 @@ def _optional_amount(value: Any) -> Decimal | None:
     return None if value is None else _amount(value)
 
 
-def _is_true(obj: Mapping[str, Any], type_: str) -> bool:
-    cond = condition(obj, type_)
-    return cond is not None and cond.get("status") == "True"
-
-
 def _timestamp(text: Any) -> float:
-    if not text:
-        return 0.0
-    try:
-        return datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
+    return epoch_of(text) or 0.0
 
 
 @dataclass(frozen=True)
@@ -282,10 +271,10 @@ def workload_entry(
         (o for o in meta.get("ownerReferences") or [] if o.get("controller")),
         next(iter(meta.get("ownerReferences") or []), None),
     )
-    reserved = _is_true(obj, "QuotaReserved") and bool(status.get("admission"))
-    admitted = _is_true(obj, "Admitted")
+    reserved = is_true(condition_of(obj, "QuotaReserved")) and bool(status.get("admission"))
+    admitted = is_true(condition_of(obj, "Admitted"))
     state = "admitted" if admitted else "reserved" if reserved else "pending"
-    cond = condition(obj, "QuotaReserved" if state == "pending" else "Admitted")
+    cond = condition_of(obj, "QuotaReserved" if state == "pending" else "Admitted")
     checks = tuple(
         AdmissionCheckState(
             str(c.get("name") or ""),
@@ -297,7 +286,7 @@ def workload_entry(
     )
     ref = spec.get("priorityClassRef") or {}
     order_time = _timestamp(meta.get("creationTimestamp"))
-    evicted = condition(obj, "Evicted")
+    evicted = condition_of(obj, "Evicted")
     if (
         evicted is not None
         and evicted.get("status") == "True"
@@ -442,7 +431,7 @@ def cluster_queue_summary(obj: Mapping[str, Any]) -> ClusterQueueSummary:
     checks = [str(c.get("name")) for c in strategy.get("admissionChecks") or [] if c.get("name")]
     weight = (spec.get("fairSharing") or {}).get("weight")
     share = (status.get("fairSharing") or {}).get("weightedShare")
-    active_cond = condition(obj, "Active")
+    active_cond = condition_of(obj, "Active")
     return ClusterQueueSummary(
         name=str(meta.get("name") or ""),
         cohort=spec.get("cohortName"),
@@ -690,7 +679,11 @@ def build_overview(
     for obj in workloads:
         meta = obj.get("metadata") or {}
         spec = obj.get("spec") or {}
-        if meta.get("deletionTimestamp") or _is_true(obj, "Finished") or spec.get("active") is False:
+        if (
+            meta.get("deletionTimestamp")
+            or is_true(condition_of(obj, "Finished"))
+            or spec.get("active") is False
+        ):
             continue
         entry = workload_entry(obj, cq_of.get((str(meta.get("namespace") or ""), str(spec.get("queueName")))))
         cq = entry.cluster_queue

@@ -28,11 +28,12 @@ import re
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from rayqueue_sdk.errors import ConfigError
+from rayqueue_sdk.manifests.meta import condition_of, is_true, parse_time, transition_time
 from rayqueue_sdk.manifests.quantities import parse_quantity
 
 __all__ = [
@@ -71,6 +72,7 @@ def parse_since(since: str | timedelta | datetime | None, now: datetime) -> date
     :class:`~rayqueue_sdk.errors.ConfigError` naming ``since`` and the allowed forms.
 
     Example:
+        >>> from datetime import UTC
         >>> now = datetime(2026, 1, 8, tzinfo=UTC)
         >>> parse_since("7d", now).isoformat()
         '2026-01-01T00:00:00+00:00'
@@ -101,6 +103,7 @@ class GpuInterval:
     """``gpus`` GPUs held (or given back) from ``start`` to ``end`` (``None``: still so).
 
     Example:
+        >>> from datetime import UTC
         >>> t = datetime(2026, 1, 1, tzinfo=UTC)
         >>> GpuInterval(t, None, 1).end is None
         True
@@ -115,6 +118,7 @@ def gpu_hours(intervals: Iterable[GpuInterval], since: datetime, until: datetime
     """GPUs × hours of ``intervals`` inside ``[since, until]``; concurrent intervals add up.
 
     Example:
+        >>> from datetime import UTC
         >>> t = datetime(2026, 1, 1, tzinfo=UTC)
         >>> h = timedelta(hours=1)
         >>> gpu_hours([GpuInterval(t - h, t + h, 2), GpuInterval(t, t + 3 * h, 1)], t, t + 2 * h)
@@ -138,21 +142,6 @@ def integrate_samples(points: Sequence[tuple[float, float]], step: float) -> flo
         0.08333333333333333
     """
     return sum(float(v) for _, v in points) * step / 3600.0
-
-
-def _time(text: Any) -> datetime | None:
-    if not text:
-        return None
-    parsed = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def _condition(obj: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
-    for cond in (obj.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == type_:
-            found: Mapping[str, Any] = cond
-            return found
-    return None
 
 
 def _gpus_of(resources: Mapping[str, Any] | None) -> Decimal:
@@ -221,6 +210,7 @@ def workload_history(workload: Mapping[str, Any], now: datetime) -> WorkloadHist
         ...           {"containers": [{"resources": {"requests": {"nvidia.com/gpu": "2"}}}]}}}]},
         ...       "status": {"conditions": [{"type": "Evicted", "status": "True", "reason": "Deactivated",
         ...                                  "lastTransitionTime": "2026-01-01T10:00:00Z"}]}}
+        >>> from datetime import UTC
         >>> h = workload_history(wl, datetime(2026, 1, 1, 12, tzinfo=UTC))
         >>> h.name, h.gpus, gpu_hours(h.reclaimed, h.reclaimed[0].start, datetime(2026, 1, 1, 12,
         ...                                                                  tzinfo=UTC))
@@ -230,29 +220,19 @@ def workload_history(workload: Mapping[str, Any], now: datetime) -> WorkloadHist
     spec = workload.get("spec") or {}
     kind, name = _owner(workload)
     gpus = workload_gpus(workload)
-    deleted = _time(meta.get("deletionTimestamp"))
+    deleted = parse_time(meta.get("deletionTimestamp"))
     end_of_record = min(deleted, now) if deleted else None
     allocated: list[GpuInterval] = []
     reclaimed: list[GpuInterval] = []
     notes: list[str] = []
-    admitted = _condition(workload, "Admitted")
-    finished = _condition(workload, "Finished")
-    evicted = _condition(workload, "Evicted")
-    finished_at = (
-        _time(finished.get("lastTransitionTime")) if finished and finished.get("status") == "True" else None
-    )
-    admitted_at = (
-        _time(admitted.get("lastTransitionTime"))
-        if admitted is not None and admitted.get("status") == "True"
-        else None
-    )
+    admitted = condition_of(workload, "Admitted")
+    finished = condition_of(workload, "Finished")
+    evicted = condition_of(workload, "Evicted")
+    finished_at = transition_time(finished) if is_true(finished) else None
+    admitted_at = transition_time(admitted) if is_true(admitted) else None
     if gpus and admitted_at is not None:
         allocated.append(GpuInterval(admitted_at, finished_at or end_of_record, gpus))
-    evicted_at = (
-        _time(evicted.get("lastTransitionTime"))
-        if evicted is not None and evicted.get("status") == "True"
-        else None
-    )
+    evicted_at = transition_time(evicted) if is_true(evicted) else None
     deactivated = evicted_at is not None and (
         spec.get("active") is False or bool(_DEACTIVATED.match(str((evicted or {}).get("reason") or "")))
     )
@@ -326,6 +306,7 @@ class UsageReport:
     ``notes`` what could not be known (e.g. ``since`` older than Prometheus' retention).
 
     Example:
+        >>> from datetime import UTC
         >>> t = datetime(2026, 1, 1, tzinfo=UTC)
         >>> r = UsageReport(t, t + timedelta(days=7), (UsageRow("ds", "rc", "q", 3.0, 1.5, 0.0),))
         >>> r.total_allocated, r.rows[0].name
@@ -433,6 +414,7 @@ def step_for(since: datetime, until: datetime, max_points: int = 10_000) -> floa
     (Prometheus refuses more than 11,000), never below 1 s.
 
     Example:
+        >>> from datetime import UTC
         >>> t = datetime(2026, 1, 1, tzinfo=UTC)
         >>> step_for(t, t + timedelta(days=7)), step_for(t, t + timedelta(minutes=5))
         (61.0, 1.0)
@@ -464,6 +446,7 @@ def build_report(
     from ``busy_by_metrics`` (a cluster missing there gets ``None``).
 
     Example:
+        >>> from datetime import UTC
         >>> t = datetime(2026, 1, 1, tzinfo=UTC)
         >>> h = WorkloadHistory("ds", "rc", "RayCluster", "q", 1.0, (GpuInterval(t, None, 1.0),), ())
         >>> r = build_report(t, t + timedelta(hours=3), [h], busy_by_metrics={("ds", "rc"): 0.5})

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from rayqueue_sdk.admission.checks import rejected_check
 from rayqueue_sdk.admission.phases import ErrorKind, Obj
-from rayqueue_sdk.admission.workload import _kueue_words, _reactivated_why, _read_workload, _WorkloadReading
+from rayqueue_sdk.admission.workload import WorkloadReading, kueue_words, reactivated_why, read_workload
 from rayqueue_sdk.errors import AdmissionCheckRejected, PreemptedError, RayQueueError
 
 __all__ = ["KueueKind", "KueueVerdict", "kueue_error", "kueue_verdict"]
@@ -83,7 +83,7 @@ class KueueVerdict:
     kind: KueueKind
     reason: str | None = None
     message: str | None = None
-    reading: _WorkloadReading = _WorkloadReading("none")
+    reading: WorkloadReading = WorkloadReading("none")
 
     @property
     def why(self) -> tuple[str | None, str | None]:
@@ -93,7 +93,7 @@ class KueueVerdict:
     @property
     def words(self) -> str:
         """Kueue's message with its reason in parentheses (``""`` when Kueue said nothing)."""
-        return _kueue_words(self.reason, self.message)
+        return kueue_words(self.reason, self.message)
 
     @property
     def cause(self) -> str:
@@ -121,7 +121,7 @@ def kueue_verdict(workload: Obj | None, *, queue: str | None = None, suspended: 
         >>> kueue_verdict(wl).kind, kueue_verdict(None).kind
         (<KueueKind.ADMITTED: 'admitted'>, <KueueKind.UNMANAGED: 'unmanaged'>)
     """
-    wl = _read_workload(workload)
+    wl = read_workload(workload)
 
     def as_read(kind: KueueKind) -> KueueVerdict:
         return KueueVerdict(kind, wl.reason, wl.message, wl)
@@ -135,7 +135,7 @@ def kueue_verdict(workload: Obj | None, *, queue: str | None = None, suspended: 
     if evicted and wl.reason == "AdmissionCheck":
         return as_read(KueueKind.RETRYING)
     if wl.state == "reactivated":
-        reason, message = _reactivated_why(wl)
+        reason, message = reactivated_why(wl)
         return KueueVerdict(KueueKind.REACTIVATED, reason, message, wl)
     if evicted:
         return as_read(KueueKind.EVICTED)

@@ -1,0 +1,207 @@
+"""Typed accessors for the parts every Kubernetes object has: its metadata, its status conditions and their
+times, read from the plain dicts the API returns.
+
+One place instead of ``(obj.get("metadata") or {}).get("name")`` chains: each accessor accepts ``None``
+or a partial object and answers with a typed value (``""``/empty mapping/``None``), never a ``KeyError``.
+Pure: no I/O.
+
+Example:
+    >>> rc = {"metadata": {"name": "ws", "namespace": "ds", "labels": {"team": "a"}},
+    ...       "status": {"conditions": [{"type": "Ready", "status": "True",
+    ...                                  "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
+    >>> name_of(rc), namespace_of(rc), labels_of(rc)["team"], is_true(condition_of(rc, "Ready"))
+    ('ws', 'ds', 'a', True)
+    >>> transition_time(condition_of(rc, "Ready"))
+    datetime.datetime(2026, 1, 1, 0, 0, tzinfo=datetime.timezone.utc)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+__all__ = [
+    "Obj",
+    "annotations_of",
+    "condition_of",
+    "condition_text",
+    "created_at",
+    "epoch_of",
+    "is_false",
+    "is_true",
+    "labels_of",
+    "meta_of",
+    "name_of",
+    "namespace_of",
+    "parse_time",
+    "transition_time",
+    "uid_of",
+]
+
+#: A Kubernetes object as the API returns it (decoded JSON).
+Obj = Mapping[str, Any]
+
+
+def meta_of(obj: Obj | None) -> Mapping[str, Any]:
+    """``obj.metadata`` (an empty mapping when absent).
+
+    Example:
+        >>> meta_of(None), meta_of({"metadata": {"name": "x"}})
+        ({}, {'name': 'x'})
+    """
+    meta = (obj or {}).get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def name_of(obj: Obj | None) -> str:
+    """``metadata.name`` (``""`` when absent).
+
+    Example:
+        >>> name_of({"metadata": {"name": "ws"}}), name_of({})
+        ('ws', '')
+    """
+    return str(meta_of(obj).get("name") or "")
+
+
+def namespace_of(obj: Obj | None) -> str | None:
+    """``metadata.namespace`` (``None`` when absent, as for a cluster-scoped object).
+
+    Example:
+        >>> namespace_of({"metadata": {"namespace": "ds"}}), namespace_of({})
+        ('ds', None)
+    """
+    ns = meta_of(obj).get("namespace")
+    return str(ns) if ns else None
+
+
+def uid_of(obj: Obj | None) -> str | None:
+    """``metadata.uid`` (``None`` when absent, e.g. a manifest not yet stored).
+
+    Example:
+        >>> uid_of({"metadata": {"uid": "1234"}}), uid_of({})
+        ('1234', None)
+    """
+    uid = meta_of(obj).get("uid")
+    return str(uid) if uid else None
+
+
+def labels_of(obj: Obj | None) -> Mapping[str, str]:
+    """``metadata.labels`` (an empty mapping when absent).
+
+    Example:
+        >>> labels_of({"metadata": {"labels": {"a": "b"}}}), labels_of(None)
+        ({'a': 'b'}, {})
+    """
+    labels = meta_of(obj).get("labels")
+    return labels if isinstance(labels, Mapping) else {}
+
+
+def annotations_of(obj: Obj | None) -> Mapping[str, str]:
+    """``metadata.annotations`` (an empty mapping when absent).
+
+    Example:
+        >>> annotations_of({"metadata": {"annotations": {"a": "b"}}}), annotations_of({})
+        ({'a': 'b'}, {})
+    """
+    annotations = meta_of(obj).get("annotations")
+    return annotations if isinstance(annotations, Mapping) else {}
+
+
+def parse_time(value: object) -> datetime | None:
+    """An RFC 3339 time as Kubernetes writes it (``2026-01-01T00:00:00Z``), aware; ``None`` if absent or
+    unreadable.
+
+    Example:
+        >>> parse_time("2026-01-01T10:00:00Z").hour, parse_time("not a time"), parse_time(None)
+        (10, None, None)
+    """
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def epoch_of(value: object) -> float | None:
+    """An RFC 3339 time as epoch seconds (``None`` if absent or unreadable).
+
+    Example:
+        >>> epoch_of("1970-01-01T00:01:00Z"), epoch_of("")
+        (60.0, None)
+    """
+    parsed = parse_time(value)
+    return parsed.timestamp() if parsed else None
+
+
+def created_at(obj: Obj | None) -> datetime | None:
+    """``metadata.creationTimestamp``, parsed (``None`` when absent).
+
+    Example:
+        >>> created_at({"metadata": {"creationTimestamp": "2026-03-01T12:00:00Z"}}).month
+        3
+    """
+    return parse_time(meta_of(obj).get("creationTimestamp"))
+
+
+def condition_of(obj: Obj | None, type_: str) -> Mapping[str, Any] | None:
+    """The condition of ``type_`` in ``obj.status.conditions``, or ``None``.
+
+    Example:
+        >>> condition_of({"status": {"conditions": [{"type": "Admitted", "status": "True"}]}}, "Admitted")
+        {'type': 'Admitted', 'status': 'True'}
+        >>> condition_of({"status": {}}, "Admitted") is None
+        True
+    """
+    status = (obj or {}).get("status")
+    if not isinstance(status, Mapping):
+        return None
+    for cond in status.get("conditions") or []:
+        if isinstance(cond, Mapping) and cond.get("type") == type_:
+            return cond
+    return None
+
+
+def is_true(cond: Mapping[str, Any] | None) -> bool:
+    """Whether a condition is present with ``status: "True"``.
+
+    Example:
+        >>> is_true({"status": "True"}), is_true({"status": "False"}), is_true(None)
+        (True, False, False)
+    """
+    return cond is not None and str(cond.get("status")) == "True"
+
+
+def is_false(cond: Mapping[str, Any] | None) -> bool:
+    """Whether a condition is present with ``status: "False"`` (absent is neither true nor false).
+
+    Example:
+        >>> is_false({"status": "False"}), is_false(None)
+        (True, False)
+    """
+    return cond is not None and str(cond.get("status")) == "False"
+
+
+def condition_text(cond: Mapping[str, Any] | None, key: str) -> str | None:
+    """A condition's ``reason`` or ``message`` (``key``), ``None`` when absent or empty.
+
+    Example:
+        >>> condition_text({"reason": "Pending", "message": ""}, "reason"), condition_text(None, "message")
+        ('Pending', None)
+    """
+    if not cond:
+        return None
+    value = cond.get(key)
+    return str(value) if value else None
+
+
+def transition_time(cond: Mapping[str, Any] | None) -> datetime | None:
+    """A condition's ``lastTransitionTime``, parsed (``None`` when absent).
+
+    Example:
+        >>> transition_time({"lastTransitionTime": "2026-01-01T00:00:05Z"}).second
+        5
+    """
+    return parse_time((cond or {}).get("lastTransitionTime"))
