@@ -2,7 +2,7 @@
 
 :data:`DEFAULT_ACCELERATORS` maps the usual accelerators' Kubernetes extended resources to Ray resources
 (GPU kinds are summed into ``num-gpus``; the others go into ``resources``); :func:`accelerator_mapping`
-adds a configuration's ``extended_resource_mapping`` to it, and ``_check_mapped`` rejects a request for
+adds a configuration's ``extended_resource_mapping`` to it, and ``check_mapped`` rejects a request for
 an extended resource the mapping does not know. Pure: no I/O. :mod:`rayqueue_sdk.config.models` re-exports the
 public names.
 
@@ -20,7 +20,7 @@ from typing import Any
 
 from rayqueue_sdk.errors import ConfigError
 
-__all__ = ["DEFAULT_ACCELERATORS", "accelerator_mapping"]
+__all__ = ["DEFAULT_ACCELERATORS", "accelerator_mapping", "check_mapped"]
 
 
 DEFAULT_ACCELERATORS: Mapping[str, str] = types.MappingProxyType(
@@ -79,7 +79,16 @@ def accelerator_mapping(extra: Mapping[str, str] | None = None, *, overwrite: bo
     return mapping
 
 
-def _check_mapped(counts: Mapping[str, Any], mapping: Mapping[str, str], field: str) -> None:
+def check_mapped(counts: Mapping[str, Any], mapping: Mapping[str, str], field: str) -> None:
+    """Refuse an extended resource in ``counts`` that ``mapping`` does not map to a Ray resource.
+
+    Example:
+        >>> check_mapped({"nvidia.com/gpu": 1}, DEFAULT_ACCELERATORS, "head_accelerators")
+        >>> check_mapped({"example.com/tpu": 1}, DEFAULT_ACCELERATORS, "head_accelerators")
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ConfigError: head_accelerators['example.com/tpu']: ...
+    """
     for key in counts:
         if key not in mapping:
             raise ConfigError(

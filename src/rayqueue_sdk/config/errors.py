@@ -1,6 +1,6 @@
 """How the configuration models report errors: one ConfigError, never a pydantic ``ValidationError``.
 
-``_Model`` is the strict base of every configuration model (an unknown field is an error). Its
+``StrictModel`` is the strict base of every configuration model (an unknown field is an error). Its
 constructor, field assignment, ``model_validate`` and ``model_validate_json`` turn pydantic's
 ``ValidationError`` into a :class:`~rayqueue_sdk.errors.ConfigError` naming the field by its path
 (``worker_groups[0].cpu_requests``), the value and what is allowed (the field's description). An
@@ -26,6 +26,8 @@ from pydantic_core import ErrorDetails
 
 from rayqueue_sdk.errors import ConfigError
 
+__all__ = ["StrictModel"]
+
 _HINTS = {
     "write_to_file": "a ClusterConfiguration field (Cluster(config).to_yaml() gives the manifest)",
     "enable_gcs_ft": "GCS fault tolerance is not supported yet",
@@ -33,7 +35,18 @@ _HINTS = {
 }
 
 
-class _Model(BaseModel):
+class StrictModel(BaseModel):
+    """The strict base of every configuration model: unknown fields and bad values are a ConfigError.
+
+    Example:
+        >>> class Shape(StrictModel):
+        ...     replicas: int = 1
+        >>> Shape(replicas="two")
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ConfigError: replicas: ...
+    """
+
     # defer_build: pydantic builds a model's validator when the model is first used, not when its class
     # is defined, so `from rayqueue_sdk import ClusterConfiguration` stays cheap (~0.1 s saved).
     model_config = ConfigDict(

@@ -2,7 +2,7 @@
 
 CPU and memory quantities, extended-resource counts, tolerations, string maps, environment variables,
 volume lists and Secret names are checked by plain validators (``kubernetes`` client objects such as
-``V1Toleration`` are turned into plain dicts first, ``_plain``). ``_resolve_limits`` fills an unset
+``V1Toleration`` are turned into plain dicts first, ``_plain``). ``resolve_limits`` fills an unset
 limit with ``max(default, request)`` and rejects a limit below its request. The error conversion of
 :mod:`rayqueue_sdk.config.errors` puts each error at its place in the model (``worker_groups[0].envs``).
 
@@ -20,7 +20,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, PlainValidator
 
-from rayqueue_sdk.config.errors import _Model
+from rayqueue_sdk.config.errors import StrictModel
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.manifests.quantities import (
     compare_quantities,
@@ -31,6 +31,7 @@ from rayqueue_sdk.manifests.quantities import (
 from rayqueue_sdk.manifests.rules import check_dns_label
 
 __all__ = [
+    "COUNT_ALLOWED",
     "INT32_MAX",
     "Counts",
     "Cpu",
@@ -47,11 +48,13 @@ __all__ = [
     "Seconds",
     "StrMap",
     "Tolerations",
+    "resolve_limits",
 ]
 
 _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
 _TOLERATION_KEYS = {"key", "operator", "value", "effect", "tolerationSeconds"}
-_COUNT_ALLOWED = "a whole number >= 0 (int or an integral quantity string)"
+#: What a count field (replicas, accelerators) allows, in words, for its errors.
+COUNT_ALLOWED = "a whole number >= 0 (int or an integral quantity string)"
 
 
 def _check_cpu(value: Any, info: Any) -> Any:
@@ -79,7 +82,7 @@ def _check_counts(value: Any, info: Any) -> dict[str, int | str]:
             info.field_name, value, "a dict such as {'nvidia.com/gpu': 1}", problem="not a dict"
         )
     return {
-        key: count_quantity(count, f"{info.field_name}[{key!r}]", _COUNT_ALLOWED)
+        key: count_quantity(count, f"{info.field_name}[{key!r}]", COUNT_ALLOWED)
         for key, count in value.items()
     }
 
@@ -218,9 +221,20 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _resolve_limits(
-    model: _Model, req_name: str, lim_name: str, default: Any, *, compare_cpu: bool = False
+def resolve_limits(
+    model: StrictModel, req_name: str, lim_name: str, default: Any, *, compare_cpu: bool = False
 ) -> None:
+    """Derive an unset limit (``max(default, request)``) on ``model``, or refuse a limit below its request.
+
+    Example:
+        >>> from rayqueue_sdk.config.models import WorkerGroup
+        >>> WorkerGroup(name="g", memory_requests="8Gi").memory_limits   # derived by resolve_limits
+        '8Gi'
+        >>> WorkerGroup(name="g", memory_requests="8Gi", memory_limits="4Gi")
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ConfigError: memory_limits: limit below the request '8Gi' ...
+    """
     request = getattr(model, req_name)
     limit = getattr(model, lim_name)
     norm = cpu_quantity if compare_cpu else memory_quantity

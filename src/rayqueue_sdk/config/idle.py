@@ -41,7 +41,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from rayqueue_sdk.config.errors import _Model
+from rayqueue_sdk.config.errors import StrictModel
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.manifests.idle import IdleMode, IdleModeName
 
@@ -132,7 +132,7 @@ def _positive_number(field: str, value: Any, unit: str, *, zero_ok: bool = False
     return float(value)
 
 
-class PrometheusSource(_Model):
+class PrometheusSource(StrictModel):
     """Where and how idleness is read from Prometheus (both modes; the reaper can do without it).
 
     ``url`` is the Prometheus (or Thanos querier) HTTP API base, ``http://`` or ``https://``; seed 000's
@@ -264,7 +264,7 @@ class PrometheusSource(_Model):
         return text
 
 
-class PreStopHook(_Model):
+class PreStopHook(StrictModel):
     """A command run on the Ray head (as a Ray job) before the quota is given back, e.g. a checkpoint.
 
     It runs with a timeout; its outcome (succeeded, failed, timed out) shows in ``cluster.status()``.
@@ -291,7 +291,7 @@ class PreStopHook(_Model):
         return _positive_number("timeout_seconds", value, "seconds")
 
 
-class IdlePolicy(_Model):
+class IdlePolicy(StrictModel):
     """Scale the cluster to zero after ``idle_minutes`` without use, giving its quota back to the queue.
 
     Attributes:

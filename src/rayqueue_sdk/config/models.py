@@ -32,10 +32,12 @@ from typing import Any, ClassVar
 
 from pydantic import Field, PrivateAttr, model_validator
 
-from rayqueue_sdk.config.accelerators import DEFAULT_ACCELERATORS, _check_mapped, accelerator_mapping
-from rayqueue_sdk.config.errors import _Model as _Model  # re-exported: job.spec builds its models on it
+from rayqueue_sdk.config.accelerators import DEFAULT_ACCELERATORS, accelerator_mapping, check_mapped
+from rayqueue_sdk.config.errors import (
+    StrictModel as StrictModel,
+)  # re-exported: job.spec builds its models on it
 from rayqueue_sdk.config.fields import (
-    _COUNT_ALLOWED,
+    COUNT_ALLOWED,
     Counts,
     Cpu,
     DictList,
@@ -49,7 +51,7 @@ from rayqueue_sdk.config.fields import (
     Replicas,
     StrMap,
     Tolerations,
-    _resolve_limits,
+    resolve_limits,
 )
 from rayqueue_sdk.config.idle import IdlePolicy
 from rayqueue_sdk.config.worker_group import WorkerGroup
@@ -86,7 +88,7 @@ __all__ = [
 # models
 
 
-class _ClusterShape(_Model):
+class _ClusterShape(StrictModel):
     """Fields shared by ClusterConfiguration and ManagedClusterConfig (head, flat workers, pods, image)."""
 
     _LIMIT_DEFAULTS: ClassVar[dict[str, Any]] = {}
@@ -207,9 +209,9 @@ class _ClusterShape(_Model):
             self.extended_resource_mapping, overwrite=self.overwrite_default_resource_mapping
         )
         d = self._LIMIT_DEFAULTS
-        _resolve_limits(self, "head_cpu_requests", "head_cpu_limits", d["head_cpu_limits"], compare_cpu=True)
-        _resolve_limits(self, "head_memory_requests", "head_memory_limits", d["head_memory_limits"])
-        _check_mapped(self.head_extended_resources(), self._mapping, self._head_extended_field())
+        resolve_limits(self, "head_cpu_requests", "head_cpu_limits", d["head_cpu_limits"], compare_cpu=True)
+        resolve_limits(self, "head_memory_requests", "head_memory_limits", d["head_memory_limits"])
+        check_mapped(self.head_extended_resources(), self._mapping, self._head_extended_field())
         mounts_ok = {v["name"] for v in self.volumes}
         for i, mount in enumerate(self.volume_mounts):
             if mount["name"] not in mounts_ok:
@@ -234,10 +236,10 @@ class _ClusterShape(_Model):
                 )
             self._groups = list(self.worker_groups)
         else:
-            _resolve_limits(
+            resolve_limits(
                 self, "worker_cpu_requests", "worker_cpu_limits", d["worker_cpu_limits"], compare_cpu=True
             )
-            _resolve_limits(self, "worker_memory_requests", "worker_memory_limits", d["worker_memory_limits"])
+            resolve_limits(self, "worker_memory_requests", "worker_memory_limits", d["worker_memory_limits"])
             low = min_workers if min_workers is not None else (0 if autoscaling else self.num_workers)
             high = max_workers if max_workers is not None else max(self.num_workers, low)
             if low > high:
@@ -275,7 +277,7 @@ class _ClusterShape(_Model):
                 if self.worker_groups is not None
                 else self._worker_extended_field()
             )
-            _check_mapped(group.extended_resource_requests, self._mapping, field)
+            check_mapped(group.extended_resource_requests, self._mapping, field)
 
 
 _GCS = (
@@ -352,8 +354,8 @@ class ClusterConfiguration(_ClusterShape):
     local_queue: OptName = Field(default=None, description="the name of a Kueue LocalQueue in the namespace")
     priority_class: OptName = Field(default=None, description="the name of a Kueue WorkloadPriorityClass")
     labels: StrMap = Field(default_factory=dict, description="a dict of str -> str labels for the RayCluster")
-    head_extended_resource_requests: Counts = Field(default_factory=dict, description=_COUNT_ALLOWED)
-    worker_extended_resource_requests: Counts = Field(default_factory=dict, description=_COUNT_ALLOWED)
+    head_extended_resource_requests: Counts = Field(default_factory=dict, description=COUNT_ALLOWED)
+    worker_extended_resource_requests: Counts = Field(default_factory=dict, description=COUNT_ALLOWED)
     enable_autoscaling: bool = Field(default=False, description="True or False")
     min_workers: Replicas | None = Field(default=None, description="an integer >= 0 and <= num_workers")
     max_workers: Replicas | None = Field(default=None, description="an integer >= num_workers")
@@ -479,8 +481,8 @@ class ManagedClusterConfig(_ClusterShape):
     head_cpu_requests: Cpu = Field(default=2, description=CPU_ALLOWED)
     head_memory_requests: Memory = Field(default=8, description=MEMORY_ALLOWED)
     worker_memory_requests: Memory = Field(default=2, description=MEMORY_ALLOWED)
-    head_accelerators: Counts = Field(default_factory=dict, description=_COUNT_ALLOWED)
-    worker_accelerators: Counts = Field(default_factory=dict, description=_COUNT_ALLOWED)
+    head_accelerators: Counts = Field(default_factory=dict, description=COUNT_ALLOWED)
+    worker_accelerators: Counts = Field(default_factory=dict, description=COUNT_ALLOWED)
     labels: StrMap = Field(
         default_factory=dict, description="pod labels: a dict of str -> str (no Kueue keys)"
     )

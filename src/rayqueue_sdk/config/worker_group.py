@@ -15,9 +15,9 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from rayqueue_sdk.config.errors import _Model
+from rayqueue_sdk.config.errors import StrictModel
 from rayqueue_sdk.config.fields import (
-    _COUNT_ALLOWED,
+    COUNT_ALLOWED,
     Counts,
     Cpu,
     Envs,
@@ -28,7 +28,7 @@ from rayqueue_sdk.config.fields import (
     Replicas,
     StrMap,
     Tolerations,
-    _resolve_limits,
+    resolve_limits,
 )
 from rayqueue_sdk.manifests.kueue import topology_annotation
 from rayqueue_sdk.manifests.quantities import CPU_ALLOWED, MEMORY_ALLOWED
@@ -37,7 +37,7 @@ from rayqueue_sdk.manifests.rules import check_annotations, check_dns_label, che
 __all__ = ["WorkerGroup"]
 
 
-class WorkerGroup(_Model):
+class WorkerGroup(StrictModel):
     """One group of identical Ray workers (a ``workerGroupSpecs`` entry).
 
     Give ``ClusterConfiguration(worker_groups=[...])`` several groups for heterogeneous workers (e.g. GPU
@@ -65,7 +65,7 @@ class WorkerGroup(_Model):
     cpu_limits: OptCpu = Field(default=None, description=CPU_ALLOWED + "; >= cpu_requests")
     memory_requests: Memory = Field(default=3, description=MEMORY_ALLOWED)
     memory_limits: OptMemory = Field(default=None, description=MEMORY_ALLOWED + "; >= memory_requests")
-    extended_resource_requests: Counts = Field(default_factory=dict, description=_COUNT_ALLOWED)
+    extended_resource_requests: Counts = Field(default_factory=dict, description=COUNT_ALLOWED)
     tolerations: Tolerations = Field(default=None, description="a list of Kubernetes toleration dicts")
     node_selector: StrMap = Field(default_factory=dict, description="a dict of node label -> value")
     labels: StrMap = Field(default_factory=dict, description="pod labels: a dict of str -> str")
@@ -87,10 +87,10 @@ class WorkerGroup(_Model):
     @model_validator(mode="after")
     def _resolve(self) -> WorkerGroup:
         check_dns_label(self.name, "name", "worker group name")
-        _resolve_limits(
+        resolve_limits(
             self, "cpu_requests", "cpu_limits", self._LIMIT_DEFAULTS["cpu_limits"], compare_cpu=True
         )
-        _resolve_limits(self, "memory_requests", "memory_limits", self._LIMIT_DEFAULTS["memory_limits"])
+        resolve_limits(self, "memory_requests", "memory_limits", self._LIMIT_DEFAULTS["memory_limits"])
         if self.min_replicas is None:
             low = min(self.replicas, self.max_replicas if self.max_replicas is not None else self.replicas)
             self._derive("min_replicas", low)

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from pydantic import Field, field_validator, model_validator
 
 from rayqueue_sdk.config.fields import Seconds
-from rayqueue_sdk.config.models import ManagedClusterConfig, _Model
+from rayqueue_sdk.config.models import ManagedClusterConfig, StrictModel
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.manifests.raycluster import build_cluster_spec
 from rayqueue_sdk.manifests.rayjob import build_job_submission, build_rayjob
@@ -83,7 +83,7 @@ class JobFields(Protocol):
     def submission_mode(self) -> str: ...
 
 
-class _JobSpec(_Model):
+class _JobSpec(StrictModel):
     """The validated arguments of a RayJob (types and cross-field rules; no I/O)."""
 
     job_name: str = Field(description="a DNS-1035 label of at most 47 characters")
