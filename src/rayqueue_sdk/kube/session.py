@@ -49,7 +49,7 @@ from rayqueue_sdk.kube.retry import DEFAULT_POLICY, DEFAULT_REQUEST_TIMEOUT, Ret
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
 
-__all__ = ["FIELD_MANAGER", "KubeSession", "Objects", "SessionLike"]
+__all__ = ["FIELD_MANAGER", "KubeSession", "ObjectList", "SessionLike"]
 
 #: The field manager of the SDK's server-side applies.
 FIELD_MANAGER = "rayqueue-sdk"
@@ -57,8 +57,19 @@ _KUEUE_VERSIONS = ("v1beta2", "v1beta1")
 _MERGE_PATCH = "application/merge-patch+json"
 _APPLY_PATCH = "application/apply-patch+yaml"
 T = TypeVar("T")
-#: A list of objects as the API returns them (a name of its own: ``list`` is also a verb of the session).
-Objects = list[dict[str, Any]]
+
+
+class ObjectList(list[dict[str, Any]]):
+    """The objects a LIST returned, and the list's ``resourceVersion`` (where a watch should start).
+
+    Example:
+        >>> found = ObjectList([{"metadata": {"name": "a"}}])
+        >>> found.resource_version = "42"
+        >>> len(found), found.resource_version
+        (1, '42')
+    """
+
+    resource_version: str | None = None
 
 
 class KubeSession:
@@ -288,7 +299,7 @@ class KubeSession:
         field_selector: str | None = None,
         page_size: int = 500,
         deadline: float | None = None,
-    ) -> Objects:
+    ) -> ObjectList:
         """LIST objects, all pages (``namespace`` defaults to the session's; ``all_namespaces=True``
         lists across every namespace the identity may list).
 
@@ -302,36 +313,13 @@ class KubeSession:
             >>> len(session.list(kind_of(cm), all_namespaces=True, label_selector="sess=list"))
             1
         """
-        return self.list_at(
-            kind,
-            namespace=namespace,
-            all_namespaces=all_namespaces,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            page_size=page_size,
-            deadline=deadline,
-        )[0]
-
-    def list_at(
-        self,
-        kind: Kind,
-        *,
-        namespace: str | None = None,
-        all_namespaces: bool = False,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        page_size: int = 500,
-        deadline: float | None = None,
-    ) -> tuple[Objects, str | None]:
-        """:meth:`list` and the list's ``resourceVersion`` (where a watch should start)."""
         ns = None if all_namespaces else self._where(kind, namespace)
         query: dict[str, Any] = {"limit": page_size}
         if label_selector:
             query["labelSelector"] = label_selector
         if field_selector:
             query["fieldSelector"] = field_selector
-        items: Objects = []
-        resource_version: str | None = None
+        found = ObjectList()
         while True:
             page = self._json(
                 "GET",
@@ -343,13 +331,17 @@ class KubeSession:
                 deadline=deadline,
             )
             meta = page.get("metadata") or {}
-            resource_version = meta.get("resourceVersion") or resource_version
-            items.extend(page.get("items") or [])
+            found.resource_version = meta.get("resourceVersion") or found.resource_version
+            found.extend(self._normalized(kind, item) for item in page.get("items") or [])
             token = meta.get("continue")
             if not token:
-                break
+                return found
             query["continue"] = token
-        return [self._normalized(kind, i) for i in items], resource_version
+
+    def list_at(self, kind: Kind, **options: Any) -> tuple[ObjectList, str | None]:
+        """:meth:`list` (same keywords) and the list's ``resourceVersion``, where a watch should start."""
+        found = self.list(kind, **options)
+        return found, found.resource_version
 
     def create(self, kind: Kind, obj: Mapping[str, Any]) -> dict[str, Any]:
         """POST ``obj`` into its namespace (the session's when it names none); an existing one is
