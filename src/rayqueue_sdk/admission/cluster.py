@@ -72,7 +72,6 @@ from rayqueue_sdk.admission.workload import (
     eviction_key,
     kueue_words,
     queued_sentence,
-    reactivated_tail,
 )
 from rayqueue_sdk.errors import ClusterDeletedError, ClusterFailedError, RayQueueError
 from rayqueue_sdk.manifests.meta import condition_of, condition_text, is_true, labels_of
@@ -163,12 +162,11 @@ class Assessment:
             return None
         if self.error_kind is ErrorKind.DELETED:
             return ClusterDeletedError(f"RayCluster {name} was deleted while waiting")
-        if self.error_kind in (ErrorKind.REJECTED, ErrorKind.EVICTED):
-            why = self.message or self.explanation
-            return kueue_error(self.error_kind, name, self.reason, why, str(self.phase))
         if self.error_kind is ErrorKind.FAILED:
             return ClusterFailedError(name, self.reason or "Failed", self.message or self.explanation)
-        return None
+        return kueue_error(
+            self.error_kind, name, self.reason, self.message or self.explanation, str(self.phase)
+        )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -273,29 +271,27 @@ def assess_cluster(
         )
 
     # Kueue's verdict on the Workload (the table shared with jobs), as a cluster's phase.
+    if v.kind is KueueKind.PENDING and wl.queue_missing:
+        text = queued_sentence(queue, None, v.pending_words + (f"; {fair_share}" if fair_share else ""))
+        return out(ClusterPhase.QUEUED, Verdict.FAIL, text, v.why, kind=ErrorKind.QUEUE_NOT_FOUND)
+    shared = v.outcome(queue, position, fair_share)
+    if shared is not None:
+        return out(
+            ClusterPhase(shared.phase),
+            shared.verdict,
+            shared.text,
+            shared.why,
+            shared.position,
+            shared.error_kind,
+        )
     clock = time.time() if now is None else now
     match v.kind:
-        case KueueKind.FINISHED:
-            return out(
-                ClusterPhase.FAILED,
-                Verdict.FAIL,
-                f"Kueue finished the workload: {v.words}",
-                v.why,
-                kind=ErrorKind.FAILED,
-            )
-        case KueueKind.REJECTED:
-            text = f"admission check rejected: {v.message}"
-            return out(ClusterPhase.DEACTIVATED, Verdict.FAIL, text, v.why, kind=ErrorKind.REJECTED)
         case KueueKind.RETRYING:
             # A ProvisioningRequest retry: Kueue requeues the workload after its backoff.
             text = backoff_sentence(workload, now=clock) or f"evicted: {v.words}"
             return out(
                 ClusterPhase.QUEUED, Verdict.WAIT, queued_sentence(queue, position, text), v.why, position
             )
-        case KueueKind.REACTIVATED:
-            # spec.active is true again: queued, whatever eviction Kueue has not reset yet.
-            text = queued_sentence(queue, position, reactivated_tail(wl))
-            return out(ClusterPhase.QUEUED, Verdict.WAIT, text, v.why, position)
         case KueueKind.EVICTED if v.requeued and known_eviction is not None and wl.eviction == known_eviction:
             # Evicted before the wait began and queued again since: wait for the next admission.
             pending_words = kueue_words(*wl.pending)
@@ -322,19 +318,6 @@ def assess_cluster(
                     else ", waiting for admission checks"
                 )
             return out(ClusterPhase.QUEUED, Verdict.WAIT, queued_sentence(queue, None, tail), v.why)
-        case KueueKind.PENDING:
-            tail = v.words or "waiting for Kueue to consider the workload"
-            if fair_share:
-                tail += f"; {fair_share}"
-            if wl.queue_missing:
-                text = queued_sentence(queue, None, tail)
-                return out(ClusterPhase.QUEUED, Verdict.FAIL, text, v.why, kind=ErrorKind.QUEUE_NOT_FOUND)
-            return out(
-                ClusterPhase.QUEUED, Verdict.WAIT, queued_sentence(queue, position, tail), v.why, position
-            )
-        case KueueKind.AWAITING_WORKLOAD:
-            text = queued_sentence(queue, position, "waiting for Kueue to create the Workload")
-            return out(ClusterPhase.QUEUED, Verdict.WAIT, text, pos=position)
 
     # Admitted (or not managed by Kueue): KubeRay's progress, conditions before status.state.
     admitted = v.kind is KueueKind.ADMITTED

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from rayqueue_sdk.admission.checks import waiting_checks
 from rayqueue_sdk.admission.phases import QUEUE_LABEL, ErrorKind, JobPhase, Obj, Verdict
 from rayqueue_sdk.admission.verdict import KueueKind, kueue_error, kueue_verdict
-from rayqueue_sdk.admission.workload import kueue_words, queued_sentence, reactivated_tail
+from rayqueue_sdk.admission.workload import kueue_words, queued_sentence
 from rayqueue_sdk.errors import ClusterDeletedError, JobFailedError, RayQueueError
 from rayqueue_sdk.manifests.meta import labels_of
 
@@ -68,9 +68,11 @@ class JobAssessment:
             return None
         if self.error_kind is ErrorKind.DELETED:
             return ClusterDeletedError(f"{name} is gone while waiting: {self.explanation}")
-        if self.error_kind in (ErrorKind.REJECTED, ErrorKind.EVICTED):
-            why = self.message or self.explanation
-            return kueue_error(self.error_kind, name, self.reason, why, str(self.phase))
+        decided = kueue_error(
+            self.error_kind, name, self.reason, self.message or self.explanation, str(self.phase)
+        )
+        if decided is not None:
+            return decided
         status = "STOPPED" if self.phase is JobPhase.STOPPED else "FAILED"
         return JobFailedError(self.job_id or name, status, self.reason or self.message, log_tail)
 
@@ -158,21 +160,17 @@ def assess_job(
     # Then Kueue's: the verdict table shared with clusters, as a job's phase.
     suspended = deployment in ("Suspended", "Suspending")
     v = kueue_verdict(workload, queue=queue, suspended=bool(spec.get("suspend")) or suspended)
+    shared = v.outcome(queue, position)
+    if shared is not None:
+        return out(
+            JobPhase(shared.phase),
+            shared.verdict,
+            shared.text,
+            shared.why,
+            shared.position,
+            shared.error_kind,
+        )
     match v.kind:
-        case KueueKind.FINISHED:
-            return out(
-                JobPhase.FAILED,
-                Verdict.FAIL,
-                f"Kueue finished the workload: {v.words}",
-                v.why,
-                kind=ErrorKind.FAILED,
-            )
-        case KueueKind.REJECTED:
-            text = f"admission check rejected: {v.message}"
-            return out(JobPhase.DEACTIVATED, Verdict.FAIL, text, v.why, kind=ErrorKind.REJECTED)
-        case KueueKind.REACTIVATED:
-            text = queued_sentence(queue, position, reactivated_tail(v.reading))
-            return out(JobPhase.QUEUED, Verdict.WAIT, text, v.why, position)
         case KueueKind.EVICTED | KueueKind.RETRYING if v.requeued:
             text = queued_sentence(queue, position, f"requeued after {v.cause}: {v.words}")
             return out(JobPhase.REQUEUED, Verdict.WAIT, text, v.why, position)
@@ -185,18 +183,8 @@ def assess_job(
             return out(JobPhase.PREEMPTED, Verdict.WAIT, f"{lead}, Kueue will requeue it: {v.words}", v.why)
         case KueueKind.RESERVED:
             checks = waiting_checks(workload)
-            tail = (
-                f"quota reserved; {checks}"
-                if checks
-                else v.words or "waiting for Kueue to consider the workload"
-            )
+            tail = f"quota reserved; {checks}" if checks else v.pending_words
             return out(JobPhase.QUEUED, Verdict.WAIT, queued_sentence(queue, None, tail), v.why)
-        case KueueKind.PENDING:
-            tail = v.words or "waiting for Kueue to consider the workload"
-            return out(JobPhase.QUEUED, Verdict.WAIT, queued_sentence(queue, position, tail), v.why, position)
-        case KueueKind.AWAITING_WORKLOAD:
-            text = queued_sentence(queue, position, "waiting for Kueue to create the Workload")
-            return out(JobPhase.QUEUED, Verdict.WAIT, text, (None, None), position)
 
     # Admitted (or not managed): KubeRay's progress.
     if suspended:

@@ -25,13 +25,28 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Literal
 
 from rayqueue_sdk.admission.checks import rejected_check
-from rayqueue_sdk.admission.phases import ErrorKind, Obj
-from rayqueue_sdk.admission.workload import WorkloadReading, kueue_words, reactivated_why, read_workload
+from rayqueue_sdk.admission.phases import ErrorKind, Obj, Verdict
+from rayqueue_sdk.admission.workload import (
+    WorkloadReading,
+    kueue_words,
+    queued_sentence,
+    reactivated_tail,
+    reactivated_why,
+    read_workload,
+)
 from rayqueue_sdk.errors import AdmissionCheckRejected, PreemptedError, RayQueueError
 
-__all__ = ["KueueKind", "KueueVerdict", "kueue_error", "kueue_verdict"]
+__all__ = [
+    "KueueKind",
+    "KueueOutcome",
+    "KueueVerdict",
+    "SharedPhase",
+    "kueue_error",
+    "kueue_verdict",
+]
 
 
 class KueueKind(enum.StrEnum):
@@ -60,6 +75,38 @@ class KueueKind(enum.StrEnum):
     AWAITING_WORKLOAD = "awaiting workload"
     ADMITTED = "admitted"
     UNMANAGED = "unmanaged"
+
+
+#: The phases a verdict decides alike for clusters and jobs: values that :class:`ClusterPhase` and
+#: :class:`JobPhase` both have, so each owner maps one onto its own enum (``ClusterPhase(o.phase)``).
+SharedPhase = Literal["failed", "deactivated", "queued"]
+
+
+@dataclass(frozen=True)
+class KueueOutcome:
+    """What a verdict means to a waiter, the same for a cluster and a job (:meth:`KueueVerdict.outcome`).
+
+    Attributes:
+        phase: the phase by its value (:data:`SharedPhase`), for the owner's own phase enum.
+        verdict: wait or fail.
+        text: the sentence, quoting Kueue.
+        why: ``(reason, message)`` behind it.
+        position: the queue position when it means something.
+        error_kind: which error a ``FAIL`` stands for.
+
+    Example:
+        >>> o = kueue_verdict(None, queue="q", suspended=True).outcome("q", 1)
+        >>> o.phase, o.verdict, o.text, o.position
+        ('queued', <Verdict.WAIT: 'wait'>, "queued in LocalQueue 'q' at position 1: waiting for Kueue to \
+create the Workload", 1)
+    """
+
+    phase: SharedPhase
+    verdict: Verdict
+    text: str
+    why: tuple[str | None, str | None] = (None, None)
+    position: int | None = None
+    error_kind: ErrorKind = ErrorKind.NONE
 
 
 @dataclass(frozen=True)
@@ -104,6 +151,54 @@ class KueueVerdict:
     def requeued(self) -> bool:
         """Evicted, and Kueue has put the Workload back in its queue."""
         return self.reading.state == "requeued"
+
+    @property
+    def pending_words(self) -> str:
+        """Kueue's words on a waiting Workload, or that Kueue has not considered it yet.
+
+        Example:
+            >>> KueueVerdict(KueueKind.PENDING).pending_words
+            'waiting for Kueue to consider the workload'
+        """
+        return self.words or "waiting for Kueue to consider the workload"
+
+    def outcome(
+        self, queue: str | None, position: int | None, fair_share: str | None = None
+    ) -> KueueOutcome | None:
+        """The branches that mean the same for a cluster and a job: Kueue finished the Workload, a check
+        rejected it, it was reactivated, it is pending in its queue (``fair_share`` added to Kueue's words),
+        or its owner waits for Kueue to create it. ``None`` for the branches each owner reads its own way
+        (admission checks retrying or pending, evictions, admitted, unmanaged).
+
+        Example:
+            >>> v = KueueVerdict(KueueKind.REJECTED, "AdmissionCheck", "no nodes")
+            >>> o = v.outcome("q", None)
+            >>> o.phase, o.verdict, o.text
+            ('deactivated', <Verdict.FAIL: 'fail'>, 'admission check rejected: no nodes')
+            >>> KueueVerdict(KueueKind.ADMITTED).outcome("q", 0) is None
+            True
+        """
+        match self.kind:
+            case KueueKind.FINISHED:
+                text = f"Kueue finished the workload: {self.words}"
+                return KueueOutcome("failed", Verdict.FAIL, text, self.why, error_kind=ErrorKind.FAILED)
+            case KueueKind.REJECTED:
+                text = f"admission check rejected: {self.message}"
+                return KueueOutcome(
+                    "deactivated", Verdict.FAIL, text, self.why, error_kind=ErrorKind.REJECTED
+                )
+            case KueueKind.REACTIVATED:
+                text = queued_sentence(queue, position, reactivated_tail(self.reading))
+                return KueueOutcome("queued", Verdict.WAIT, text, self.why, position)
+            case KueueKind.PENDING:
+                tail = self.pending_words + (f"; {fair_share}" if fair_share else "")
+                return KueueOutcome(
+                    "queued", Verdict.WAIT, queued_sentence(queue, position, tail), self.why, position
+                )
+            case KueueKind.AWAITING_WORKLOAD:
+                text = queued_sentence(queue, position, "waiting for Kueue to create the Workload")
+                return KueueOutcome("queued", Verdict.WAIT, text, position=position)
+        return None
 
 
 def kueue_verdict(workload: Obj | None, *, queue: str | None = None, suspended: bool = False) -> KueueVerdict:
