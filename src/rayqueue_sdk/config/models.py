@@ -87,12 +87,34 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------------
 # models
 
+#: The flat fields that describe the default worker group, besides its extended resources (whose name
+#: each model spells its own way).
+_FLAT_WORKER_FIELDS = frozenset(
+    {
+        "num_workers",
+        "worker_cpu_requests",
+        "worker_cpu_limits",
+        "worker_memory_requests",
+        "worker_memory_limits",
+        "worker_tolerations",
+        "worker_node_selector",
+    }
+)
+
 
 class _ClusterShape(StrictModel):
     """Fields shared by ClusterConfiguration and ManagedClusterConfig (head, flat workers, pods, image)."""
 
-    _LIMIT_DEFAULTS: ClassVar[dict[str, Any]] = {}
-    _FLAT_WORKER_FIELDS: ClassVar[frozenset[str]] = frozenset()
+    #: Each limit left unset and not implied by its request: the request or this default, whichever is more.
+    _LIMIT_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "head_cpu_limits": 2,
+        "head_memory_limits": 8,
+        "worker_cpu_limits": 1,
+        "worker_memory_limits": 6,
+    }
+    #: The fields naming the head's and the workers' extended resources (each model's own spelling).
+    _HEAD_EXTENDED: ClassVar[str]
+    _WORKER_EXTENDED: ClassVar[str]
     _DEFAULT_GROUP = "worker-group"
 
     num_workers: Replicas = Field(default=1, description="an integer >= 0: workers in the default group")
@@ -148,24 +170,29 @@ class _ClusterShape(StrictModel):
     _groups: list[WorkerGroup] = PrivateAttr(default_factory=list)
     _mapping: dict[str, str] = PrivateAttr(default_factory=dict)
 
-    # subclasses name their extended-resource fields differently (peer spelling)
     def head_extended_resources(self) -> dict[str, int | str]:
-        """The head's extended resource requests (GPUs, TPUs, ...).
+        """The head's extended resource requests (GPUs, TPUs, ...): ``head_extended_resource_requests``, or
+        ``head_accelerators`` in the peer's spelling.
 
         Example:
-            >>> ClusterConfiguration(name="c").head_extended_resources()
-            {}
+            >>> ClusterConfiguration(name="c", head_extended_resource_requests={"nvidia.com/gpu": 1}
+            ...     ).head_extended_resources()
+            {'nvidia.com/gpu': 1}
+            >>> ManagedClusterConfig(head_accelerators={"google.com/tpu": 4}).head_extended_resources()
+            {'google.com/tpu': 4}
         """
-        raise NotImplementedError
+        value: dict[str, int | str] = getattr(self, self._HEAD_EXTENDED)
+        return value
 
-    def _worker_extended(self) -> dict[str, int | str]:
-        raise NotImplementedError
+    @classmethod
+    def flat_worker_fields(cls) -> frozenset[str]:
+        """The flat ``worker_*`` fields that describe the default worker group (not with ``worker_groups``).
 
-    def _worker_extended_field(self) -> str:
-        raise NotImplementedError
-
-    def _head_extended_field(self) -> str:
-        raise NotImplementedError
+        Example:
+            >>> sorted(ManagedClusterConfig.flat_worker_fields() - ClusterConfiguration.flat_worker_fields())
+            ['worker_accelerators']
+        """
+        return _FLAT_WORKER_FIELDS | {cls._WORKER_EXTENDED}
 
     def pod_labels(self) -> dict[str, str]:
         """Labels for the head and worker pod templates (the cluster's own labels go on its metadata).
@@ -211,7 +238,7 @@ class _ClusterShape(StrictModel):
         d = self._LIMIT_DEFAULTS
         resolve_limits(self, "head_cpu_requests", "head_cpu_limits", d["head_cpu_limits"], compare_cpu=True)
         resolve_limits(self, "head_memory_requests", "head_memory_limits", d["head_memory_limits"])
-        check_mapped(self.head_extended_resources(), self._mapping, self._head_extended_field())
+        check_mapped(self.head_extended_resources(), self._mapping, self._HEAD_EXTENDED)
         mounts_ok = {v["name"] for v in self.volumes}
         for i, mount in enumerate(self.volume_mounts):
             if mount["name"] not in mounts_ok:
@@ -226,7 +253,7 @@ class _ClusterShape(StrictModel):
         if self.pod_security not in POD_SECURITY_LEVELS:
             raise ConfigError("pod_security", self.pod_security, "None or 'restricted'")
         if self.worker_groups is not None:
-            flat = sorted(self._FLAT_WORKER_FIELDS & self.model_fields_set)
+            flat = sorted(self.flat_worker_fields() & self.model_fields_set)
             if flat:
                 raise ConfigError(
                     "worker_groups",
@@ -261,7 +288,7 @@ class _ClusterShape(StrictModel):
                     cpu_limits=self.worker_cpu_limits,
                     memory_requests=self.worker_memory_requests,
                     memory_limits=self.worker_memory_limits,
-                    extended_resource_requests=self._worker_extended(),
+                    extended_resource_requests=getattr(self, self._WORKER_EXTENDED),
                     tolerations=self.worker_tolerations,
                     node_selector=self.worker_node_selector,
                     labels={},
@@ -275,7 +302,7 @@ class _ClusterShape(StrictModel):
             field = (
                 f"worker_groups[{i}].extended_resource_requests"
                 if self.worker_groups is not None
-                else self._worker_extended_field()
+                else self._WORKER_EXTENDED
             )
             check_mapped(group.extended_resource_requests, self._mapping, field)
 
@@ -322,26 +349,8 @@ class ClusterConfiguration(_ClusterShape):
         rayqueue_sdk.errors.ConfigError: name: not a DNS-1035 label (got 'Bad_Name'); allowed: ...
     """
 
-    _LIMIT_DEFAULTS: ClassVar[dict[str, Any]] = {
-        "head_cpu_limits": 2,
-        "head_memory_limits": 8,
-        "worker_cpu_limits": 1,
-        "worker_memory_limits": 6,
-    }
-    _FLAT_WORKER_FIELDS: ClassVar[frozenset[str]] = frozenset(
-        {
-            "num_workers",
-            "worker_cpu_requests",
-            "worker_cpu_limits",
-            "worker_memory_requests",
-            "worker_memory_limits",
-            "worker_extended_resource_requests",
-            "worker_tolerations",
-            "worker_node_selector",
-            "min_workers",
-            "max_workers",
-        }
-    )
+    _HEAD_EXTENDED: ClassVar[str] = "head_extended_resource_requests"
+    _WORKER_EXTENDED: ClassVar[str] = "worker_extended_resource_requests"
 
     name: str = Field(
         default="",
@@ -386,25 +395,6 @@ class ClusterConfiguration(_ClusterShape):
     additional_worker_groups: list[Any] | None = Field(
         default=None, description="None: use worker_groups=[WorkerGroup(...), ...] for several groups"
     )
-
-    def head_extended_resources(self) -> dict[str, int | str]:
-        """The head's extended resource requests (``head_extended_resource_requests``).
-
-        Example:
-            >>> ClusterConfiguration(name="c", head_extended_resource_requests={"nvidia.com/gpu": 1}
-            ...     ).head_extended_resources()
-            {'nvidia.com/gpu': 1}
-        """
-        return self.head_extended_resource_requests
-
-    def _worker_extended(self) -> dict[str, int | str]:
-        return self.worker_extended_resource_requests
-
-    def _worker_extended_field(self) -> str:
-        return "worker_extended_resource_requests"
-
-    def _head_extended_field(self) -> str:
-        return "head_extended_resource_requests"
 
     @property
     def is_elastic(self) -> bool:
@@ -459,24 +449,9 @@ class ManagedClusterConfig(_ClusterShape):
         4
     """
 
-    _LIMIT_DEFAULTS: ClassVar[dict[str, Any]] = {
-        "head_cpu_limits": 2,
-        "head_memory_limits": 8,
-        "worker_cpu_limits": 1,
-        "worker_memory_limits": 2,
-    }
-    _FLAT_WORKER_FIELDS: ClassVar[frozenset[str]] = frozenset(
-        {
-            "num_workers",
-            "worker_cpu_requests",
-            "worker_cpu_limits",
-            "worker_memory_requests",
-            "worker_memory_limits",
-            "worker_accelerators",
-            "worker_tolerations",
-            "worker_node_selector",
-        }
-    )
+    _LIMIT_DEFAULTS: ClassVar[dict[str, Any]] = {**_ClusterShape._LIMIT_DEFAULTS, "worker_memory_limits": 2}
+    _HEAD_EXTENDED: ClassVar[str] = "head_accelerators"
+    _WORKER_EXTENDED: ClassVar[str] = "worker_accelerators"
 
     head_cpu_requests: Cpu = Field(default=2, description=CPU_ALLOWED)
     head_memory_requests: Memory = Field(default=8, description=MEMORY_ALLOWED)
@@ -487,18 +462,6 @@ class ManagedClusterConfig(_ClusterShape):
         default_factory=dict, description="pod labels: a dict of str -> str (no Kueue keys)"
     )
 
-    def head_extended_resources(self) -> dict[str, int | str]:
-        """The head's extended resource requests (``head_accelerators``).
-
-        Example:
-            >>> ManagedClusterConfig(head_accelerators={"google.com/tpu": 4}).head_extended_resources()
-            {'google.com/tpu': 4}
-        """
-        return self.head_accelerators
-
-    def _worker_extended(self) -> dict[str, int | str]:
-        return self.worker_accelerators
-
     def pod_labels(self) -> dict[str, str]:
         """Labels for the pod templates: ``labels`` (Kueue keys belong on the RayJob instead).
 
@@ -507,12 +470,6 @@ class ManagedClusterConfig(_ClusterShape):
             {'team': 'a'}
         """
         return dict(self.labels)
-
-    def _worker_extended_field(self) -> str:
-        return "worker_accelerators"
-
-    def _head_extended_field(self) -> str:
-        return "head_accelerators"
 
     @model_validator(mode="after")
     def _resolve(self) -> ManagedClusterConfig:
@@ -562,7 +519,7 @@ def managed_from(
             )
     shared = set(ManagedClusterConfig.model_fields) & set(ClusterConfiguration.model_fields) - {"labels"}
     if config.worker_groups is not None:
-        shared -= ClusterConfiguration._FLAT_WORKER_FIELDS
+        shared -= ClusterConfiguration.flat_worker_fields()
     values: dict[str, Any] = {name: getattr(config, name) for name in shared}
     if config.worker_groups is None:
         values["worker_accelerators"] = dict(config.worker_extended_resource_requests)
