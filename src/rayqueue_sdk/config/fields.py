@@ -75,12 +75,16 @@ def _check_memory_opt(value: Any, info: Any) -> Any:
     return None if value is None else _check_memory(value, info)
 
 
-def _check_counts(value: Any, info: Any) -> dict[str, int | str]:
+def _plain_mapping(value: Any, info: Any, allowed: str) -> Mapping[Any, Any]:
+    """``value`` as a plain mapping (client objects turned into dicts), or ConfigError."""
     value = _plain(value)
     if not isinstance(value, Mapping):
-        raise ConfigError(
-            info.field_name, value, "a dict such as {'nvidia.com/gpu': 1}", problem="not a dict"
-        )
+        raise ConfigError(info.field_name, value, allowed, problem="not a dict")
+    return value
+
+
+def _check_counts(value: Any, info: Any) -> dict[str, int | str]:
+    value = _plain_mapping(value, info, "a dict such as {'nvidia.com/gpu': 1}")
     return {
         key: count_quantity(count, f"{info.field_name}[{key!r}]", COUNT_ALLOWED)
         for key, count in value.items()
@@ -110,10 +114,8 @@ def _check_tolerations(value: Any, info: Any) -> list[dict[str, Any]] | None:
 
 
 def _check_str_map(value: Any, info: Any) -> dict[str, str]:
-    value = _plain(value)
     allowed = "a dict of strings to strings"
-    if not isinstance(value, Mapping):
-        raise ConfigError(info.field_name, value, allowed, problem="not a dict")
+    value = _plain_mapping(value, info, allowed)
     for key, val in value.items():
         if not isinstance(key, str):
             raise ConfigError(info.field_name, key, allowed, problem="keys are strings")
@@ -123,10 +125,8 @@ def _check_str_map(value: Any, info: Any) -> dict[str, str]:
 
 
 def _check_envs(value: Any, info: Any) -> dict[str, str]:
-    value = _plain(value)
     allowed = "a dict of variable names to string (or number) values"
-    if not isinstance(value, Mapping):
-        raise ConfigError(info.field_name, value, allowed, problem="not a dict")
+    value = _plain_mapping(value, info, allowed)
     out: dict[str, str] = {}
     for key, val in value.items():
         if not isinstance(key, str) or not _ENV_NAME.match(key):

@@ -132,6 +132,12 @@ def _positive_number(field: str, value: Any, unit: str, *, zero_ok: bool = False
     return float(value)
 
 
+def _one_of(field: str, value: Any, choices: tuple[str, ...], problem: str) -> Any:
+    if value not in choices:
+        raise ConfigError(field, value, "one of " + ", ".join(repr(c) for c in choices), problem=problem)
+    return value
+
+
 class PrometheusSource(StrictModel):
     """Where and how idleness is read from Prometheus (both modes; the reaper can do without it).
 
@@ -356,20 +362,12 @@ class IdlePolicy(StrictModel):
     @field_validator("mode", mode="before")
     @classmethod
     def _mode(cls, value: Any) -> Any:
-        if value not in MODES:
-            raise ConfigError(
-                "mode", value, "one of " + ", ".join(repr(m) for m in MODES), problem="unknown mode"
-            )
-        return IdleMode(value)
+        return IdleMode(_one_of("mode", value, MODES, "unknown mode"))
 
     @field_validator("idle_signal", mode="before")
     @classmethod
     def _signal(cls, value: Any) -> Any:
-        if value not in IDLE_SIGNALS:
-            raise ConfigError(
-                "idle_signal", value, "one of " + ", ".join(repr(s) for s in IDLE_SIGNALS), problem="unknown"
-            )
-        return value
+        return _one_of("idle_signal", value, IDLE_SIGNALS, "unknown")
 
     @field_validator("prometheus", mode="before")
     @classmethod
