@@ -437,7 +437,21 @@ class ClusterDeletedError(RayQueueError):
     fix = "apply() the cluster (or submit the job) again"
 
 
-class ClusterFailedError(RayQueueError):
+class _Decided(RayQueueError):
+    """Someone decided the object's fate (KubeRay, the kubelet, Kueue): its name, their reason and message,
+    said by the subclass's :attr:`template`."""
+
+    #: The message, from ``{name}``, ``{reason}`` and ``{message}``.
+    template: ClassVar[str] = "{name} ({reason}): {message}"
+
+    def __init__(self, name: str, reason: str, message: str) -> None:
+        self.name = name
+        self.reason = reason
+        self.message = message
+        super().__init__(self.template.format(name=name, reason=reason, message=message))
+
+
+class ClusterFailedError(_Decided):
     """The RayCluster cannot become ready by itself: its head cannot start (KubeRay could not create the
     head pod, or the kubelet cannot run its container: a bad image, a command that keeps exiting), or
     Kueue finished its workload. Raised at once by a wait, not after the timeout.
@@ -455,15 +469,10 @@ class ClusterFailedError(RayQueueError):
     """
 
     fix = "fix the image or command in the configuration, then down() and apply() again"
-
-    def __init__(self, name: str, reason: str, message: str) -> None:
-        self.name = name
-        self.reason = reason
-        self.message = message
-        super().__init__(f"RayCluster {name} cannot start ({reason}): {message}")
+    template = "RayCluster {name} cannot start ({reason}): {message}"
 
 
-class PreemptedError(RayQueueError):
+class PreemptedError(_Decided):
     """Kueue evicted the workload: preemption, deactivation, a stopped queue, ...
 
     Attributes:
@@ -479,12 +488,7 @@ class PreemptedError(RayQueueError):
         "Kueue gave the quota to a higher-priority workload and requeues yours: "
         "wait_ready() again (resume() it if deactivated)"
     )
-
-    def __init__(self, name: str, reason: str, message: str) -> None:
-        self.name = name
-        self.reason = reason
-        self.message = message
-        super().__init__(f"{name} was evicted ({reason}): {message}")
+    template = "{name} was evicted ({reason}): {message}"
 
 
 class AdmissionCheckRejected(PreemptedError):
@@ -506,11 +510,7 @@ class AdmissionCheckRejected(PreemptedError):
 "sample-prov" (no nodes)'
     """
 
-    def __init__(self, name: str, reason: str, message: str) -> None:
-        self.name = name
-        self.reason = reason
-        self.message = message
-        RayQueueError.__init__(self, f"{name}: admission check rejected: {message}")
+    template = "{name}: admission check rejected: {message}"
 
 
 class JobFailedError(RayQueueError):
