@@ -68,7 +68,7 @@ from rayqueue_sdk.admission.overview import (
     WorkloadEntry,
     format_amount,
 )
-from rayqueue_sdk.manifests.quantities import parse_quantity
+from rayqueue_sdk.manifests.quantities import quantity_or_zero
 
 __all__ = [
     "Key",
@@ -239,13 +239,6 @@ def unbounded_release(namespace: str, name: str, label: str, usage: Usage) -> Re
     return Release(namespace, name, label, usage, None, None, why)
 
 
-def _quantity(value: Any) -> Decimal:
-    try:
-        return parse_quantity(value)
-    except ValueError:
-        return _ZERO
-
-
 def admitted_usage(workload: Mapping[str, Any]) -> dict[tuple[str, str], Decimal]:
     """What an admitted Workload holds per ``(flavor, resource)``, from ``status.admission``.
 
@@ -263,7 +256,7 @@ def admitted_usage(workload: Mapping[str, Any]) -> dict[tuple[str, str], Decimal
             if flavor is None:
                 continue
             key = (str(flavor), str(resource))
-            out[key] = out.get(key, _ZERO) + _quantity(amount)
+            out[key] = out.get(key, _ZERO) + quantity_or_zero(amount)
     return out
 
 
@@ -338,20 +331,23 @@ def _simulate(
     overview: QueueOverview,
     pending: Mapping[str, Sequence[WorkloadEntry]],
     requests: Mapping[Key, Mapping[str, Decimal]],
-    releases: Sequence[tuple[datetime, Release, str]],
+    releases: Sequence[tuple[Release, str]],
     now: datetime,
     holds: Mapping[Key, Hold] | None = None,
     late: bool = False,
 ) -> dict[Key, tuple[datetime, Release | None]]:
-    """Admission time (and the release that made room) of each pending workload, releases happening at
-    the given times; a workload admitted on the way releases in turn where its ``holds`` entry bounds it
-    (``late``: at its latest, else its earliest); workloads never admitted are absent."""
+    """Admission time (and the release that made room) of each pending workload, each release (with the
+    ClusterQueue it frees quota in) happening at its earliest (``late``: its latest) time, if bounded; a
+    workload admitted on the way releases in turn where its ``holds`` entry bounds it, at the same end;
+    workloads never admitted are absent."""
     queues = _Queues(overview)
     waiting = {cq: list(ws) for cq, ws in pending.items() if cq in queues.cqs}
     admitted: dict[Key, tuple[datetime, Release | None]] = {}
-    events: list[tuple[datetime, int, Release, str]] = [
-        (at, i, rel, cq) for i, (at, rel, cq) in enumerate(releases)
-    ]
+    events: list[tuple[datetime, int, Release, str]] = []
+    for rel, cq in releases:
+        at = rel.latest if late else rel.earliest
+        if at is not None:
+            events.append((at, len(events), rel, cq))
     heapq.heapify(events)
     counter = len(events)
 
@@ -499,23 +495,8 @@ def estimate_admissions(
         held = holders.get((r.namespace, r.name))
         if held is not None:
             cq_of_release.append((r, held[1]))
-    early = _simulate(
-        overview,
-        pending,
-        requests,
-        [(r.earliest, r, cq) for r, cq in cq_of_release if r.earliest is not None],
-        now,
-        holds,
-    )
-    late = _simulate(
-        overview,
-        pending,
-        requests,
-        [(r.latest, r, cq) for r, cq in cq_of_release if r.latest is not None],
-        now,
-        holds,
-        late=True,
-    )
+    early = _simulate(overview, pending, requests, cq_of_release, now, holds)
+    late = _simulate(overview, pending, requests, cq_of_release, now, holds, late=True)
     hidden_text = "; ".join(hidden)
     out: dict[Key, AdmissionEstimate] = {}
     for q in overview.queues:

@@ -33,18 +33,11 @@ from decimal import Decimal
 from typing import Any
 
 from rayqueue_sdk.admission.overview import ClusterQueueSummary, format_amount
-from rayqueue_sdk.manifests.quantities import parse_quantity
+from rayqueue_sdk.manifests.quantities import quantity_or_zero
 
 __all__ = ["FitAnswer", "Shortage", "fit_requests", "pod_requests", "room", "workload_requests"]
 
 _ZERO = Decimal(0)
-
-
-def _quantity(value: Any) -> Decimal:
-    try:
-        return parse_quantity(value)
-    except ValueError:
-        return _ZERO
 
 
 def pod_requests(pod_spec: Mapping[str, Any]) -> dict[str, Decimal]:
@@ -60,7 +53,7 @@ def pod_requests(pod_spec: Mapping[str, Any]) -> dict[str, Decimal]:
     def of(container: Mapping[str, Any]) -> dict[str, Decimal]:
         res = container.get("resources") or {}
         merged = {**(res.get("limits") or {}), **(res.get("requests") or {})}
-        return {str(k): _quantity(v) for k, v in merged.items()}
+        return {str(k): quantity_or_zero(v) for k, v in merged.items()}
 
     total: dict[str, Decimal] = {}
     for container in pod_spec.get("containers") or []:

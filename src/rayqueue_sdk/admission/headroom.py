@@ -35,7 +35,7 @@ from typing import Any
 from rayqueue_sdk.admission.estimate import CLUSTERQUEUE_PERMISSION
 from rayqueue_sdk.admission.fit import room
 from rayqueue_sdk.admission.overview import QueueOverview, format_amount
-from rayqueue_sdk.manifests.quantities import parse_quantity
+from rayqueue_sdk.manifests.quantities import quantity_or_zero
 
 __all__ = ["HeadroomRow", "QueueHeadroom", "headroom_of"]
 
@@ -169,18 +169,11 @@ class QueueHeadroom:
         return f"{title}<table><tr>{head}</tr>{body}</table>{notes}"
 
 
-def _amount(value: Any) -> Decimal:
-    try:
-        return parse_quantity(value)
-    except ValueError:
-        return _ZERO
-
-
 def _queue_usage(lq: Mapping[str, Any]) -> dict[tuple[str, str], Decimal]:
     status = lq.get("status") or {}
     usage = status.get("flavorsReservation") or status.get("flavorsUsage") or status.get("flavorUsage") or []
     return {
-        (str(f.get("name")), str(r.get("name"))): _amount(r.get("total"))
+        (str(f.get("name")), str(r.get("name"))): quantity_or_zero(r.get("total"))
         for f in usage
         for r in f.get("resources") or []
     }

@@ -48,7 +48,7 @@ from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.errors import QueueNotFoundError
 from rayqueue_sdk.manifests.labels import DEFAULT_QUEUE_ANNOTATION
 from rayqueue_sdk.manifests.meta import condition_of, epoch_of, is_true
-from rayqueue_sdk.manifests.quantities import parse_quantity
+from rayqueue_sdk.manifests.quantities import quantity_or_zero
 
 __all__ = [
     "AdmissionCheckState",
@@ -101,15 +101,8 @@ def format_amount(resource: str, amount: Decimal | None) -> str:
     return str(amount.normalize())
 
 
-def _amount(value: Any) -> Decimal:
-    try:
-        return parse_quantity(value) if value is not None else Decimal(0)
-    except ValueError:
-        return Decimal(0)
-
-
 def _optional_amount(value: Any) -> Decimal | None:
-    return None if value is None else _amount(value)
+    return None if value is None else quantity_or_zero(value)
 
 
 def _timestamp(text: Any) -> float:
@@ -404,8 +397,8 @@ def cluster_queue_summary(obj: Mapping[str, Any]) -> ClusterQueueSummary:
     for flavor in usage:
         for res in flavor.get("resources") or []:
             held[(str(flavor.get("name")), str(res.get("name")))] = (
-                _amount(res.get("total")),
-                _amount(res.get("borrowed")),
+                quantity_or_zero(res.get("total")),
+                quantity_or_zero(res.get("borrowed")),
             )
     groups = []
     quotas = []
@@ -420,7 +413,7 @@ def cluster_queue_summary(obj: Mapping[str, Any]) -> ClusterQueueSummary:
                     ResourceQuota(
                         key[0],
                         key[1],
-                        _amount(res.get("nominalQuota")),
+                        quantity_or_zero(res.get("nominalQuota")),
                         used,
                         borrowed,
                         _optional_amount(res.get("borrowingLimit")),

@@ -33,6 +33,7 @@ __all__ = [
     "cpu_to_ray_count",
     "memory_quantity",
     "parse_quantity",
+    "quantity_or_zero",
 ]
 
 #: What a CPU or a memory field accepts, as the ConfigError's ``allowed`` text says it.
@@ -94,6 +95,20 @@ def parse_quantity(text: str | int | float) -> Decimal:
     if value >= _MAX_QUANTITY:
         raise ValueError(f"not a quantity: {text!r} (larger than Kubernetes' limit of 2^63-1)")
     return -value if match["sign"] == "-" else value
+
+
+def quantity_or_zero(value: Any) -> Decimal:
+    """The value of a quantity as a status reports it, ``0`` when it is absent or not a quantity (a reader
+    of Kueue's or Kubernetes' status does not fail on an amount it cannot parse).
+
+    Example:
+        >>> quantity_or_zero("2Gi"), quantity_or_zero(None), quantity_or_zero("lots")
+        (Decimal('2147483648'), Decimal('0'), Decimal('0'))
+    """
+    try:
+        return parse_quantity(value)
+    except ValueError:
+        return Decimal(0)
 
 
 def compare_quantities(a: str | int | float, b: str | int | float) -> int:
