@@ -222,14 +222,16 @@ def room(
     now (unused nominal quota plus what the cohort lends, within ``borrowingLimit``), the most it could
     ever get, and what the ClusterQueue holds. The rule :func:`fit_requests` applies.
 
-    Example:
+    Example (two ClusterQueues of one cohort, 4 cpu each):
         >>> from rayqueue_sdk.admission.overview import cluster_queue_summary
-        >>> cq = cluster_queue_summary({"metadata": {"name": "cq"}, "spec": {"resourceGroups": [
-        ...     {"coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": [
-        ...         {"name": "cpu", "nominalQuota": 4}]}]}]},
-        ...     "status": {"flavorsUsage": [{"name": "f", "resources": [{"name": "cpu", "total": "3"}]}]}})
-        >>> room(cq, [cq], "f", "cpu")
-        (Decimal('1'), Decimal('4'), Decimal('3'))
+        >>> def member(name, used):
+        ...     return cluster_queue_summary({"metadata": {"name": name}, "spec": {"cohortName": "c",
+        ...         "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "f", "resources":
+        ...             [{"name": "cpu", "nominalQuota": 4}]}]}]}, "status": {"flavorsUsage": [
+        ...             {"name": "f", "resources": [{"name": "cpu", "total": used}]}]}})
+        >>> a, b = member("a", "3"), member("b", "1")
+        >>> room(a, [a, b], "f", "cpu")  # its own 1 free and the 3 b lends; at most 4 + 4
+        (Decimal('4'), Decimal('8'), Decimal('3'))
     """
     return _room(cq, members, flavor, resource)
 

@@ -40,7 +40,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -168,12 +168,7 @@ class AdmissionCheckState:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict."""
-        return {
-            "name": self.name,
-            "state": self.state,
-            "message": self.message,
-            "retry_count": self.retry_count,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)

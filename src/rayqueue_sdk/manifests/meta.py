@@ -43,6 +43,16 @@ __all__ = [
 Obj = Mapping[str, Any]
 
 
+def _mapping_at(obj: Mapping[str, Any] | None, key: str) -> Mapping[str, Any]:
+    value = (obj or {}).get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _text_at(obj: Mapping[str, Any], key: str) -> str | None:
+    value = obj.get(key)
+    return str(value) if value else None
+
+
 def meta_of(obj: Obj | None) -> Mapping[str, Any]:
     """``obj.metadata`` (an empty mapping when absent).
 
@@ -50,8 +60,7 @@ def meta_of(obj: Obj | None) -> Mapping[str, Any]:
         >>> meta_of(None), meta_of({"metadata": {"name": "x"}})
         ({}, {'name': 'x'})
     """
-    meta = (obj or {}).get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
+    return _mapping_at(obj, "metadata")
 
 
 def name_of(obj: Obj | None) -> str:
@@ -71,8 +80,7 @@ def namespace_of(obj: Obj | None) -> str | None:
         >>> namespace_of({"metadata": {"namespace": "ds"}}), namespace_of({})
         ('ds', None)
     """
-    ns = meta_of(obj).get("namespace")
-    return str(ns) if ns else None
+    return _text_at(meta_of(obj), "namespace")
 
 
 def uid_of(obj: Obj | None) -> str | None:
@@ -82,8 +90,7 @@ def uid_of(obj: Obj | None) -> str | None:
         >>> uid_of({"metadata": {"uid": "1234"}}), uid_of({})
         ('1234', None)
     """
-    uid = meta_of(obj).get("uid")
-    return str(uid) if uid else None
+    return _text_at(meta_of(obj), "uid")
 
 
 def labels_of(obj: Obj | None) -> Mapping[str, str]:
@@ -93,8 +100,7 @@ def labels_of(obj: Obj | None) -> Mapping[str, str]:
         >>> labels_of({"metadata": {"labels": {"a": "b"}}}), labels_of(None)
         ({'a': 'b'}, {})
     """
-    labels = meta_of(obj).get("labels")
-    return labels if isinstance(labels, Mapping) else {}
+    return _mapping_at(meta_of(obj), "labels")
 
 
 def annotations_of(obj: Obj | None) -> Mapping[str, str]:
@@ -104,8 +110,7 @@ def annotations_of(obj: Obj | None) -> Mapping[str, str]:
         >>> annotations_of({"metadata": {"annotations": {"a": "b"}}}), annotations_of({})
         ({'a': 'b'}, {})
     """
-    annotations = meta_of(obj).get("annotations")
-    return annotations if isinstance(annotations, Mapping) else {}
+    return _mapping_at(meta_of(obj), "annotations")
 
 
 def parse_time(value: object) -> datetime | None:
