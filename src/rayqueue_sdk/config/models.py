@@ -87,19 +87,17 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------------
 # models
 
-#: The flat fields that describe the default worker group, besides its extended resources (whose name
-#: each model spells its own way).
-_FLAT_WORKER_FIELDS = frozenset(
-    {
-        "num_workers",
-        "worker_cpu_requests",
-        "worker_cpu_limits",
-        "worker_memory_requests",
-        "worker_memory_limits",
-        "worker_tolerations",
-        "worker_node_selector",
-    }
-)
+#: The flat fields that describe the default worker group, each with the WorkerGroup field it becomes
+#: (its extended resources besides, a field each model spells its own way).
+_FLAT_TO_GROUP: dict[str, str] = {
+    "num_workers": "replicas",
+    "worker_cpu_requests": "cpu_requests",
+    "worker_cpu_limits": "cpu_limits",
+    "worker_memory_requests": "memory_requests",
+    "worker_memory_limits": "memory_limits",
+    "worker_tolerations": "tolerations",
+    "worker_node_selector": "node_selector",
+}
 
 
 class _ClusterShape(StrictModel):
@@ -192,7 +190,7 @@ class _ClusterShape(StrictModel):
             >>> sorted(ManagedClusterConfig.flat_worker_fields() - ClusterConfiguration.flat_worker_fields())
             ['worker_accelerators']
         """
-        return _FLAT_WORKER_FIELDS | {cls._WORKER_EXTENDED}
+        return frozenset(_FLAT_TO_GROUP) | {cls._WORKER_EXTENDED}
 
     def pod_labels(self) -> dict[str, str]:
         """Labels for the head and worker pod templates (the cluster's own labels go on its metadata).
@@ -278,24 +276,19 @@ class _ClusterShape(StrictModel):
                     f"an integer within [min_workers={low}, max_workers={high}]",
                     problem="outside the autoscaling bounds",
                 )
+            from_flat = {group: getattr(self, field) for field, group in _FLAT_TO_GROUP.items()}
             self._groups = [
                 WorkerGroup.model_construct(
                     name=self._DEFAULT_GROUP,
-                    replicas=self.num_workers,
                     min_replicas=low,
                     max_replicas=high,
-                    cpu_requests=self.worker_cpu_requests,
-                    cpu_limits=self.worker_cpu_limits,
-                    memory_requests=self.worker_memory_requests,
-                    memory_limits=self.worker_memory_limits,
                     extended_resource_requests=getattr(self, self._WORKER_EXTENDED),
-                    tolerations=self.worker_tolerations,
-                    node_selector=self.worker_node_selector,
                     labels={},
                     annotations={},
                     envs={},
                     image=None,
                     ray_start_params={},
+                    **from_flat,
                 )
             ]
         for i, group in enumerate(self._groups):
