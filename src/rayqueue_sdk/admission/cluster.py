@@ -274,16 +274,9 @@ def assess_cluster(
     if v.kind is KueueKind.PENDING and wl.queue_missing:
         text = queued_sentence(queue, None, v.pending_words + (f"; {fair_share}" if fair_share else ""))
         return out(ClusterPhase.QUEUED, Verdict.FAIL, text, v.why, kind=ErrorKind.QUEUE_NOT_FOUND)
-    shared = v.outcome(queue, position, fair_share)
-    if shared is not None:
-        return out(
-            ClusterPhase(shared.phase),
-            shared.verdict,
-            shared.text,
-            shared.why,
-            shared.position,
-            shared.error_kind,
-        )
+    o = v.outcome(queue, position, fair_share)  # the branches that mean the same for clusters and jobs
+    if o is not None:
+        return out(ClusterPhase(o.phase), o.verdict, o.text, o.why, o.position, o.error_kind)
     clock = time.time() if now is None else now
     match v.kind:
         case KueueKind.RETRYING:

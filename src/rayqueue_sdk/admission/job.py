@@ -160,16 +160,9 @@ def assess_job(
     # Then Kueue's: the verdict table shared with clusters, as a job's phase.
     suspended = deployment in ("Suspended", "Suspending")
     v = kueue_verdict(workload, queue=queue, suspended=bool(spec.get("suspend")) or suspended)
-    shared = v.outcome(queue, position)
-    if shared is not None:
-        return out(
-            JobPhase(shared.phase),
-            shared.verdict,
-            shared.text,
-            shared.why,
-            shared.position,
-            shared.error_kind,
-        )
+    o = v.outcome(queue, position)  # the branches that mean the same for clusters and jobs
+    if o is not None:
+        return out(JobPhase(o.phase), o.verdict, o.text, o.why, o.position, o.error_kind)
     match v.kind:
         case KueueKind.EVICTED | KueueKind.RETRYING if v.requeued:
             text = queued_sentence(queue, position, f"requeued after {v.cause}: {v.words}")
