@@ -13,10 +13,9 @@ The examples run with :mod:`rayqueue_local.storage.store`'s doctests.
 
 from __future__ import annotations
 
-from rayqueue_local.apimachinery.patch import deep_copy
 from rayqueue_local.storage.reads import parse_selectors
 from rayqueue_local.storage.storecore import StoreCore
-from rayqueue_local.storage.storetypes import Event, StoreError
+from rayqueue_local.storage.storetypes import StoreError
 from rayqueue_local.storage.watch import Watch
 
 __all__ = ["StoreWatches"]
@@ -61,12 +60,7 @@ class StoreWatches:
         with core.lock:
             if resource_version in (None, "", "0"):
                 bucket = core.index.bucket(key)
-                for k in sorted(bucket):
-                    obj = bucket[k]
-                    if w._selected(obj):
-                        w._queue.put(Event("ADDED", key, deep_copy(obj), None))
-                        w.initial_events += 1
-                w.initial_resource_version = str(core.rv)
+                w.start_with((bucket[k] for k in sorted(bucket)), str(core.rv))
             else:
                 try:
                     rv = int(resource_version or 0)
@@ -78,10 +72,10 @@ class StoreWatches:
                 if rv < compacted:
                     raise StoreError(410, "Expired", f"too old resource version: {rv} ({compacted + 1})")
                 if rv > core.rv:
-                    w._after = rv  # a future version: wait for it, as upstream's watch cache does
+                    w.start_after(rv)  # a future version: wait for it, as upstream's watch cache does
                 for event in core.events.oldest_first():
                     if event.resource_version > rv:
-                        w._offer(event)
+                        w.offer(event)
             core.events.add_watch(w)
         return w
 
