@@ -20,7 +20,7 @@ from rayqueue_local.registry.registry import ResourceType
 from rayqueue_local.storage.checks import WriteChecks
 from rayqueue_local.storage.storecore import StoreCore
 from rayqueue_local.storage.storetypes import PatchBody, StoreError
-from rayqueue_local.storage.writes import StoreWrites, _body
+from rayqueue_local.storage.writes import StoreWrites, request_body
 
 __all__ = ["StorePatching"]
 
@@ -178,7 +178,7 @@ class StorePatching:
                 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: '
                 "is required for apply patch",
             )
-        obj = _body(obj)
+        obj = request_body(obj)
         meta = obj.get("metadata") or {}
         name = meta.get("name", "")
         ns = meta.get("namespace") if rt.namespaced else None

@@ -24,7 +24,7 @@ from rayqueue_local.apimachinery.selectors import (
     parse_label_selector,
 )
 from rayqueue_local.storage.storecore import StoreCore
-from rayqueue_local.storage.storetypes import ListResult, ObjKey, StoreError, _objkey
+from rayqueue_local.storage.storetypes import ListResult, ObjKey, StoreError, object_key
 
 __all__ = ["StoreReads", "parse_selectors"]
 
@@ -231,7 +231,7 @@ class StoreReads:
                 break
             if event.key != key:
                 continue
-            k = _objkey(event.object)
+            k = object_key(event.object)
             if event.type == "ADDED":
                 state.pop(k, None)
             elif event.old is not None:

@@ -47,7 +47,7 @@ from rayqueue_local.storage.storetypes import (
     AdmissionHook,
     Event,
     StoreError,
-    _objkey,
+    object_key,
 )
 
 __all__ = ["StoreCore"]
@@ -95,7 +95,7 @@ class StoreCore:
             for key, objs in loaded.items():
                 for obj in objs:
                     prepare(key, obj)
-                    self.index.put(key, _objkey(obj), obj, None)
+                    self.index.put(key, object_key(obj), obj, None)
         self.events.start_at(self._rv)
 
     # -- lookups -----------------------------------------------------------------------------------
@@ -207,7 +207,7 @@ class StoreCore:
 
     def commit(self, etype: str, key: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         """Record a write whose object already carries its new resourceVersion (lock held)."""
-        k = _objkey(obj)
+        k = object_key(obj)
         if etype != "DELETED":
             # Every write path ends here, so the limit holds after YAML/patch expansion too.
             encoded = json.dumps(obj, separators=(",", ":"))

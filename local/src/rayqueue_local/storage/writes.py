@@ -24,15 +24,25 @@ from rayqueue_local.registry.registry import ResourceType
 from rayqueue_local.registry.schema import name_causes
 from rayqueue_local.storage.checks import NAME_RULE_OF, WriteChecks
 from rayqueue_local.storage.storecore import StoreCore
-from rayqueue_local.storage.storetypes import Objects, StoreError, _owner_uids, invalid
+from rayqueue_local.storage.storetypes import Objects, StoreError, invalid, owner_uids
 
-__all__ = ["Collector", "StoreWrites"]
+__all__ = ["Collector", "StoreWrites", "request_body"]
 
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # upstream's: no vowels, no confusable digits
 
 
-def _body(obj: Any) -> dict[str, Any]:
-    """An interned private copy of a request body; 400 for anything but an object with string names."""
+def request_body(obj: Any) -> dict[str, Any]:
+    """An interned private copy of a request body; 400 for anything but an object with string names.
+
+    Example:
+        >>> request_body({"metadata": {"name": "c"}})
+        {'metadata': {'name': 'c'}}
+        >>> try:
+        ...     request_body({"metadata": {"name": 1}})
+        ... except StoreError as err:
+        ...     print(err.code, err.message)
+        400 json: cannot unmarshal int into Go struct field ObjectMeta.metadata.name of type string
+    """
     if not isinstance(obj, dict):
         raise StoreError(400, "BadRequest", f"the body must be an object, not {type(obj).__name__}")
     meta = obj.get("metadata")
@@ -90,7 +100,7 @@ class StoreWrites:
             rayqueue_local.storage.store.StoreError: configmaps "c" already exists
         """
         rt = self._core.resolve(key)
-        new = _body(obj)
+        new = request_body(obj)
         if not isinstance(new.get("metadata"), dict):
             new["metadata"] = {}
         self._checks.check_kind(rt, new)
@@ -175,7 +185,7 @@ class StoreWrites:
                 return deep_copy(new)
             meta["resourceVersion"] = self._core.next_rv()
             self._core.commit("ADDED", key, new, None)
-            if meta.get("ownerReferences") and not any(self._core.index.has_uid(u) for u in _owner_uids(new)):
+            if meta.get("ownerReferences") and not any(self._core.index.has_uid(u) for u in owner_uids(new)):
                 self._collector.collect(key, new, set())  # every owner is gone already: the GC takes it
             return deep_copy(new)
 
@@ -243,7 +253,7 @@ class StoreWrites:
     ) -> dict[str, Any]:
         """``update`` (``subresource=""``) and ``update_status`` (``"status"``): replace the stored object."""
         rt = self._core.resolve(key)
-        new = _body(obj)
+        new = request_body(obj)
         meta = new.get("metadata") or {}
         with self._core.txn():
             old = self._core.stored(key, meta.get("namespace"), meta.get("name", ""))
