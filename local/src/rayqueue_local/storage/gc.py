@@ -25,14 +25,15 @@ __all__ = ["StoreDeletion"]
 class StoreDeletion:
     """The deletion methods of :class:`~rayqueue_local.storage.store.Store` and the garbage collector.
 
-    It writes through the core; ``reads`` lists what ``delete_collection`` deletes. The writes call
+    It writes through the core; ``reads`` lists what ``delete_collection`` deletes (its ``list`` is all
+    this part uses of it). The writes call
     :meth:`finalize` and :meth:`collect` (lock held) when an update removes the last finalizer or a
     new object's owners are gone.
     """
 
     def __init__(self, core: StoreCore, reads: StoreReads) -> None:
         self._core = core
-        self._reads = reads
+        self._list = reads.list
 
     def delete(
         self,
@@ -112,7 +113,7 @@ class StoreDeletion:
         """
         with self._core.txn():
             out = []
-            for obj in self._reads.list(
+            for obj in self._list(
                 key, namespace, label_selector=label_selector, field_selector=field_selector
             ):
                 meta = obj["metadata"]
