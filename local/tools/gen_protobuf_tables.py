@@ -1,15 +1,18 @@
-"""Generate ``rayqueue_local/apimachinery/prototables.py`` from a checkout of k8s.io/api (run by hand).
+"""Generate ``rayqueue_local/apimachinery/prototables.py`` from checkouts of k8s.io/api and
+k8s.io/apiextensions-apiserver (run by hand).
 
-    python3 local/tools/gen_protobuf_tables.py /work/.mirror/kubernetes+api/repo > \\
+    python3 local/tools/gen_protobuf_tables.py /work/.mirror/kubernetes+api/repo \\
+        /work/.mirror/kubernetes+apiextensions-apiserver/repo > \\
         local/src/rayqueue_local/apimachinery/prototables.py
 
-Reads, at the repository's HEAD (``git show``; nothing is copied), each package's ``generated.proto``
+Reads, at each repository's HEAD (``git show``; nothing is copied), each package's ``generated.proto``
 (field numbers and wire types) and ``types.go`` (the JSON name, ``omitempty``, whether the Go field is a
 pointer, and embedded structs, whose fields Go's encoding/json promotes into the parent object). The
 two are joined by struct name and protobuf field number; a proto field without its Go field stops the
 generator, and so does a kept message that refers to a message outside these packages and EXTERNAL.
-Only the messages reachable from the root kinds below are written. The apimachinery types (meta/v1,
-intstr, resource) are not in k8s.io/api: :mod:`rayqueue_local.apimachinery.protobuf` has them.
+Only the messages reachable from the root kinds below are written, not those in OPAQUE. The apimachinery
+types (meta/v1, intstr, resource) are not in k8s.io/api: :mod:`rayqueue_local.apimachinery.protobuf` has
+them.
 """
 
 from __future__ import annotations
@@ -19,22 +22,32 @@ import subprocess
 import sys
 import textwrap
 
-PACKAGES = {  # proto package -> (directory in k8s.io/api, our short prefix)
+PACKAGES = {  # proto package -> (directory in its repository, our short prefix)
     "k8s.io.api.core.v1": ("core/v1", "core/v1"),
     "k8s.io.api.apps.v1": ("apps/v1", "apps/v1"),
     "k8s.io.api.batch.v1": ("batch/v1", "batch/v1"),
     "k8s.io.api.rbac.v1": ("rbac/v1", "rbac/v1"),
     "k8s.io.api.networking.v1": ("networking/v1", "networking/v1"),
     "k8s.io.api.scheduling.v1alpha3": ("scheduling/v1alpha3", "scheduling/v1alpha3"),
+    "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1": (
+        "pkg/apis/apiextensions/v1",
+        "apiextensions/v1",
+    ),
 }
+#: The packages read from the k8s.io/apiextensions-apiserver checkout (the others: from k8s.io/api).
+APIEXTENSIONS = {"k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1"}
 EXTERNAL = {  # proto message -> our name (tables written by hand)
     "k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta": "meta/v1.ObjectMeta",
     "k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector": "meta/v1.LabelSelector",
     "k8s.io.apimachinery.pkg.apis.meta.v1.Condition": "meta/v1.Condition",
     "k8s.io.apimachinery.pkg.apis.meta.v1.Time": "meta/v1.Time",
+    "k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime": "meta/v1.MicroTime",
     "k8s.io.apimachinery.pkg.util.intstr.IntOrString": "intstr.IntOrString",
     "k8s.io.apimachinery.pkg.api.resource.Quantity": "resource.Quantity",
 }
+#: Messages kept out of the tables, and what they reach: a CRD's schema is free-form JSON to the
+#: server's known fields, and no kind decoded here holds one.
+OPAQUE = {"apiextensions/v1.JSONSchemaProps"}
 ROOTS = [
     "core/v1.Namespace",
     "core/v1.ConfigMap",
@@ -54,6 +67,9 @@ ROOTS = [
     "rbac/v1.ClusterRole",
     "rbac/v1.ClusterRoleBinding",
     "networking/v1.Ingress",
+    "core/v1.Event",
+    "core/v1.Node",
+    "apiextensions/v1.CustomResourceDefinition",
 ]
 SCALARS = {"string": "string", "int32": "int", "int64": "int", "bool": "bool", "bytes": "bytes"}
 
@@ -123,20 +139,24 @@ def parse_go(text: str, prefix: str) -> dict[str, dict[int, tuple[str, bool, boo
     return out
 
 
-def main(repo: str) -> None:
+def head(repo: str) -> str:
+    return subprocess.run(
+        ["git", "-C", repo, "log", "-1", "--format=%H"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def main(repo: str, apiextensions_repo: str) -> None:
     proto: dict[str, dict[int, tuple[str, str]]] = {}
     go: dict[str, dict[int, tuple[str, bool, bool, bool]]] = {}
     for package, (directory, prefix) in PACKAGES.items():
-        proto.update(parse_proto(show(repo, f"{directory}/generated.proto"), package))
-        go.update(parse_go(show(repo, f"{directory}/types.go"), prefix))
-    commit = subprocess.run(
-        ["git", "-C", repo, "log", "-1", "--format=%H"], check=True, capture_output=True, text=True
-    ).stdout.strip()
+        source = apiextensions_repo if package in APIEXTENSIONS else repo
+        proto.update(parse_proto(show(source, f"{directory}/generated.proto"), package))
+        go.update(parse_go(show(source, f"{directory}/types.go"), prefix))
     done: list[str] = []
     todo = list(ROOTS)
     while todo:
         name = todo.pop(0)
-        if name in done or name in EXTERNAL.values():
+        if name in done or name in EXTERNAL.values() or name in OPAQUE:
             continue
         done.append(name)
         for _, typ in proto[name].values():
@@ -145,7 +165,7 @@ def main(repo: str) -> None:
             if "." in typ and typ not in done:
                 todo.append(typ)
     roots = textwrap.fill(", ".join(ROOTS), width=100)
-    print(HEADER.format(commit=commit, roots=roots))
+    print(HEADER.format(commit=head(repo), apiextensions_commit=head(apiextensions_repo), roots=roots))
     for name in sorted(done):
         print(f'    "{name}": {{')
         for number, (container, typ) in sorted(proto[name].items()):
@@ -162,11 +182,14 @@ HEADER = '''"""Field tables of the Kubernetes protobuf messages decoded here (ge
 
 Generated by ``local/tools/gen_protobuf_tables.py`` from k8s.io/api (https://github.com/kubernetes/api)
 at commit {commit}: ``core/v1``, ``apps/v1``, ``batch/v1``, ``rbac/v1``,
-``networking/v1`` and ``scheduling/v1alpha3`` (reached from batch/v1's JobSpec), each from its
+``networking/v1`` and ``scheduling/v1alpha3`` (reached from batch/v1's JobSpec), and from
+k8s.io/apiextensions-apiserver (https://github.com/kubernetes/apiextensions-apiserver) at commit
+{apiextensions_commit}: ``pkg/apis/apiextensions/v1``, each from its
 ``generated.proto`` (field numbers, repeated fields, maps, scalar and message types) joined with its
 ``types.go`` (the JSON name of each field, ``omitempty``, Go pointers, and embedded structs whose fields
 encoding/json promotes into the parent). Only the messages reachable from these kinds are kept:
 {roots}.
+A CRD's ``JSONSchemaProps`` (free-form to the known fields) is left out.
 
 :data:`GENERATED` maps ``"<group>/<version>.<Message>"`` to ``{{field number: (JSON name, type,
 flags)}}``. The type is ``string``, ``int`` (int32/int64 varints), ``bool``, ``bytes`` or a message
@@ -174,7 +197,8 @@ name, prefixed with ``[]`` for a repeated field or ``map`` for a ``map<string, t
 JSON tag has ``omitempty``, ``p`` the Go field is a pointer, ``i`` an embedded struct whose fields are
 inlined (its JSON name is empty). The apimachinery messages these refer to (``meta/v1.*``,
 ``intstr.IntOrString``, ``resource.Quantity``) are in
-:mod:`rayqueue_local.apimachinery.protobuf`.
+:mod:`rayqueue_local.apimachinery.protobuf`. The protobuf codec decodes only the kinds it lists; the
+others' tables (Event, Node, CustomResourceDefinition) give the registry their known fields.
 
 Example:
     >>> GENERATED["apps/v1.DeploymentSpec"][1]
@@ -189,4 +213,4 @@ __all__ = ["GENERATED"]
 GENERATED: dict[str, dict[int, tuple[str, str, str]]] = {{'''
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2])

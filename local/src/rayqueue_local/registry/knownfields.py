@@ -69,9 +69,8 @@ _POD_TEMPLATE = _go("core/v1.PodTemplateSpec", spec=_POD_SPEC)
 _POLICY_RULES = _list_of(_go("rbac/v1.PolicyRule"))
 _BINDING_FIELDS = {"subjects": _list_of(_go("rbac/v1.Subject")), "roleRef": _go("rbac/v1.RoleRef")}
 
-#: The known fields of the built-in kinds served, by store key (the top level of each Go type). The kinds
-#: the protobuf tables cover come from them; Event, Node and CustomResourceDefinition, which the generator's
-#: roots leave out (nothing sends them as protobuf here), are listed by hand with their upstream source.
+#: The known fields of the built-in kinds served, by store key (the top level of each Go type), all from
+#: the generated Go-type tables (:mod:`rayqueue_local.apimachinery.gotypes`).
 BUILTIN_FIELDS: dict[str, dict[str, Any]] = {
     "namespaces": _go(
         "core/v1.Namespace", spec=_go("core/v1.NamespaceSpec"), status=_go("core/v1.NamespaceStatus")
@@ -81,23 +80,7 @@ BUILTIN_FIELDS: dict[str, dict[str, Any]] = {
     "serviceaccounts": _go("core/v1.ServiceAccount"),
     "services": _go("core/v1.Service", spec=_SERVICE_SPEC),
     "pods": _go("core/v1.Pod", spec=_POD_SPEC),
-    # core/v1 Event [k8s.io/api/core/v1 types.go Event]
-    "events": _obj(
-        "involvedObject",
-        "reason",
-        "message",
-        "source",
-        "firstTimestamp",
-        "lastTimestamp",
-        "count",
-        "type",
-        "eventTime",
-        "series",
-        "action",
-        "related",
-        "reportingComponent",
-        "reportingInstance",
-    ),
+    "events": _go("core/v1.Event"),
     "roles.rbac.authorization.k8s.io": _go("rbac/v1.Role", rules=_POLICY_RULES),
     "rolebindings.rbac.authorization.k8s.io": _go("rbac/v1.RoleBinding", **_BINDING_FIELDS),
     "clusterroles.rbac.authorization.k8s.io": _go(
@@ -105,18 +88,11 @@ BUILTIN_FIELDS: dict[str, dict[str, Any]] = {
     ),
     "clusterrolebindings.rbac.authorization.k8s.io": _go("rbac/v1.ClusterRoleBinding", **_BINDING_FIELDS),
     "ingresses.networking.k8s.io": _go("networking/v1.Ingress"),
-    # core/v1 Node [k8s.io/api/core/v1 NodeSpec]
-    "nodes": _obj(
-        "status",
-        spec=_obj(
-            "podCIDR", "podCIDRs", "providerID", "unschedulable", "taints", "configSource", "externalID"
-        ),
-    ),
+    "nodes": _go("core/v1.Node", spec=_go("core/v1.NodeSpec")),
     "deployments.apps": _go("apps/v1.Deployment", spec=_go("apps/v1.DeploymentSpec", template=_POD_TEMPLATE)),
     "jobs.batch": _go("batch/v1.Job", spec=_go("batch/v1.JobSpec", template=_POD_TEMPLATE)),
-    # apiextensions.k8s.io/v1 CustomResourceDefinition [apiextensions-apiserver CustomResourceDefinitionSpec]
-    "customresourcedefinitions.apiextensions.k8s.io": _obj(
-        "status", spec=_obj("group", "names", "scope", "versions", "conversion", "preserveUnknownFields")
+    "customresourcedefinitions.apiextensions.k8s.io": _go(
+        "apiextensions/v1.CustomResourceDefinition", spec=_go("apiextensions/v1.CustomResourceDefinitionSpec")
     ),
 }
 

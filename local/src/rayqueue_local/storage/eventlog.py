@@ -64,7 +64,7 @@ class EventLog:
             self._compacted_rv = self._history.popleft().resource_version
         self._history.append(event)
         for w in self._watches:
-            w._offer(event)
+            w.offer(event)
 
     def oldest_first(self) -> Iterator[Event]:
         """The events the history holds, in commit order."""

@@ -16,13 +16,24 @@ from typing import Any
 from rayqueue_local.apimachinery.patch import deep_copy
 from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.storage.reads import StoreReads
+from rayqueue_local.storage.storecore import StoreCore
 from rayqueue_local.storage.storetypes import Objects, StoreError
 
 __all__ = ["StoreDeletion"]
 
 
-class StoreDeletion(StoreReads):
-    """The deletion methods of :class:`~rayqueue_local.storage.store.Store` and the garbage collector."""
+class StoreDeletion:
+    """The deletion methods of :class:`~rayqueue_local.storage.store.Store` and the garbage collector.
+
+    It writes through the core; ``reads`` lists what ``delete_collection`` deletes (its ``list`` is all
+    this part uses of it). The writes call
+    :meth:`finalize` and :meth:`collect` (lock held) when an update removes the last finalizer or a
+    new object's owners are gone.
+    """
+
+    def __init__(self, core: StoreCore, reads: StoreReads) -> None:
+        self._core = core
+        self._list = reads.list
 
     def delete(
         self,
@@ -52,9 +63,9 @@ class StoreDeletion(StoreReads):
             >>> store.list("configmaps", "default")
             []
         """
-        rt = self._type(key)
-        with self._txn():
-            old = self._stored(key, namespace, name)
+        rt = self._core.resolve(key)
+        with self._core.txn():
+            old = self._core.stored(key, namespace, name)
             ometa = old["metadata"]
             if (resource_version and resource_version != ometa["resourceVersion"]) or (
                 uid and uid != ometa["uid"]
@@ -100,9 +111,9 @@ class StoreDeletion(StoreReads):
             >>> len(store.delete_collection("configmaps", "default")), store.list("configmaps")
             (2, [])
         """
-        with self._txn():
+        with self._core.txn():
             out = []
-            for obj in self.list(
+            for obj in self._list(
                 key, namespace, label_selector=label_selector, field_selector=field_selector
             ):
                 meta = obj["metadata"]
@@ -120,71 +131,76 @@ class StoreDeletion(StoreReads):
 
     def _delete(self, key: str, old: dict[str, Any], seen: set[str]) -> dict[str, Any]:
         """Start deleting ``old`` (lock held): mark it if finalizers hold it, else remove it."""
+        core = self._core
         meta = old["metadata"]
         if key == "namespaces":
             return self._delete_namespace(old, seen)
         if meta.get("finalizers"):
             if meta.get("deletionTimestamp"):
                 return old
-            rt = self.registry.get(key)
+            rt = core.registry.get(key)
             new = deep_copy(old)
             new["metadata"]["deletionTimestamp"] = now_rfc3339()
             new["metadata"]["deletionGracePeriodSeconds"] = 0
             if rt.has_generation:
                 new["metadata"]["generation"] = meta.get("generation", 1) + 1
-            new["metadata"]["resourceVersion"] = self._next_rv()
-            self._commit("MODIFIED", key, new, old)
+            new["metadata"]["resourceVersion"] = core.next_rv()
+            core.commit("MODIFIED", key, new, old)
             return new
-        return self._finalize(key, old, seen)
+        return self.finalize(key, old, seen)
 
-    def _finalize(self, key: str, obj: dict[str, Any], seen: set[str]) -> dict[str, Any]:
+    def finalize(self, key: str, obj: dict[str, Any], seen: set[str]) -> dict[str, Any]:
         """Remove ``obj`` for good, then collect its dependents and maybe its namespace (lock held)."""
+        core = self._core
         gone = deep_copy(obj)
-        gone["metadata"]["resourceVersion"] = self._next_rv()
-        self._commit("DELETED", key, gone, obj)
+        gone["metadata"]["resourceVersion"] = core.next_rv()
+        core.commit("DELETED", key, gone, obj)
         uid = obj["metadata"].get("uid", "")
         seen.add(uid)
-        for dep_key, dep_ns, dep_name in sorted(self._index.pop_dependents(uid)):
-            dependent = self._index.get(dep_key, (dep_ns, dep_name))
+        for dep_key, dep_ns, dep_name in sorted(core.index.pop_dependents(uid)):
+            dependent = core.index.get(dep_key, (dep_ns, dep_name))
             if dependent is not None:
-                self._collect(dep_key, dependent, seen)
+                self.collect(dep_key, dependent, seen)
         ns = gone["metadata"].get("namespace")
-        if ns and self._index.namespace_count(ns) == 0:
-            ns_obj = self._index.get("namespaces", ("", ns))
+        if ns and core.index.namespace_count(ns) == 0:
+            ns_obj = core.index.get("namespaces", ("", ns))
             if (
                 ns_obj is not None
                 and ns_obj["metadata"].get("deletionTimestamp")
                 and not ns_obj["metadata"].get("finalizers")
             ):
-                self._finalize("namespaces", ns_obj, seen)
+                self.finalize("namespaces", ns_obj, seen)
         return gone
 
-    def _collect(self, key: str, dependent: dict[str, Any], seen: set[str]) -> None:
+    def collect(self, key: str, dependent: dict[str, Any], seen: set[str]) -> None:
         """Garbage-collect a dependent whose owner went away (lock held)."""
+        core = self._core
         refs = dependent["metadata"].get("ownerReferences") or []
-        alive = [r for r in refs if self._index.has_uid(r.get("uid")) and r.get("uid") not in seen]
+        alive = [r for r in refs if core.index.has_uid(r.get("uid")) and r.get("uid") not in seen]
         if alive:
             if len(alive) != len(refs):  # drop the dangling references, keep the object
                 new = deep_copy(dependent)
                 new["metadata"]["ownerReferences"] = alive
-                new["metadata"]["resourceVersion"] = self._next_rv()
-                self._commit("MODIFIED", key, new, dependent)
+                new["metadata"]["resourceVersion"] = core.next_rv()
+                core.commit("MODIFIED", key, new, dependent)
             return
         self._delete(key, dependent, seen)
 
     def _orphan(self, uid: str) -> None:
-        for dep_key, dep_ns, dep_name in sorted(self._index.dependents(uid)):
-            dependent = self._index.bucket(dep_key)[(dep_ns, dep_name)]
+        core = self._core
+        for dep_key, dep_ns, dep_name in sorted(core.index.dependents(uid)):
+            dependent = core.index.bucket(dep_key)[(dep_ns, dep_name)]
             new = deep_copy(dependent)
             refs = [r for r in new["metadata"].get("ownerReferences", []) if r.get("uid") != uid]
             if refs:
                 new["metadata"]["ownerReferences"] = refs
             else:
                 new["metadata"].pop("ownerReferences", None)
-            new["metadata"]["resourceVersion"] = self._next_rv()
-            self._commit("MODIFIED", dep_key, new, dependent)
+            new["metadata"]["resourceVersion"] = core.next_rv()
+            core.commit("MODIFIED", dep_key, new, dependent)
 
     def _delete_namespace(self, old: dict[str, Any], seen: set[str]) -> dict[str, Any]:
+        core = self._core
         name = old["metadata"]["name"]
         current = old
         if not old["metadata"].get("deletionTimestamp"):
@@ -192,18 +208,18 @@ class StoreDeletion(StoreReads):
             current["metadata"]["deletionTimestamp"] = now_rfc3339()
             current["metadata"]["deletionGracePeriodSeconds"] = 0
             current["status"] = {"phase": "Terminating"}
-            current["metadata"]["resourceVersion"] = self._next_rv()
-            self._commit("MODIFIED", "namespaces", current, old)
-        for key in self._index.resource_keys():
-            for k in sorted(k for k in self._index.bucket(key) if k[0] == name):
-                obj = self._index.get(key, k)
+            current["metadata"]["resourceVersion"] = core.next_rv()
+            core.commit("MODIFIED", "namespaces", current, old)
+        for key in core.index.resource_keys():
+            for k in sorted(k for k in core.index.bucket(key) if k[0] == name):
+                obj = core.index.get(key, k)
                 if obj is not None and not obj["metadata"].get("deletionTimestamp"):
                     self._delete(key, obj, seen)
-        latest = self._index.get("namespaces", ("", name))
+        latest = core.index.get("namespaces", ("", name))
         if latest is None:  # the last object's removal already finalized the namespace
             gone = deep_copy(current)
-            gone["metadata"]["resourceVersion"] = str(self._rv)
+            gone["metadata"]["resourceVersion"] = str(core.rv)
             return gone
-        if self._index.namespace_count(name) == 0 and not latest["metadata"].get("finalizers"):
-            return self._finalize("namespaces", latest, seen)
+        if core.index.namespace_count(name) == 0 and not latest["metadata"].get("finalizers"):
+            return self.finalize("namespaces", latest, seen)
         return latest

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rayqueue_local.storage.storetypes import ObjKey, _owner_uids
+from rayqueue_local.storage.storetypes import ObjKey, owner_uids
 
 __all__ = ["Ident", "ObjectIndex"]
 
@@ -105,8 +105,8 @@ class ObjectIndex:
                 self._uids[uid] = ident
             if k[0]:
                 self._ns_counts[k[0]] = self._ns_counts.get(k[0], 0) + 1
-        old_owners = _owner_uids(old) if old is not None else set()
-        new_owners = _owner_uids(obj)
+        old_owners = owner_uids(old) if old is not None else set()
+        new_owners = owner_uids(obj)
         for o in old_owners - new_owners:
             self._dependents.get(o, set()).discard(ident)
         for o in new_owners - old_owners:
@@ -117,7 +117,7 @@ class ObjectIndex:
         del self._objects[key][k]
         ident = (key, k[0], k[1])
         self._uids.pop(obj["metadata"].get("uid", ""), None)
-        for o in _owner_uids(obj):
+        for o in owner_uids(obj):
             self._dependents.get(o, set()).discard(ident)
         if k[0]:
             self._ns_counts[k[0]] -= 1

@@ -4,7 +4,7 @@
 ``patch`` takes merge, JSON, strategic-merge and apply patches (the main resource or ``status``);
 ``apply`` creates a missing object or merges into the stored one, tracking field ownership in
 ``managedFields`` (409 Conflict on another manager's field unless ``force``). Both end in
-:meth:`~rayqueue_local.storage.writes.StoreWrites._replace` or ``create``, so every check and hook of a
+:meth:`~rayqueue_local.storage.writes.StoreWrites.replace` or ``create``, so every check and hook of a
 write applies.
 The examples run with :mod:`rayqueue_local.storage.store`'s doctests.
 """
@@ -17,8 +17,10 @@ from rayqueue_local.apimachinery import patch as patches
 from rayqueue_local.apimachinery.patch import PatchError, interned_copy
 from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.registry.registry import ResourceType
+from rayqueue_local.storage.checks import WriteChecks
+from rayqueue_local.storage.storecore import StoreCore
 from rayqueue_local.storage.storetypes import PatchBody, StoreError
-from rayqueue_local.storage.writes import StoreWrites, _body
+from rayqueue_local.storage.writes import StoreWrites, request_body
 
 __all__ = ["StorePatching"]
 
@@ -43,8 +45,14 @@ def _check_still_addressed(new: dict[str, Any], namespace: str | None, name: str
         )
 
 
-class StorePatching(StoreWrites):
-    """The patch and apply methods of :class:`~rayqueue_local.storage.store.Store`."""
+class StorePatching:
+    """The patch and apply methods of :class:`~rayqueue_local.storage.store.Store`: they compute the new
+    object and hand it to ``writes`` (``create`` or ``replace``); ``checks`` gives the map-list keys."""
+
+    def __init__(self, core: StoreCore, writes: StoreWrites, checks: WriteChecks) -> None:
+        self._core = core
+        self._writes = writes
+        self._checks = checks
 
     def patch(
         self,
@@ -90,12 +98,12 @@ class StorePatching(StoreWrites):
                 subresource=subresource,
                 dry_run=dry_run,
             )
-        rt = self._type(key)
+        rt = self._core.resolve(key)
         if subresource not in (None, "", "status"):
             raise StoreError(404, "NotFound", "the server could not find the requested resource")
         patch = interned_copy(patch)
-        with self._txn():
-            old = self._stored(key, namespace, name)
+        with self._core.txn():
+            old = self._core.stored(key, namespace, name)
             try:
                 if patch_type == "merge":
                     if not isinstance(patch, dict):
@@ -117,7 +125,7 @@ class StorePatching(StoreWrites):
             precondition = isinstance(patch, dict) and "resourceVersion" in (patch.get("metadata") or {})
             if not precondition:
                 new.setdefault("metadata", {})["resourceVersion"] = old["metadata"]["resourceVersion"]
-            return self._replace(
+            return self._writes.replace(
                 rt, old, new, subresource or "", dry_run=dry_run, field_manager=field_manager
             )
 
@@ -162,7 +170,7 @@ class StorePatching(StoreWrites):
             >>> store.apply("configmaps", {**body, "data": {"a": "2"}}, "bob", force=True)["data"]
             {'a': '2'}
         """
-        rt = self._type(key)
+        rt = self._core.resolve(key)
         if not field_manager:
             raise StoreError(
                 422,
@@ -170,14 +178,14 @@ class StorePatching(StoreWrites):
                 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: '
                 "is required for apply patch",
             )
-        obj = _body(obj)
+        obj = request_body(obj)
         meta = obj.get("metadata") or {}
         name = meta.get("name", "")
         ns = meta.get("namespace") if rt.namespaced else None
         if subresource not in (None, "", "status"):
             raise StoreError(404, "NotFound", "the server could not find the requested resource")
-        with self._txn():
-            existing = self._index.get(key, (self._ns(rt, ns), name))
+        with self._core.txn():
+            existing = self._core.index.get(key, (self._core.scope(rt, ns), name))
             stamp = now_rfc3339()
             try:
                 merged = patches.server_side_apply(
@@ -188,17 +196,17 @@ class StorePatching(StoreWrites):
                     api_version=rt.api_version,
                     now=stamp,
                     subresource=subresource or "",
-                    list_keys=self._list_keys(rt),
+                    list_keys=self._checks.list_keys(rt),
                 )
             except PatchError as exc:
                 raise self._patch_error(rt, name, exc) from None
             if existing is None:
                 if subresource:
-                    raise self._not_found(key, name)
-                return self.create(key, merged, dry_run=dry_run)
+                    raise self._core.not_found(key, name)
+                return self._writes.create(key, merged, dry_run=dry_run)
             rv = meta.get("resourceVersion")
             merged["metadata"]["resourceVersion"] = rv if rv else existing["metadata"]["resourceVersion"]
-            return self._replace(
+            return self._writes.replace(
                 rt,
                 existing,
                 merged,

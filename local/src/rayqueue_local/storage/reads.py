@@ -3,7 +3,8 @@
 A ``continue`` token encodes the list's resourceVersion and the last key served; later pages are
 taken from the state at that version, reconstructed by undoing the newer events of the bounded
 history (:meth:`StoreReads._state_at`), and get 410 Expired once the history no longer reaches back
-to it. Label and field selectors come from :mod:`rayqueue_local.apimachinery.selectors` (400 when malformed).
+to it. Label and field selectors come from :mod:`rayqueue_local.apimachinery.selectors` (400 when
+malformed, :func:`parse_selectors`, which the watches share).
 The examples run with :mod:`rayqueue_local.storage.store`'s doctests.
 """
 
@@ -23,9 +24,9 @@ from rayqueue_local.apimachinery.selectors import (
     parse_label_selector,
 )
 from rayqueue_local.storage.storecore import StoreCore
-from rayqueue_local.storage.storetypes import ListResult, ObjKey, StoreError, _objkey
+from rayqueue_local.storage.storetypes import ListResult, ObjKey, StoreError, object_key
 
-__all__ = ["StoreReads"]
+__all__ = ["StoreReads", "parse_selectors"]
 
 
 def _encode_continue(rv: int, start: ObjKey) -> str:
@@ -49,8 +50,32 @@ def _decode_continue(token: str) -> tuple[int, ObjKey]:
         ) from None
 
 
-class StoreReads(StoreCore):
-    """The read methods of :class:`~rayqueue_local.storage.store.Store` (see the methods' examples)."""
+def parse_selectors(
+    key: str, label_selector: str | None, field_selector: str | None
+) -> tuple[LabelSelector, FieldSelector]:
+    """The label and field selectors of a list or watch of ``key``; ``StoreError(400)`` when malformed.
+
+    Example:
+        >>> labels, fields = parse_selectors("pods", "app=web", "spec.nodeName=n1")
+        >>> labels.matches({"app": "web"}), fields.equals("spec.nodeName")
+        (True, 'n1')
+        >>> parse_selectors("pods", "a in (b", None)
+        Traceback (most recent call last):
+        ...
+        rayqueue_local.storage.store.StoreError: unable to parse requirement: ...
+    """
+    try:
+        return parse_label_selector(label_selector), parse_field_selector(field_selector, key)
+    except SelectorError as exc:
+        raise StoreError(400, "BadRequest", str(exc)) from None
+
+
+class StoreReads:
+    """The read methods of :class:`~rayqueue_local.storage.store.Store` over the core's objects and history
+    (see the methods' examples)."""
+
+    def __init__(self, core: StoreCore) -> None:
+        self._core = core
 
     def get(self, key: str, namespace: str | None, name: str, *, copy: bool = True) -> dict[str, Any]:
         """A copy of one object; ``StoreError(404)`` if absent.
@@ -60,8 +85,8 @@ class StoreReads(StoreCore):
             >>> Store().get("namespaces", None, "default")["metadata"]["name"]
             'default'
         """
-        with self._lock:
-            obj = self._stored(key, namespace, name)
+        with self._core.lock:
+            obj = self._core.stored(key, namespace, name)
             return deep_copy(obj) if copy else obj
 
     def get_by_uid(self, uid: str) -> tuple[str, dict[str, Any]] | None:
@@ -74,12 +99,13 @@ class StoreReads(StoreCore):
             >>> store.get_by_uid(uid)[0]
             'namespaces'
         """
-        with self._lock:
-            where = self._index.where(uid)
+        core = self._core
+        with core.lock:
+            where = core.index.where(uid)
             if where is None:
                 return None
             key, ns, name = where
-            return key, deep_copy(self._index.bucket(key)[(ns, name)])
+            return key, deep_copy(core.index.bucket(key)[(ns, name)])
 
     def list(
         self,
@@ -142,21 +168,22 @@ class StoreReads(StoreCore):
             >>> [c["metadata"]["name"] for c in rest.items]
             ['c']
         """
-        rt = self._type(key)
-        labels, fields = self._selectors(key, label_selector, field_selector)
-        ns = self._ns(rt, namespace)
-        with self._lock:
+        core = self._core
+        rt = core.resolve(key)
+        labels, fields = parse_selectors(key, label_selector, field_selector)
+        ns = core.scope(rt, namespace)
+        with core.lock:
             start: ObjKey | None = None
-            list_rv = self._rv
-            objects = self._index.bucket(key)
+            list_rv = core.rv
+            objects = core.index.bucket(key)
             if resource_version is not None and not continue_token:
-                if resource_version < self._events.compacted_rv:
+                if resource_version < core.events.compacted_rv:
                     raise StoreError(410, "Expired", "The resourceVersion for the provided list is too old.")
-                if resource_version < self._rv:
+                if resource_version < core.rv:
                     list_rv, objects = resource_version, self._state_at(key, resource_version)
             if continue_token:
                 list_rv, start = _decode_continue(continue_token)
-                if list_rv < self._events.compacted_rv:
+                if list_rv < core.events.compacted_rv:
                     raise StoreError(
                         410,
                         "Expired",
@@ -169,7 +196,7 @@ class StoreReads(StoreCore):
                         "deleted between "
                         "the time the first chunk was returned and now may show up in the list.",
                     )
-                if list_rv < self._rv:
+                if list_rv < core.rv:
                     objects = self._state_at(key, list_rv)
             name_eq = fields.equals("metadata.name")
             if name_eq is not None and ns:
@@ -198,23 +225,15 @@ class StoreReads(StoreCore):
 
     def _state_at(self, key: str, rv: int) -> dict[ObjKey, dict[str, Any]]:
         """The objects of ``key`` as they were at resourceVersion ``rv`` (undoing later events)."""
-        state = dict(self._index.bucket(key))
-        for event in self._events.newest_first():
+        state = dict(self._core.index.bucket(key))
+        for event in self._core.events.newest_first():
             if event.resource_version <= rv:
                 break
             if event.key != key:
                 continue
-            k = _objkey(event.object)
+            k = object_key(event.object)
             if event.type == "ADDED":
                 state.pop(k, None)
             elif event.old is not None:
                 state[k] = event.old
         return state
-
-    def _selectors(
-        self, key: str, label_selector: str | None, field_selector: str | None
-    ) -> tuple[LabelSelector, FieldSelector]:
-        try:
-            return parse_label_selector(label_selector), parse_field_selector(field_selector, key)
-        except SelectorError as exc:
-            raise StoreError(400, "BadRequest", str(exc)) from None

@@ -49,17 +49,23 @@ Thread safety: one re-entrant lock guards all state; admission hooks run under i
 store); subscribers run after the commit, outside it. Returned objects are copies; ``Event`` objects
 are shared between subscribers and must be treated as read-only.
 
-Layout: :class:`Store` is the facade. It holds two composed parts, each with its own interface and no
-lock of its own: :class:`~rayqueue_local.storage.objectindex.ObjectIndex` (the objects and their uid,
-owner and namespace indexes) and :class:`~rayqueue_local.storage.eventlog.EventLog` (the bounded event
-history and the watches it feeds), beside :class:`~rayqueue_local.storage.persistence.Persistence` (the
-snapshot and log). Its methods come from sibling modules, each a layer over the one below it:
-:mod:`~rayqueue_local.storage.storetypes` (``StoreError``, ``Event``, ``ListResult``, helpers),
-:mod:`~rayqueue_local.storage.storecore` (state, commit, transactions),
-:mod:`~rayqueue_local.storage.reads` (get, list, pagination), :mod:`~rayqueue_local.storage.watchlog`
-(``Store.watch``), :mod:`~rayqueue_local.storage.gc` (deletion, finalizers, garbage
-collection), :mod:`~rayqueue_local.storage.writes` (create, update) and
-:mod:`~rayqueue_local.storage.patching` (patch, apply). Every public name stays importable from here.
+Layout: :class:`Store` is a facade over parts, each a class in its own module that is handed only the
+parts it uses, with no lock of its own (they share the core's):
+:class:`~rayqueue_local.storage.storecore.StoreCore` (the lock, the objects and their indexes in an
+:class:`~rayqueue_local.storage.objectindex.ObjectIndex`, the event history and watches in an
+:class:`~rayqueue_local.storage.eventlog.EventLog`, the
+:class:`~rayqueue_local.storage.persistence.Persistence`, the resourceVersion counter, hooks and
+subscribers; commit and transactions),
+:class:`~rayqueue_local.storage.reads.StoreReads` (get, list, pagination),
+:class:`~rayqueue_local.storage.watchlog.StoreWatches` (``Store.watch``),
+:class:`~rayqueue_local.storage.checks.WriteChecks` (names, metadata, kinds, CRD schemas),
+:class:`~rayqueue_local.storage.gc.StoreDeletion` (deletion, finalizers, garbage collection),
+:class:`~rayqueue_local.storage.writes.StoreWrites` (create, update),
+:class:`~rayqueue_local.storage.patching.StorePatching` (patch, apply) and
+:class:`~rayqueue_local.storage.eventrecorder.EventRecorder` (``Store.record_event``).
+:mod:`~rayqueue_local.storage.storetypes` holds ``StoreError``, ``Event``, ``ListResult`` and helpers.
+The store's public methods are its parts' own, bound in ``Store.__init__``. Every public name stays
+importable from here.
 
 Example:
     >>> store = Store()
@@ -77,27 +83,18 @@ from __future__ import annotations
 
 import inspect
 import os
-import threading
-import time
-from collections.abc import Callable
 from typing import Any
 
-from rayqueue_local.apimachinery.patch import deep_copy
-from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.registry.builtindefaults import DEFAULTED_KEYS, apply_builtin_defaults
 from rayqueue_local.registry.registry import Registry
-from rayqueue_local.registry.schema import SchemaValidator
-from rayqueue_local.storage.eventlog import EventLog
-from rayqueue_local.storage.objectindex import ObjectIndex
+from rayqueue_local.storage.checks import WriteChecks
+from rayqueue_local.storage.eventrecorder import EventRecorder
+from rayqueue_local.storage.gc import StoreDeletion
 from rayqueue_local.storage.patching import StorePatching
 from rayqueue_local.storage.persistence import Persistence
-from rayqueue_local.storage.storetypes import (
-    AdmissionHook,
-    Event,
-    ListResult,
-    StoreError,
-    _objkey,
-)
+from rayqueue_local.storage.reads import StoreReads
+from rayqueue_local.storage.storecore import StoreCore
+from rayqueue_local.storage.storetypes import AdmissionHook, Event, ListResult, StoreError
 from rayqueue_local.storage.storetypes import Objects as Objects
 from rayqueue_local.storage.storetypes import (
     ObjKey as ObjKey,  # re-exported: they lived here before the split
@@ -107,13 +104,17 @@ from rayqueue_local.storage.storetypes import invalid as invalid
 from rayqueue_local.storage.storetypes import qualified_kind as qualified_kind
 from rayqueue_local.storage.watch import Watch
 from rayqueue_local.storage.watchlog import StoreWatches
+from rayqueue_local.storage.writes import StoreWrites
 
 __all__ = ["AdmissionHook", "Event", "ListResult", "Store", "StoreError", "Watch"]
 
 _DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
+#: The parts whose methods are the store's: their examples run with this module's doctests.
+_PARTS = (StoreCore, StoreReads, StoreWatches, StoreDeletion, StoreWrites, StorePatching, EventRecorder)
 
-class Store(StorePatching, StoreWatches):
+
+class Store:
     """The in-memory object store (see the module docstring for the semantics).
 
     ``registry`` defaults to the built-in types (no schemas); ``state_dir`` makes the state survive a
@@ -121,6 +122,15 @@ class Store(StorePatching, StoreWatches):
     watches and pagination; ``validate`` checks custom resources against the CRD schemas the
     registry holds and ``prune`` drops the fields those schemas do not declare, as upstream does;
     ``namespaces`` are created when missing.
+
+    Its methods are those of its parts: ``get``, ``get_by_uid``, ``list`` and ``list_page``
+    (:class:`~rayqueue_local.storage.reads.StoreReads`); ``watch``
+    (:class:`~rayqueue_local.storage.watchlog.StoreWatches`); ``create``, ``update`` and
+    ``update_status`` (:class:`~rayqueue_local.storage.writes.StoreWrites`); ``delete`` and
+    ``delete_collection`` (:class:`~rayqueue_local.storage.gc.StoreDeletion`); ``patch`` and ``apply``
+    (:class:`~rayqueue_local.storage.patching.StorePatching`); ``record_event``
+    (:class:`~rayqueue_local.storage.eventrecorder.EventRecorder`); ``subscribe`` and
+    ``add_admission_hook`` (:class:`~rayqueue_local.storage.storecore.StoreCore`).
 
     Example:
         >>> store = Store()
@@ -141,46 +151,35 @@ class Store(StorePatching, StoreWatches):
         fsync: bool = True,
     ) -> None:
         self.registry = registry if registry is not None else Registry()
-        self._lock = threading.RLock()
-        self._index = ObjectIndex()
-        self._rv = 0
-        self._events = EventLog(history)
-        self._subscribers = []
-        self._hooks = {}
-        self._pending = []
-        self._depth = 0
-        self._event_index = {}
-        self._list_key_tables = {}
-        self._validator = None
-        self._check_schemas, self._prune_unknown = validate, prune
-        if (validate or prune) and any(t.schemas for t in self.registry.types()):
-            self._validator = SchemaValidator()
-        self._persistence = None
-        if state_dir is not None:
-            self._persistence = Persistence(state_dir, fsync=fsync)
-            rv, loaded = self._persistence.load()
-            self._rv = rv
-            for key, objs in loaded.items():
-                rt = self.registry.get(key) if key in self.registry else None
-                for obj in objs:
-                    if self._validator is not None and rt is not None:
-                        # Upstream defaults a custom resource read from etcd too: a default the CRD
-                        # gained after the object was written shows up on read.
-                        self._validator.default(rt, obj)
-                    self._index.put(key, _objkey(obj), obj, None)
-        self._events.start_at(self._rv)
+        self._checks = checks = WriteChecks(self.registry, validate=validate, prune=prune)
+        self._persistence = Persistence(state_dir, fsync=fsync) if state_dir is not None else None
+        self._core = core = StoreCore(self.registry, history=history, persistence=self._persistence)
+        core.load(checks.default_loaded)
+        reads = StoreReads(core)
+        deletion = StoreDeletion(core, reads)
+        writes = StoreWrites(core, checks, deletion)
+        patching = StorePatching(core, writes, checks)
+        # The public surface: each method is its part's own.
+        self.get, self.get_by_uid = reads.get, reads.get_by_uid
+        self.list, self.list_page = reads.list, reads.list_page
+        self.watch = StoreWatches(core).watch
+        self.create, self.update, self.update_status = writes.create, writes.update, writes.update_status
+        self.delete, self.delete_collection = deletion.delete, deletion.delete_collection
+        self.patch, self.apply = patching.patch, patching.apply
+        self.record_event = EventRecorder(core, writes).record_event
+        self.subscribe, self.add_admission_hook = core.subscribe, core.add_admission_hook
         for key in DEFAULTED_KEYS:  # upstream defaults these kinds when it decodes them
-            self._hooks[key] = [_defaulter(key)]
+            core.add_admission_hook(key, _defaulter(key))
         for ns in namespaces:
-            if ("", ns) not in self._index.bucket("namespaces"):
+            if ("", ns) not in core.index.bucket("namespaces"):
                 self.create("namespaces", {"metadata": {"name": ns}})
 
     # -- introspection -----------------------------------------------------------------------------
     @property
     def resource_version(self) -> str:
         """The current (latest committed) resourceVersion."""
-        with self._lock:
-            return str(self._rv)
+        with self._core.lock:
+            return str(self._core.rv)
 
     @property
     def recovery_notes(self) -> list[str]:
@@ -195,7 +194,7 @@ class Store(StorePatching, StoreWatches):
     @property
     def validating(self) -> bool:
         """True when custom resources are checked against CRD schemas."""
-        return self._validator is not None and self._check_schemas
+        return self._checks.validating
 
     def type_changed(self, key: str) -> None:
         """Forget what was derived from ``key``'s type (compiled schemas, list keys): its CRD changed.
@@ -206,14 +205,8 @@ class Store(StorePatching, StoreWatches):
             True
             >>> store.type_changed("rayjobs.ray.io")
         """
-        with self._lock:
-            self._list_key_tables.pop(key, None)
-            rt = self.registry.lookup_key(key)
-            wanted = rt is not None and bool(rt.schemas) and (self._check_schemas or self._prune_unknown)
-            if self._validator is None and wanted:
-                self._validator = SchemaValidator()
-            if self._validator is not None:
-                self._validator.forget(key)
+        with self._core.lock:
+            self._checks.type_changed(key)
 
     def count(self, key: str | None = None) -> int:
         """Number of stored objects (of one resource, or in total).
@@ -222,116 +215,15 @@ class Store(StorePatching, StoreWatches):
             >>> Store().count("namespaces")
             4
         """
-        with self._lock:
-            return self._index.count(key)
+        with self._core.lock:
+            return self._core.index.count(key)
 
     def close(self) -> None:
         """Close every watch and the persistence files."""
-        with self._lock:
-            self._events.close_watches()
+        with self._core.lock:
+            self._core.events.close_watches()
             if self._persistence is not None:
                 self._persistence.close()
-
-    # -- hooks and subscribers ---------------------------------------------------------------------
-    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
-        """Call ``callback(event)`` after every committed write; returns the unsubscribe function.
-
-        Example:
-            >>> store, seen = Store(), []
-            >>> unsubscribe = store.subscribe(seen.append)
-            >>> _ = store.create("secrets", {"metadata": {"name": "s", "namespace": "default"}})
-            >>> unsubscribe(); [e.type for e in seen]
-            ['ADDED']
-        """
-        with self._lock:
-            self._subscribers = [*self._subscribers, callback]
-
-        def unsubscribe() -> None:
-            with self._lock:
-                self._subscribers = [s for s in self._subscribers if s is not callback]
-
-        return unsubscribe
-
-    def add_admission_hook(self, key: str, hook: AdmissionHook) -> None:
-        """Run ``hook(operation, new, old) -> new`` on every write of ``key`` (``"*"``: every resource).
-
-        ``operation`` is ``"CREATE"`` or ``"UPDATE"`` (updates, status updates, patches, applies).
-        The hook returns the object to store (it may mutate it) or raises ``StoreError`` to reject.
-
-        Example:
-            >>> store = Store()
-            >>> def label(op, new, old):
-            ...     new["metadata"].setdefault("labels", {})["seen"] = op.lower()
-            ...     return new
-            >>> store.add_admission_hook("configmaps", label)
-            >>> cm = store.create("configmaps", {"metadata": {"name": "c", "namespace": "default"}})
-            >>> cm["metadata"]["labels"]
-            {'seen': 'create'}
-        """
-        with self._lock:
-            self._hooks.setdefault(key, []).append(hook)
-
-    # -- events ------------------------------------------------------------------------------------
-    def record_event(
-        self, involved: dict[str, Any], *, type: str, reason: str, message: str, source: str
-    ) -> dict[str, Any]:
-        """Create (or count up) a core/v1 Event about ``involved`` in its namespace.
-
-        A repeat of the same type/reason/message from the same source about the same object
-        increments ``count`` and ``lastTimestamp``, as the client-go event recorder does.
-
-        Example:
-            >>> store = Store()
-            >>> rc = store.create("rayclusters.ray.io", {"metadata": {"name": "r", "namespace": "default"}})
-            >>> ev = store.record_event(rc, type="Normal", reason="Created", message="ok", source="ray")
-            >>> ev["involvedObject"]["kind"], ev["count"]
-            ('RayCluster', 1)
-            >>> again = store.record_event(rc, type="Normal", reason="Created", message="ok", source="ray")
-            >>> again["count"]
-            2
-        """
-        meta = involved.get("metadata") or {}
-        ns = meta.get("namespace") or "default"
-        stamp = now_rfc3339()
-        ident = (meta.get("uid", ""), type, reason, message, source)
-        with self._txn():
-            where = self._event_index.get(ident)
-            if where is not None:
-                existing = self._index.get("events", where)
-                if existing is not None:
-                    new = deep_copy(existing)
-                    new["count"] = int(new.get("count", 1)) + 1
-                    new["lastTimestamp"] = stamp
-                    return self._replace(self.registry.get("events"), existing, new, "")
-            event = {
-                "apiVersion": "v1",
-                "kind": "Event",
-                "metadata": {"name": f"{meta.get('name', 'unknown')}.{time.time_ns():x}", "namespace": ns},
-                "involvedObject": {
-                    k: v
-                    for k, v in {
-                        "apiVersion": involved.get("apiVersion"),
-                        "kind": involved.get("kind"),
-                        "name": meta.get("name"),
-                        "namespace": meta.get("namespace"),
-                        "uid": meta.get("uid"),
-                        "resourceVersion": meta.get("resourceVersion"),
-                    }.items()
-                    if v
-                },
-                "reason": reason,
-                "message": message,
-                "type": type,
-                "source": {"component": source},
-                "reportingComponent": source,
-                "reportingInstance": source,
-                "firstTimestamp": stamp,
-                "lastTimestamp": stamp,
-                "count": 1,
-            }
-            created = self.create("events", event)
-            self._event_index[ident] = (ns, created["metadata"]["name"])
-            return created
 
 
 def _defaulter(key: str) -> AdmissionHook:
@@ -341,11 +233,11 @@ def _defaulter(key: str) -> AdmissionHook:
     return hook
 
 
-# The examples of the methods Store inherits from its parts (and of ``invalid``) run with this
-# module's doctests, in this module's namespace, as they did before the store was split.
+# The examples of the methods Store takes from its parts (and of ``invalid``) run with this module's
+# doctests, in this module's namespace, as they did before the store was split.
 __test__ = {
     f"{part.__name__}.{name}": member
-    for part in Store.__mro__[1:-1]
+    for part in _PARTS
     for name, member in vars(part).items()
     if inspect.isfunction(member) and ">>>" in (member.__doc__ or "")
 } | {"invalid": invalid}

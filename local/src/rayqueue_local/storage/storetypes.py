@@ -26,6 +26,8 @@ __all__ = [
     "PatchBody",
     "StoreError",
     "invalid",
+    "object_key",
+    "owner_uids",
     "qualified_kind",
 ]
 
@@ -156,10 +158,24 @@ def invalid(rt: ResourceType, name: str, causes: list[dict[str, Any]]) -> StoreE
     )
 
 
-def _objkey(obj: dict[str, Any]) -> ObjKey:
+def object_key(obj: dict[str, Any]) -> ObjKey:
+    """An object's key in its resource's bucket: ``(namespace or "", name)``.
+
+    Example:
+        >>> object_key({"metadata": {"name": "c", "namespace": "default"}})
+        ('default', 'c')
+        >>> object_key({"metadata": {"name": "default"}})
+        ('', 'default')
+    """
     meta = obj["metadata"]
     return meta.get("namespace") or "", meta["name"]
 
 
-def _owner_uids(obj: dict[str, Any]) -> set[str]:
+def owner_uids(obj: dict[str, Any]) -> set[str]:
+    """The uids of an object's owners (its ``ownerReferences``).
+
+    Example:
+        >>> owner_uids({"metadata": {"ownerReferences": [{"uid": "u1"}, {"name": "no-uid"}]}})
+        {'u1'}
+    """
     return {r["uid"] for r in (obj.get("metadata") or {}).get("ownerReferences") or () if r.get("uid")}

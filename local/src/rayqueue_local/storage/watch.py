@@ -1,6 +1,6 @@
 """A watch over the store's events: :class:`Watch`, the stream ``Store.watch`` returns.
 
-The store offers every committed event to its open watches (:meth:`Watch._offer`, under the store
+The store offers every committed event to its open watches (:meth:`Watch.offer`, under the store
 lock, in commit order); a watch keeps those of its resource, namespace and selectors. It knows
 nothing of the store: closing it calls the ``on_close`` callback the store gave it. ``Watch`` is
 re-exported by :mod:`rayqueue_local.storage.store`, its public home, whose doctests run the example.
@@ -9,9 +9,10 @@ re-exported by :mod:`rayqueue_local.storage.store`, its public home, whose docte
 from __future__ import annotations
 
 import queue
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from rayqueue_local.apimachinery.patch import deep_copy
 from rayqueue_local.apimachinery.selectors import FieldSelector, LabelSelector
 from rayqueue_local.storage.storetypes import Event
 
@@ -68,7 +69,20 @@ class Watch:
             return False
         return self._labels.matches(meta.get("labels")) and self._fields.matches(self.key, obj)
 
-    def _offer(self, event: Event) -> None:
+    def start_with(self, objects: Iterable[dict[str, Any]], resource_version: str) -> None:
+        """Begin with a synthetic ``ADDED`` event (a copy) for each selected object of ``objects``, the
+        state at ``resource_version`` (the store's, under its lock, before any :meth:`offer`)."""
+        for obj in objects:
+            if self._selected(obj):
+                self._queue.put(Event("ADDED", self.key, deep_copy(obj), None))
+                self.initial_events += 1
+        self.initial_resource_version = resource_version
+
+    def start_after(self, resource_version: int) -> None:
+        """Send only the events newer than ``resource_version`` (a watch from a version not reached yet)."""
+        self._after = resource_version
+
+    def offer(self, event: Event) -> None:
         """Queue ``event`` if selected (called under the store lock, in commit order)."""
         if self._closed or event.key != self.key:
             return

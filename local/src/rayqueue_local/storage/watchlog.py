@@ -2,7 +2,7 @@
 
 The stream itself, :class:`~rayqueue_local.storage.watch.Watch`, lives in its own module.
 
-Every commit (:meth:`~rayqueue_local.storage.storecore.StoreCore._commit`) appends its
+Every commit (:meth:`~rayqueue_local.storage.storecore.StoreCore.commit`) appends its
 :class:`~rayqueue_local.storage.store.Event` to a bounded history (``Store(history=...)``) and offers it
 to the open watches, in commit order, under the store lock.
 A watch from a resourceVersion replays the history after it, or answers 410 Expired once the history
@@ -13,16 +13,19 @@ The examples run with :mod:`rayqueue_local.storage.store`'s doctests.
 
 from __future__ import annotations
 
-from rayqueue_local.apimachinery.patch import deep_copy
-from rayqueue_local.storage.reads import StoreReads
-from rayqueue_local.storage.storetypes import Event, StoreError
+from rayqueue_local.storage.reads import parse_selectors
+from rayqueue_local.storage.storecore import StoreCore
+from rayqueue_local.storage.storetypes import StoreError
 from rayqueue_local.storage.watch import Watch
 
 __all__ = ["StoreWatches"]
 
 
-class StoreWatches(StoreReads):
-    """``Store.watch`` (see its example)."""
+class StoreWatches:
+    """``Store.watch`` over the core's objects and event log (see its example)."""
+
+    def __init__(self, core: StoreCore) -> None:
+        self._core = core
 
     def watch(
         self,
@@ -49,19 +52,15 @@ class StoreWatches(StoreReads):
             >>> w.get(timeout=1).object["metadata"]["name"]; w.close()
             'c'
         """
-        rt = self._type(key)
-        labels, fields = self._selectors(key, label_selector, field_selector)
-        ns = self._ns(rt, namespace) or None
+        core = self._core
+        rt = core.resolve(key)
+        labels, fields = parse_selectors(key, label_selector, field_selector)
+        ns = core.scope(rt, namespace) or None
         w = Watch(key, ns, labels, fields, on_close=self._remove_watch)
-        with self._lock:
+        with core.lock:
             if resource_version in (None, "", "0"):
-                bucket = self._index.bucket(key)
-                for k in sorted(bucket):
-                    obj = bucket[k]
-                    if w._selected(obj):
-                        w._queue.put(Event("ADDED", key, deep_copy(obj), None))
-                        w.initial_events += 1
-                w.initial_resource_version = str(self._rv)
+                bucket = core.index.bucket(key)
+                w.start_with((bucket[k] for k in sorted(bucket)), str(core.rv))
             else:
                 try:
                     rv = int(resource_version or 0)
@@ -69,17 +68,17 @@ class StoreWatches(StoreReads):
                     raise StoreError(
                         400, "BadRequest", f"invalid resource version: {resource_version}"
                     ) from None
-                compacted = self._events.compacted_rv
+                compacted = core.events.compacted_rv
                 if rv < compacted:
                     raise StoreError(410, "Expired", f"too old resource version: {rv} ({compacted + 1})")
-                if rv > self._rv:
-                    w._after = rv  # a future version: wait for it, as upstream's watch cache does
-                for event in self._events.oldest_first():
+                if rv > core.rv:
+                    w.start_after(rv)  # a future version: wait for it, as upstream's watch cache does
+                for event in core.events.oldest_first():
                     if event.resource_version > rv:
-                        w._offer(event)
-            self._events.add_watch(w)
+                        w.offer(event)
+            core.events.add_watch(w)
         return w
 
     def _remove_watch(self, w: Watch) -> None:
-        with self._lock:
-            self._events.remove_watch(w)
+        with self._core.lock:
+            self._core.events.remove_watch(w)

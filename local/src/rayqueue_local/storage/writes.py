@@ -2,11 +2,11 @@
 
 ``create`` fills ``metadata.uid``, ``resourceVersion``, ``generation``, ``creationTimestamp`` and a
 ``generateName`` name and drops what a client may not set; ``update``/``update_status`` go through
-:meth:`StoreWrites._replace`, which keeps what the server owns, checks ``resourceVersion``
+:meth:`StoreWrites.replace`, which keeps what the server owns, checks ``resourceVersion``
 (409 Conflict), bumps ``generation`` when the spec changes, skips no-op writes and finalizes an
-object whose last finalizer went away. Every write checks names, labels, annotations and
-ownerReferences (:mod:`rayqueue_local.registry.schema`), validates (and prunes) against the CRD schema
-and runs the admission hooks.
+object whose last finalizer went away. Every write passes the checks of
+:class:`~rayqueue_local.storage.checks.WriteChecks` (names, labels, annotations, ownerReferences; the CRD
+schema, after pruning) and runs the admission hooks.
 The examples run with :mod:`rayqueue_local.storage.store`'s doctests.
 """
 
@@ -15,25 +15,34 @@ from __future__ import annotations
 import json
 import secrets
 import uuid
-from typing import Any
+from typing import Any, Protocol
 
 from rayqueue_local.apimachinery import patch as patches
-from rayqueue_local.apimachinery.builtinchecks import builtin_causes
 from rayqueue_local.apimachinery.patch import deep_copy, interned_copy
 from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.registry.registry import ResourceType
-from rayqueue_local.registry.schema import list_map_keys, metadata_causes, name_causes
-from rayqueue_local.storage.gc import StoreDeletion
-from rayqueue_local.storage.storetypes import Objects, StoreError, _owner_uids, invalid
+from rayqueue_local.registry.schema import name_causes
+from rayqueue_local.storage.checks import NAME_RULE_OF, WriteChecks
+from rayqueue_local.storage.storecore import StoreCore
+from rayqueue_local.storage.storetypes import Objects, StoreError, invalid, owner_uids
 
-__all__ = ["StoreWrites"]
+__all__ = ["Collector", "StoreWrites", "request_body"]
 
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # upstream's: no vowels, no confusable digits
-_NAME_RULE_OF = {"namespaces": "label", "services": "dns1035"}
 
 
-def _body(obj: Any) -> dict[str, Any]:
-    """An interned private copy of a request body; 400 for anything but an object with string names."""
+def request_body(obj: Any) -> dict[str, Any]:
+    """An interned private copy of a request body; 400 for anything but an object with string names.
+
+    Example:
+        >>> request_body({"metadata": {"name": "c"}})
+        {'metadata': {'name': 'c'}}
+        >>> try:
+        ...     request_body({"metadata": {"name": 1}})
+        ... except StoreError as err:
+        ...     print(err.code, err.message)
+        400 json: cannot unmarshal int into Go struct field ObjectMeta.metadata.name of type string
+    """
     if not isinstance(obj, dict):
         raise StoreError(400, "BadRequest", f"the body must be an object, not {type(obj).__name__}")
     meta = obj.get("metadata")
@@ -51,69 +60,27 @@ def _body(obj: Any) -> dict[str, Any]:
     return interned_copy(obj)
 
 
-class StoreWrites(StoreDeletion):
-    """The create and update methods of :class:`~rayqueue_local.storage.store.Store`."""
+class Collector(Protocol):
+    """What the writes need of the garbage collector (:class:`~rayqueue_local.storage.gc.StoreDeletion`)."""
 
-    def _check_meta(self, rt: ResourceType, meta: dict[str, Any], *, with_name: bool) -> None:
-        """Name, labels, annotations and ownerReferences, as every API server write checks them."""
-        name = meta.get("name", "")
-        causes = name_causes(name, _NAME_RULE_OF.get(rt.key, "subdomain")) if with_name else []
-        try:
-            causes += metadata_causes(meta)
-        except TypeError as exc:
-            raise StoreError(400, "BadRequest", str(exc)) from None
-        if causes:
-            raise invalid(rt, name, causes)
+    def collect(self, key: str, dependent: dict[str, Any], seen: set[str]) -> None:
+        """Garbage-collect ``dependent`` if its owners are gone (lock held)."""
 
-    def _check_data(self, rt: ResourceType, obj: dict[str, Any]) -> None:
-        """A built-in kind's own fields (ConfigMap and Secret data), as its Go type decodes them."""
-        try:
-            causes = builtin_causes(rt.key, obj)
-        except TypeError as exc:
-            raise StoreError(400, "BadRequest", str(exc)) from None
-        if causes:
-            raise invalid(rt, obj["metadata"].get("name", ""), causes)
+    def finalize(self, key: str, obj: dict[str, Any], seen: set[str]) -> dict[str, Any]:
+        """Remove ``obj`` for good, its last finalizer gone (lock held)."""
 
-    def _list_keys(self, rt: ResourceType) -> patches.ListKeys | None:
-        """Map-list keys for server-side apply: from the CRD schema, else the built-in table."""
-        if rt.key not in self._list_key_tables:
-            resolver: patches.ListKeys | None = None
-            schema = rt.schemas.get(rt.storage_version)
-            if schema is not None:
-                resolver = list_map_keys(schema).get
-            self._list_key_tables[rt.key] = resolver
-        return self._list_key_tables[rt.key]
 
-    def _validate(self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None = None) -> None:
-        """Prune undeclared fields, fill in the schema's defaults, then check the object against its
-        CRD schema (422 Invalid), in upstream's order."""
-        if self._validator is None or not rt.schemas:
-            return
-        if self._prune_unknown:
-            self._validator.prune(rt, obj)
-        self._validator.default(rt, obj)
-        if self._check_schemas:
-            causes = self._validator.validate(rt, obj, old=old)
-            if causes:
-                raise invalid(rt, obj["metadata"].get("name", ""), causes)
+class StoreWrites:
+    """The create and update methods of :class:`~rayqueue_local.storage.store.Store`.
 
-    def _check_kind(self, rt: ResourceType, obj: dict[str, Any]) -> None:
-        kind, api_version = obj.get("kind"), obj.get("apiVersion")
-        if kind not in (None, "", rt.kind):
-            raise StoreError(
-                400,
-                "BadRequest",
-                f"the kind in the data ({kind}) does not match the expected kind ({rt.kind}) of {rt.key}",
-            )
-        if api_version not in (None, "", rt.api_version):
-            raise StoreError(
-                400,
-                "BadRequest",
-                f"the API version in the data ({api_version}) does not match the "
-                f"expected API version ({rt.api_version}); convert to the storage version first",
-            )
-        obj["apiVersion"] = rt.api_version
-        obj["kind"] = rt.kind
+    They commit through ``core`` after ``checks``; ``collector`` takes an object whose owners are gone or
+    whose last finalizer went away. :meth:`replace` is the update path the patches and events share.
+    """
+
+    def __init__(self, core: StoreCore, checks: WriteChecks, collector: Collector) -> None:
+        self._core = core
+        self._checks = checks
+        self._collector = collector
 
     def create(
         self, key: str, obj: dict[str, Any], *, dry_run: bool = False, field_manager: str | None = None
@@ -132,11 +99,11 @@ class StoreWrites(StoreDeletion):
             ...
             rayqueue_local.storage.store.StoreError: configmaps "c" already exists
         """
-        rt = self._type(key)
-        new = _body(obj)
+        rt = self._core.resolve(key)
+        new = request_body(obj)
         if not isinstance(new.get("metadata"), dict):
             new["metadata"] = {}
-        self._check_kind(rt, new)
+        self._checks.check_kind(rt, new)
         meta = new["metadata"]
         for field in (
             "uid",
@@ -157,13 +124,13 @@ class StoreWrites(StoreDeletion):
             meta.pop("namespace", None)
         if rt.has_status:
             new.pop("status", None)
-        with self._txn():
+        with self._core.txn():
             ns = meta.get("namespace", "")
             if rt.namespaced:
                 self._check_namespace_open(rt, ns, meta.get("name") or meta.get("generateName", ""))
             if not meta.get("name"):
                 prefix = meta.get("generateName")
-                rule = _NAME_RULE_OF.get(rt.key, "subdomain")
+                rule = NAME_RULE_OF.get(rt.key, "subdomain")
                 if prefix and (causes := name_causes(prefix, rule, prefix=True)):
                     raise invalid(rt, "", causes)
                 if not prefix:
@@ -178,28 +145,28 @@ class StoreWrites(StoreDeletion):
                             }
                         ],
                     )
-                bucket = self._index.bucket(key)
+                bucket = self._core.index.bucket(key)
                 while True:
                     name = prefix[:58] + "".join(secrets.choice(_GENERATE_ALPHABET) for _ in range(5))
                     if (ns, name) not in bucket:
                         break
                 meta["name"] = name
             name = meta["name"]
-            self._check_meta(rt, meta, with_name=True)
-            if (ns, name) in self._index.bucket(key):
+            self._checks.check_meta(rt, meta, with_name=True)
+            if (ns, name) in self._core.index.bucket(key):
                 raise StoreError(
                     409,
                     "AlreadyExists",
                     f'{key} "{name}" already exists',
                     details={"name": name, "group": rt.group, "kind": rt.plural},
                 )
-            new = self._run_hooks(key, "CREATE", new, None)
+            new = self._core.run_hooks(key, "CREATE", new, None)
             new["metadata"]["name"], new["metadata"]["namespace"] = name, ns
             if not rt.namespaced:
                 new["metadata"].pop("namespace", None)
-            self._check_meta(rt, new["metadata"], with_name=False)
-            self._check_data(rt, new)
-            self._validate(rt, new)
+            self._checks.check_meta(rt, new["metadata"], with_name=False)
+            self._checks.check_data(rt, new)
+            self._checks.validate(rt, new)
             meta = new["metadata"]
             meta["uid"] = str(uuid.uuid4())
             meta["creationTimestamp"] = now_rfc3339()
@@ -210,25 +177,20 @@ class StoreWrites(StoreDeletion):
                 new["status"] = {"phase": "Active"}
                 meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = name
             if field_manager:
-                meta["managedFields"] = patches.record_update(
-                    None,
-                    new,
-                    field_manager,
-                    api_version=rt.api_version,
-                    now=meta["creationTimestamp"],
-                    list_keys=self._list_keys(rt),
+                meta["managedFields"] = self._fields_taken(
+                    rt, None, new, field_manager, meta["creationTimestamp"]
                 )
             if dry_run:
-                meta["resourceVersion"] = str(self._rv)
+                meta["resourceVersion"] = str(self._core.rv)
                 return deep_copy(new)
-            meta["resourceVersion"] = self._next_rv()
-            self._commit("ADDED", key, new, None)
-            if meta.get("ownerReferences") and not any(self._index.has_uid(u) for u in _owner_uids(new)):
-                self._collect(key, new, set())  # every owner is gone already: the GC takes it
+            meta["resourceVersion"] = self._core.next_rv()
+            self._core.commit("ADDED", key, new, None)
+            if meta.get("ownerReferences") and not any(self._core.index.has_uid(u) for u in owner_uids(new)):
+                self._collector.collect(key, new, set())  # every owner is gone already: the GC takes it
             return deep_copy(new)
 
     def _check_namespace_open(self, rt: ResourceType, ns: str, name: str) -> None:
-        ns_obj = self._index.get("namespaces", ("", ns))
+        ns_obj = self._core.index.get("namespaces", ("", ns))
         if ns_obj is None:
             raise StoreError(
                 404, "NotFound", f'namespaces "{ns}" not found', details={"name": ns, "kind": "namespaces"}
@@ -269,12 +231,7 @@ class StoreWrites(StoreDeletion):
             ...     print(err.code, err.reason)
             409 Conflict
         """
-        rt = self._type(key)
-        new = _body(obj)
-        meta = new.get("metadata") or {}
-        with self._txn():
-            old = self._stored(key, meta.get("namespace"), meta.get("name", ""))
-            return self._replace(rt, old, new, "", dry_run=dry_run, field_manager=field_manager)
+        return self._update(key, obj, "", dry_run=dry_run, field_manager=field_manager)
 
     def update_status(
         self, key: str, obj: dict[str, Any], *, dry_run: bool = False, field_manager: str | None = None
@@ -289,14 +246,20 @@ class StoreWrites(StoreDeletion):
             >>> store.update_status("rayclusters.ray.io", rc)["metadata"]["generation"]
             1
         """
-        rt = self._type(key)
-        new = _body(obj)
-        meta = new.get("metadata") or {}
-        with self._txn():
-            old = self._stored(key, meta.get("namespace"), meta.get("name", ""))
-            return self._replace(rt, old, new, "status", dry_run=dry_run, field_manager=field_manager)
+        return self._update(key, obj, "status", dry_run=dry_run, field_manager=field_manager)
 
-    def _replace(
+    def _update(
+        self, key: str, obj: dict[str, Any], subresource: str, *, dry_run: bool, field_manager: str | None
+    ) -> dict[str, Any]:
+        """``update`` (``subresource=""``) and ``update_status`` (``"status"``): replace the stored object."""
+        rt = self._core.resolve(key)
+        new = request_body(obj)
+        meta = new.get("metadata") or {}
+        with self._core.txn():
+            old = self._core.stored(key, meta.get("namespace"), meta.get("name", ""))
+            return self.replace(rt, old, new, subresource, dry_run=dry_run, field_manager=field_manager)
+
+    def replace(
         self,
         rt: ResourceType,
         old: dict[str, Any],
@@ -338,7 +301,7 @@ class StoreWrites(StoreDeletion):
                 candidate.pop("status", None)
             new = candidate
         else:
-            self._check_kind(rt, new)
+            self._checks.check_kind(rt, new)
             if rt.has_status:
                 if "status" in old:
                     new["status"] = deep_copy(old["status"])
@@ -379,7 +342,7 @@ class StoreWrites(StoreDeletion):
                         ],
                     )
         new["metadata"]["resourceVersion"] = ometa["resourceVersion"]
-        new = self._run_hooks(key, "UPDATE", new, old)
+        new = self._core.run_hooks(key, "UPDATE", new, old)
         nmeta = new["metadata"]
         # Hooks may not move the object or change what the server owns.
         for field in ("name", "uid", "creationTimestamp", "resourceVersion"):
@@ -387,34 +350,48 @@ class StoreWrites(StoreDeletion):
         if rt.namespaced:
             nmeta["namespace"] = ometa["namespace"]
         if subresource != "status":
-            self._check_meta(rt, nmeta, with_name=False)
-            self._check_data(rt, new)
-        self._validate(rt, new, old)
+            self._checks.check_meta(rt, nmeta, with_name=False)
+            self._checks.check_data(rt, new)
+        self._checks.validate(rt, new, old)
         if rt.has_generation:
             nmeta["generation"] = ometa.get("generation", 1) + (1 if self._spec_changed(rt, old, new) else 0)
         if managed_fields is not None:
             nmeta["managedFields"] = managed_fields
         elif field_manager:
-            nmeta["managedFields"] = patches.record_update(
-                old,
-                new,
-                field_manager,
-                api_version=rt.api_version,
-                now=now_rfc3339(),
-                subresource=subresource,
-                list_keys=self._list_keys(rt),
+            nmeta["managedFields"] = self._fields_taken(
+                rt, old, new, field_manager, now_rfc3339(), subresource
             )
         if new == old:
             return deep_copy(old)  # a no-op write: no new version, no event
         if dry_run:
             return deep_copy(new)
-        nmeta["resourceVersion"] = self._next_rv()
+        nmeta["resourceVersion"] = self._core.next_rv()
         if nmeta.get("deletionTimestamp") and not nmeta.get("finalizers"):
-            self._commit("MODIFIED", key, new, old)
-            self._finalize(key, new, set())
+            self._core.commit("MODIFIED", key, new, old)
+            self._collector.finalize(key, new, set())
             return deep_copy(new)
-        self._commit("MODIFIED", key, new, old)
+        self._core.commit("MODIFIED", key, new, old)
         return deep_copy(new)
+
+    def _fields_taken(
+        self,
+        rt: ResourceType,
+        old: dict[str, Any] | None,
+        new: dict[str, Any],
+        manager: str,
+        now: str,
+        subresource: str = "",
+    ) -> Objects:
+        """``managedFields`` after ``manager``'s write of ``new`` over ``old``: it takes what it changed."""
+        return patches.record_update(
+            old,
+            new,
+            manager,
+            api_version=rt.api_version,
+            now=now,
+            subresource=subresource,
+            list_keys=self._checks.list_keys(rt),
+        )
 
     @staticmethod
     def _spec_changed(rt: ResourceType, old: dict[str, Any], new: dict[str, Any]) -> bool:
