@@ -70,6 +70,20 @@ def _custom(
     )
 
 
+def _rbac(plural: str, kind: str, *, namespaced: bool = True) -> ResourceType:
+    """An ``rbac.authorization.k8s.io/v1`` type: no status subresource, no ``metadata.generation``."""
+    rbac = _custom(
+        "rbac.authorization.k8s.io",
+        plural,
+        kind,
+        versions=("v1",),
+        storage="v1",
+        namespaced=namespaced,
+        status=False,
+    )
+    return dataclasses.replace(rbac, has_generation=False)
+
+
 def _deployment_replicas(obj: dict[str, Any]) -> int:
     replicas = (obj.get("spec") or {}).get("replicas")
     return 1 if replicas is None else int(replicas)  # upstream's default
@@ -168,47 +182,10 @@ def builtin_types() -> list[ResourceType]:
             namespaced=False,
             short=("crd", "crds"),
         ),
-        dataclasses.replace(
-            _custom(
-                "rbac.authorization.k8s.io", "roles", "Role", versions=("v1",), storage="v1", status=False
-            ),
-            has_generation=False,
-        ),
-        dataclasses.replace(
-            _custom(
-                "rbac.authorization.k8s.io",
-                "rolebindings",
-                "RoleBinding",
-                versions=("v1",),
-                storage="v1",
-                status=False,
-            ),
-            has_generation=False,
-        ),
-        dataclasses.replace(
-            _custom(
-                "rbac.authorization.k8s.io",
-                "clusterroles",
-                "ClusterRole",
-                versions=("v1",),
-                storage="v1",
-                namespaced=False,
-                status=False,
-            ),
-            has_generation=False,
-        ),
-        dataclasses.replace(
-            _custom(
-                "rbac.authorization.k8s.io",
-                "clusterrolebindings",
-                "ClusterRoleBinding",
-                versions=("v1",),
-                storage="v1",
-                namespaced=False,
-                status=False,
-            ),
-            has_generation=False,
-        ),
+        _rbac("roles", "Role"),
+        _rbac("rolebindings", "RoleBinding"),
+        _rbac("clusterroles", "ClusterRole", namespaced=False),
+        _rbac("clusterrolebindings", "ClusterRoleBinding", namespaced=False),
         dataclasses.replace(
             _custom(
                 "networking.k8s.io", "ingresses", "Ingress", versions=("v1",), storage="v1", short=("ing",)
