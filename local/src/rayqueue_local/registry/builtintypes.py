@@ -70,6 +70,12 @@ def _custom(
     )
 
 
+def _kueue(plural: str, kind: str, **kw: Any) -> ResourceType:
+    """A ``kueue.x-k8s.io`` type: served as ``v1beta2`` and the deprecated ``v1beta1``, stored as v1beta2."""
+    kueue = _custom(KUEUE, plural, kind, versions=_KUEUE_V, storage="v1beta2", **kw)
+    return dataclasses.replace(kueue, deprecated=dict(_KUEUE_DEPRECATED))
+
+
 def _rbac(plural: str, kind: str, *, namespaced: bool = True) -> ResourceType:
     """An ``rbac.authorization.k8s.io/v1`` type: no status subresource, no ``metadata.generation``."""
     rbac = _custom(
@@ -194,82 +200,23 @@ def builtin_types() -> list[ResourceType]:
         ),
         _custom("ray.io", "rayclusters", "RayCluster", versions=("v1",), storage="v1", categories=("all",)),
         _custom("ray.io", "rayjobs", "RayJob", versions=("v1",), storage="v1", categories=("all",)),
-        _custom(
-            KUEUE,
-            "workloads",
-            "Workload",
-            versions=_KUEUE_V,
-            storage="v1beta2",
-            short=("kwl", "kueueworkload", "kueueworkloads"),
-        ),
-        _custom(
-            KUEUE,
-            "clusterqueues",
-            "ClusterQueue",
-            versions=_KUEUE_V,
-            storage="v1beta2",
-            namespaced=False,
-            short=("cq",),
-        ),
-        _custom(
-            KUEUE,
-            "localqueues",
-            "LocalQueue",
-            versions=_KUEUE_V,
-            storage="v1beta2",
-            short=("queue", "queues", "lq"),
-        ),
-        _custom(
-            KUEUE,
+        _kueue("workloads", "Workload", short=("kwl", "kueueworkload", "kueueworkloads")),
+        _kueue("clusterqueues", "ClusterQueue", namespaced=False, short=("cq",)),
+        _kueue("localqueues", "LocalQueue", short=("queue", "queues", "lq")),
+        _kueue(
             "resourceflavors",
             "ResourceFlavor",
-            versions=_KUEUE_V,
-            storage="v1beta2",
             namespaced=False,
             short=("flavor", "flavors", "rf"),
             status=False,
         ),
-        _custom(
-            KUEUE,
-            "workloadpriorityclasses",
-            "WorkloadPriorityClass",
-            versions=_KUEUE_V,
-            storage="v1beta2",
-            namespaced=False,
-            short=("wpc",),
-            status=False,
+        _kueue(
+            "workloadpriorityclasses", "WorkloadPriorityClass", namespaced=False, short=("wpc",), status=False
         ),
-        _custom(
-            KUEUE, "cohorts", "Cohort", versions=_KUEUE_V, storage="v1beta2", namespaced=False, short=("co",)
-        ),
-        _custom(
-            KUEUE,
-            "topologies",
-            "Topology",
-            versions=_KUEUE_V,
-            storage="v1beta2",
-            namespaced=False,
-            short=("topo",),
-            status=False,
-        ),
-        _custom(
-            KUEUE,
-            "admissionchecks",
-            "AdmissionCheck",
-            versions=_KUEUE_V,
-            storage="v1beta2",
-            namespaced=False,
-            short=("ac",),
-        ),
-        _custom(
-            KUEUE,
-            "provisioningrequestconfigs",
-            "ProvisioningRequestConfig",
-            versions=_KUEUE_V,
-            storage="v1beta2",
-            namespaced=False,
-            status=False,
-        ),
+        _kueue("cohorts", "Cohort", namespaced=False, short=("co",)),
+        _kueue("topologies", "Topology", namespaced=False, short=("topo",), status=False),
+        _kueue("admissionchecks", "AdmissionCheck", namespaced=False, short=("ac",)),
+        _kueue("provisioningrequestconfigs", "ProvisioningRequestConfig", namespaced=False, status=False),
         _custom(
             "autoscaling.x-k8s.io",
             "provisioningrequests",
@@ -303,10 +250,7 @@ def builtin_types() -> list[ResourceType]:
             short=("cta", "clustertriggerauth"),
         ),
     ]
-    types += review_types()
-    return [
-        dataclasses.replace(t, deprecated=dict(_KUEUE_DEPRECATED)) if t.group == KUEUE else t for t in types
-    ]
+    return types + review_types()
 
 
 def review_types() -> list[ResourceType]:
