@@ -48,6 +48,7 @@ from rayqueue_local.controllers.kueue import messages as msg
 from rayqueue_local.controllers.kueue import quota as q
 from rayqueue_local.controllers.kueue import topology as tas
 from rayqueue_local.controllers.kueue.admissionchecks import waits_for_backoff
+from rayqueue_local.controllers.kueue.conditions import find, is_true
 from rayqueue_local.controllers.kueue.flavors import Assignment, Mode, assign_flavors
 from rayqueue_local.controllers.kueue.preemption import Target, get_targets
 from rayqueue_local.controllers.kueue.queue_status import admission_check_problems
@@ -56,8 +57,6 @@ from rayqueue_local.controllers.kueue.snapshot import (
     Snapshot,
     WorkloadInfo,
     build_snapshot,
-    condition,
-    is_true,
 )
 
 __all__ = [
@@ -136,7 +135,7 @@ def pods_ready_eviction_time(obj: Mapping[str, Any]) -> float | None:
         ...     "reason": "PodsReadyTimeout", "lastTransitionTime": "2026-01-01T00:00:10Z"}]}})
         1767225610.0
     """
-    evicted = condition(dict(obj), "Evicted")
+    evicted = find(dict(obj), "Evicted")
     if not evicted or evicted.get("status") != "True" or evicted.get("reason") != "PodsReadyTimeout":
         return None
     return parse_rfc3339(evicted.get("lastTransitionTime"))

@@ -27,23 +27,7 @@ __all__ = [
     "Snapshot",
     "WorkloadInfo",
     "build_snapshot",
-    "condition",
-    "is_true",
 ]
-
-
-def condition(obj: dict[str, Any], ctype: str) -> dict[str, Any] | None:
-    """The status condition of type ``ctype``, if any."""
-    for cond in (obj.get("status") or {}).get("conditions") or ():
-        if cond.get("type") == ctype:
-            return dict(cond)
-    return None
-
-
-def is_true(obj: dict[str, Any], ctype: str) -> bool:
-    """Whether condition ``ctype`` is ``"True"``."""
-    cond = condition(obj, ctype)
-    return cond is not None and cond.get("status") == "True"
 
 
 def _hashable(value: Any) -> Any:
