@@ -30,6 +30,11 @@ __all__ = [
 ]
 
 
+def _usage_of(wl: WorkloadInfo, frs: Iterable[q.FR]) -> dict[q.FR, int]:
+    """``wl``'s usage of those of ``frs`` it uses, in the order of ``frs``."""
+    return {fr: wl.usage[fr] for fr in frs if fr in wl.usage}
+
+
 def _hashable(value: Any) -> Any:
     """``value`` as a hashable key (``None`` for an empty or missing field)."""
     return repr(value) if value else None
@@ -250,21 +255,11 @@ class Snapshot:
     def take_usage(self, wl: WorkloadInfo, frs: Iterable[q.FR]) -> None:
         """Remove only ``wl``'s usage of ``frs`` from the tree (its ClusterQueue keeps listing it): for
         simulations that read nothing but these flavor-resources; :meth:`give_back_usage` undoes it."""
-        self._bump()
-        node = self.queues[wl.cluster_queue or ""].node
-        for fr in frs:
-            value = wl.usage.get(fr)
-            if value is not None:
-                q.remove_usage(node, fr, value)
+        self.remove_usage(self.queues[wl.cluster_queue or ""], _usage_of(wl, frs))
 
     def give_back_usage(self, wl: WorkloadInfo, frs: Iterable[q.FR]) -> None:
         """Undo :meth:`take_usage`."""
-        self._bump()
-        node = self.queues[wl.cluster_queue or ""].node
-        for fr in frs:
-            value = wl.usage.get(fr)
-            if value is not None:
-                q.add_usage(node, fr, value)
+        self.add_usage(self.queues[wl.cluster_queue or ""], _usage_of(wl, frs))
 
     def add_usage(self, cq: ClusterQueueInfo, usage: dict[q.FR, int]) -> None:
         """Reserve ``usage`` in ``cq`` without a Workload (a preemptor waiting for its victims)."""
