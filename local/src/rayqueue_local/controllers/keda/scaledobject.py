@@ -370,6 +370,7 @@ class ScaledObjectController:
         created = parse_rfc3339(so["metadata"].get("creationTimestamp")) or 0.0
         now = time.time()
         if (last is None and created + initial < now) or (last is not None and last + cooldown < now):
+            # Active stays False (ScalerNotActive), as the caller set it.
             self._scale(key, target, wanted)
             ref = spec["scaleTargetRef"]["name"]
             self._event(
@@ -377,13 +378,6 @@ class ScaledObjectController:
                 status,
                 "KEDAScaleTargetDeactivated",
                 f"Deactivated {{kind}} {so['metadata'].get('namespace')}/{ref} from {current} to {wanted}",
-            )
-            set_condition(
-                conditions,
-                "Active",
-                False,
-                "ScalerNotActive",
-                "Scaling is not performed because triggers are not active",
             )
         else:
             set_condition(
