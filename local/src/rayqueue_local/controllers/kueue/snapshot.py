@@ -12,7 +12,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,11 +28,6 @@ __all__ = [
     "WorkloadInfo",
     "build_snapshot",
 ]
-
-
-def _usage_of(wl: WorkloadInfo, frs: Iterable[q.FR]) -> dict[q.FR, int]:
-    """``wl``'s usage of those of ``frs`` it uses, in the order of ``frs``."""
-    return {fr: wl.usage[fr] for fr in frs if fr in wl.usage}
 
 
 def _hashable(value: Any) -> Any:
@@ -255,11 +250,22 @@ class Snapshot:
     def take_usage(self, wl: WorkloadInfo, frs: Iterable[q.FR]) -> None:
         """Remove only ``wl``'s usage of ``frs`` from the tree (its ClusterQueue keeps listing it): for
         simulations that read nothing but these flavor-resources; :meth:`give_back_usage` undoes it."""
-        self.remove_usage(self.queues[wl.cluster_queue or ""], _usage_of(wl, frs))
+        self._move_usage(wl, frs, q.remove_usage)
 
     def give_back_usage(self, wl: WorkloadInfo, frs: Iterable[q.FR]) -> None:
         """Undo :meth:`take_usage`."""
-        self.add_usage(self.queues[wl.cluster_queue or ""], _usage_of(wl, frs))
+        self._move_usage(wl, frs, q.add_usage)
+
+    def _move_usage(
+        self, wl: WorkloadInfo, frs: Iterable[q.FR], account: Callable[[q.QuotaNode, q.FR, int], None]
+    ) -> None:
+        """Add or remove (``account``) in its node the usage of ``wl`` of those of ``frs`` it uses."""
+        self._bump()
+        node = self.queues[wl.cluster_queue or ""].node
+        for fr in frs:
+            value = wl.usage.get(fr)
+            if value is not None:
+                account(node, fr, value)
 
     def add_usage(self, cq: ClusterQueueInfo, usage: dict[q.FR, int]) -> None:
         """Reserve ``usage`` in ``cq`` without a Workload (a preemptor waiting for its victims)."""
