@@ -53,6 +53,16 @@ __all__ = ["options_from_args", "register"]
 
 #: The options' defaults: the command line's are the same as Python's (tested).
 _DEFAULTS = ControlPlaneOptions()
+#: ``up``'s switches that turn an option off: (flag, the option it sets to False, help).
+_OFF_SWITCHES = (
+    (
+        "--no-ray",
+        "ray_enabled",
+        "KubeRay without real Ray heads (clusters are ready at once, RayJobs simulated)",
+    ),
+    ("--no-keda", "keda_enabled", "do not run the KEDA emulation"),
+    ("--no-prometheus", "prometheus_enabled", "do not start Prometheus for the GPU metrics"),
+)
 
 
 def register(subparsers: Any) -> None:
@@ -86,27 +96,8 @@ def register(subparsers: Any) -> None:
         default=_DEFAULTS.workload_scale,
         help="serve Kueue workloads/scale (seed 000)",
     )
-    up.add_argument(
-        "--no-ray",
-        dest="ray_enabled",
-        action="store_false",
-        default=_DEFAULTS.ray_enabled,
-        help="KubeRay without real Ray heads (clusters are ready at once, RayJobs simulated)",
-    )
-    up.add_argument(
-        "--no-keda",
-        dest="keda_enabled",
-        action="store_false",
-        default=_DEFAULTS.keda_enabled,
-        help="do not run the KEDA emulation",
-    )
-    up.add_argument(
-        "--no-prometheus",
-        dest="prometheus_enabled",
-        action="store_false",
-        default=_DEFAULTS.prometheus_enabled,
-        help="do not start Prometheus for the GPU metrics",
-    )
+    for flag, dest, text in _OFF_SWITCHES:
+        up.add_argument(flag, dest=dest, action="store_false", default=getattr(_DEFAULTS, dest), help=text)
     up.add_argument(
         "--kueue-api",
         dest="kueue_api_versions",

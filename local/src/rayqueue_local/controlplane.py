@@ -193,15 +193,16 @@ class LocalControlPlane:
             return
         if getattr(self, "store", None) is not None:
             self.store.close()
-        self._release_state_dir()
-        if self._tmp is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
+        self._release_directories()
 
-    def _release_state_dir(self) -> None:
+    def _release_directories(self) -> None:
+        """Unlock the state directory, or remove the temporary one."""
         if self._state_lock is not None:
             self._state_lock.release()
             self._state_lock = None
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
 
     def _start(self) -> None:
         if self.state_dir is not None:
@@ -331,10 +332,7 @@ class LocalControlPlane:
         self._api.stop()
         self._api = None
         self.store.close()
-        self._release_state_dir()
-        if self._tmp is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
+        self._release_directories()
 
     def __enter__(self) -> LocalControlPlane:
         return self.start()

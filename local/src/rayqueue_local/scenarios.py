@@ -75,6 +75,22 @@ def _priority(name: str, value: int, description: str) -> dict[str, Any]:
     return _cluster_scoped("WorkloadPriorityClass", name, value=value, description=description)
 
 
+def _cluster_queue(
+    name: str,
+    groups: list[dict[str, Any]],
+    *,
+    cohort: str | None = None,
+    selector: dict[str, Any] | None = None,
+    preemption: dict[str, str] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A BestEffortFIFO ClusterQueue of resource ``groups``, for every namespace unless ``selector``."""
+    spec: dict[str, Any] = {"cohortName": cohort} if cohort else {}
+    spec |= {"namespaceSelector": {} if selector is None else selector, "queueingStrategy": "BestEffortFIFO"}
+    spec |= {"preemption": preemption} if preemption else {}
+    return _cluster_scoped("ClusterQueue", name, spec={**spec, "resourceGroups": groups, **extra})
+
+
 def _group(flavor: str, quotas: dict[str, int | str], **limits: dict[str, int | str]) -> dict[str, Any]:
     """A resource group of one flavor; ``limits`` maps a field (``borrowingLimit``) to per-resource values."""
     resources = []
@@ -100,15 +116,7 @@ def seed000_queues(namespace: str = "demo", *, cluster_queue: str = "cluster-que
     quotas: dict[str, int | str] = {"cpu": 9, "memory": "36Gi", "pods": 5, "nvidia.com/gpu": 2}
     return [
         _flavor("default-flavor"),
-        _cluster_scoped(
-            "ClusterQueue",
-            cluster_queue,
-            spec={
-                "namespaceSelector": {},
-                "queueingStrategy": "BestEffortFIFO",
-                "resourceGroups": [_group("default-flavor", quotas)],
-            },
-        ),
+        _cluster_queue(cluster_queue, [_group("default-flavor", quotas)]),
         _local_queue("user-queue", namespace, cluster_queue),
     ]
 
@@ -142,16 +150,11 @@ def seed001_queues(
             quotas["pods"] = pods
         quotas["nvidia.com/gpu"] = gpus
         objects.append(
-            _cluster_scoped(
-                "ClusterQueue",
+            _cluster_queue(
                 name,
-                spec={
-                    "cohortName": "all-gpus",
-                    "namespaceSelector": {},
-                    "queueingStrategy": "BestEffortFIFO",
-                    "preemption": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"},
-                    "resourceGroups": [_group("default-flavor", quotas)],
-                },
+                [_group("default-flavor", quotas)],
+                cohort="all-gpus",
+                preemption={"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"},
             )
         )
     objects += [
@@ -227,16 +230,11 @@ def seed002_queues(
                 },
             },
         ),
-        _cluster_scoped(
-            "ClusterQueue",
+        _cluster_queue(
             cluster_queue,
-            spec={
-                "namespaceSelector": {},
-                "queueingStrategy": "BestEffortFIFO",
-                "resourceGroups": [_group("default-flavor", quotas)],
-                "admissionChecksStrategy": {
-                    "admissionChecks": [{"name": "sample-prov", "onFlavors": ["default-flavor"]}]
-                },
+            [_group("default-flavor", quotas)],
+            admissionChecksStrategy={
+                "admissionChecks": [{"name": "sample-prov", "onFlavors": ["default-flavor"]}]
             },
         ),
         _local_queue("user-queue", namespace, cluster_queue),
@@ -312,21 +310,16 @@ def seed003_queues(
     ]
     for team in (team_a, team_b):
         objects.append(
-            _cluster_scoped(
-                "ClusterQueue",
+            _cluster_queue(
                 f"{team}-cq",
-                spec={
-                    "cohortName": cohort,
-                    "namespaceSelector": {},
-                    "queueingStrategy": "BestEffortFIFO",
-                    "preemption": {"withinClusterQueue": "Never", "reclaimWithinCohort": "Any"},
-                    "resourceGroups": [
-                        _group("default-flavor", {"cpu": 32, "memory": "128Gi"}),
-                        _group("tas-gpu", {"nvidia.com/gpu": gpus}),
-                    ],
-                    "fairSharing": {"weight": 1},
-                    "admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"},
-                },
+                [
+                    _group("default-flavor", {"cpu": 32, "memory": "128Gi"}),
+                    _group("tas-gpu", {"nvidia.com/gpu": gpus}),
+                ],
+                cohort=cohort,
+                preemption={"withinClusterQueue": "Never", "reclaimWithinCohort": "Any"},
+                fairSharing={"weight": 1},
+                admissionScope={"admissionMode": "UsageBasedAdmissionFairSharing"},
             )
         )
     objects += [_local_queue("team-queue", team, f"{team}-cq") for team in (team_a, team_b)]
@@ -382,43 +375,27 @@ def seed004_queues(
         _flavor(
             "gpu-flavor", nodeLabels={"nvidia.com/gpu.present": "true"}, tolerations=[dict(GPU_TOLERATION)]
         ),
-        _cluster_scoped(
-            "ClusterQueue",
+        _cluster_queue(
             shared_queue,
-            spec={
-                "cohortName": cohort,
-                "namespaceSelector": {},
-                "queueingStrategy": "BestEffortFIFO",
-                "preemption": preempt("Never"),
-                "resourceGroups": [_group("default-flavor", {"cpu": 6, "memory": "16Gi"})],
-            },
+            [_group("default-flavor", {"cpu": 6, "memory": "16Gi"})],
+            cohort=cohort,
+            preemption=preempt("Never"),
         ),
-        _cluster_scoped(
-            "ClusterQueue",
+        _cluster_queue(
             f"{team_a}-cq",
-            spec={
-                "cohortName": cohort,
-                "namespaceSelector": only(team_a),
-                "queueingStrategy": "BestEffortFIFO",
-                "preemption": preempt("LowerPriority"),
-                "resourceGroups": [
-                    _group("default-flavor", no_cpu),
-                    _group("gpu-flavor", {"nvidia.com/gpu": "1"}),
-                ],
-            },
+            [_group("default-flavor", no_cpu), _group("gpu-flavor", {"nvidia.com/gpu": "1"})],
+            cohort=cohort,
+            selector=only(team_a),
+            preemption=preempt("LowerPriority"),
         ),
-        _cluster_scoped(
-            "ClusterQueue",
+        _cluster_queue(
             f"{team_b}-cq",
-            spec={
-                "cohortName": cohort,
-                "namespaceSelector": only(team_b),
-                "queueingStrategy": "BestEffortFIFO",
-                "resourceGroups": [
-                    _group("gpu-flavor", {"nvidia.com/gpu": "0"}, borrowingLimit={"nvidia.com/gpu": "0"}),
-                    _group("default-flavor", no_cpu),
-                ],
-            },
+            [
+                _group("gpu-flavor", {"nvidia.com/gpu": "0"}, borrowingLimit={"nvidia.com/gpu": "0"}),
+                _group("default-flavor", no_cpu),
+            ],
+            cohort=cohort,
+            selector=only(team_b),
         ),
         _local_queue("local-queue", team_a, f"{team_a}-cq"),
         _local_queue("local-queue", team_b, f"{team_b}-cq"),
@@ -439,15 +416,7 @@ def team_queue(namespace: str = "default", gpus: int = 4) -> list[dict[str, Any]
     quotas: dict[str, int | str] = {"cpu": 16, "memory": "64Gi", "nvidia.com/gpu": gpus}
     return [
         _flavor("default-flavor"),
-        _cluster_scoped(
-            "ClusterQueue",
-            "cq-development",
-            spec={
-                "namespaceSelector": {},
-                "queueingStrategy": "BestEffortFIFO",
-                "resourceGroups": [_group("default-flavor", quotas)],
-            },
-        ),
+        _cluster_queue("cq-development", [_group("default-flavor", quotas)]),
         _local_queue("ds-workspace-queue", namespace, "cq-development"),
         _priority("rd-priority", 100, "R&D workspace clusters"),
     ]

@@ -14,7 +14,18 @@ from typing import Any
 
 from rayqueue_local.errors import LocalControlPlaneError
 
-__all__ = ["HTTPError", "status_body", "success_status"]
+__all__ = ["HTTPError", "aggregate", "status_body", "success_status"]
+
+
+def aggregate(messages: list[str]) -> str:
+    """Several errors in one message, as apimachinery's aggregate error writes them: one alone, more in
+    brackets.
+
+    Example:
+        >>> aggregate(["a: bad"]), aggregate(["a: bad", "b: worse"])
+        ('a: bad', '[a: bad, b: worse]')
+    """
+    return messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
 
 
 def status_body(
@@ -79,6 +90,24 @@ class HTTPError(LocalControlPlaneError):
     ) -> HTTPError:
         """Build from the fields of a ``Status``."""
         return cls(code, status_body(code, reason, message, details=details, causes=causes), headers)
+
+    @classmethod
+    def invalid(cls, kind: str, group: str, name: str, causes: list[dict[str, Any]]) -> HTTPError:
+        """A 422 Invalid of ``Kind.group "name"``, its message the ``field: message`` of each cause.
+
+        Example:
+            >>> causes = [{"reason": "FieldValueRequired", "field": "spec.user", "message": "Required value"}]
+            >>> e = HTTPError.invalid("SubjectAccessReview", "authorization.k8s.io", "", causes)
+            >>> e.code, e.body["details"]["kind"]
+            (422, 'SubjectAccessReview')
+            >>> e.body["message"]
+            'SubjectAccessReview.authorization.k8s.io "" is invalid: spec.user: Required value'
+        """
+        joined = aggregate([f"{c['field']}: {c['message']}" for c in causes])
+        details = {"group": group, "kind": kind, **({"name": name} if name else {})}
+        return cls.make(
+            422, "Invalid", f'{kind}.{group} "{name}" is invalid: {joined}', details=details, causes=causes
+        )
 
     @classmethod
     def not_found_resource(cls) -> HTTPError:

@@ -99,15 +99,7 @@ def parse(query: dict[str, list[str]], *, watch: bool) -> ListOptions:
                 }
             )
     if causes:
-        parts = [f"{c['field']}: {c['message']}" for c in causes]
-        joined = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
-        raise HTTPError.make(
-            422,
-            "Invalid",
-            f'ListOptions.meta.k8s.io "" is invalid: {joined}',
-            details={"group": "meta.k8s.io", "kind": "ListOptions"},
-            causes=causes,
-        )
+        raise HTTPError.invalid("ListOptions", "meta.k8s.io", "", causes)
     return ListOptions(rv, match, initial)
 
 

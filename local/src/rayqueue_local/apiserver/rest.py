@@ -590,15 +590,7 @@ class RestAPI:
         """Patch the requested-version view of an object, then store it back in the storage version."""
         current = self.store.get(rt.key, info.namespace, info.name)
         view = self.registry.from_storage(rt.key, current, info.version)
-        try:
-            if patch_type == "merge":
-                new = patches.merge_patch(view, patch)
-            elif patch_type == "json":
-                new = patches.json_patch(view, patch)
-            else:
-                new = patches.strategic_merge_patch(view, patch)
-        except patches.PatchError as err:
-            raise _patch_error(err, info, rt) from None
+        new = _patched(view, patch, patch_type, info, rt)
         new.setdefault("metadata", {}).setdefault("resourceVersion", current["metadata"]["resourceVersion"])
         stored = self.registry.to_storage(rt.key, new, info.version)
         if info.subresource == "status":
@@ -631,13 +623,7 @@ class RestAPI:
         self, info: RequestInfo, rt: ResourceType, patch: Any, patch_type: str, dry_run: bool
     ) -> dict[str, Any]:
         scale = self.registry.scale_of(rt.key, self.store.get(rt.key, info.namespace, info.name))
-        try:
-            if patch_type == "json":
-                new = patches.json_patch(scale, patch)
-            else:
-                new = patches.merge_patch(scale, patch)
-        except patches.PatchError as err:
-            raise _patch_error(err, info, rt) from None
+        new = _patched(scale, patch, patch_type, info, rt, strategic=False)
         return self._set_replicas(info, rt, (new.get("spec") or {}).get("replicas"), dry_run)
 
     def _delete(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
@@ -726,6 +712,27 @@ def _json_duplicates(body: bytes, media: str) -> list[str]:
 def _not_acceptable(kind: str) -> HTTPError:
     """The 406 of a transformation that does not fit the request (a list asked of a get, ...)."""
     return HTTPError.make(406, "NotAcceptable", f"the requested object cannot be returned as {kind}")
+
+
+def _patched(
+    obj: dict[str, Any],
+    patch: Any,
+    patch_type: str,
+    info: RequestInfo,
+    rt: ResourceType,
+    *,
+    strategic: bool = True,
+) -> dict[str, Any]:
+    """``obj`` with ``patch`` applied: a JSON patch, a merge patch, or else a strategic merge patch (a merge
+    patch where not ``strategic``: the ``/scale`` subresource); its errors as the API server's."""
+    try:
+        if patch_type == "json":
+            return patches.json_patch(obj, patch)
+        if patch_type == "merge" or not strategic:
+            return patches.merge_patch(obj, patch)
+        return patches.strategic_merge_patch(obj, patch)
+    except patches.PatchError as err:
+        raise _patch_error(err, info, rt) from None
 
 
 def _patch_error(err: Any, info: RequestInfo, rt: ResourceType) -> HTTPError:

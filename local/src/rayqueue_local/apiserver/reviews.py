@@ -292,12 +292,4 @@ def _check_access_spec(kind: str, spec: dict[str, Any], *, subject: bool) -> Non
             }
         )
     if errors:
-        parts = [f"{e['field']}: {e['message']}" for e in errors]
-        joined = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
-        raise HTTPError.make(
-            422,
-            "Invalid",
-            f'{kind}.authorization.k8s.io "" is invalid: {joined}',
-            details={"group": "authorization.k8s.io", "kind": kind},
-            causes=errors,
-        )
+        raise HTTPError.invalid(kind, "authorization.k8s.io", "", errors)

@@ -11,9 +11,30 @@ import queue
 import threading
 from typing import Any, Protocol
 
+from rayqueue_local.storage.store import StoreError
+
 log = logging.getLogger(__name__)
 
-__all__ = ["Controller", "QueueController"]
+__all__ = ["Controller", "QueueController", "get_or_none"]
+
+
+def get_or_none(store: Any, key: str, namespace: str | None, name: str) -> dict[str, Any] | None:
+    """The object ``store.get`` reads, or None where there is none (a 404); other errors raise.
+
+    Example:
+        >>> class Empty:
+        ...     def get(self, key, namespace, name):
+        ...         raise StoreError(404, "NotFound", f'{key} "{name}" not found')
+        >>> get_or_none(Empty(), "pods", "default", "p") is None
+        True
+    """
+    try:
+        obj: dict[str, Any] = store.get(key, namespace, name)
+    except StoreError as err:
+        if err.code == 404:
+            return None
+        raise
+    return obj
 
 
 class Controller(Protocol):

@@ -48,17 +48,17 @@ def _custom(
     plural: str,
     kind: str,
     *,
-    versions: tuple[str, ...],
-    storage: str,
+    versions: tuple[str, ...] = ("v1",),
     namespaced: bool = True,
     short: tuple[str, ...] = (),
     status: bool = True,
     categories: tuple[str, ...] = (),
 ) -> ResourceType:
+    """A type of a named API group, stored as the first of its ``versions``."""
     return ResourceType(
         group=group,
         versions=versions,
-        storage_version=storage,
+        storage_version=versions[0],
         plural=plural,
         singular=kind.lower(),
         kind=kind,
@@ -68,6 +68,18 @@ def _custom(
         categories=categories,
         list_kind=kind + "List",
     )
+
+
+def _kueue(plural: str, kind: str, **kw: Any) -> ResourceType:
+    """A ``kueue.x-k8s.io`` type: served as ``v1beta2`` and the deprecated ``v1beta1``, stored as v1beta2."""
+    kueue = _custom(KUEUE, plural, kind, versions=_KUEUE_V, **kw)
+    return dataclasses.replace(kueue, deprecated=dict(_KUEUE_DEPRECATED))
+
+
+def _rbac(plural: str, kind: str, *, namespaced: bool = True) -> ResourceType:
+    """An ``rbac.authorization.k8s.io/v1`` type: no status subresource, no ``metadata.generation``."""
+    rbac = _custom("rbac.authorization.k8s.io", plural, kind, namespaced=namespaced, status=False)
+    return dataclasses.replace(rbac, has_generation=False)
 
 
 def _deployment_replicas(obj: dict[str, Any]) -> int:
@@ -146,174 +158,54 @@ def builtin_types() -> list[ResourceType]:
         _core("podtemplates", "PodTemplate", has_generation=False),
         _core("nodes", "Node", namespaced=False, short=("no",), subresources=status, has_generation=False),
         dataclasses.replace(
-            _custom(
-                "apps",
-                "deployments",
-                "Deployment",
-                versions=("v1",),
-                storage="v1",
-                short=("deploy",),
-                categories=("all",),
-            ),
+            _custom("apps", "deployments", "Deployment", short=("deploy",), categories=("all",)),
             subresources=frozenset({"status", "scale"}),
             scale=DEPLOYMENT_SCALE,
         ),
-        _custom("batch", "jobs", "Job", versions=("v1",), storage="v1", categories=("all",)),
+        _custom("batch", "jobs", "Job", categories=("all",)),
         _custom(
             "apiextensions.k8s.io",
             "customresourcedefinitions",
             "CustomResourceDefinition",
-            versions=("v1",),
-            storage="v1",
             namespaced=False,
             short=("crd", "crds"),
         ),
+        _rbac("roles", "Role"),
+        _rbac("rolebindings", "RoleBinding"),
+        _rbac("clusterroles", "ClusterRole", namespaced=False),
+        _rbac("clusterrolebindings", "ClusterRoleBinding", namespaced=False),
         dataclasses.replace(
-            _custom(
-                "rbac.authorization.k8s.io", "roles", "Role", versions=("v1",), storage="v1", status=False
-            ),
-            has_generation=False,
-        ),
-        dataclasses.replace(
-            _custom(
-                "rbac.authorization.k8s.io",
-                "rolebindings",
-                "RoleBinding",
-                versions=("v1",),
-                storage="v1",
-                status=False,
-            ),
-            has_generation=False,
-        ),
-        dataclasses.replace(
-            _custom(
-                "rbac.authorization.k8s.io",
-                "clusterroles",
-                "ClusterRole",
-                versions=("v1",),
-                storage="v1",
-                namespaced=False,
-                status=False,
-            ),
-            has_generation=False,
-        ),
-        dataclasses.replace(
-            _custom(
-                "rbac.authorization.k8s.io",
-                "clusterrolebindings",
-                "ClusterRoleBinding",
-                versions=("v1",),
-                storage="v1",
-                namespaced=False,
-                status=False,
-            ),
-            has_generation=False,
-        ),
-        dataclasses.replace(
-            _custom(
-                "networking.k8s.io", "ingresses", "Ingress", versions=("v1",), storage="v1", short=("ing",)
-            ),
+            _custom("networking.k8s.io", "ingresses", "Ingress", short=("ing",)),
             has_generation=True,
         ),
-        _custom("ray.io", "rayclusters", "RayCluster", versions=("v1",), storage="v1", categories=("all",)),
-        _custom("ray.io", "rayjobs", "RayJob", versions=("v1",), storage="v1", categories=("all",)),
-        _custom(
-            KUEUE,
-            "workloads",
-            "Workload",
-            versions=_KUEUE_V,
-            storage="v1beta2",
-            short=("kwl", "kueueworkload", "kueueworkloads"),
-        ),
-        _custom(
-            KUEUE,
-            "clusterqueues",
-            "ClusterQueue",
-            versions=_KUEUE_V,
-            storage="v1beta2",
-            namespaced=False,
-            short=("cq",),
-        ),
-        _custom(
-            KUEUE,
-            "localqueues",
-            "LocalQueue",
-            versions=_KUEUE_V,
-            storage="v1beta2",
-            short=("queue", "queues", "lq"),
-        ),
-        _custom(
-            KUEUE,
+        _custom("ray.io", "rayclusters", "RayCluster", categories=("all",)),
+        _custom("ray.io", "rayjobs", "RayJob", categories=("all",)),
+        _kueue("workloads", "Workload", short=("kwl", "kueueworkload", "kueueworkloads")),
+        _kueue("clusterqueues", "ClusterQueue", namespaced=False, short=("cq",)),
+        _kueue("localqueues", "LocalQueue", short=("queue", "queues", "lq")),
+        _kueue(
             "resourceflavors",
             "ResourceFlavor",
-            versions=_KUEUE_V,
-            storage="v1beta2",
             namespaced=False,
             short=("flavor", "flavors", "rf"),
             status=False,
         ),
-        _custom(
-            KUEUE,
-            "workloadpriorityclasses",
-            "WorkloadPriorityClass",
-            versions=_KUEUE_V,
-            storage="v1beta2",
-            namespaced=False,
-            short=("wpc",),
-            status=False,
+        _kueue(
+            "workloadpriorityclasses", "WorkloadPriorityClass", namespaced=False, short=("wpc",), status=False
         ),
+        _kueue("cohorts", "Cohort", namespaced=False, short=("co",)),
+        _kueue("topologies", "Topology", namespaced=False, short=("topo",), status=False),
+        _kueue("admissionchecks", "AdmissionCheck", namespaced=False, short=("ac",)),
+        _kueue("provisioningrequestconfigs", "ProvisioningRequestConfig", namespaced=False, status=False),
         _custom(
-            KUEUE, "cohorts", "Cohort", versions=_KUEUE_V, storage="v1beta2", namespaced=False, short=("co",)
+            "autoscaling.x-k8s.io", "provisioningrequests", "ProvisioningRequest", versions=("v1", "v1beta1")
         ),
-        _custom(
-            KUEUE,
-            "topologies",
-            "Topology",
-            versions=_KUEUE_V,
-            storage="v1beta2",
-            namespaced=False,
-            short=("topo",),
-            status=False,
-        ),
-        _custom(
-            KUEUE,
-            "admissionchecks",
-            "AdmissionCheck",
-            versions=_KUEUE_V,
-            storage="v1beta2",
-            namespaced=False,
-            short=("ac",),
-        ),
-        _custom(
-            KUEUE,
-            "provisioningrequestconfigs",
-            "ProvisioningRequestConfig",
-            versions=_KUEUE_V,
-            storage="v1beta2",
-            namespaced=False,
-            status=False,
-        ),
-        _custom(
-            "autoscaling.x-k8s.io",
-            "provisioningrequests",
-            "ProvisioningRequest",
-            versions=("v1", "v1beta1"),
-            storage="v1",
-        ),
-        _custom(
-            "keda.sh",
-            "scaledobjects",
-            "ScaledObject",
-            versions=("v1alpha1",),
-            storage="v1alpha1",
-            short=("so",),
-        ),
+        _custom("keda.sh", "scaledobjects", "ScaledObject", versions=("v1alpha1",), short=("so",)),
         _custom(
             "keda.sh",
             "triggerauthentications",
             "TriggerAuthentication",
             versions=("v1alpha1",),
-            storage="v1alpha1",
             short=("ta", "triggerauth"),
         ),
         _custom(
@@ -321,15 +213,11 @@ def builtin_types() -> list[ResourceType]:
             "clustertriggerauthentications",
             "ClusterTriggerAuthentication",
             versions=("v1alpha1",),
-            storage="v1alpha1",
             namespaced=False,
             short=("cta", "clustertriggerauth"),
         ),
     ]
-    types += review_types()
-    return [
-        dataclasses.replace(t, deprecated=dict(_KUEUE_DEPRECATED)) if t.group == KUEUE else t for t in types
-    ]
+    return types + review_types()
 
 
 def review_types() -> list[ResourceType]:
@@ -356,7 +244,7 @@ def review_types() -> list[ResourceType]:
     ]
     return [
         dataclasses.replace(
-            _custom(group, plural, kind, versions=("v1",), storage="v1", namespaced=ns, status=False),
+            _custom(group, plural, kind, namespaced=ns, status=False),
             has_generation=False,
             verbs=("create",),
         )

@@ -39,7 +39,11 @@ def unknown_fields(schema: dict[str, Any], value: Any, path: list[Any] | None = 
     return sorted(found)
 
 
-def _walk(schema: Any, value: Any, path: list[Any], found: list[str], *, root: bool = False) -> None:
+def _walk(
+    schema: Any, value: Any, path: list[Any], found: list[str], *, root: bool = False, drop: bool = False
+) -> None:
+    """Append to ``found`` the path of each field of ``value`` that ``schema`` does not declare (and
+    delete it from ``value`` if ``drop``)."""
     if not isinstance(schema, dict):
         return
     if isinstance(value, dict):
@@ -47,48 +51,26 @@ def _walk(schema: Any, value: Any, path: list[Any], found: list[str], *, root: b
         props = schema.get("properties")
         additional = schema.get("additionalProperties")
         embedded = root or schema.get("x-kubernetes-embedded-resource")
-        for key, item in value.items():
+        for key in list(value):
             if embedded and key in ("apiVersion", "kind", "metadata"):
                 continue
             if props is not None and key in props:
-                _walk(props[key], item, [*path, key], found)
+                _walk(props[key], value[key], [*path, key], found, drop=drop)
             elif isinstance(additional, dict):
-                _walk(additional, item, [*path, key], found)
+                _walk(additional, value[key], [*path, key], found, drop=drop)
             elif preserve or additional is True or (props is None and not schema.get("type")):
-                continue
+                continue  # preserved, or an untyped schema: nothing to prune by
             else:
+                if drop:
+                    del value[key]
                 found.append(field_path([*path, key]))
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         for i, item in enumerate(value):
-            _walk(schema["items"], item, [*path, i], found)
+            _walk(schema["items"], item, [*path, i], found, drop=drop)
 
 
 def _prune(
     schema: dict[str, Any], value: Any, path: list[Any], dropped: list[str], *, root: bool = False
 ) -> None:
-    if not isinstance(schema, dict):
-        return
-    if isinstance(value, dict):
-        preserve = schema.get("x-kubernetes-preserve-unknown-fields")
-        props = schema.get("properties")
-        additional = schema.get("additionalProperties")
-        keep = (
-            {"apiVersion", "kind", "metadata"}
-            if root or schema.get("x-kubernetes-embedded-resource")
-            else set()
-        )
-        for key in list(value):
-            if key in keep:
-                continue
-            if props is not None and key in props:
-                _prune(props[key], value[key], [*path, key], dropped)
-            elif isinstance(additional, dict):
-                _prune(additional, value[key], [*path, key], dropped)
-            elif preserve or additional is True or (props is None and not schema.get("type")):
-                continue  # preserved, or an untyped schema: nothing to prune by
-            else:
-                del value[key]
-                dropped.append(field_path([*path, key]))
-    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for i, item in enumerate(value):
-            _prune(schema["items"], item, [*path, i], dropped)
+    """Drop from ``value``, in place, the fields ``schema`` does not declare, their paths to ``dropped``."""
+    _walk(schema, value, path, dropped, root=root, drop=True)

@@ -34,16 +34,14 @@ Example:
 from __future__ import annotations
 
 import logging
-import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
-from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import CollectorRegistry, generate_latest, start_http_server
 from prometheus_client.core import GaugeMetricFamily
 
 from rayqueue_local.apimachinery.quantities import parse_quantity
+from rayqueue_local.runtime.exposition import MetricsEndpoint
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +73,7 @@ def _is_true(obj: dict[str, Any], type_: str) -> bool:
     )
 
 
-class KubeStateExporter:
+class KubeStateExporter(MetricsEndpoint):
     """A loopback ``/metrics`` endpoint with kube-state-metrics' pod series and Kueue's queue series.
 
     ``objects(key)`` lists the store's objects of a resource key (``"pods"``,
@@ -90,11 +88,7 @@ class KubeStateExporter:
 
     def __init__(self, objects: Callable[[str], list[dict[str, Any]]], *, host: str = "127.0.0.1") -> None:
         self._objects = objects
-        self.host, self.port = host, 0
-        self._registry = CollectorRegistry(auto_describe=False)
-        self._registry.register(self)
-        self._server: WSGIServer | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__(host=host)
 
     def _list(self, key: str) -> list[dict[str, Any]]:
         try:
@@ -224,29 +218,3 @@ class KubeStateExporter:
                     amount = float(parse_quantity(res.get("total") or 0))
                     usage.add_metric([cohort, name, str(flavor.get("name")), str(res.get("name"))], amount)
         yield from (admitted, pending, usage, nominal)
-
-    def render(self) -> str:
-        """The text exposition of every series (``prometheus_client``'s)."""
-        return generate_latest(self._registry).decode()
-
-    @property
-    def target(self) -> str:
-        """``127.0.0.1:<port>``: the scrape target."""
-        return f"{self.host}:{self.port}"
-
-    def start(self) -> None:
-        """Serve ``/metrics`` from a daemon thread. Idempotent."""
-        if self._server is not None:
-            return
-        self._server, self._thread = start_http_server(0, addr=self.host, registry=self._registry)
-        self.port = self._server.server_address[1]
-
-    def stop(self) -> None:
-        """Stop serving. Idempotent."""
-        if self._server is None:
-            return
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._server = self._thread = None

@@ -56,10 +56,10 @@ import uuid
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
-from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import CollectorRegistry, generate_latest, start_http_server
 from prometheus_client.core import GaugeMetricFamily
+
+from rayqueue_local.runtime.exposition import MetricsEndpoint
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +166,7 @@ def _head_first(pod: dict[str, Any]) -> tuple[str, bool, str]:
     return (meta.get("namespace", ""), not head, meta["name"])
 
 
-class GpuMetricsExporter:
+class GpuMetricsExporter(MetricsEndpoint):
     """A loopback ``/metrics`` endpoint with DCGM series for every GPU of every Running pod.
 
     ``pods`` returns the pods to look at (the control plane passes ``store.list("pods")``);
@@ -203,16 +203,12 @@ class GpuMetricsExporter:
         self.gr_engine_reads_zero = gr_engine_reads_zero
         self._pods: Callable[[], list[dict[str, Any]]] = pods or list
         self._activity = activity
-        self.host, self.port = host, port
         self.hostname, self.model_name, self.label_style = hostname, model_name, label_style
         self._lock = threading.Lock()
         self._overrides: dict[tuple[str, str], float] = {}
         self._allocation: dict[tuple[str, str], list[int]] = {}  # (ns, pod uid/name) -> gpu indices
         self._measured: Callable[[str, str], float | None] | None = None
-        self._registry = CollectorRegistry(auto_describe=False)
-        self._registry.register(self)
-        self._server: WSGIServer | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__(host=host, port=port)
 
     # -- configuration ----------------------------------------------------------------------
     def set_pod_source(self, pods: Callable[[], list[dict[str, Any]]]) -> None:
@@ -363,10 +359,6 @@ class GpuMetricsExporter:
         )
         return labels
 
-    def render(self) -> str:
-        """The Prometheus text exposition (format 0.0.4) of every series, by ``prometheus_client``."""
-        return generate_latest(self._registry).decode()
-
     def collect(self) -> Iterator[GaugeMetricFamily]:
         """One gauge family per DCGM field, a sample per device (``prometheus_client``'s collector API)."""
         devices = self.devices()
@@ -380,31 +372,3 @@ class GpuMetricsExporter:
             for labels, values in rows:
                 family.add_metric([labels[n] for n in names], values[metric])
             yield family
-
-    # -- serving -----------------------------------------------------------------------------
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:<port>`` once started."""
-        return f"http://{self.host}:{self.port}"
-
-    @property
-    def target(self) -> str:
-        """``127.0.0.1:<port>``: the scrape target."""
-        return f"{self.host}:{self.port}"
-
-    def start(self) -> None:
-        """Serve ``/metrics`` from a daemon thread (``prometheus_client``'s server). Idempotent."""
-        if self._server is not None:
-            return
-        self._server, self._thread = start_http_server(self.port, addr=self.host, registry=self._registry)
-        self.port = self._server.server_address[1]
-
-    def stop(self) -> None:
-        """Stop serving. Idempotent."""
-        if self._server is None:
-            return
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._server = self._thread = None

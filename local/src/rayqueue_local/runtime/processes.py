@@ -149,22 +149,23 @@ def free_port_range(size: int, host: str = "127.0.0.1", low: int = 24000, high: 
 
 def _memory_of(pid: int) -> tuple[int, int]:
     """(RSS, PSS) in bytes for one process; (0, 0) if it is gone."""
-    rss = pss = 0
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                rss = int(line.split()[1]) * 1024
-                break
+        rss = _proc_kib(pid, "status", "VmRSS:")
     except OSError:
         return 0, 0
     try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                pss = int(line.split()[1]) * 1024
-                break
+        pss = _proc_kib(pid, "smaps_rollup", "Pss:")
     except OSError:
         pss = rss
     return rss, pss
+
+
+def _proc_kib(pid: int, name: str, key: str) -> int:
+    """The ``key`` line of ``/proc/<pid>/<name>`` (a size in kB) in bytes; 0 without that line."""
+    for line in Path(f"/proc/{pid}/{name}").read_text().splitlines():
+        if line.startswith(key):
+            return int(line.split()[1]) * 1024
+    return 0
 
 
 def tree_memory(pids: Iterable[int]) -> dict[str, int]:

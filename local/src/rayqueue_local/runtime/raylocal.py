@@ -106,6 +106,16 @@ _PORT_NAMES = (
     # to, and the head's real proxy (runtime/rayclient.py) serves "client".
     "ray-start-client",
 )
+#: ``ray start``'s flags for the ports after the GCS's and the dashboard's, with the port each takes.
+_PORT_FLAGS = (
+    ("--ray-client-server-port", "ray-start-client"),
+    ("--metrics-export-port", "metrics"),
+    ("--node-manager-port", "node-manager"),
+    ("--object-manager-port", "object-manager"),
+    ("--dashboard-agent-listen-port", "dashboard-agent-listen"),
+    ("--dashboard-agent-grpc-port", "dashboard-agent-grpc"),
+    ("--runtime-env-agent-port", "runtime-env-agent"),
+)
 _WORKER_PORTS = 64
 #: Concurrent ``ray://`` connections per head (each holds a port until ~30 s after it closes).
 _CLIENT_SERVER_PORTS = 16
@@ -238,20 +248,7 @@ class RayHead:
             # `ray start` cannot be told not to start its client proxy (0 is refused): it gets an
             # unused port, and client_proxy_command() serves p["client"] with a private range for
             # its per-connection servers (see runtime/rayclient.py).
-            "--ray-client-server-port",
-            str(p["ray-start-client"]),
-            "--metrics-export-port",
-            str(p["metrics"]),
-            "--node-manager-port",
-            str(p["node-manager"]),
-            "--object-manager-port",
-            str(p["object-manager"]),
-            "--dashboard-agent-listen-port",
-            str(p["dashboard-agent-listen"]),
-            "--dashboard-agent-grpc-port",
-            str(p["dashboard-agent-grpc"]),
-            "--runtime-env-agent-port",
-            str(p["runtime-env-agent"]),
+            *(arg for flag, name in _PORT_FLAGS for arg in (flag, str(p[name]))),
             "--min-worker-port",
             str(p.worker_ports.start),
             "--max-worker-port",

@@ -202,13 +202,7 @@ class ScaledObjectController:
         else:
             was_ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
             if not was_ready:
-                self.store.record_event(
-                    so,
-                    type="Normal",
-                    reason="ScaledObjectReady",
-                    message="ScaledObject is ready for scaling",
-                    source="keda-operator",
-                )
+                self._record(so, "ScaledObjectReady", "ScaledObject is ready for scaling")
             set_condition(conditions, "Ready", True, "ScaledObjectReady", _READY_MSG)
             status["hpaName"] = hpa_name(so)
             triggers = (so.get("spec") or {}).get("triggers") or []
@@ -250,22 +244,10 @@ class ScaledObjectController:
         try:
             target = self.store.get(key, ns if rt.namespaced else None, ref["name"])
         except StoreError as err:
-            self.store.record_event(
-                so,
-                type="Warning",
-                reason="ScaledObjectCheckFailed",
-                message=_NOT_FOUND,
-                source="keda-operator",
-            )
+            self._record(so, "ScaledObjectCheckFailed", _NOT_FOUND, warning=True)
             return str(err.message)
         if rt.scale is None:
-            self.store.record_event(
-                so,
-                type="Warning",
-                reason="ScaledObjectCheckFailed",
-                message=_NO_SCALE,
-                source="keda-operator",
-            )
+            self._record(so, "ScaledObjectCheckFailed", _NO_SCALE, warning=True)
             return "the server could not find the requested resource"
         gvk = f"{gvkr['group']}/{gvkr['version']}.{gvkr['kind']}"
         status["scaleTargetKind"] = gvk
@@ -314,13 +296,7 @@ class ScaledObjectController:
             if index in errors:
                 failures = int((health.get(metric) or {}).get("numberOfFailures", 0)) + 1
                 health[metric] = {"numberOfFailures": failures, "status": "Failure"}
-                self.store.record_event(
-                    so,
-                    type="Warning",
-                    reason="KEDAScalerFailed",
-                    message=errors[index],
-                    source="keda-operator",
-                )
+                self._record(so, "KEDAScalerFailed", errors[index], warning=True)
             else:
                 health[metric] = {"numberOfFailures": 0, "status": "Happy"}
         status["health"] = health
@@ -394,6 +370,7 @@ class ScaledObjectController:
         created = parse_rfc3339(so["metadata"].get("creationTimestamp")) or 0.0
         now = time.time()
         if (last is None and created + initial < now) or (last is not None and last + cooldown < now):
+            # Active stays False (ScalerNotActive), as the caller set it.
             self._scale(key, target, wanted)
             ref = spec["scaleTargetRef"]["name"]
             self._event(
@@ -401,13 +378,6 @@ class ScaledObjectController:
                 status,
                 "KEDAScaleTargetDeactivated",
                 f"Deactivated {{kind}} {so['metadata'].get('namespace')}/{ref} from {current} to {wanted}",
-            )
-            set_condition(
-                conditions,
-                "Active",
-                False,
-                "ScalerNotActive",
-                "Scaling is not performed because triggers are not active",
             )
         else:
             set_condition(
@@ -419,10 +389,12 @@ class ScaledObjectController:
             )
 
     def _event(self, so: dict[str, Any], status: dict[str, Any], reason: str, message: str) -> None:
-        kind = status.get("scaleTargetKind", "")
-        self.store.record_event(
-            so, type="Normal", reason=reason, message=message.replace("{kind}", kind), source="keda-operator"
-        )
+        self._record(so, reason, message.replace("{kind}", status.get("scaleTargetKind", "")))
+
+    def _record(self, so: dict[str, Any], reason: str, message: str, *, warning: bool = False) -> None:
+        """An event of keda-operator on ``so``."""
+        type_ = "Warning" if warning else "Normal"
+        self.store.record_event(so, type=type_, reason=reason, message=message, source="keda-operator")
 
     def _trigger(self, so: dict[str, Any], index: int) -> PrometheusTrigger:
         trigger = so["spec"]["triggers"][index]

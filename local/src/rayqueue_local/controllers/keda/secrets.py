@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import logging
 import secrets as random_secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,19 @@ def decoded(secret: dict[str, Any], key: str) -> str | None:
     if raw is None:
         return None
     return base64.b64decode(raw).decode()
+
+
+def _config_value(config: dict[str, Any], key: str) -> str | None:
+    """The value of ``key`` in a ConfigMap's ``data``, if there."""
+    data = config.get("data") or {}
+    return str(data[key]) if key in data else None
+
+
+#: A TriggerAuthentication's references: (spec field, resource key, noun in errors, value reader).
+_TARGET_REFS: tuple[tuple[str, str, str, Callable[[dict[str, Any], str], str | None]], ...] = (
+    ("secretTargetRef", "secrets", "secret", decoded),
+    ("configMapTargetRef", "configmaps", "configmap", _config_value),
+)
 
 
 def _b64(text: str) -> str:
@@ -127,23 +141,15 @@ def resolve_auth(store: Any, namespace: str, ref: dict[str, Any] | None) -> dict
     params: dict[str, str] = {}
     spec = auth.get("spec") or {}
     secret_ns = "keda" if kind == "ClusterTriggerAuthentication" else namespace
-    for entry in spec.get("secretTargetRef") or []:
-        try:
-            secret = store.get("secrets", secret_ns, entry["name"])
-        except StoreError:
-            raise ValueError(
-                f'error reading secret "{entry["name"]}" for {kind} "{ref["name"]}": not found'
-            ) from None
-        value = decoded(secret, entry["key"])
-        if value is not None:
-            params[entry["parameter"]] = value
-    for entry in spec.get("configMapTargetRef") or []:
-        try:
-            config = store.get("configmaps", secret_ns, entry["name"])
-        except StoreError:
-            raise ValueError(
-                f'error reading configmap "{entry["name"]}" for {kind} "{ref["name"]}": not found'
-            ) from None
-        if entry["key"] in (config.get("data") or {}):
-            params[entry["parameter"]] = str(config["data"][entry["key"]])
+    for field, resource, noun, read in _TARGET_REFS:
+        for entry in spec.get(field) or []:
+            try:
+                source = store.get(resource, secret_ns, entry["name"])
+            except StoreError:
+                raise ValueError(
+                    f'error reading {noun} "{entry["name"]}" for {kind} "{ref["name"]}": not found'
+                ) from None
+            value = read(source, entry["key"])
+            if value is not None:
+                params[entry["parameter"]] = value
     return params

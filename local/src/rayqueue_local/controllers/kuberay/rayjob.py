@@ -48,7 +48,7 @@ from typing import Any
 
 from rayqueue_local.apimachinery.limits import load_yaml
 from rayqueue_local.apimachinery.time import format_rfc3339, now_rfc3339, parse_rfc3339
-from rayqueue_local.controllers.base import QueueController
+from rayqueue_local.controllers.base import QueueController, get_or_none
 from rayqueue_local.controllers.kuberay import resources as R
 from rayqueue_local.controllers.kuberay.raycluster import RAYCLUSTERS
 from rayqueue_local.controllers.kuberay.runtime import RayRuntime
@@ -138,13 +138,8 @@ class RayJobController(QueueController):
     # -- reconcile --------------------------------------------------------------------------------
     def reconcile(self, item: tuple[str, str]) -> None:
         namespace, name = item
-        try:
-            job = self.store.get(RAYJOBS, namespace, name)
-        except StoreError as err:
-            if err.code == 404:
-                return
-            raise
-        if job["metadata"].get("deletionTimestamp"):
+        job = get_or_none(self.store, RAYJOBS, namespace, name)
+        if job is None or job["metadata"].get("deletionTimestamp"):
             return
         status = copy.deepcopy(job.get("status") or {})
         spec = job.get("spec") or {}

@@ -52,6 +52,7 @@ import yaml
 
 from rayqueue_local.apimachinery.limits import YAMLLimitError, load_yaml
 from rayqueue_local.apimachinery.time import now_rfc3339
+from rayqueue_local.controllers.base import get_or_none
 from rayqueue_local.controllers.kuberay import resources as R
 from rayqueue_local.controllers.pods.kubelet import EMULATED_BY
 from rayqueue_local.runtime.kubelet import (
@@ -381,13 +382,8 @@ class SubmitterPods:
             return self._runs.get((meta.get("namespace", "default"), meta["name"], str(status.get("jobId"))))
 
     def _set_phase(self, store: Any, run: SubmitterRun, phase: str) -> None:
-        try:
-            pod = store.get(_PODS, run.key[0], run.pod_name)
-        except StoreError as err:
-            if err.code == 404:
-                return
-            raise
-        if (pod.get("status") or {}).get("phase") != phase:
+        pod = get_or_none(store, _PODS, run.key[0], run.pod_name)
+        if pod is not None and (pod.get("status") or {}).get("phase") != phase:
             self._status(store, pod, phase)
 
     def _status(

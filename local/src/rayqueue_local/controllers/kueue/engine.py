@@ -48,6 +48,7 @@ from rayqueue_local.controllers.kueue import messages as msg
 from rayqueue_local.controllers.kueue import quota as q
 from rayqueue_local.controllers.kueue import topology as tas
 from rayqueue_local.controllers.kueue.admissionchecks import waits_for_backoff
+from rayqueue_local.controllers.kueue.conditions import find, is_true
 from rayqueue_local.controllers.kueue.flavors import Assignment, Mode, assign_flavors
 from rayqueue_local.controllers.kueue.preemption import Target, get_targets
 from rayqueue_local.controllers.kueue.queue_status import admission_check_problems
@@ -56,8 +57,6 @@ from rayqueue_local.controllers.kueue.snapshot import (
     Snapshot,
     WorkloadInfo,
     build_snapshot,
-    condition,
-    is_true,
 )
 
 __all__ = [
@@ -136,7 +135,7 @@ def pods_ready_eviction_time(obj: Mapping[str, Any]) -> float | None:
         ...     "reason": "PodsReadyTimeout", "lastTransitionTime": "2026-01-01T00:00:10Z"}]}})
         1767225610.0
     """
-    evicted = condition(dict(obj), "Evicted")
+    evicted = find(dict(obj), "Evicted")
     if not evicted or evicted.get("status") != "True" or evicted.get("reason") != "PodsReadyTimeout":
         return None
     return parse_rfc3339(evicted.get("lastTransitionTime"))
@@ -500,32 +499,25 @@ class _Pass:
         remaining = list(nominated)
         cache: dict[int, Any] = {}
         nested = any(e[1].node.parent is not None and e[1].node.parent.parent is not None for e in remaining)
+        # How both orders read an entry (workload, ClusterQueue, assignment, targets), and their caches.
+        ordering: dict[str, Any] = {
+            "node_of": lambda e: e[1].node,
+            "usage_of": lambda e: e[2].usage,
+            "tie_key": lambda e: queue_order_key(e[0]),
+            "weights": self.weights,
+            "lendable_cache": self.lendable,
+        }
         if not nested:
             # One level of cohorts: an entry's share is its own ClusterQueue's, which only its own
             # admission changes, so the tournament's order is fixed for the cycle.
-            ordered = fs.flat_order(
-                remaining,
-                node_of=lambda e: e[1].node,
-                usage_of=lambda e: e[2].usage,
-                tie_key=lambda e: queue_order_key(e[0]),
-                weights=self.weights,
-                lendable_cache=self.lendable,
-                share_cache=self.snap.memo.setdefault(("flat_shares", self.snap.version), {}),
-            )
+            shares = self.snap.memo.setdefault(("flat_shares", self.snap.version), {})
+            ordered = fs.flat_order(remaining, **ordering, share_cache=shares)
             for wl, cq, assignment, targets in ordered:
                 if not self.process(wl, cq, assignment, targets) and cq.strategy == "StrictFIFO":
                     blocked.add(cq.name)
             return
         while remaining:
-            entry = fs.tournament_order(
-                remaining,
-                node_of=lambda e: e[1].node,
-                usage_of=lambda e: e[2].usage,
-                tie_key=lambda e: queue_order_key(e[0]),
-                weights=self.weights,
-                cache=cache,
-                lendable_cache=self.lendable,
-            )
+            entry = fs.tournament_order(remaining, **ordering, cache=cache)
             remaining.remove(entry)
             wl, cq, assignment, targets = entry
             admitted = self.process(wl, cq, assignment, targets)

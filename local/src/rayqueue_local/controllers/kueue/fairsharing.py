@@ -591,25 +591,17 @@ def fair_targets(
         snap.version = version
 
 
+@dataclass(eq=False)
 class _FairSearch:
-    def __init__(
-        self,
-        snap: Snapshot,
-        preemptor: WorkloadInfo,
-        cq: ClusterQueueInfo,
-        frs: set[q.FR],
-        usage: Mapping[q.FR, int],
-        weights: Mapping[tuple[bool, str], float],
-    ) -> None:
-        self.snap, self.wl, self.cq, self.frs, self.usage, self.weights = (
-            snap,
-            preemptor,
-            cq,
-            frs,
-            usage,
-            weights,
-        )
-        self.lendable: dict[int, dict[str, int]] = {}
+    """One fair-sharing preemption search: room for ``usage`` of ``frs`` in ``cq`` for preemptor ``wl``."""
+
+    snap: Snapshot
+    wl: WorkloadInfo
+    cq: ClusterQueueInfo
+    frs: set[q.FR]
+    usage: Mapping[q.FR, int]
+    weights: Mapping[tuple[bool, str], float]
+    lendable: dict[int, dict[str, int]] = field(default_factory=dict)
 
     def candidates(self) -> dict[str, list[WorkloadInfo]]:
         """Each ClusterQueue's candidates in preemption order. They depend on the snapshot's state (its

@@ -12,7 +12,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,23 +27,7 @@ __all__ = [
     "Snapshot",
     "WorkloadInfo",
     "build_snapshot",
-    "condition",
-    "is_true",
 ]
-
-
-def condition(obj: dict[str, Any], ctype: str) -> dict[str, Any] | None:
-    """The status condition of type ``ctype``, if any."""
-    for cond in (obj.get("status") or {}).get("conditions") or ():
-        if cond.get("type") == ctype:
-            return dict(cond)
-    return None
-
-
-def is_true(obj: dict[str, Any], ctype: str) -> bool:
-    """Whether condition ``ctype`` is ``"True"``."""
-    cond = condition(obj, ctype)
-    return cond is not None and cond.get("status") == "True"
 
 
 def _hashable(value: Any) -> Any:
@@ -266,21 +250,22 @@ class Snapshot:
     def take_usage(self, wl: WorkloadInfo, frs: Iterable[q.FR]) -> None:
         """Remove only ``wl``'s usage of ``frs`` from the tree (its ClusterQueue keeps listing it): for
         simulations that read nothing but these flavor-resources; :meth:`give_back_usage` undoes it."""
-        self._bump()
-        node = self.queues[wl.cluster_queue or ""].node
-        for fr in frs:
-            value = wl.usage.get(fr)
-            if value is not None:
-                q.remove_usage(node, fr, value)
+        self._move_usage(wl, frs, q.remove_usage)
 
     def give_back_usage(self, wl: WorkloadInfo, frs: Iterable[q.FR]) -> None:
         """Undo :meth:`take_usage`."""
+        self._move_usage(wl, frs, q.add_usage)
+
+    def _move_usage(
+        self, wl: WorkloadInfo, frs: Iterable[q.FR], account: Callable[[q.QuotaNode, q.FR, int], None]
+    ) -> None:
+        """Add or remove (``account``) in its node the usage of ``wl`` of those of ``frs`` it uses."""
         self._bump()
         node = self.queues[wl.cluster_queue or ""].node
         for fr in frs:
             value = wl.usage.get(fr)
             if value is not None:
-                q.add_usage(node, fr, value)
+                account(node, fr, value)
 
     def add_usage(self, cq: ClusterQueueInfo, usage: dict[q.FR, int]) -> None:
         """Reserve ``usage`` in ``cq`` without a Workload (a preemptor waiting for its victims)."""

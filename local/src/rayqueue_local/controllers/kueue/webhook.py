@@ -20,6 +20,7 @@ import json
 import re
 from typing import Any
 
+from rayqueue_local.apimachinery.status import aggregate
 from rayqueue_local.controllers.kueue.workloads import (
     ELASTIC_JOB_ANNOTATION,
     PRIORITY_CLASS_LABEL,
@@ -223,7 +224,7 @@ def mutate(job: dict[str, Any], *, default_queue_exists: bool, owner_managed: bo
 
 
 def _denied(webhook: str, errors: list[str]) -> Exception:
-    text = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+    text = aggregate(errors)
     return StoreError(403, "Forbidden", f'admission webhook "{webhook}" denied the request: {text}')
 
 

@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from rayqueue_local.apimachinery.time import format_rfc3339, now_rfc3339
-from rayqueue_local.controllers.base import QueueController
+from rayqueue_local.controllers.base import QueueController, get_or_none
 from rayqueue_local.runtime.kubelet import (
     PodPending,
     container_command,
@@ -680,13 +680,8 @@ class KubeletController(QueueController):
 
     def _write_status(self, namespace: str, name: str, uid: str, status: dict[str, Any]) -> None:
         for _ in range(5):
-            try:
-                pod = self.store.get(PODS, namespace, name)
-            except StoreError as err:
-                if err.code == 404:
-                    return
-                raise
-            if str(pod["metadata"].get("uid")) != uid:
+            pod = get_or_none(self.store, PODS, namespace, name)
+            if pod is None or str(pod["metadata"].get("uid")) != uid:
                 return
             meta = {k: v for k, v in pod["metadata"].items() if k != "resourceVersion"}
             try:

@@ -44,7 +44,7 @@ import time
 from typing import Any
 
 from rayqueue_local.apimachinery.time import now_rfc3339, parse_rfc3339
-from rayqueue_local.controllers.base import QueueController
+from rayqueue_local.controllers.base import QueueController, get_or_none
 from rayqueue_local.controllers.pods.kubelet import PODS
 from rayqueue_local.storage.store import StoreError
 
@@ -208,13 +208,8 @@ class _OwnerController(QueueController):
         return [(o["metadata"].get("namespace"), o["metadata"]["name"]) for o in self.store.list(self.key)]
 
     def _get(self, item: tuple[str, str]) -> dict[str, Any] | None:
-        try:
-            obj: dict[str, Any] = self.store.get(self.key, item[0], item[1])
-        except StoreError as err:
-            if err.code == 404:
-                return None
-            raise
-        return None if obj["metadata"].get("deletionTimestamp") else obj
+        obj = get_or_none(self.store, self.key, item[0], item[1])
+        return None if obj is None or obj["metadata"].get("deletionTimestamp") else obj
 
 
 class DeploymentController(_OwnerController):
