@@ -20,7 +20,6 @@ import logging
 import secrets
 import sys
 import threading
-import time
 import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -432,10 +431,10 @@ class ExistingClusterJob:
         if st.phase is JobPhase.DELETED:
             return False
         if not st.done:
+            from rayqueue_sdk.kube.poll import poll_until  # lazy: only a delete of a running job polls
+
             self.stop()
-            deadline = time.monotonic() + _STOP_GRACE_SECONDS
-            while not self.status().done and time.monotonic() < deadline:
-                time.sleep(0.2)
+            poll_until(lambda: self.status().done, timeout=_STOP_GRACE_SECONDS, interval=0.2)
         job_id = self._require_id()
         try:
             return bool(self.job_client().delete_job(job_id))
