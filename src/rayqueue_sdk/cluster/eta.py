@@ -12,8 +12,7 @@ may not read ClusterQueues gets the queue position and a sentence saying what is
 
 Example:
     >>> from rayqueue_sdk.cluster.eta import estimate_for_workload
-    >>> # estimate_for_workload(session, namespace="team-a", workload="raycluster-ws-1a2b3").text()
-    >>> # '14:02–14:02:30 UTC; team-a/first's idle policy releases 2 nvidia.com/gpu at 14:02 UTC if ...'
+    >>> estimate_for_workload(session, namespace="default", workload="raycluster-ws-1a2b3")  # not pending
 """
 
 from __future__ import annotations
@@ -195,7 +194,9 @@ def estimates_for(
     (three LISTs in the reader's namespace; see the module docstring).
 
     Example:
-        >>> # etas = estimates_for(session, reads, overview_of(reads))
+        >>> reads = read_queues(session, namespace="default")
+        >>> estimates_for(session, reads, overview_of(reads))   # nothing pending in the namespace
+        {}
     """
     now = now or datetime.now(UTC)
     ns = reads.namespace
@@ -273,7 +274,8 @@ def estimate_for_workload(
     the holders' (see :func:`estimates_for`).
 
     Example:
-        >>> # estimate_for_workload(session, namespace="team-a", workload="raycluster-ws-1a2b3")
+        >>> estimate_for_workload(session, namespace="default", workload="raycluster-ws-1a2b3") is None
+        True
     """
     reads = read_queues(session, namespace=namespace)
     overview = overview_of(reads)

@@ -169,7 +169,9 @@ def fetch_facts(
         AuthenticationError, ConnectionFailedError, ApiError: the server failed (403 and 404 are facts).
 
     Example:
-        >>> # fetch_facts(session, name="ws", namespace="ds", local_queue="team-q", read_existing=True)
+        >>> facts = fetch_facts(session, name="ws", namespace="default", read_existing=True)
+        >>> facts.queue_listing, facts.queues, facts.existing
+        ('listed', (), None)
     """
     lq_kind = session.kueue_kind("localqueues")  # discovery (cached per client) before the concurrent part
     jobs: dict[str, Callable[[], Any]] = {

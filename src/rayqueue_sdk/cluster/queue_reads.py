@@ -63,7 +63,9 @@ def read_queues(session: KubeSession, *, namespace: str | None = None) -> QueueR
     docstring).
 
     Example:
-        >>> # reads = read_queues(session, namespace="team-a"); len(reads.workloads)
+        >>> reads = read_queues(session, namespace="default")
+        >>> reads.namespace, reads.readable
+        ('default', True)
     """
     ns = namespace or session.namespace
     try:

@@ -3,8 +3,8 @@ default, whether a queue or priority class is real, and where a workload stands 
 
 Example:
     >>> from rayqueue_sdk import list_local_queues
-    >>> # for q in list_local_queues("ds-team"):
-    >>> #     print(q.name, q.cluster_queue, q.pending, q.admitted, q.default)
+    >>> for q in list_local_queues("default", client=session):   # none in the example's namespace
+    ...     print(q.name, q.cluster_queue, q.pending, q.admitted, q.default)
 """
 
 from __future__ import annotations
@@ -193,8 +193,8 @@ def list_local_queues(namespace: str | None = None, client: SessionLike = None) 
 
     Example:
         >>> from rayqueue_sdk import list_local_queues
-        >>> # [q.name for q in list_local_queues("ds-team") if q.default]
-        >>> # ['default']
+        >>> [q.name for q in list_local_queues("default", client=session) if q.default]
+        []
     """
     session = KubeSession.of(client, namespace=namespace)
     try:
@@ -228,9 +228,11 @@ def check_queue(session: KubeSession, *, name: str, namespace: str | None = None
         QueueNotFoundError: it does not exist; the error lists the queues that do.
 
     Example:
-        >>> # check_queue(session, name="gpu-queue", namespace="ds-team")
-        >>> # QueueNotFoundError: 404 NotFound: LocalQueue 'gpu-queue' does not exist in namespace
-        >>> #   'ds-team'; available: default, ds-workspace-queue
+        >>> check_queue(session, name="gpu-queue", namespace="default")
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.QueueNotFoundError: 404 NotFound: LocalQueue 'gpu-queue' does not exist in \
+namespace 'default'; available: none ...
     """
     namespace = namespace or session.namespace
     try:
@@ -253,9 +255,11 @@ def check_priority_class(session: KubeSession, *, name: str) -> dict[str, Any] |
         PriorityClassNotFoundError: it does not exist; the error lists the classes that do.
 
     Example:
-        >>> # check_priority_class(session, name="urgent")
-        >>> # PriorityClassNotFoundError: 404 NotFound: WorkloadPriorityClass 'urgent' does not exist;
-        >>> #   available: dev-priority, prod-priority
+        >>> check_priority_class(session, name="urgent")
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.PriorityClassNotFoundError: 404 NotFound: WorkloadPriorityClass 'urgent' \
+does not exist; available: none ...
     """
     try:
         return session.get(session.kueue_kind("workloadpriorityclasses", namespaced=False), name=name)
@@ -277,8 +281,8 @@ def resolve_default_queue(session: KubeSession, *, namespace: str | None = None)
     there is none, or LocalQueues cannot be listed (403, or Kueue absent).
 
     Example:
-        >>> # resolve_default_queue(session, namespace="ds-team")
-        >>> # 'default'
+        >>> resolve_default_queue(session, namespace="default") is None   # no LocalQueue there
+        True
     """
     namespace = namespace or session.namespace
     try:
@@ -308,8 +312,8 @@ def queue_position(
         AuthenticationError: the credentials expired.
 
     Example:
-        >>> # queue_position(session, local_queue="team-q", workload_name="raycluster-ws-4e803")
-        >>> # (0, None)
+        >>> queue_position(session, local_queue="team-q", workload_name="raycluster-ws-4e803")  # not pending
+        (None, None)
     """
     positions = queue_positions(
         session,
@@ -332,8 +336,8 @@ def queue_positions(
     """:func:`queue_position` for several Workloads of one LocalQueue, in one request.
 
     Example:
-        >>> # queue_positions(session, local_queue="team-q", workload_names=["rc-a-1", "rc-b-2"])
-        >>> # {'rc-a-1': (0, None), 'rc-b-2': (1, None)}
+        >>> queue_positions(session, local_queue="team-q", workload_names=["rc-a-1", "rc-b-2"])
+        {'rc-a-1': (None, None), 'rc-b-2': (None, None)}
     """
     namespace = namespace or session.namespace
     unknown: tuple[int | None, str | None] = (None, None)

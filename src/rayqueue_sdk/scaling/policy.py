@@ -119,7 +119,8 @@ def discover(session: KubeSession) -> Capabilities:
     """Ask discovery whether ``workloads/scale`` and ``scaledobjects.keda.sh`` are served.
 
     Example:
-        >>> # discover(session)   # Capabilities(workload_scale=False, keda=True) on upstream Kueue
+        >>> discover(session)   # upstream Kueue has no Workload /scale; the example's server serves KEDA
+        Capabilities(workload_scale=False, keda=True)
     """
     version = session.kueue_version()
     return Capabilities(
@@ -400,7 +401,8 @@ def remove_policy(
     A kind the server does not serve (no KEDA) counts as absent.
 
     Example:
-        >>> # remove_policy(session, name="ws", namespace="ds")   # ['Deployment/ws-idle', ...], then []
+        >>> remove_policy(session, name="ws", namespace="default")   # nothing there: nothing removed
+        []
     """
     rc_ref = _rc_ref(name, namespace)
     if mode is None:
