@@ -322,7 +322,7 @@ def _patch(session: KubeSession, ref: Mapping[str, Any], patch: Mapping[str, Any
     session.patch(kind_of(ref), name=name, namespace=namespace, patch=patch)
 
 
-def _rc_ref(name: str, namespace: str) -> dict[str, Any]:
+def _rc_ref(*, name: str, namespace: str) -> dict[str, Any]:
     return {
         "apiVersion": "ray.io/v1",
         "kind": "RayCluster",
@@ -355,7 +355,7 @@ def apply_plan(session: KubeSession, the_plan: Plan, *, previous: dict[str, Any]
             made.append(obj)
         _patch(
             session,
-            _rc_ref(the_plan.cluster, the_plan.namespace),
+            _rc_ref(name=the_plan.cluster, namespace=the_plan.namespace),
             {"metadata": {"annotations": {POLICY_ANNOTATION: the_plan.annotation}}},
         )
     except RayQueueError:
@@ -369,7 +369,7 @@ def apply_plan(session: KubeSession, the_plan: Plan, *, previous: dict[str, Any]
     return [f"{o['kind']}/{o['metadata']['name']}" for o in made]
 
 
-def _all_kinds(name: str, namespace: str, mode: str | None = None) -> list[dict[str, Any]]:
+def _all_kinds(*, name: str, namespace: str, mode: str | None = None) -> list[dict[str, Any]]:
     base = policy_name(name)
     keda_only = {"ScaledObject", "TriggerAuthentication", "Secret"}
     reaper_only = {"Deployment", "ConfigMap"}
@@ -404,14 +404,14 @@ def remove_policy(
         >>> remove_policy(session, name="ws", namespace="default")   # nothing there: nothing removed
         []
     """
-    rc_ref = _rc_ref(name, namespace)
+    rc_ref = _rc_ref(name=name, namespace=namespace)
     if mode is None:
         try:
             mode = (policy_of(_get(session, rc_ref)) or {}).get("mode")
         except NotFoundError:
             mode = None
     removed = []
-    for obj in _all_kinds(name, namespace, mode):
+    for obj in _all_kinds(name=name, namespace=namespace, mode=mode):
         try:
             if _delete(session, obj):
                 removed.append(f"{obj['kind']}/{obj['metadata']['name']}")
@@ -507,7 +507,7 @@ def settle_before_edit(session: KubeSession, rc: dict[str, Any] | None, *, limit
     if agent.pods_gone(rc):
         return False
     meta = rc.get("metadata") or {}
-    ref = _rc_ref(str(meta.get("name")), str(meta.get("namespace")))
+    ref = _rc_ref(name=str(meta.get("name")), namespace=str(meta.get("namespace")))
 
     def gone() -> bool:
         try:
@@ -553,7 +553,9 @@ def idle_status(
     if info.get("mode") == IdleMode.KEDA:
         meta = rc.get("metadata") or {}
         try:
-            so = _get(session, _scaled_object_ref(str(meta.get("name")), str(meta.get("namespace"))))
+            so = _get(
+                session, _scaled_object_ref(name=str(meta.get("name")), namespace=str(meta.get("namespace")))
+            )
         except NotFoundError:
             so = None
         except RayQueueError:
@@ -561,7 +563,7 @@ def idle_status(
     return idle_from(rc, workload, so, scaled_object_read=read)
 
 
-def _scaled_object_ref(name: str, namespace: str) -> dict[str, Any]:
+def _scaled_object_ref(*, name: str, namespace: str) -> dict[str, Any]:
     return {
         "apiVersion": "keda.sh/v1alpha1",
         "kind": "ScaledObject",

@@ -15,7 +15,8 @@ from rayqueue_sdk.cluster.queues import (
     queue_position,
     resolve_default_queue,
 )
-from rayqueue_sdk.errors import NotFoundError, PriorityClassNotFoundError, QueueNotFoundError
+from rayqueue_sdk.errors import ForbiddenError, NotFoundError, PriorityClassNotFoundError, QueueNotFoundError
+from rayqueue_sdk.kube.lookups import list_or_none
 from rayqueue_sdk.kube.session import KubeSession
 
 
@@ -165,3 +166,14 @@ def test_no_kueue_is_said_plainly(plane: LocalControlPlane) -> None:
         )  # no Kueue: no default queue, no error
     finally:
         plane.faults.clear()
+
+
+def test_list_or_none_says_why_a_list_was_refused(plane: LocalControlPlane, user_token: str) -> None:
+    session = KubeSession(plane.api_client(user_token))
+    kind = session.kueue_kind("localqueues")
+    refused: list[ForbiddenError | NotFoundError] = []
+    listed = list_or_none(session, kind, namespace=NS, refused=refused.append)
+    assert sorted(o["metadata"]["name"] for o in listed or []) == ["default", "team-q"] and refused == []
+    # 403 in a namespace the user may not read: no list, and the caller hears why (preflight words it)
+    assert list_or_none(session, kind, namespace=OTHER_NS, refused=refused.append) is None
+    assert [type(err) for err in refused] == [ForbiddenError]
