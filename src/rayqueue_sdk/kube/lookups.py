@@ -1,6 +1,7 @@
 """The reads that take more than one request or a choice among answers, over a
 :class:`~rayqueue_sdk.kube.session.KubeSession`: a RayCluster that may be misnamed, the Kueue Workload of
-an owner, Kueue's stop/resume switch, and the visibility API's pending workloads.
+an owner, Kueue's stop/resume switch, the visibility API's pending workloads, and a LIST of an optional
+fact that may be forbidden or not served (:func:`list_or_none`).
 
 Plain reads and writes are the session's own verbs (``session.get(RAYCLUSTERS, name=...)``).
 What a Workload's conditions *mean* is decided above the kube layer (:mod:`rayqueue_sdk.admission`).
