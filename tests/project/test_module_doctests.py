@@ -44,6 +44,11 @@ ON_A_PLANE = {
     "rayqueue_sdk.kube.access",
     "rayqueue_sdk.kube.informer",
     "rayqueue_sdk.kube.pods",
+    "rayqueue_sdk.cluster.queues",
+    "rayqueue_sdk.cluster.queue_reads",
+    "rayqueue_sdk.cluster.eta",
+    "rayqueue_sdk.cluster.preflight",
+    "rayqueue_sdk.scaling.policy",
 }
 
 MODULES = all_modules()

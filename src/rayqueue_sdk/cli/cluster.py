@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from rayqueue_sdk.cli.common import add_connection_options, client_source, emit, guarded, seconds
+from rayqueue_sdk.cli.common import add_connection_options, emit, guarded, seconds, session_of
 from rayqueue_sdk.cli.files import read_yaml_file
 from rayqueue_sdk.cluster.adopt import config_from_raycluster
 from rayqueue_sdk.cluster.cluster import Cluster, get_cluster
@@ -24,7 +24,6 @@ from rayqueue_sdk.cluster.observe import list_clusters
 from rayqueue_sdk.config.models import ClusterConfiguration
 from rayqueue_sdk.display.console import clusters_table, render_text, status_panel
 from rayqueue_sdk.errors import ConfigError
-from rayqueue_sdk.kube.client import default_namespace, get_client
 
 __all__ = ["configure", "load_config"]
 
@@ -115,32 +114,32 @@ def _run(args: argparse.Namespace) -> int:
         command = args.cluster_command
         # A bad file is reported before anything is sent (or a connection is even tried).
         config = load_config(args.file, args.namespace) if command == "apply" else None
-        api = get_client(client_source(args))
-        ns = args.namespace or default_namespace(api)
+        session = session_of(args)
+        ns = session.namespace
         if command == "list":
-            statuses = list_clusters(ns, api)
+            statuses = list_clusters(ns, session.api)
             emit(args, [s.to_dict() for s in statuses], render_text(clusters_table(statuses), width=160))
         elif command == "status":
-            st = Cluster(ClusterConfiguration(name=args.name, namespace=ns), client=api).status(
+            st = Cluster(ClusterConfiguration(name=args.name, namespace=ns), client=session).status(
                 missing_ok=False
             )
             emit(args, st.to_dict(), render_text(status_panel(st), width=120))
         elif command == "apply":
             assert config is not None
-            cluster = Cluster(config, client=api)
+            cluster = Cluster(config, client=session)
             cluster.apply(force=args.force)
             st = cluster.wait_ready(timeout=args.timeout) if args.wait else cluster.status()
             emit(args, st.to_dict(), str(st))
         elif command == "down":
             config = ClusterConfiguration(name=args.name, namespace=ns)
-            deleted = Cluster(config, client=api).down(force=args.force)
+            deleted = Cluster(config, client=session).down(force=args.force)
             emit(
                 args,
                 {"name": args.name, "namespace": ns, "deleted": deleted},
                 f"{ns}/{args.name}: {'deleted' if deleted else 'already gone'}",
             )
         elif command == "wait":
-            st = get_cluster(args.name, ns, client=api).wait_ready(
+            st = get_cluster(args.name, ns, client=session).wait_ready(
                 timeout=args.timeout,
                 queue_timeout=args.queue_timeout,
                 dashboard_check=not args.no_dashboard_check,
@@ -151,7 +150,7 @@ def _run(args: argparse.Namespace) -> int:
                 raise ConfigError(
                     "--idle-minutes", args.idle_minutes, "--idle-minutes N, or --remove (not both)"
                 )
-            cluster = Cluster(ClusterConfiguration(name=args.name, namespace=ns), client=api)
+            cluster = Cluster(ClusterConfiguration(name=args.name, namespace=ns), client=session)
             report = cluster.scale_to_zero(
                 None if args.remove else args.idle_minutes,
                 mode=args.mode,
@@ -162,7 +161,7 @@ def _run(args: argparse.Namespace) -> int:
             )
             emit(args, {"name": args.name, "namespace": ns, "report": report}, report)
         elif command == "resume":
-            changed = Cluster(ClusterConfiguration(name=args.name, namespace=ns), client=api).resume()
+            changed = Cluster(ClusterConfiguration(name=args.name, namespace=ns), client=session).resume()
             emit(
                 args,
                 {"name": args.name, "namespace": ns, "resumed": changed},

@@ -6,8 +6,8 @@ Example:
     >>> import argparse
     >>> parser = argparse.ArgumentParser(); add_connection_options(parser)
     >>> args = parser.parse_args(["-n", "ds", "--json"])
-    >>> (args.namespace, args.json, client_source(args))
-    ('ds', True, None)
+    >>> (args.namespace, args.json, client_source(args), session_of(args).namespace)
+    ('ds', True, None, 'ds')
     >>> emit(args, {"b": 1, "a": "x"}, "ignored with --json")
     {"a": "x", "b": 1}
 """
@@ -24,6 +24,7 @@ from typing import Any
 from rayqueue_sdk.cli.exit_codes import SUCCESS, exit_code
 from rayqueue_sdk.errors import ConfigError, RayQueueError
 from rayqueue_sdk.kube.auth import KubeConfigFileAuthentication
+from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.rules import check_dns_label
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "guarded",
     "namespace_name",
     "seconds",
+    "session_of",
 ]
 
 #: Attributes of an error copied into the ``--json`` error document when the error has them.
@@ -107,6 +109,17 @@ def client_source(args: argparse.Namespace) -> KubeConfigFileAuthentication | No
     if args.kubeconfig or args.context:
         return KubeConfigFileAuthentication(args.kubeconfig, context=args.context)
     return None
+
+
+def session_of(args: argparse.Namespace) -> KubeSession:
+    """The one session a command uses: the credentials of :func:`client_source` in ``--namespace`` (else
+    the credentials' namespace), connected on first use.
+
+    Example:
+        >>> session_of(argparse.Namespace(kubeconfig=None, context=None, namespace="ds")).namespace
+        'ds'
+    """
+    return KubeSession(client_source(args), namespace=args.namespace)
 
 
 def emit(args: argparse.Namespace, data: Any, text: str) -> None:

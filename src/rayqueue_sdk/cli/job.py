@@ -28,7 +28,7 @@ import argparse
 from typing import Any
 
 from rayqueue_sdk.admission.cluster import JobPhase
-from rayqueue_sdk.cli.common import add_connection_options, client_source, emit, fail, guarded, seconds
+from rayqueue_sdk.cli.common import add_connection_options, emit, fail, guarded, seconds, session_of
 from rayqueue_sdk.cli.exit_codes import JOB_FAILED, SUCCESS
 from rayqueue_sdk.cli.files import parse_yaml_text, read_yaml_file
 from rayqueue_sdk.config.models import ManagedClusterConfig
@@ -154,7 +154,7 @@ def _submit(args: argparse.Namespace) -> int:
                 priority_class=args.priority,
                 ttl_seconds_after_finished=args.ttl,
                 active_deadline_seconds=args.deadline,
-                client=client_source(args),
+                client=session_of(args),
             )
         else:
             job = RayJob(
@@ -167,7 +167,7 @@ def _submit(args: argparse.Namespace) -> int:
                 priority_class=args.priority,
                 ttl_seconds_after_finished=args.ttl,
                 active_deadline_seconds=args.deadline,
-                client=client_source(args),
+                client=session_of(args),
             )
         # On an existing cluster still queued or starting, the command returns once the job is on Ray
         # (a CI step must not exit 0 with a job that is never submitted).
@@ -195,7 +195,7 @@ def _act(args: argparse.Namespace) -> int:
             cluster_name=args.cluster,
             job_id=args.job_id,
             namespace=args.namespace,
-            client=client_source(args),
+            client=session_of(args),
         )
         if args.action == "status":
             st = job.status()

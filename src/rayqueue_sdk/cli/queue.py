@@ -22,13 +22,12 @@ import argparse
 
 from rayqueue_sdk.admission.fit import FitAnswer
 from rayqueue_sdk.cli.cluster import load_config
-from rayqueue_sdk.cli.common import add_connection_options, client_source, emit, guarded
+from rayqueue_sdk.cli.common import add_connection_options, emit, guarded, session_of
 from rayqueue_sdk.cli.exit_codes import DOES_NOT_FIT, EXIT_CODES
 from rayqueue_sdk.cluster.overview import queue_headroom, queue_overview, will_it_fit
 from rayqueue_sdk.cluster.queues import LocalQueueInfo, list_local_queues
 from rayqueue_sdk.display.queues import queue_text
 from rayqueue_sdk.errors import ForbiddenError
-from rayqueue_sdk.kube.client import default_namespace, get_client
 
 __all__ = ["configure", "fit_text", "queues_text"]
 
@@ -101,24 +100,24 @@ def _run(args: argparse.Namespace) -> int:
     """Run ``rayqueue queue ACTION``; returns the exit code."""
 
     def action() -> int | None:
-        api = get_client(client_source(args))
-        ns = args.namespace or default_namespace(api)
+        session = session_of(args)
+        ns = session.namespace
         if args.queue_command == "show":
-            overview = queue_overview(ns, api)
+            overview = queue_overview(ns, session.api)
             summary = overview.queue(args.name)
             emit(args, summary.to_dict(), queue_text(overview, summary))
             return None
         if args.queue_command == "headroom":
-            headroom = queue_headroom(ns, api)
+            headroom = queue_headroom(ns, session.api)
             emit(args, headroom.to_dict(), headroom.text())
             return None
         if args.queue_command == "fits":
-            answer = will_it_fit(load_config(args.file, ns), args.queue, namespace=ns, client=api)
+            answer = will_it_fit(load_config(args.file, ns), args.queue, namespace=ns, client=session.api)
             emit(args, answer.to_dict(), fit_text(answer))
             if answer.fits is None:
                 return EXIT_CODES[ForbiddenError]
             return None if answer.fits else DOES_NOT_FIT
-        queues = list_local_queues(ns, api)
+        queues = list_local_queues(ns, session)
         emit(args, [q.to_dict() for q in queues], queues_text(queues))
         return None
 

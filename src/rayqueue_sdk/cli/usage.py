@@ -18,7 +18,7 @@ import argparse
 from datetime import UTC, datetime
 
 from rayqueue_sdk.admission.usage import parse_since
-from rayqueue_sdk.cli.common import add_connection_options, client_source, emit, guarded
+from rayqueue_sdk.cli.common import add_connection_options, emit, guarded, session_of
 from rayqueue_sdk.cluster.usage import PROMETHEUS_URL_ENV, usage_report
 
 __all__ = ["configure"]
@@ -61,7 +61,8 @@ def _run(args: argparse.Namespace) -> int:
     def action() -> int | None:
         since = _since(args.since)
         parse_since(since, datetime.now(UTC))  # refused before anything is sent
-        report = usage_report(args.namespace, since, prometheus=args.prometheus, client=client_source(args))
+        session = session_of(args)
+        report = usage_report(args.namespace, since, prometheus=args.prometheus, client=session.api)
         emit(args, report.to_dict(), report.text())
         return None
 

@@ -16,16 +16,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.errors import ApiError, ForbiddenError, NotFoundError
-from rayqueue_sdk.kube.connection import remembered
-from rayqueue_sdk.kube.resources import get_object, kueue_kind
+from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.kueue import PROVISIONING_CONTROLLER
-
-if TYPE_CHECKING:
-    from kubernetes.client import ApiClient
 
 __all__ = ["check_limits", "waits_for_checks"]
 
@@ -34,30 +30,30 @@ log = logging.getLogger(__name__)
 _TTL = 60.0
 
 
-def _read_limit(api: ApiClient, check: str) -> int | None:
-    ac = get_object(api, kueue_kind(api, "admissionchecks", namespaced=False), check)
+def _read_limit(session: KubeSession, check: str) -> int | None:
+    ac = session.get(session.kueue_kind("admissionchecks", namespaced=False), name=check)
     spec = ac.get("spec") or {}
     params = spec.get("parameters") or {}
     if spec.get("controllerName") != PROVISIONING_CONTROLLER or not params.get("name"):
         return None
-    prc = get_object(api, kueue_kind(api, "provisioningrequestconfigs", namespaced=False), params["name"])
+    prc = session.get(session.kueue_kind("provisioningrequestconfigs", namespaced=False), name=params["name"])
     return int(((prc.get("spec") or {}).get("retryStrategy") or {}).get("backoffLimitCount", 3))
 
 
-def _limit(api: ApiClient, check: str) -> int | None:
-    return remembered(api, f"admission-check-limit:{check}", _TTL, lambda: _read_limit(api, check))
+def _limit(session: KubeSession, check: str) -> int | None:
+    return session.remembered(f"admission-check-limit:{check}", _TTL, lambda: _read_limit(session, check))
 
 
-def check_limits(api: ApiClient | None, workload: Mapping[str, Any] | None) -> dict[str, int] | None:
+def check_limits(session: KubeSession | None, workload: Mapping[str, Any] | None) -> dict[str, int] | None:
     """``{check: backoffLimitCount}`` for the Workload's ProvisioningRequest checks, or ``None`` when
     they cannot be read (no checks, no client, forbidden, not found)."""
     names = [c.get("name") for c in ((workload or {}).get("status") or {}).get("admissionChecks") or ()]
-    if api is None or not names:
+    if session is None or not names:
         return None
     limits: dict[str, int] = {}
     try:
         for name in names:
-            limit = _limit(api, str(name))
+            limit = _limit(session, str(name))
             if limit is not None:
                 limits[str(name)] = limit
     except (ForbiddenError, NotFoundError, ApiError) as err:

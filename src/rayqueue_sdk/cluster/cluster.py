@@ -48,12 +48,11 @@ from rayqueue_sdk.manifests import dump_yaml
 from rayqueue_sdk.manifests.raycluster import build_raycluster
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
     from ray.job_submission import JobDetails, JobStatus, JobSubmissionClient
 
     from rayqueue_sdk.cluster.live import LiveFollow
     from rayqueue_sdk.cluster.observe import ClusterDetails
-    from rayqueue_sdk.kube.client import ClientSource
+    from rayqueue_sdk.kube.session import KubeSession, SessionLike
 
 __all__ = ["Cluster", "get_cluster"]
 
@@ -100,8 +99,8 @@ class Cluster:
         self,
         config: ClusterConfiguration,
         *,
-        client: ApiClient | ClientSource | None = None,
-        api_client: ApiClient | ClientSource | None = None,
+        client: SessionLike = None,
+        api_client: SessionLike = None,
         show: bool | None = None,
     ) -> None:
         if not isinstance(config, ClusterConfiguration):
@@ -123,6 +122,8 @@ class Cluster:
         #: rather than written into the user's configuration; unset until it is called.
         self._idle_policy: IdlePolicy | None | _Unset = _UNSET
         self._client = _one_client(client, api_client)
+        self._session: KubeSession | None = None  # made on first use: offline, no Kubernetes code loads
+        #: the namespace once known (given, or resolved through the session), for what says it offline
         self._namespace: str | None = config.namespace
         self._existing_seen: dict[str, Any] | None = None  # the RayCluster apply()'s preflight read
         #: the notebook card with its buttons (shown when built in a notebook, and by apply()/up();
@@ -317,10 +318,21 @@ class Cluster:
         display({"text/plain": repr(self)}, raw=True)
 
     # -- connection --------------------------------------------------------------------------------
-    def _api(self) -> ApiClient:
-        from rayqueue_sdk.kube.client import get_client  # lazy: the API client
+    @property
+    def session(self) -> KubeSession:
+        """The connection this cluster uses: ``client=`` (else the login, resolved on first use) in
+        ``config.namespace`` (else the credentials' namespace).
 
-        return get_client(self._client)
+        Example:
+            >>> from rayqueue_sdk.config.models import ClusterConfiguration
+            >>> Cluster(ClusterConfiguration(name="ws", namespace="ds")).session.namespace
+            'ds'
+        """
+        if self._session is None:
+            from rayqueue_sdk.kube.session import KubeSession  # lazy: offline use loads no I/O path
+
+            self._session = KubeSession.of(self._client, namespace=self.config.namespace)
+        return self._session
 
     @property
     def namespace(self) -> str:
@@ -331,29 +343,19 @@ class Cluster:
             >>> Cluster(ClusterConfiguration(name="ws", namespace="ds")).namespace
             'ds'
         """
-        from rayqueue_sdk.kube.client import default_namespace  # lazy: the API client
-
         if self._namespace is None:
-            self._namespace = default_namespace(self._api())
+            self._namespace = self.session.namespace
         return self._namespace
 
-    def _namespace_of(self, api: ApiClient) -> str:
-        """:attr:`namespace`, with the client already resolved (so it is resolved once per call)."""
-        from rayqueue_sdk.kube.client import default_namespace  # lazy: the API client
-
-        if self._namespace is None:
-            self._namespace = default_namespace(api)
-        return self._namespace
-
-    def _manifest(self, api: ApiClient, *, refuse_foreign: str | None = None) -> dict[str, Any]:
+    def _manifest(self, session: KubeSession, *, refuse_foreign: str | None = None) -> dict[str, Any]:
         """The manifest to send: one preflight (queues, priority class, the existing object), then the
         pure decision (:mod:`rayqueue_sdk.cluster.preflight`)."""
         from rayqueue_sdk.cluster.preflight import decide, fetch_facts  # lazy: apply's checks
 
         facts = fetch_facts(
-            api,
-            self._namespace_of(api),
-            self.name,
+            session,
+            name=self.name,
+            namespace=self.namespace,
             local_queue=self.config.local_queue,
             priority_class=self.config.priority_class,
             read_existing=refuse_foreign is not None,
@@ -391,20 +393,20 @@ class Cluster:
         Example:
             >>> # cluster.apply()   # twice is fine: the second is a no-op
         """
-        from rayqueue_sdk.kube.resources import FIELD_MANAGER, RAYCLUSTERS, apply_object  # lazy: API calls
+        from rayqueue_sdk.kube.kinds import RAYCLUSTERS  # lazy: API calls
         from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
 
-        api = self._api()
+        session = self.session
         manifest = self._manifest(
-            api, refuse_foreign=None if force else "apply(force=True) would take it over"
+            session, refuse_foreign=None if force else "apply(force=True) would take it over"
         )
         # never let this edit re-activate a cluster its idle policy is scaling to zero (kueue#6719)
-        scaling.settle_before_edit(api, self._existing_seen)
-        stored = apply_object(api, RAYCLUSTERS, manifest, field_manager=FIELD_MANAGER, force=force)
+        scaling.settle_before_edit(session, self._existing_seen)
+        stored = session.apply(RAYCLUSTERS, manifest, force=force)
         log.info("%s/%s: applied", self.namespace, self.name)
         if self.idle_policy is not None:
-            self._enable(api, stored, self.idle_policy)
-        self._show_card(api)
+            self._enable(session, stored, self.idle_policy)
+        self._show_card(session)
         return AppliedCluster(stored, show_box=self._box_in_cell)
 
     def up(self) -> AppliedCluster:
@@ -414,12 +416,12 @@ class Cluster:
         Example:
             >>> # cluster.up(); cluster.wait_ready()
         """
-        from rayqueue_sdk.kube.resources import RAYCLUSTERS, create_object  # lazy: API calls
+        from rayqueue_sdk.kube.kinds import RAYCLUSTERS  # lazy: API calls
 
-        api = self._api()
-        manifest = self._manifest(api)
+        session = self.session
+        manifest = self._manifest(session)
         try:
-            stored = create_object(api, RAYCLUSTERS, manifest)
+            stored = session.create(RAYCLUSTERS, manifest)
         except AlreadyExistsError as err:
             raise AlreadyExistsError(
                 409,
@@ -429,8 +431,8 @@ class Cluster:
             ) from err
         log.info("%s/%s: created", self.namespace, self.name)
         if self.idle_policy is not None:
-            self._enable(api, stored, self.idle_policy)
-        self._show_card(api)
+            self._enable(session, stored, self.idle_policy)
+        self._show_card(session)
         return AppliedCluster(stored, show_box=self._box_in_cell)
 
     def down(self, force: bool = False) -> bool:
@@ -446,22 +448,26 @@ class Cluster:
             >>> # cluster.down()   # resources immediately returned to the queue
         """
         from rayqueue_sdk.cluster.preflight import check_ours  # lazy: apply's checks
-        from rayqueue_sdk.kube.resources import RAYCLUSTERS, delete_object, get_raycluster  # lazy: API calls
+        from rayqueue_sdk.kube.kinds import RAYCLUSTERS  # lazy: API calls
         from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
 
-        api = self._api()
+        session = self.session
         self.__dict__.pop("job_client", None)
         try:
-            obj = get_raycluster(api, self._namespace_of(api), self.name)
+            obj = session.get(RAYCLUSTERS, name=self.name, namespace=self.namespace)
         except NotFoundError:
             log.info("%s/%s: already gone", self.namespace, self.name)
             return False
         if not force:
             check_ours(obj, "down(force=True) would delete it")
         if scaling.policy_of(obj) is not None:
-            removed = scaling.remove_policy(api, self.namespace, self.name, annotation=False)
+            removed = scaling.remove_policy(
+                session, name=self.name, namespace=self.namespace, annotation=False
+            )
             log.info("%s/%s: idle policy removed (%s)", self.namespace, self.name, ", ".join(removed))
-        if not delete_object(api, RAYCLUSTERS, self.name, self.namespace, propagation="Background"):
+        if not session.delete(
+            RAYCLUSTERS, name=self.name, namespace=self.namespace, propagation="Background"
+        ):
             return False
         log.info("%s/%s: deleted", self.namespace, self.name)
         if self._card is not None:
@@ -486,9 +492,8 @@ class Cluster:
         """
         from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
 
-        api = self._api()
         try:
-            status, obj = observe_one(api, self.name, self._namespace_of(api))
+            status, obj = observe_one(self.session.api, self.name, self.namespace)
         except ClusterNotFoundError as err:
             if not missing_ok:
                 raise
@@ -500,10 +505,10 @@ class Cluster:
             self._follow(status)
         return status
 
-    def _refuse_if_scaled_to_zero(self, api: ApiClient) -> None:
+    def _refuse_if_scaled_to_zero(self) -> None:
         from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
 
-        status, _ = observe_one(api, self.name, self._namespace_of(api))
+        status, _ = observe_one(self.session.api, self.name, self.namespace)
         if status.scaled_to_zero:
             raise ScaledToZeroError(self.name, self.namespace, status.idle_scale_to_zero or "scaled to zero")
 
@@ -542,8 +547,9 @@ class Cluster:
         """
         from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
         from rayqueue_sdk.cluster.wait import wait_for_cluster  # lazy: the wait
+        from rayqueue_sdk.kube.poll import poll_until  # lazy: only a dashboard check polls
 
-        api = self._api()
+        api = self.session.api
         started = time.monotonic()
         card_in_cell = self._card is not None and self._card.live.shown_in == execution_count()
         with wait_progress(show, card_in_cell=card_in_cell) as line:
@@ -574,21 +580,22 @@ class Cluster:
             limit = (
                 _DASHBOARD_TIMEOUT if timeout is None else max(0.0, timeout - (time.monotonic() - started))
             )
-            deadline = time.monotonic() + limit
-            pause = 0.1
-            while not dashboard.dashboard_ready(
-                uri, timeout=5.0, headers=headers, verify=self.config.verify_tls
-            ):
-                if time.monotonic() + pause > deadline:
-                    raise AdmissionTimeout(
-                        self.name,
-                        timeout if timeout is not None else _DASHBOARD_TIMEOUT,
-                        phase=status.phase.value,
-                        reason=f"the Ray dashboard at {uri} does not answer",
-                        what="the Ray dashboard",
-                    )
-                time.sleep(pause)
-                pause = min(1.0, pause * 2)
+            answered = poll_until(
+                lambda: dashboard.dashboard_ready(
+                    uri, timeout=5.0, headers=headers, verify=self.config.verify_tls
+                ),
+                timeout=limit,
+                interval=0.1,
+                max_interval=1.0,
+            )
+            if not answered:
+                raise AdmissionTimeout(
+                    self.name,
+                    timeout if timeout is not None else _DASHBOARD_TIMEOUT,
+                    phase=status.phase.value,
+                    reason=f"the Ray dashboard at {uri} does not answer",
+                    what="the Ray dashboard",
+                )
             ready = replace(status, dashboard_url=uri)
             if self._card is not None:
                 self._follow(ready)
@@ -604,22 +611,21 @@ class Cluster:
         from rayqueue_sdk.cluster.observe import observe_one, summarize  # lazy: the read path
         from rayqueue_sdk.display import show_details  # lazy: notebook cards
 
-        api = self._api()
-        status, obj = observe_one(api, self.name, self._namespace_of(api))
+        status, obj = observe_one(self.session.api, self.name, self.namespace)
         found = summarize(obj, status)
         if self._card is not None:
             self._follow(status, found.gpus)
         show_details(found, show=show)
         return found
 
-    def _show_card(self, api: ApiClient) -> None:
+    def _show_card(self, session: KubeSession) -> None:
         """In a notebook, the cluster's box: updated in place, and shown in this cell unless it already is."""
         from rayqueue_sdk.cluster.live import follow_live  # lazy: the shared watches, for a notebook box
         from rayqueue_sdk.cluster.observe import observe_one, summarize  # lazy: the read path
 
         if not is_notebook() and self._card is None:
             return
-        status, obj = observe_one(api, self.name, self._namespace_of(api))
+        status, obj = observe_one(session.api, self.name, self.namespace)
         card = self._controls()
         card.live.set_key(("cluster", status.namespace, status.name))
         card.update(status, summarize(obj, status).gpus)
@@ -628,9 +634,9 @@ class Cluster:
         if self._live is None or self._live.closed:
             # Live from then on, through the watches the session shares (no watch or request of its own).
             self._live = follow_live(
-                api,
+                session.api,
                 self.name,
-                self._namespace_of(api),
+                self.namespace,
                 card.update,
                 last=status,
                 shown=lambda: card.status if isinstance(card.status, ClusterStatus) else None,
@@ -649,11 +655,10 @@ class Cluster:
         """
         from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
 
-        api = self._api()
         try:
-            return dashboard.cluster_uri(self.name, self._namespace_of(api), client=api)
+            return dashboard.cluster_uri(self.name, self.namespace, client=self.session.api)
         except NotFoundError:
-            self._refuse_if_scaled_to_zero(api)  # a better answer than "no address", where it applies
+            self._refuse_if_scaled_to_zero()  # a better answer than "no address", where it applies
             raise
 
     def local_client_url(self) -> str:
@@ -679,9 +684,8 @@ class Cluster:
         """
         from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
 
-        api = self._api()
         return dashboard.cluster_dashboard_uri(
-            self.name, self._namespace_of(api), client=api, override=override
+            self.name, self.namespace, client=self.session.api, override=override
         )
 
     # -- jobs --------------------------------------------------------------------------------------
@@ -696,7 +700,7 @@ class Cluster:
         from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
 
         return dashboard.ray_job_client(
-            self.cluster_dashboard_uri(), client=self._api(), verify=self.config.verify_tls
+            self.cluster_dashboard_uri(), client=self.session.api, verify=self.config.verify_tls
         )
 
     def list_jobs(self) -> list[JobDetails]:
@@ -774,36 +778,38 @@ class Cluster:
         Example:
             >>> # cluster.resume(); cluster.wait_ready()
         """
-        from rayqueue_sdk.kube.resources import (  # lazy: API calls
-            RAYCLUSTERS,
-            fetch_raycluster,
-            find_workload,
-            patch_object,
-        )
+        from rayqueue_sdk.kube.kinds import RAYCLUSTERS  # lazy: API calls
+        from rayqueue_sdk.kube.lookups import fetch_raycluster, find_workload  # lazy: API calls
         from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
 
-        api = self._api()
-        namespace = self._namespace_of(api)
-        rc = fetch_raycluster(api, namespace, self.name)
+        session = self.session
+        namespace = self.namespace
+        rc = fetch_raycluster(session, name=self.name, namespace=namespace)
         info = scaling.policy_of(rc)
         if info is None:
             return self._set_active(True)
         uid = str((rc.get("metadata") or {}).get("uid") or "")
-        workload = find_workload(api, namespace, uid) if info.get("mechanism") == "workload" else None
-        done = scaling.on_resume(api, rc, workload)
+        workload = (
+            find_workload(session, owner_uid=uid, namespace=namespace)
+            if info.get("mechanism") == "workload"
+            else None
+        )
+        done = scaling.on_resume(session, rc, workload)
         log.info("%s/%s: %s", namespace, self.name, done)
         if info.get("mechanism") == "suspend":
-            patch_object(api, RAYCLUSTERS, self.name, {"spec": {"suspend": False}}, namespace)
+            session.patch(
+                RAYCLUSTERS, name=self.name, patch={"spec": {"suspend": False}}, namespace=namespace
+            )
             self.__dict__.pop("job_client", None)
             return self.name
         return self._set_active(True)
 
     # -- idle scale-to-zero ------------------------------------------------------------------------
-    def _enable(self, api: ApiClient, rc: dict[str, Any], policy: IdlePolicy) -> list[str]:
+    def _enable(self, session: KubeSession, rc: dict[str, Any], policy: IdlePolicy) -> list[str]:
         from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
 
-        the_plan = scaling.plan(api, rc, policy)
-        return scaling.apply_plan(api, the_plan, previous=scaling.policy_of(rc))
+        the_plan = scaling.plan(session, rc, policy)
+        return scaling.apply_plan(session, the_plan, previous=scaling.policy_of(rc))
 
     def scale_to_zero(
         self,
@@ -839,12 +845,12 @@ class Cluster:
             >>> # cluster.scale_to_zero(60, dry_run=True)           # what it would do now, and why
             >>> # cluster.scale_to_zero(None)                       # remove the policy
         """
-        from rayqueue_sdk.kube.resources import fetch_raycluster, find_workload  # lazy: API calls
+        from rayqueue_sdk.kube.lookups import fetch_raycluster, find_workload  # lazy: API calls
         from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
 
+        session = self.session
         if idle_minutes is None:
-            api = self._api()
-            removed = scaling.remove_policy(api, self._namespace_of(api), self.name)
+            removed = scaling.remove_policy(session, name=self.name, namespace=self.namespace)
             self._idle_policy = None
             return f"idle policy removed ({', '.join(removed) or 'nothing to remove'})"
         policy: IdlePolicy = IdlePolicy.model_validate(
@@ -858,16 +864,19 @@ class Cluster:
                 "polling_seconds": polling_seconds,
             }
         )
-        api = self._api()
-        namespace = self._namespace_of(api)
-        rc = fetch_raycluster(api, namespace, self.name)
-        the_plan = scaling.plan(api, rc, policy)
+        namespace = self.namespace
+        rc = fetch_raycluster(session, name=self.name, namespace=namespace)
+        the_plan = scaling.plan(session, rc, policy)
         if dry_run:
             from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
 
-            status, rc = observe_one(api, self.name, namespace)
+            status, rc = observe_one(session.api, self.name, namespace)
             uid = str((rc.get("metadata") or {}).get("uid") or "")
-            workload = find_workload(api, namespace, uid) if the_plan.mechanism == "workload" else None
+            workload = (
+                find_workload(session, owner_uid=uid, namespace=namespace)
+                if the_plan.mechanism == "workload"
+                else None
+            )
             gpu, reading = None, None
             if policy.idle_signal != "jobs":  # read as the reaper reads it: Prometheus, else Ray's view
                 gpu, reading = scaling.read_gpu(policy, rc, status.dashboard_url)
@@ -880,18 +889,19 @@ class Cluster:
             except (RayQueueError, OSError, RuntimeError, ValueError) as err:
                 log.debug("dry run: Ray jobs not readable: %s", err)
             return scaling.dry_run(policy, the_plan, workload, rc=rc, jobs=jobs, gpu=gpu, gpu_reading=reading)
-        made = scaling.apply_plan(api, the_plan, previous=scaling.policy_of(rc))
+        made = scaling.apply_plan(session, the_plan, previous=scaling.policy_of(rc))
         self._idle_policy = policy
         return f"{namespace}/{self.name}: {the_plan.headline}: {', '.join(made)}"
 
     def _set_active(self, active: bool) -> str:
-        from rayqueue_sdk.kube.resources import fetch_raycluster, set_workload_active  # lazy: API calls
+        from rayqueue_sdk.kube.lookups import fetch_raycluster, set_workload_active  # lazy: API calls
 
-        api = self._api()
-        namespace = self._namespace_of(api)
-        uid = str((fetch_raycluster(api, namespace, self.name).get("metadata") or {}).get("uid") or "")
+        session = self.session
+        namespace = self.namespace
+        rc = fetch_raycluster(session, name=self.name, namespace=namespace)
+        uid = str((rc.get("metadata") or {}).get("uid") or "")
         try:
-            wl = set_workload_active(api, self.namespace, uid, active)
+            wl = set_workload_active(session, owner_uid=uid, active=active, namespace=namespace)
         except NotFoundError:
             raise UnsupportedError(
                 f"RayCluster {self.namespace}/{self.name} has no Kueue Workload (is it in a queue?): "
@@ -909,9 +919,7 @@ class Cluster:
         return wl_name
 
 
-def _one_client(
-    client: ApiClient | ClientSource | None, api_client: ApiClient | ClientSource | None
-) -> ApiClient | ClientSource | None:
+def _one_client(client: SessionLike, api_client: SessionLike) -> SessionLike:
     """``client``, or codeflare-sdk's spelling ``api_client``; both (different) is an error."""
     if client is not None and api_client is not None and client is not api_client:
         raise ConfigError(
@@ -928,9 +936,9 @@ def get_cluster(
     namespace: str | None = None,
     verify_tls: bool | None = None,
     write_to_file: bool = False,
-    api_client: ApiClient | ClientSource | None = None,
+    api_client: SessionLike = None,
     *,
-    client: ApiClient | ClientSource | None = None,
+    client: SessionLike = None,
 ) -> Cluster:
     """Adopt a live RayCluster: a :class:`Cluster` whose configuration is rebuilt from it, every worker
     group included.
@@ -950,12 +958,11 @@ def get_cluster(
         >>> # [g.name for g in cluster.config.resolved_worker_groups()], cluster.status().phase
     """
     from rayqueue_sdk.cluster.adopt import config_from_raycluster  # lazy: get_cluster() only
-    from rayqueue_sdk.kube.client import default_namespace, get_client  # lazy: the API client
-    from rayqueue_sdk.kube.resources import fetch_raycluster  # lazy: API calls
+    from rayqueue_sdk.kube.lookups import fetch_raycluster  # lazy: API calls
+    from rayqueue_sdk.kube.session import KubeSession  # lazy: the API client
 
-    client = _one_client(client, api_client)
-    api = get_client(client)
-    obj = fetch_raycluster(api, namespace or default_namespace(api), name)
+    session = KubeSession.of(_one_client(client, api_client), namespace=namespace)
+    obj = fetch_raycluster(session, name=name)
     config = config_from_raycluster(obj)
     changes: dict[str, Any] = {}
     if verify_tls is not None:
@@ -964,4 +971,4 @@ def get_cluster(
         changes["write_to_file"] = True
     if changes:
         config = config.model_copy(update=changes)
-    return Cluster(config, client=client, show=False)
+    return Cluster(config, client=session, show=False)

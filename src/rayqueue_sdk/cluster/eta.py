@@ -12,8 +12,7 @@ may not read ClusterQueues gets the queue position and a sentence saying what is
 
 Example:
     >>> from rayqueue_sdk.cluster.eta import estimate_for_workload
-    >>> # estimate_for_workload(api, "team-a", "raycluster-ws-1a2b3").text()
-    >>> # '14:02–14:02:30 UTC; team-a/first's idle policy releases 2 nvidia.com/gpu at 14:02 UTC if ...'
+    >>> estimate_for_workload(session, namespace="default", workload="raycluster-ws-1a2b3")  # not pending
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.admission.estimate import (
@@ -40,31 +39,27 @@ from rayqueue_sdk.admission.estimate import (
 )
 from rayqueue_sdk.admission.overview import QueueOverview
 from rayqueue_sdk.cluster.queue_reads import QueueReads, overview_of, read_queues
-from rayqueue_sdk.errors import ApiError, ForbiddenError, NotFoundError
-from rayqueue_sdk.kube.resources import RAYCLUSTERS, RAYJOBS, Kind, list_objects
+from rayqueue_sdk.errors import ApiError
+from rayqueue_sdk.kube.kinds import RAYCLUSTERS, RAYJOBS, SCALEDOBJECTS, Kind
+from rayqueue_sdk.kube.lookups import list_or_none
+from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, policy_name
 from rayqueue_sdk.scaling.agent import AgentState, parse_time
 from rayqueue_sdk.scaling.policy import policy_of
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
 
 __all__ = ["estimate_for_workload", "estimates_for", "holds_of", "releases_of"]
 
 log = logging.getLogger(__name__)
 
-_SCALEDOBJECTS = Kind("keda.sh", "v1alpha1", "scaledobjects")
 _DONE = ("Complete", "Failed")
 #: What a release takes after the policy acts, beyond KEDA's polling interval: the Workload's eviction,
 #: its pods' removal and Kueue's next admission cycle.
 _KUEUE_SECONDS = 10.0
 
 
-def _list(api: ApiClient, kind: Kind, namespace: str) -> list[dict[str, Any]] | None:
+def _list(session: KubeSession, kind: Kind, namespace: str) -> list[dict[str, Any]] | None:
     try:
-        return list_objects(api, kind, namespace)[0]
-    except (ForbiddenError, NotFoundError):
-        return None
+        return list_or_none(session, kind, namespace=namespace)
     except ApiError as err:  # a failed read leaves the release unknown, never the wait failing
         log.debug("cannot list %s in %s: %s", kind.plural, namespace, err)
         return None
@@ -193,13 +188,15 @@ def releases_of(
 
 
 def estimates_for(
-    api: ApiClient, reads: QueueReads, overview: QueueOverview, *, now: datetime | None = None
+    session: KubeSession, reads: QueueReads, overview: QueueOverview, *, now: datetime | None = None
 ) -> dict[tuple[str, str], AdmissionEstimate]:
     """Every pending workload's estimate in ``overview``, reading the release facts of the holders
     (three LISTs in the reader's namespace; see the module docstring).
 
     Example:
-        >>> # etas = estimates_for(api, reads, overview_of(reads))
+        >>> reads = read_queues(session, namespace="default")
+        >>> estimates_for(session, reads, overview_of(reads))   # nothing pending in the namespace
+        {}
     """
     now = now or datetime.now(UTC)
     ns = reads.namespace
@@ -208,9 +205,9 @@ def estimates_for(
     holding = any(w.namespace == ns for q in overview.queues for w in q.pending) and any(
         q.holding for q in overview.queues
     )
-    rcs = _list(api, RAYCLUSTERS, ns) if holding else []
-    jobs = _list(api, RAYJOBS, ns) if holding else []
-    sos = _list(api, _SCALEDOBJECTS, ns) if holding and rcs and _any_keda(rcs) else []
+    rcs = _list(session, RAYCLUSTERS, ns) if holding else []
+    jobs = _list(session, RAYJOBS, ns) if holding else []
+    sos = _list(session, SCALEDOBJECTS, ns) if holding and rcs and _any_keda(rcs) else []
     releases = releases_of(reads.workloads, ns, rcs, jobs, sos, now)
     requests: dict[tuple[str, str], dict[str, Decimal]] = {}
     for wl in reads.workloads:
@@ -271,17 +268,18 @@ def _any_keda(rcs: list[dict[str, Any]]) -> bool:
 
 
 def estimate_for_workload(
-    api: ApiClient, namespace: str, workload: str, *, now: datetime | None = None
+    session: KubeSession, *, namespace: str, workload: str, now: datetime | None = None
 ) -> AdmissionEstimate | None:
     """The estimate of one Workload (``None`` once admitted or not found): the overview's three LISTs and
     the holders' (see :func:`estimates_for`).
 
     Example:
-        >>> # estimate_for_workload(api, "team-a", "raycluster-ws-1a2b3")
+        >>> estimate_for_workload(session, namespace="default", workload="raycluster-ws-1a2b3") is None
+        True
     """
-    reads = read_queues(api, namespace)
+    reads = read_queues(session, namespace=namespace)
     overview = overview_of(reads)
     key = (namespace, workload)
     if not any(w.namespace == namespace and w.name == workload for q in overview.queues for w in q.pending):
         return None
-    return estimates_for(api, reads, overview, now=now).get(key)
+    return estimates_for(session, reads, overview, now=now).get(key)

@@ -15,16 +15,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.admission.fairshare import fair_share_sentence
 from rayqueue_sdk.errors import ApiError, ForbiddenError, NotFoundError
-from rayqueue_sdk.kube.connection import remembered
-from rayqueue_sdk.kube.resources import get_object, kueue_kind, list_objects
-
-if TYPE_CHECKING:
-    from kubernetes.client import ApiClient
+from rayqueue_sdk.kube.session import KubeSession
 
 __all__ = ["fair_share_for", "waits_for_quota"]
 
@@ -50,19 +46,19 @@ def waits_for_quota(workload: Mapping[str, Any] | None) -> bool:
     )
 
 
-def _sentence(api: ApiClient, namespace: str, queue: str) -> str | None:
-    lq = get_object(api, kueue_kind(api, "localqueues"), queue, namespace)
+def _sentence(session: KubeSession, *, namespace: str, queue: str) -> str | None:
+    lq = session.get(session.kueue_kind("localqueues"), name=queue, namespace=namespace)
     cluster_queue = str((lq.get("spec") or {}).get("clusterQueue") or "")
     if not cluster_queue:
         return None
-    cqs, _ = list_objects(api, kueue_kind(api, "clusterqueues", namespaced=False))
+    cqs = session.list(session.kueue_kind("clusterqueues", namespaced=False))
     return fair_share_sentence(cluster_queue, cqs)
 
 
-def fair_share_for(api: ApiClient | None, workload: Mapping[str, Any] | None) -> str | None:
+def fair_share_for(session: KubeSession | None, workload: Mapping[str, Any] | None) -> str | None:
     """The sentence ("behind team-b-cq's workloads: fair share 0.42 vs 0.10") for a Workload waiting for
     quota under fair sharing, else ``None`` (no client, not waiting, fair sharing off, or not readable)."""
-    if api is None or not waits_for_quota(workload):
+    if session is None or not waits_for_quota(workload):
         return None
     assert workload is not None
     namespace = str((workload.get("metadata") or {}).get("namespace") or "")
@@ -72,9 +68,9 @@ def fair_share_for(api: ApiClient | None, workload: Mapping[str, Any] | None) ->
 
     def read() -> str | None:
         try:
-            return _sentence(api, namespace, queue)
+            return _sentence(session, namespace=namespace, queue=queue)
         except (ForbiddenError, NotFoundError, ApiError) as err:
             log.debug("cannot read the ClusterQueues' fair shares: %s", err)
             return None
 
-    return remembered(api, f"fair-share:{namespace}/{queue}", _TTL, read)
+    return session.remembered(f"fair-share:{namespace}/{queue}", _TTL, read)

@@ -98,7 +98,7 @@ class RayJobClient:
         if self._ray is not None:
             return self._ray
         if self._cluster is not None:
-            k8s = self._k8s if self._k8s is not None else self._cluster._client
+            k8s = self._k8s if self._k8s is not None else self._cluster.session.api
             address = self._address or self._cluster.cluster_dashboard_uri()
             verify = self._cluster.config.verify_tls if self._verify is True else self._verify
             self._ray = dashboard.ray_job_client(

@@ -55,6 +55,7 @@ from rayqueue_sdk.kube.resources import (
     list_objects,
     pick_workload,
 )
+from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.idle import IdleMode
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 from rayqueue_sdk.manifests.scaling import policy_name
@@ -239,7 +240,11 @@ def _positions(
             pending.setdefault(str(queue_name), []).append(_name(wl))
     positions: dict[str, tuple[int | None, str | None]] = {}
     for queue_name, names in sorted(pending.items()):
-        positions.update(queue_positions(namespace, queue_name, names, api))
+        positions.update(
+            queue_positions(
+                KubeSession.of(api), local_queue=queue_name, workload_names=names, namespace=namespace
+            )
+        )
     return positions
 
 
@@ -283,8 +288,8 @@ def _read(
     for cluster, wl in pairs:
         position, why = positions.get(_name(wl), (None, None)) if wl else (None, None)
         exposed = dashboard_from_exposure(_name(cluster), namespace, **found) if found else None
-        limits = check_limits(api, wl) if waits_for_checks(wl) else None
-        fair = fair_share_for(api, wl)
+        limits = check_limits(KubeSession.of(api), wl) if waits_for_checks(wl) else None
+        fair = fair_share_for(KubeSession.of(api), wl)
         head = (heads or {}).get(_uid(cluster))
         out.append((_status(cluster, wl, position, why, exposed, limits, fair, head, scaled), cluster))
     return out
@@ -346,7 +351,7 @@ def admission_eta(api: ApiClient, namespace: str, workload: str) -> AdmissionEst
         >>> # admission_eta(api, "ds-team", "raycluster-ws-1a2b3")
     """
     try:
-        return estimate_for_workload(api, namespace, workload)
+        return estimate_for_workload(KubeSession.of(api), namespace=namespace, workload=workload)
     except RayQueueError as err:
         log.debug("no admission estimate for %s/%s: %s", namespace, workload, err)
         return None

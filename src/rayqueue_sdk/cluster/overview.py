@@ -33,6 +33,7 @@ from rayqueue_sdk.display.environment import is_notebook, is_terminal
 from rayqueue_sdk.display.queues import QueueView, print_queues
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
+from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.labels import QUEUE_LABEL
 from rayqueue_sdk.manifests.raycluster import build_raycluster
 from rayqueue_sdk.manifests.rules import check_dns_label
@@ -80,10 +81,10 @@ def queue_overview(
     """
     api = get_client(client)
     ns = namespace or default_namespace(api)
-    reads = read_queues(api, ns)
+    reads = read_queues(KubeSession.of(api), namespace=ns)
     overview = overview_of(reads, mine=mine)
     if with_eta:
-        etas = estimates_for(api, reads, overview)
+        etas = estimates_for(KubeSession.of(api), reads, overview)
         overview = with_estimates(overview, etas)
     return overview
 
@@ -107,7 +108,7 @@ def queue_headroom(
     """
     api = get_client(client)
     ns = namespace or default_namespace(api)
-    reads = read_queues(api, ns)
+    reads = read_queues(KubeSession.of(api), namespace=ns)
     return headroom_of(overview_of(reads), reads.own)
 
 

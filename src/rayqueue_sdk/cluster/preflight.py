@@ -32,7 +32,7 @@ import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from rayqueue_sdk.cluster.queues import (
     LocalQueueInfo,
@@ -42,12 +42,11 @@ from rayqueue_sdk.cluster.queues import (
     queue_not_found,
 )
 from rayqueue_sdk.errors import ConflictError, ForbiddenError, NotFoundError, PriorityClassNotFoundError
-from rayqueue_sdk.kube.resources import Kind, get_object, get_raycluster, kueue_kind, list_objects
+from rayqueue_sdk.kube.kinds import RAYCLUSTERS, Kind
+from rayqueue_sdk.kube.lookups import list_or_none
+from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE, QUEUE_LABEL
 from rayqueue_sdk.manifests.rules import check_raycluster
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
 
 __all__ = ["Facts", "check_ours", "decide", "fetch_facts"]
 
@@ -156,10 +155,10 @@ def decide(
 
 
 def fetch_facts(
-    api: ApiClient,
-    namespace: str,
-    name: str,
+    session: KubeSession,
     *,
+    name: str,
+    namespace: str,
     local_queue: str | None = None,
     priority_class: str | None = None,
     read_existing: bool = False,
@@ -170,17 +169,19 @@ def fetch_facts(
         AuthenticationError, ConnectionFailedError, ApiError: the server failed (403 and 404 are facts).
 
     Example:
-        >>> # facts = fetch_facts(api, "ds", "ws", local_queue="team-q", read_existing=True)
+        >>> facts = fetch_facts(session, name="ws", namespace="default", read_existing=True)
+        >>> facts.queue_listing, facts.queues, facts.existing
+        ('listed', (), None)
     """
-    lq_kind = kueue_kind(api, "localqueues")  # discovery (cached per client) before the concurrent part
+    lq_kind = session.kueue_kind("localqueues")  # discovery (cached per client) before the concurrent part
     jobs: dict[str, Callable[[], Any]] = {
-        "queues": lambda: _queues(api, lq_kind, namespace, local_queue),
+        "queues": lambda: _queues(session, lq_kind, namespace=namespace, local_queue=local_queue),
     }
     if priority_class is not None:
-        wpc_kind = kueue_kind(api, "workloadpriorityclasses", namespaced=False)
-        jobs["priority"] = lambda: _priority_class(api, wpc_kind, priority_class)
+        wpc_kind = session.kueue_kind("workloadpriorityclasses", namespaced=False)
+        jobs["priority"] = lambda: _priority_class(session, wpc_kind, name=priority_class)
     if read_existing:
-        jobs["existing"] = lambda: _existing(api, namespace, name)
+        jobs["existing"] = lambda: _existing(session, name=name, namespace=namespace)
     found = _together(jobs)
     queues, listing = found["queues"]
     missing, choices, hint = found.get("priority", (False, [], None))
@@ -205,11 +206,15 @@ def _together(jobs: dict[str, Callable[[], T]]) -> dict[str, T]:
 
 
 def _queues(
-    api: ApiClient, kind: Kind, namespace: str, local_queue: str | None
+    session: KubeSession, kind: Kind, *, namespace: str, local_queue: str | None
 ) -> tuple[list[LocalQueueInfo], str]:
-    try:
-        objects, _ = list_objects(api, kind, namespace)
-    except ForbiddenError as err:
+    refusals: list[ForbiddenError | NotFoundError] = []
+    objects = list_or_none(session, kind, namespace=namespace, refused=refusals.append)
+    if objects is None:
+        err = refusals[0]
+        if isinstance(err, NotFoundError):  # a LIST is 404 only when the resource type is not served
+            log.debug("no LocalQueue API: %s", err)
+            return [], "absent"
         if local_queue is not None:
             log.warning(
                 "cannot check LocalQueue %r in %r (%s); leaving the check to Kueue",
@@ -220,30 +225,27 @@ def _queues(
         else:
             log.debug("no default LocalQueue lookup in %r: %s", namespace, err)
         return [], "forbidden"
-    except NotFoundError as err:  # a LIST is 404 only when the resource type is not served
-        log.debug("no LocalQueue API: %s", err)
-        return [], "absent"
     queues = sorted((queue_info(o) for o in objects), key=lambda q: (not q.default, q.name))
     return queues, "listed"
 
 
-def _priority_class(api: ApiClient, kind: Kind, name: str) -> tuple[bool, list[str], str | None]:
+def _priority_class(session: KubeSession, kind: Kind, *, name: str) -> tuple[bool, list[str], str | None]:
     try:
-        get_object(api, kind, name)
+        session.get(kind, name=name)
     except ForbiddenError as err:
         log.warning(
             "cannot check WorkloadPriorityClass %r (%s); leaving the check to Kueue", name, err.message
         )
         return False, [], None
     except NotFoundError:
-        available, hint = list_priority_class_choices(api)
+        available, hint = list_priority_class_choices(session)
         return True, available, hint
     return False, [], None
 
 
-def _existing(api: ApiClient, namespace: str, name: str) -> dict[str, Any] | None:
+def _existing(session: KubeSession, *, name: str, namespace: str) -> dict[str, Any] | None:
     try:
-        return get_raycluster(api, namespace, name)
+        return session.get(RAYCLUSTERS, name=name, namespace=namespace)
     except (NotFoundError, ForbiddenError):  # a 403 is for the write to report
         return None
 

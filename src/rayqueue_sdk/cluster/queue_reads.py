@@ -17,30 +17,26 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rayqueue_sdk.admission.overview import QueueOverview, WorkloadEntry, build_overview
 from rayqueue_sdk.errors import ForbiddenError, NotFoundError
-from rayqueue_sdk.kube.connection import cache_for
-from rayqueue_sdk.kube.resources import kueue_kind, list_objects
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
+from rayqueue_sdk.kube.session import KubeSession, Objects
 
 __all__ = ["QueueReads", "overview_of", "read_queues"]
 
 
-def _list_wide(api: ApiClient, plural: str, namespace: str) -> list[dict[str, Any]]:
+def _list_wide(session: KubeSession, plural: str, *, namespace: str) -> Objects:
     """LIST ``plural`` across namespaces, else (403, remembered per client) in ``namespace``."""
-    kind = kueue_kind(api, plural)
-    cache = cache_for(api)
+    kind = session.kueue_kind(plural)
+    cache = session.cache
     key = f"overview_{plural}_namespaced_only"
     if not cache.get(key):
         try:
-            return list_objects(api, kind, None)[0]
+            return session.list(kind, all_namespaces=True)
         except ForbiddenError:
             cache[key] = True
-    return list_objects(api, kind, namespace)[0]
+    return session.list(kind, namespace=namespace)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,14 +58,18 @@ class QueueReads:
     readable: bool
 
 
-def read_queues(api: ApiClient, ns: str) -> QueueReads:
-    """The three LISTs of an overview (see the module docstring).
+def read_queues(session: KubeSession, *, namespace: str | None = None) -> QueueReads:
+    """The three LISTs of an overview in ``namespace`` (the session's by default; see the module
+    docstring).
 
     Example:
-        >>> # reads = read_queues(api, "team-a"); len(reads.workloads)
+        >>> reads = read_queues(session, namespace="default")
+        >>> reads.namespace, reads.readable
+        ('default', True)
     """
+    ns = namespace or session.namespace
     try:
-        all_lqs = _list_wide(api, "localqueues", ns)
+        all_lqs = _list_wide(session, "localqueues", namespace=ns)
     except NotFoundError as err:
         raise NotFoundError(
             404,
@@ -79,12 +79,12 @@ def read_queues(api: ApiClient, ns: str) -> QueueReads:
     notes: list[str] = []
     readable = True
     try:
-        cqs = list_objects(api, kueue_kind(api, "clusterqueues", namespaced=False))[0]
+        cqs = session.list(session.kueue_kind("clusterqueues", namespaced=False))
     except (ForbiddenError, NotFoundError) as err:
         notes.append(f"ClusterQueues cannot be read ({err.status} {err.reason}): quotas are not shown")
         cqs, readable = [], False
-    workloads = _list_wide(api, "workloads", ns)
-    if all(((w.get("metadata") or {}).get("namespace") == ns) for w in workloads) and cache_for(api).get(
+    workloads = _list_wide(session, "workloads", namespace=ns)
+    if all(((w.get("metadata") or {}).get("namespace") == ns) for w in workloads) and session.cache.get(
         "overview_workloads_namespaced_only"
     ):
         notes.append("workloads of other namespaces are not visible to you")

@@ -3,8 +3,8 @@ default, whether a queue or priority class is real, and where a workload stands 
 
 Example:
     >>> from rayqueue_sdk import list_local_queues
-    >>> # for q in list_local_queues("ds-team"):
-    >>> #     print(q.name, q.cluster_queue, q.pending, q.admitted, q.default)
+    >>> for q in list_local_queues("default", client=session):   # none in the example's namespace
+    ...     print(q.name, q.cluster_queue, q.pending, q.admitted, q.default)
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.errors import (
@@ -23,18 +23,9 @@ from rayqueue_sdk.errors import (
     PriorityClassNotFoundError,
     QueueNotFoundError,
 )
-from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
-from rayqueue_sdk.kube.resources import (
-    get_object,
-    kueue_kind,
-    list_local_queue_objects,
-    list_priority_class_objects,
-    pending_workloads,
-)
+from rayqueue_sdk.kube.lookups import pending_workloads
+from rayqueue_sdk.kube.session import KubeSession, SessionLike
 from rayqueue_sdk.manifests.labels import DEFAULT_QUEUE_ANNOTATION
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
 
 __all__ = [
     "DEFAULT_QUEUE_ANNOTATION",
@@ -88,10 +79,6 @@ class LocalQueueInfo:
         out = asdict(self)
         out["flavors"] = list(self.flavors)
         return out
-
-
-def _api(client: ApiClient | ClientSource | None) -> ApiClient:
-    return get_client(client)
 
 
 def queue_info(obj: Mapping[str, Any]) -> LocalQueueInfo:
@@ -182,19 +169,18 @@ def priority_class_choices(objs: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def list_priority_class_choices(api: ApiClient) -> tuple[list[str], str | None]:
+def list_priority_class_choices(session: KubeSession) -> tuple[list[str], str | None]:
     """The WorkloadPriorityClasses for an error message, and a hint when they cannot be listed."""
     try:
-        return priority_class_choices(list_priority_class_objects(api)), None
+        kind = session.kueue_kind("workloadpriorityclasses", namespaced=False)
+        return priority_class_choices(session.list(kind)), None
     except ForbiddenError:
         return [], "You may not list WorkloadPriorityClasses; ask your admin which to use."
     except NotFoundError:
         return [], "This cluster does not serve Kueue's WorkloadPriorityClass API."
 
 
-def list_local_queues(
-    namespace: str | None = None, client: ApiClient | ClientSource | None = None
-) -> list[LocalQueueInfo]:
+def list_local_queues(namespace: str | None = None, client: SessionLike = None) -> list[LocalQueueInfo]:
     """The LocalQueues of a namespace (default: the namespace of the current credentials).
 
     Each has its ClusterQueue, pending/reserving/admitted counts, flavors and whether it is the
@@ -207,13 +193,12 @@ def list_local_queues(
 
     Example:
         >>> from rayqueue_sdk import list_local_queues
-        >>> # [q.name for q in list_local_queues("ds-team") if q.default]
-        >>> # ['default']
+        >>> [q.name for q in list_local_queues("default", client=session) if q.default]
+        []
     """
-    api = _api(client)
-    ns = namespace or default_namespace(api)
+    session = KubeSession.of(client, namespace=namespace)
     try:
-        objects = list_local_queue_objects(api, ns)
+        objects = session.list(session.kueue_kind("localqueues"))
     except NotFoundError as err:  # a LIST is 404 only when the resource type is not served
         raise NotFoundError(
             404,
@@ -223,20 +208,18 @@ def list_local_queues(
     return sorted((queue_info(o) for o in objects), key=lambda q: (not q.default, q.name))
 
 
-def _usable_queue_names(api: ApiClient, namespace: str) -> tuple[list[str], str | None]:
+def _usable_queue_names(session: KubeSession, *, namespace: str) -> tuple[list[str], str | None]:
     """Names of the queues in ``namespace`` and a hint when they cannot be listed."""
     try:
-        return [q.name for q in list_local_queues(namespace, api)], None
+        return [q.name for q in list_local_queues(namespace, session)], None
     except ForbiddenError:
         return [], "You may not list LocalQueues in this namespace; ask your admin which queue to use."
     except NotFoundError:
         return [], "This cluster does not serve Kueue's LocalQueue API (is Kueue installed?)."
 
 
-def check_queue(
-    namespace: str, name: str, client: ApiClient | ClientSource | None = None
-) -> LocalQueueInfo | None:
-    """Check that LocalQueue ``name`` exists in ``namespace``.
+def check_queue(session: KubeSession, *, name: str, namespace: str | None = None) -> LocalQueueInfo | None:
+    """Check that LocalQueue ``name`` exists in ``namespace`` (the session's by default).
 
     Returns its :class:`LocalQueueInfo`, or ``None`` when the identity may not read LocalQueues (the
     check is then left to Kueue, and a warning is logged: the label is never dropped).
@@ -245,61 +228,65 @@ def check_queue(
         QueueNotFoundError: it does not exist; the error lists the queues that do.
 
     Example:
-        >>> # check_queue("ds-team", "gpu-queue")
-        >>> # QueueNotFoundError: 404 NotFound: LocalQueue 'gpu-queue' does not exist in namespace
-        >>> #   'ds-team'; available: default, ds-workspace-queue
+        >>> check_queue(session, name="gpu-queue", namespace="default")
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.QueueNotFoundError: 404 NotFound: LocalQueue 'gpu-queue' does not exist in \
+namespace 'default'; available: none ...
     """
-    api = _api(client)
+    namespace = namespace or session.namespace
     try:
-        obj = get_object(api, kueue_kind(api, "localqueues"), name, namespace)
+        obj = session.get(session.kueue_kind("localqueues"), name=name, namespace=namespace)
     except ForbiddenError as err:
         log.warning(
             "cannot check LocalQueue %r in %r (%s); leaving the check to Kueue", name, namespace, err.message
         )
         return None
     except NotFoundError:
-        available, hint = _usable_queue_names(api, namespace)
+        available, hint = _usable_queue_names(session, namespace=namespace)
         raise queue_not_found(name, namespace, available, hint) from None
     return queue_info(obj)
 
 
-def check_priority_class(name: str, client: ApiClient | ClientSource | None = None) -> dict[str, Any] | None:
+def check_priority_class(session: KubeSession, *, name: str) -> dict[str, Any] | None:
     """Check that WorkloadPriorityClass ``name`` exists; returns it (``None`` if it cannot be read).
 
     Raises:
         PriorityClassNotFoundError: it does not exist; the error lists the classes that do.
 
     Example:
-        >>> # check_priority_class("urgent")
-        >>> # PriorityClassNotFoundError: 404 NotFound: WorkloadPriorityClass 'urgent' does not exist;
-        >>> #   available: dev-priority, prod-priority
+        >>> check_priority_class(session, name="urgent")
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.PriorityClassNotFoundError: 404 NotFound: WorkloadPriorityClass 'urgent' \
+does not exist; available: none ...
     """
-    api = _api(client)
     try:
-        return get_object(api, kueue_kind(api, "workloadpriorityclasses", namespaced=False), name)
+        return session.get(session.kueue_kind("workloadpriorityclasses", namespaced=False), name=name)
     except ForbiddenError as err:
         log.warning(
             "cannot check WorkloadPriorityClass %r (%s); leaving the check to Kueue", name, err.message
         )
         return None
     except NotFoundError:
-        available, hint = list_priority_class_choices(api)
+        available, hint = list_priority_class_choices(session)
         raise PriorityClassNotFoundError(name, available, hint=hint) from None
 
 
-def resolve_default_queue(namespace: str, client: ApiClient | ClientSource | None = None) -> str | None:
-    """The namespace's default LocalQueue, or ``None``.
+def resolve_default_queue(session: KubeSession, *, namespace: str | None = None) -> str | None:
+    """The default LocalQueue of ``namespace`` (the session's by default), or ``None``.
 
     Kueue's rule first (a LocalQueue literally named ``default``, which Kueue's webhook fills in by
     itself), then the peer's annotation ``kueue.x-k8s.io/default-queue: "true"``. ``None`` when
     there is none, or LocalQueues cannot be listed (403, or Kueue absent).
 
     Example:
-        >>> # resolve_default_queue("ds-team")
-        >>> # 'default'
+        >>> resolve_default_queue(session, namespace="default") is None   # no LocalQueue there
+        True
     """
+    namespace = namespace or session.namespace
     try:
-        queues = list_local_queues(namespace, client)
+        queues = list_local_queues(namespace, session)
     except (ForbiddenError, NotFoundError) as err:
         log.debug("no default LocalQueue lookup in %r: %s", namespace, err)
         return None
@@ -307,11 +294,11 @@ def resolve_default_queue(namespace: str, client: ApiClient | ClientSource | Non
 
 
 def queue_position(
-    namespace: str,
+    session: KubeSession,
+    *,
     local_queue: str,
     workload_name: str,
-    client: ApiClient | ClientSource | None = None,
-    *,
+    namespace: str | None = None,
     deadline: float | None = None,
 ) -> tuple[int | None, str | None]:
     """The 0-based position of a pending Workload in its LocalQueue, via Kueue's visibility API.
@@ -325,30 +312,39 @@ def queue_position(
         AuthenticationError: the credentials expired.
 
     Example:
-        >>> # queue_position("ds-team", "team-q", "raycluster-ws-4e803")
-        >>> # (0, None)
+        >>> queue_position(session, local_queue="team-q", workload_name="raycluster-ws-4e803")  # not pending
+        (None, None)
     """
-    return queue_positions(namespace, local_queue, [workload_name], client, deadline=deadline)[workload_name]
+    positions = queue_positions(
+        session,
+        local_queue=local_queue,
+        workload_names=[workload_name],
+        namespace=namespace,
+        deadline=deadline,
+    )
+    return positions[workload_name]
 
 
 def queue_positions(
-    namespace: str,
+    session: KubeSession,
+    *,
     local_queue: str,
     workload_names: list[str],
-    client: ApiClient | ClientSource | None = None,
-    *,
+    namespace: str | None = None,
     deadline: float | None = None,
 ) -> dict[str, tuple[int | None, str | None]]:
     """:func:`queue_position` for several Workloads of one LocalQueue, in one request.
 
     Example:
-        >>> # queue_positions("ds-team", "team-q", ["raycluster-a-1", "raycluster-b-2"])
-        >>> # {'raycluster-a-1': (0, None), 'raycluster-b-2': (1, None)}
+        >>> queue_positions(session, local_queue="team-q", workload_names=["rc-a-1", "rc-b-2"])
+        {'rc-a-1': (None, None), 'rc-b-2': (None, None)}
     """
-    api = _api(client)
+    namespace = namespace or session.namespace
     unknown: tuple[int | None, str | None] = (None, None)
     try:
-        summary, _version = pending_workloads(api, namespace, local_queue, deadline=deadline)
+        summary, _version = pending_workloads(
+            session, local_queue=local_queue, namespace=namespace, deadline=deadline
+        )
     except NotFoundError:
         why = "Kueue's visibility API (visibility.kueue.x-k8s.io) is not served by this cluster"
         return dict.fromkeys(workload_names, (None, why))

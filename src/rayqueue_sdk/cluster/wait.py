@@ -51,6 +51,7 @@ from rayqueue_sdk.kube.resources import (
     kueue_kind,
     pick_workload,
 )
+from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.kube.watch import WatchEvent
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 
@@ -341,7 +342,7 @@ class _ClusterWait:
 
     def _assess(self, workload: dict[str, Any] | None) -> Assessment:
         if self.limits is None and waits_for_checks(workload):
-            self.limits = check_limits(self.api, workload) or {}
+            self.limits = check_limits(KubeSession.of(self.api), workload) or {}
         return assess_cluster(
             self.seen.cluster,
             workload,
@@ -358,7 +359,7 @@ class _ClusterWait:
         the queue position (ClusterQueues are cluster-wide: no watch a namespace's user may hold)."""
         now = time.monotonic()
         if workload is not self.fair_share_for or now >= self.next_fair_share_at:
-            self.fair_share = fair_share_for(self.api, workload)
+            self.fair_share = fair_share_for(KubeSession.of(self.api), workload)
             self.fair_share_for = workload
             self.next_fair_share_at = now + max(self.position_refresh, self.position_pause)
         return self.fair_share
@@ -422,7 +423,11 @@ class _ClusterWait:
             return
         before = self.position
         self.position, self.position_unavailable = queue_position(
-            self.namespace, queue_name, _name(workload), self.api, deadline=self.deadline
+            KubeSession.of(self.api),
+            local_queue=queue_name,
+            workload_name=_name(workload),
+            namespace=self.namespace,
+            deadline=self.deadline,
         )
         # An unchanged position is asked for less and less often (the visibility API cannot be watched);
         # a change, or a change of the Workload (see _next_event), brings the short pause back.
@@ -457,7 +462,7 @@ class _ClusterWait:
             # queues); if it exists, Kueue's cache is behind and will catch up.
             now = time.monotonic()
             if now >= self.next_queue_check and a.queue:
-                check_queue(self.namespace, a.queue, self.api)
+                check_queue(KubeSession.of(self.api), name=a.queue, namespace=self.namespace)
                 self.next_queue_check = now + _QUEUE_RECHECK
             return
         error = a.error(self.name)

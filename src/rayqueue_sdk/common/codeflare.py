@@ -28,7 +28,8 @@ from rayqueue_sdk.cluster.status import ClusterStatus
 from rayqueue_sdk.config.models import ClusterConfiguration, ManagedClusterConfig
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.job.rayjob import RayJob
-from rayqueue_sdk.kube.client import default_namespace, get_client, set_api_client
+from rayqueue_sdk.kube.client import set_api_client
+from rayqueue_sdk.kube.session import KubeSession
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
@@ -98,9 +99,9 @@ def client_from(auth: Any) -> ApiClient:
         rayqueue_sdk.errors.ConfigError: auth: not an authentication (got '<int>'); allowed: ...
     """
     if auth is None:
-        return get_client()
+        return KubeSession().api
     if callable(getattr(auth, "api_client", None)):
-        return get_client(auth)
+        return KubeSession(auth).api
     if hasattr(auth, "configuration") and callable(getattr(auth, "call_api", None)):
         given: ApiClient = auth  # an ApiClient, or one shaped like it (duck-typed)
         return given
@@ -140,7 +141,7 @@ class ClusterHandler:
         ns = namespace or config.namespace or self._sdk.config.namespace
         if ns and ns != config.namespace:
             config = config.model_copy(update={"namespace": ns})
-        return Cluster(config, client=self._sdk.client)
+        return Cluster(config, client=self._sdk.session)
 
     def get(
         self, name: str, namespace: str | None = None, *, verify_tls: bool = True, write_to_file: bool = False
@@ -149,7 +150,7 @@ class ClusterHandler:
         return get_cluster(
             name,
             self._sdk.namespace(namespace),
-            client=self._sdk.client,
+            client=self._sdk.session,
             verify_tls=verify_tls,
             write_to_file=write_to_file,
         )
@@ -222,7 +223,7 @@ class JobHandler:
             priority_class=priority_class,
             ttl_seconds_after_finished=ttl_seconds_after_finished,
             active_deadline_seconds=active_deadline_seconds,
-            client=self._sdk.client,
+            client=self._sdk.client,  # the job's own ``client`` attribute stays the ApiClient given
         )
 
     def submit(
@@ -276,6 +277,8 @@ class Codeflare:
         logging.getLogger("rayqueue_sdk").setLevel(self.config.log_level)
         self._client = client_from(self.config.auth)
         set_api_client(self._client)
+        #: the session the handlers' clusters and jobs share: this client, ``config.namespace`` by default
+        self.session = KubeSession(self._client, namespace=self.config.namespace)
         self.clusters = ClusterHandler(self)
         self.jobs = JobHandler(self)
 
@@ -293,7 +296,7 @@ class Codeflare:
             'ds'
             >>> set_current_client(None)
         """
-        return namespace or self.config.namespace or default_namespace(self._client)
+        return namespace or self.session.namespace
 
     def __repr__(self) -> str:
         return f"Codeflare(server={self._client.configuration.host!r}, namespace={self.config.namespace!r})"

@@ -20,7 +20,6 @@ import logging
 import secrets
 import sys
 import threading
-import time
 import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -37,7 +36,6 @@ from rayqueue_sdk.errors import (
     RayQueueError,
     ScaledToZeroError,
 )
-from rayqueue_sdk.job.backend import KubeTarget
 from rayqueue_sdk.job.logs import follow_lines
 from rayqueue_sdk.job.pending import DEFAULT_CLUSTER_TIMEOUT, PendingSubmission
 from rayqueue_sdk.job.runtime_env import PreparedRuntimeEnv, check_package_size
@@ -46,6 +44,8 @@ from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment, status
 
 if TYPE_CHECKING:  # pragma: no cover
     from ray.job_submission import JobSubmissionClient
+
+    from rayqueue_sdk.kube.session import KubeSession
 
 __all__ = ["JOB_NAME_METADATA", "ExistingClusterJob", "new_submission_id"]
 
@@ -103,7 +103,9 @@ class ExistingClusterJob:
     The Ray job client is made once (first use) and reused.
 
     Example:
-        >>> job = ExistingClusterJob("quick-dev-test", "ws", KubeTarget(None, "ds"))
+        >>> from rayqueue_sdk.kube.session import KubeSession
+        >>> session = KubeSession(namespace="ds")
+        >>> job = ExistingClusterJob(session, job_name="quick-dev-test", cluster_name="ws")
         >>> job.job_id is None, job.keeps_logs
         (True, False)
     """
@@ -112,16 +114,16 @@ class ExistingClusterJob:
 
     def __init__(
         self,
+        session: KubeSession,
+        *,
         job_name: str,
         cluster_name: str,
-        target: KubeTarget,
-        *,
         dashboard_url: str | None = None,
         job_id: str | None = None,
     ) -> None:
         self.job_name = job_name
         self.cluster_name = cluster_name
-        self.target = target
+        self.session = session
         self.dashboard_override = dashboard_url
         self.job_id = job_id
         self._client: JobSubmissionClient | None = None
@@ -142,16 +144,16 @@ class ExistingClusterJob:
         if self._client is None:
             self.dashboard = cluster_dashboard_uri(
                 self.cluster_name,
-                self.target.namespace,
-                client=self.target.api,
+                self.session.namespace,
+                client=self.session.api,
                 override=self.dashboard_override,
             )
-            self._client = _cached_client(self.target.api, self.dashboard)
+            self._client = _cached_client(self.session.api, self.dashboard)
         return self._client
 
     def _forget(self) -> None:
         """Forget the client and the address (the cluster's head may have moved): rediscover next time."""
-        _forget_client(self.target.api, self.dashboard)
+        _forget_client(self.session.api, self.dashboard)
         self._client = None
 
     def _require_id(self) -> str:
@@ -209,7 +211,7 @@ class ExistingClusterJob:
         log.info(
             "submitted %s to RayCluster %s/%s as %s",
             self.job_name,
-            self.target.namespace,
+            self.session.namespace,
             self.cluster_name,
             submission_id,
         )
@@ -238,8 +240,7 @@ class ExistingClusterJob:
         """No dashboard to submit to: wait for a queued or starting cluster, then submit (or raise)."""
         from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path, loaded on first use
 
-        api = self.target.api
-        first, _ = observe_one(api, self.cluster_name, self.target.namespace)
+        first, _ = observe_one(self.session.api, self.cluster_name, self.session.namespace)
         if first.ready:
             raise err  # a ready cluster whose dashboard fails: waiting would not help
         if first.phase is ClusterPhase.DEACTIVATED:
@@ -247,10 +248,10 @@ class ExistingClusterJob:
         submission_id = str(kwargs["submission_id"])
         progress = None if show is False else _Progress(first, every_change=block)
         pending = PendingSubmission(
-            self.job_name,
-            submission_id,
+            self.session,
             first,
-            api,
+            job_name=self.job_name,
+            job_id=submission_id,
             submit_now=lambda: self._submit_now(kwargs),
             timeout=timeout,
             on_progress=progress.update if progress is not None else None,
@@ -309,7 +310,7 @@ class ExistingClusterJob:
             raise _ray_error(err, f"read the status of {job_id}", self.dashboard or "?") from None
         return status_from_ray(
             self.job_name,
-            self.target.namespace,
+            self.session.namespace,
             job_id,
             self.cluster_name,
             str(getattr(info.status, "value", info.status)),
@@ -328,7 +329,7 @@ class ExistingClusterJob:
 
         try:
             cluster = observe_cluster(
-                self.cluster_name, self.target.namespace, self.target.api, with_position=False
+                self.cluster_name, self.session.namespace, self.session.api, with_position=False
             )
         except ClusterNotFoundError:
             return self._gone(f"the RayCluster {self.cluster_name!r} was deleted")
@@ -369,7 +370,7 @@ class ExistingClusterJob:
             job_id=self.job_id,
             error_kind=kind,
         )
-        return status_from_assessment(self.job_name, self.target.namespace, assessment, owns_cluster=False)
+        return status_from_assessment(self.job_name, self.session.namespace, assessment, owns_cluster=False)
 
     def logs(self) -> str:
         """The job's logs so far (none while it waits for its cluster)."""
@@ -430,10 +431,10 @@ class ExistingClusterJob:
         if st.phase is JobPhase.DELETED:
             return False
         if not st.done:
+            from rayqueue_sdk.kube.poll import poll_until  # lazy: only a delete of a running job polls
+
             self.stop()
-            deadline = time.monotonic() + _STOP_GRACE_SECONDS
-            while not self.status().done and time.monotonic() < deadline:
-                time.sleep(0.2)
+            poll_until(lambda: self.status().done, timeout=_STOP_GRACE_SECONDS, interval=0.2)
         job_id = self._require_id()
         try:
             return bool(self.job_client().delete_job(job_id))

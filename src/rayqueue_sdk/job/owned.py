@@ -9,7 +9,8 @@ and reads the RayJob, its Kueue Workload and its queue position for
 :class:`~rayqueue_sdk.job.backend.JobBackend`.
 
 Example:
-    >>> job = OwnedClusterJob("final-training-run", KubeTarget(None, "ds"))
+    >>> from rayqueue_sdk.kube.session import KubeSession
+    >>> job = OwnedClusterJob(KubeSession(namespace="ds"), name="final-training-run")
     >>> job.name, job.namespace
     ('final-training-run', 'ds')
 """
@@ -25,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 from rayqueue_sdk.admission.cluster import PRIORITY_LABEL, QUEUE_LABEL, JobAssessment, JobPhase, assess_job
 from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.errors import AlreadyExistsError, ForbiddenError, NotFoundError, RayQueueError
-from rayqueue_sdk.job.backend import KubeTarget
 from rayqueue_sdk.job.logs import follow_lines
 from rayqueue_sdk.job.runtime_env import (
     PreparedRuntimeEnv,
@@ -37,8 +37,9 @@ from rayqueue_sdk.job.spec import JobFields, build_job_manifest
 from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment
 
 if TYPE_CHECKING:
-    from kubernetes.client import ApiClient
     from ray.job_submission import JobSubmissionClient
+
+    from rayqueue_sdk.kube.session import KubeSession
 
 __all__ = ["OwnedClusterJob"]
 
@@ -49,30 +50,26 @@ class OwnedClusterJob:
     """The job-owned-cluster backend (one per :class:`~rayqueue_sdk.job.rayjob.RayJob`).
 
     Example:
-        >>> job = OwnedClusterJob("j", KubeTarget(None, "ds"))
+        >>> from rayqueue_sdk.kube.session import KubeSession
+        >>> job = OwnedClusterJob(KubeSession(namespace="ds"), name="j")
         >>> job.last is None, job.keeps_logs
         (True, True)
     """
 
     keeps_logs = True
 
-    def __init__(self, name: str, target: KubeTarget) -> None:
+    def __init__(self, session: KubeSession, *, name: str) -> None:
         self.name = name
-        self.target = target
+        self.session = session
         self.job_id: str | None = None
         self.last: RayJobStatus | None = None
         self._jc: tuple[str, JobSubmissionClient] | None = None
         self._eta: AdmissionEstimate | None = None
 
     @property
-    def api(self) -> ApiClient:
-        """The Kubernetes client (resolved on first use)."""
-        return self.target.api
-
-    @property
     def namespace(self) -> str:
-        """The RayJob's namespace (the client's current one unless given)."""
-        return self.target.namespace
+        """The RayJob's namespace (the session's: the client's current one unless given)."""
+        return self.session.namespace
 
     # -- create -----------------------------------------------------------------------------------
     def submit(self, job: JobFields, env: PreparedRuntimeEnv) -> str:
@@ -103,8 +100,8 @@ class OwnedClusterJob:
         )
 
         if queue is not None:
-            check_queue(self.namespace, queue, self.api)
-        elif resolve_default_queue(self.namespace, self.api) is None:
+            check_queue(self.session, name=queue, namespace=self.namespace)
+        elif resolve_default_queue(self.session, namespace=self.namespace) is None:
             log.warning(
                 "RayJob %s/%s has no local_queue and the namespace has no default LocalQueue: "
                 "Kueue will not manage it",
@@ -112,16 +109,16 @@ class OwnedClusterJob:
                 self.name,
             )
         if priority is not None:
-            check_priority_class(priority, self.api)
+            check_priority_class(self.session, name=priority)
 
     def create(self, manifest: Mapping[str, Any], secret: Mapping[str, Any] | None) -> dict[str, Any]:
         """Create the RayJob, then the working-dir Secret owned by it; nothing is left half-made."""
-        from rayqueue_sdk.kube.resources import RAYJOBS, create_object  # lazy: API calls
+        from rayqueue_sdk.kube.kinds import RAYJOBS  # lazy: API calls
 
         body = dict(manifest)
         body["metadata"] = {**dict(manifest["metadata"]), "namespace": self.namespace}
         try:
-            created = create_object(self.api, RAYJOBS, body)
+            created = self.session.create(RAYJOBS, body)
         except AlreadyExistsError as err:
             raise AlreadyExistsError(
                 err.status,
@@ -146,10 +143,7 @@ class OwnedClusterJob:
         return created
 
     def _create_secret(self, secret: Mapping[str, Any], owner: Mapping[str, Any]) -> None:
-        from kubernetes import client as k8s  # lazy: kubernetes is slow to import
-
-        from rayqueue_sdk.kube.client import server_of  # lazy: API calls
-        from rayqueue_sdk.kube.retry import call  # lazy: API calls
+        from rayqueue_sdk.kube.kinds import kind_of  # lazy: API calls
 
         meta = owner["metadata"]
         body = dict(secret)
@@ -167,28 +161,20 @@ class OwnedClusterJob:
                 }
             ],
         }
-        call(
-            k8s.CoreV1Api(self.api).create_namespaced_secret,
-            self.namespace,
-            body,
-            verb="create",
-            resource="secrets",
-            namespace=self.namespace,
-            name=body["metadata"]["name"],
-            server=server_of(self.api),
-            idempotent=False,
-        )
+        self.session.create(kind_of(body), body)
 
     # -- read -------------------------------------------------------------------------------------
     def observe(self) -> tuple[dict[str, Any] | None, JobAssessment]:
         """Read the RayJob, its Workload and (when queued) its position; assess them."""
         from rayqueue_sdk.cluster.observe import admission_eta  # lazy: the queue reads of the estimate
         from rayqueue_sdk.cluster.queues import queue_position  # lazy: submit's queue checks
-        from rayqueue_sdk.kube.resources import get_rayjob  # lazy: API calls
+        from rayqueue_sdk.kube.kinds import RAYJOBS  # lazy: API calls
 
         self._eta = None
         try:
-            rayjob: dict[str, Any] | None = get_rayjob(self.api, self.namespace, self.name)
+            rayjob: dict[str, Any] | None = self.session.get(
+                RAYJOBS, name=self.name, namespace=self.namespace
+            )
         except NotFoundError:
             return None, assess_job(None, None)
         assert rayjob is not None
@@ -198,17 +184,19 @@ class OwnedClusterJob:
             queue = (workload.get("spec") or {}).get("queueName")
             if queue:
                 wl_name = str((workload.get("metadata") or {}).get("name"))
-                position, why = queue_position(self.namespace, queue, wl_name, self.api)
+                position, why = queue_position(
+                    self.session, local_queue=queue, workload_name=wl_name, namespace=self.namespace
+                )
                 assessment = assess_job(rayjob, workload, position=position, position_unavailable=why)
                 # the estimate is read with the position, never on its own
-                self._eta = admission_eta(self.api, self.namespace, wl_name)
+                self._eta = admission_eta(self.session.api, self.namespace, wl_name)
         return rayjob, assessment
 
     def _workload(self, rayjob: Mapping[str, Any]) -> dict[str, Any] | None:
-        from rayqueue_sdk.kube.resources import find_workload  # lazy: API calls
+        from rayqueue_sdk.kube.lookups import find_workload  # lazy: API calls
 
         uid = str((rayjob.get("metadata") or {}).get("uid") or "")
-        return find_workload(self.api, self.namespace, uid) if uid else None
+        return find_workload(self.session, owner_uid=uid, namespace=self.namespace) if uid else None
 
     def status(self) -> RayJobStatus:
         """The job's typed status (``DELETED`` once the RayJob is gone)."""
@@ -228,8 +216,8 @@ class OwnedClusterJob:
         )
 
         if self._jc is None or self._jc[0] != cluster_name:
-            uri = cluster_dashboard_uri(cluster_name, self.namespace, client=self.api)
-            self._jc = (cluster_name, ray_job_client(uri, client=self.api))
+            uri = cluster_dashboard_uri(cluster_name, self.namespace, client=self.session.api)
+            self._jc = (cluster_name, ray_job_client(uri, client=self.session.api))
         return self._jc[1]
 
     def _ids(self) -> tuple[str, str]:
@@ -252,7 +240,7 @@ class OwnedClusterJob:
             return str(self._job_client(cluster).get_job_logs(job_id))
         except (RuntimeError, ConnectionError, OSError, RayQueueError) as err:
             from_ray = f"{type(err).__name__}: {Exception.__str__(err)}"  # without the docs reference
-        found = submitter_log(self.api, self.namespace, self.name)
+        found = submitter_log(self.session.api, self.namespace, self.name)
         if found is not None:
             log.info(
                 "logs of %s from submitter pod %s (cluster %s: %s)", job_id, found.pod, cluster, from_ray
@@ -277,7 +265,7 @@ class OwnedClusterJob:
         deletes its cluster); a job not running yet has its Kueue Workload deactivated
         (``spec.active=false``, Kueue's supported stop) so it leaves the queue. True if anything changed.
         """
-        from rayqueue_sdk.kube.resources import RAYJOBS, kueue_kind, patch_object  # lazy: API calls
+        from rayqueue_sdk.kube.kinds import RAYJOBS  # lazy: API calls
 
         rayjob, assessment = self.observe()
         if rayjob is None or assessment.phase.terminal:
@@ -289,11 +277,16 @@ class OwnedClusterJob:
                 log.warning("stopping %s through Ray failed (%s); deactivating its Workload", self.name, err)
         workload = self._workload(rayjob)
         if workload is None:
-            patch_object(self.api, RAYJOBS, self.name, {"spec": {"suspend": True}}, self.namespace)
+            self.session.patch(
+                RAYJOBS, name=self.name, patch={"spec": {"suspend": True}}, namespace=self.namespace
+            )
             return True
         wl_name = str(workload["metadata"]["name"])
-        patch_object(
-            self.api, kueue_kind(self.api, "workloads"), wl_name, {"spec": {"active": False}}, self.namespace
+        self.session.patch(
+            self.session.kueue_kind("workloads"),
+            name=wl_name,
+            patch={"spec": {"active": False}},
+            namespace=self.namespace,
         )
         log.info("deactivated Workload %s/%s of RayJob %s", self.namespace, wl_name, self.name)
         return True
@@ -306,7 +299,7 @@ class OwnedClusterJob:
         Raises:
             NotFoundError: there is no such RayJob.
         """
-        from rayqueue_sdk.kube.resources import RAYJOBS, kueue_kind, patch_object  # lazy: API calls
+        from rayqueue_sdk.kube.kinds import RAYJOBS  # lazy: API calls
 
         rayjob, assessment = self.observe()
         if rayjob is None:
@@ -316,40 +309,33 @@ class OwnedClusterJob:
         workload = self._workload(rayjob)
         if workload is not None and (workload.get("spec") or {}).get("active") is False:
             wl_name = str(workload["metadata"]["name"])
-            workloads = kueue_kind(self.api, "workloads")
-            patch_object(self.api, workloads, wl_name, {"spec": {"active": True}}, self.namespace)
+            workloads = self.session.kueue_kind("workloads")
+            self.session.patch(
+                workloads, name=wl_name, patch={"spec": {"active": True}}, namespace=self.namespace
+            )
             log.info("reactivated Workload %s/%s of RayJob %s", self.namespace, wl_name, self.name)
             return True
         if workload is None and (rayjob.get("spec") or {}).get("suspend") is True:
-            patch_object(self.api, RAYJOBS, self.name, {"spec": {"suspend": False}}, self.namespace)
+            self.session.patch(
+                RAYJOBS, name=self.name, patch={"spec": {"suspend": False}}, namespace=self.namespace
+            )
             return True
         return not assessment.phase.terminal
 
     def remains(self) -> bool:
         """Whether the RayJob or its working-dir Secret still exists (a delete is still being carried out, so
         the name cannot be used again yet)."""
-        from kubernetes import client as k8s  # lazy: kubernetes is slow to import
-
-        from rayqueue_sdk.kube.client import server_of  # lazy: API calls
-        from rayqueue_sdk.kube.resources import get_rayjob  # lazy: API calls
-        from rayqueue_sdk.kube.retry import call  # lazy: API calls
+        from rayqueue_sdk.kube.kinds import RAYJOBS, kind_of  # lazy: API calls
 
         try:
-            get_rayjob(self.api, self.namespace, self.name)
+            self.session.get(RAYJOBS, name=self.name, namespace=self.namespace)
             return True
         except NotFoundError:
             pass
         secret = working_dir_secret_name(self.name)
         try:
-            call(
-                k8s.CoreV1Api(self.api).read_namespaced_secret,
-                secret,
-                self.namespace,
-                verb="get",
-                resource="secrets",
-                namespace=self.namespace,
-                name=secret,
-                server=server_of(self.api),
+            self.session.get(
+                kind_of({"apiVersion": "v1", "kind": "Secret"}), name=secret, namespace=self.namespace
             )
         except (NotFoundError, ForbiddenError):  # gone, or not ours to see (then submit() will say)
             return False
@@ -357,9 +343,11 @@ class OwnedClusterJob:
 
     def delete(self) -> bool:
         """Delete the RayJob (its cluster, Workload and Secret go with it). False if it was gone."""
-        from rayqueue_sdk.kube.resources import RAYJOBS, delete_object  # lazy: API calls
+        from rayqueue_sdk.kube.kinds import RAYJOBS  # lazy: API calls
 
-        if not delete_object(self.api, RAYJOBS, self.name, self.namespace, propagation="Background"):
+        if not self.session.delete(
+            RAYJOBS, name=self.name, namespace=self.namespace, propagation="Background"
+        ):
             return False
         log.info("deleted RayJob %s/%s", self.namespace, self.name)
         return True

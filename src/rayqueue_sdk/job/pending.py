@@ -60,7 +60,7 @@ from rayqueue_sdk.errors import (
 from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
+    from rayqueue_sdk.kube.session import KubeSession
 
 __all__ = ["DEFAULT_CLUSTER_TIMEOUT", "PendingSubmission", "waiting_status"]
 
@@ -150,18 +150,19 @@ class PendingSubmission:
     Example:
         >>> from rayqueue_sdk.cluster.status import ClusterStatus
         >>> first = ClusterStatus("ws", "ds", ClusterPhase.QUEUED, False, "queued in LocalQueue 'q'")
-        >>> p = PendingSubmission("j", "j-1", first, None, submit_now=lambda: None, timeout=60)
+        >>> p = PendingSubmission(None, first, job_name="j", job_id="j-1", submit_now=lambda: None,
+        ...                       timeout=60)
         >>> p.status().phase, p.submitted, p.failure is None
         (<JobPhase.QUEUED: 'queued'>, False, True)
     """
 
     def __init__(
         self,
+        session: KubeSession | None,
+        first: ClusterStatus,
+        *,
         job_name: str,
         job_id: str,
-        first: ClusterStatus,
-        api: ApiClient | None,
-        *,
         submit_now: Callable[[], None],
         timeout: float | None = DEFAULT_CLUSTER_TIMEOUT,
         on_progress: Callable[[ClusterStatus], None] | None = None,
@@ -169,7 +170,7 @@ class PendingSubmission:
     ) -> None:
         self.job_name, self.job_id = job_name, job_id
         self.cluster = first
-        self.api = api
+        self.session = session
         self.timeout = timeout
         self._submit_now = submit_now
         self._on_progress = on_progress
@@ -250,7 +251,7 @@ class PendingSubmission:
                 self.cluster.name,
                 self.cluster.namespace,
                 timeout=self._left(),
-                client=self.api,
+                client=self.session.api if self.session is not None else None,
                 on_progress=self._progress,
                 cancel=self._cancel,
             )

@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import threading
 import time
@@ -33,7 +34,7 @@ from rayqueue_sdk.display.environment import is_notebook, is_terminal
 from rayqueue_sdk.display.jobs import LOG_TAIL_LINES, JobCard, job_panel
 from rayqueue_sdk.display.live import execution_count
 from rayqueue_sdk.errors import AdmissionTimeout, ConfigError, NotFoundError, RayQueueError
-from rayqueue_sdk.job.backend import JobBackend, KubeTarget
+from rayqueue_sdk.job.backend import JobBackend
 from rayqueue_sdk.job.existing import ExistingClusterJob
 from rayqueue_sdk.job.logs import tail
 from rayqueue_sdk.job.owned import OwnedClusterJob
@@ -44,9 +45,7 @@ from rayqueue_sdk.job.status import RayJobStatus
 from rayqueue_sdk.manifests import dump_yaml
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
-
-    from rayqueue_sdk.kube.client import ClientSource
+    from rayqueue_sdk.kube.session import KubeSession, SessionLike
 
 __all__ = [
     "DEFAULT_CLUSTER_TIMEOUT",
@@ -178,9 +177,9 @@ class RayJob:
         shutdown_after_job_finishes: bool = True,
         submission_mode: str = "K8sJobMode",
         *,
-        client: ApiClient | ClientSource | None = None,
+        client: SessionLike = None,
         dashboard_url: str | None = None,
-        api_client: ApiClient | ClientSource | None = None,
+        api_client: SessionLike = None,
     ) -> None:
         if api_client is not None:
             if client is not None and client is not api_client:
@@ -218,11 +217,33 @@ class RayJob:
         self._kept_logs: str | None = None  # what wait() followed, for logs() once no source is left
         self._card: JobCard | None = None  # the job view in a notebook (view(), wait())
         self._patch_answer: str | None = None  # stop_permission's SelfSubjectAccessReview ("" = allowed)
-        target = KubeTarget(client, spec.namespace)
-        self._backend: JobBackend = (
-            OwnedClusterJob(spec.job_name, target)
-            if spec.cluster_name is None
-            else ExistingClusterJob(spec.job_name, spec.cluster_name, target, dashboard_url=dashboard_url)
+        self._dashboard_override = dashboard_url
+
+    @functools.cached_property
+    def session(self) -> KubeSession:
+        """The connection this job uses: ``client=`` (else the login, resolved on first use) in
+        ``namespace`` (else the credentials' namespace). Made on first use: an offline job loads no
+        Kubernetes code.
+
+        Example:
+            >>> RayJob("j", "python -c 1", cluster_name="ws", namespace="ds").session.namespace
+            'ds'
+        """
+        from rayqueue_sdk.kube.session import KubeSession  # lazy: offline use loads no I/O path
+
+        return KubeSession.of(self.client, namespace=self._spec.namespace)
+
+    @functools.cached_property
+    def _backend(self) -> JobBackend:
+        """Where the job runs (chosen by ``cluster_name``), over :attr:`session`; made on first use."""
+        spec = self._spec
+        if spec.cluster_name is None:
+            return OwnedClusterJob(self.session, name=spec.job_name)
+        return ExistingClusterJob(
+            self.session,
+            job_name=spec.job_name,
+            cluster_name=spec.cluster_name,
+            dashboard_url=self._dashboard_override,
         )
 
     @property
@@ -292,7 +313,7 @@ class RayJob:
         cluster_name: str | None = None,
         job_id: str | None = None,
         namespace: str | None = None,
-        client: ApiClient | ClientSource | None = None,
+        client: SessionLike = None,
         dashboard_url: str | None = None,
     ) -> RayJob:
         """A handle on a job submitted earlier (e.g. by another process or the CLI), without resubmitting.
@@ -569,7 +590,6 @@ class RayJob:
             >>> # job.stop_permission()   # "may not patch workloads.kueue.x-k8s.io in namespace 'ds'"
         """
         from rayqueue_sdk.kube.access import can_i  # lazy: stop_permission() only
-        from rayqueue_sdk.kube.resources import kueue_kind  # lazy: stop_permission() only
 
         if not isinstance(self._backend, OwnedClusterJob):
             return None
@@ -577,10 +597,10 @@ class RayJob:
         if phase is JobPhase.RUNNING:
             return None
         if self._patch_answer is None:
-            target = self._backend.target
-            workloads = kueue_kind(target.api, "workloads")
+            session = self.session
+            workloads = session.kueue_kind("workloads")
             access = can_i(
-                target.api, "patch", workloads.plural, group=workloads.group, namespace=target.namespace
+                session.api, "patch", workloads.plural, group=workloads.group, namespace=session.namespace
             )
             self._patch_answer = "" if access.allowed else str(access)
         return self._patch_answer or None
@@ -665,17 +685,17 @@ class RayJob:
         if backend.resume():
             return True
         backend.delete()
-        deadline = time.monotonic() + _GONE_TIMEOUT
-        while backend.remains():  # the old RayJob and its Secret must be gone before the name is reused
-            if time.monotonic() > deadline:
-                raise AdmissionTimeout(
-                    self.job_name,
-                    _GONE_TIMEOUT,
-                    phase="deleting",
-                    reason="the ended RayJob is still being deleted",
-                    what="the old RayJob to go",
-                )
-            time.sleep(0.2)
+        from rayqueue_sdk.kube.poll import poll_until  # lazy: only a resubmission polls
+
+        # the old RayJob and its Secret must be gone before the name is reused
+        if not poll_until(lambda: not backend.remains(), timeout=_GONE_TIMEOUT, interval=0.2):
+            raise AdmissionTimeout(
+                self.job_name,
+                _GONE_TIMEOUT,
+                phase="deleting",
+                reason="the ended RayJob is still being deleted",
+                what="the old RayJob to go",
+            )
         self.submit()
         return True
 

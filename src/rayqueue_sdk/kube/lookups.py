@@ -1,6 +1,7 @@
 """The reads that take more than one request or a choice among answers, over a
 :class:`~rayqueue_sdk.kube.session.KubeSession`: a RayCluster that may be misnamed, the Kueue Workload of
-an owner, Kueue's stop/resume switch, and the visibility API's pending workloads.
+an owner, Kueue's stop/resume switch, the visibility API's pending workloads, and a LIST of an optional
+fact that may be forbidden or not served (:func:`list_or_none`).
 
 Plain reads and writes are the session's own verbs (``session.get(RAYCLUSTERS, name=...)``).
 What a Workload's conditions *mean* is decided above the kube layer (:mod:`rayqueue_sdk.admission`).
@@ -15,22 +16,27 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
-from rayqueue_sdk.errors import ClusterNotFoundError, NotFoundError, RayQueueError
-from rayqueue_sdk.kube.kinds import RAYCLUSTERS
+from rayqueue_sdk.errors import ClusterNotFoundError, ForbiddenError, NotFoundError, RayQueueError
+from rayqueue_sdk.kube.kinds import RAYCLUSTERS, Kind
 from rayqueue_sdk.kube.retry import RetryPolicy
-from rayqueue_sdk.kube.session import KubeSession
+from rayqueue_sdk.kube.session import KubeSession, Objects
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 
 __all__ = [
     "fetch_raycluster",
     "find_workload",
+    "list_or_none",
     "pending_workloads",
     "pick_workload",
     "set_workload_active",
 ]
+
+log = logging.getLogger(__name__)
 
 _VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
 _VISIBILITY_POLICY = RetryPolicy(attempts=2, budget=5.0)
@@ -66,6 +72,33 @@ def fetch_raycluster(session: KubeSession, *, name: str, namespace: str | None =
         except RayQueueError:
             available = []
         raise ClusterNotFoundError(name, available, namespace=ns) from None
+
+
+def list_or_none(
+    session: KubeSession,
+    kind: Kind,
+    *,
+    namespace: str | None = None,
+    label_selector: str | None = None,
+    refused: Callable[[ForbiddenError | NotFoundError], None] | None = None,
+) -> Objects | None:
+    """LIST ``kind`` in ``namespace`` (the session's by default), or ``None`` where the identity may not
+    (403) or the server does not serve the kind (404): the read of a fact that is optional. ``refused``,
+    when given, hears why (to log or word it); any other failure raises.
+
+    Example:
+        >>> list_or_none(session, RAYCLUSTERS, label_selector="no-such=label")
+        []
+        >>> list_or_none(session, Kind("no.such.io", "v1", "things")) is None
+        True
+    """
+    try:
+        return session.list(kind, namespace=namespace, label_selector=label_selector)
+    except (ForbiddenError, NotFoundError) as err:
+        log.debug("cannot list %s in %s: %s", kind.key, namespace or session.namespace, err)
+        if refused is not None:
+            refused(err)
+        return None
 
 
 def pick_workload(workloads: list[dict[str, Any]]) -> dict[str, Any] | None:

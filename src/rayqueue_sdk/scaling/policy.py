@@ -31,17 +31,19 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.admission.idle import IdleStatus, idle_from, policy_of
 from rayqueue_sdk.config.idle import IdlePolicy
 from rayqueue_sdk.errors import ConfigError, ForbiddenError, NotFoundError, RayQueueError
-from rayqueue_sdk.kube.objects import create_manifest, delete_manifest, get_manifest, patch_manifest
-from rayqueue_sdk.kube.resources import find_workload, kueue_version
-from rayqueue_sdk.kube.rest import get_path
+from rayqueue_sdk.kube.kinds import kind_of
+from rayqueue_sdk.kube.lookups import find_workload
+from rayqueue_sdk.kube.poll import poll_until
+from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.idle import IdleMode, StopMechanism
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 from rayqueue_sdk.manifests.scaling import (
@@ -54,9 +56,6 @@ from rayqueue_sdk.manifests.scaling import (
     reaper_objects,
     token_secret_name,
 )
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
 
 __all__ = [
     "Capabilities",
@@ -108,24 +107,25 @@ class Capabilities:
         return out
 
 
-def _served(api: ApiClient, path: str) -> set[str]:
+def _served_resources(session: KubeSession, path: str) -> set[str]:
     try:
-        doc = get_path(api, path)
+        doc = session.get_path(path)
     except (NotFoundError, ForbiddenError):
         return set()
     return {str(r.get("name")) for r in doc.get("resources") or []}
 
 
-def discover(api: ApiClient) -> Capabilities:
+def discover(session: KubeSession) -> Capabilities:
     """Ask discovery whether ``workloads/scale`` and ``scaledobjects.keda.sh`` are served.
 
     Example:
-        >>> # discover(api)   # Capabilities(workload_scale=False, keda=True) on upstream Kueue
+        >>> discover(session)   # upstream Kueue has no Workload /scale; the example's server serves KEDA
+        Capabilities(workload_scale=False, keda=True)
     """
-    version = kueue_version(api)
+    version = session.kueue_version()
     return Capabilities(
-        workload_scale="workloads/scale" in _served(api, f"/apis/kueue.x-k8s.io/{version}"),
-        keda="scaledobjects" in _served(api, "/apis/keda.sh/v1alpha1"),
+        workload_scale="workloads/scale" in _served_resources(session, f"/apis/kueue.x-k8s.io/{version}"),
+        keda="scaledobjects" in _served_resources(session, "/apis/keda.sh/v1alpha1"),
     )
 
 
@@ -218,14 +218,14 @@ def _image(rc: dict[str, Any]) -> str:
 
 
 def plan(
-    api: ApiClient | None,
+    session: KubeSession | None,
     rc: dict[str, Any],
     policy: IdlePolicy,
     *,
     caps: Capabilities | None = None,
     workload: str | None = None,
 ) -> Plan:
-    """The objects for the stored RayCluster ``rc`` (``api=None``: offline, as ``to_yaml()`` shows them).
+    """The objects for the stored RayCluster ``rc`` (``session=None``: offline, as ``to_yaml()`` shows them).
 
     Offline, ``auto`` renders the reaper (discovery decides at apply time), the ownerReferences are left
     out (the uid is the server's) and the Workload's name (KEDA's target, the reaper's Role) is a
@@ -243,17 +243,21 @@ def plan(
     queued = bool((meta.get("labels") or {}).get("kueue.x-k8s.io/queue-name"))
     if caps is None:
         caps = (
-            discover(api)
-            if api is not None
+            discover(session)
+            if session is not None
             else Capabilities(policy.mode is IdleMode.KEDA, policy.mode is IdleMode.KEDA)
         )
     mode, mechanism = choose_mode(policy, caps, queued=queued)
     groups = _groups(rc)
     if mechanism is StopMechanism.WORKLOAD and not workload:
         # both modes name the Workload: KEDA's scaleTargetRef, the reaper's Role (resourceNames)
-        workload = _workload_name(api, namespace, uid) if api and uid else f"raycluster-{name}-<uid>"
+        workload = (
+            _workload_name(session, namespace=namespace, uid=uid)
+            if session is not None and uid
+            else f"raycluster-{name}-<uid>"
+        )
     if mode is IdleMode.KEDA:
-        version = kueue_version(api) if api is not None else "v1beta2"
+        version = session.kueue_version() if session is not None else "v1beta2"
         objects = keda_objects(
             policy,
             cluster=name,
@@ -280,25 +284,45 @@ def plan(
     )
 
 
-def _workload_name(api: ApiClient, namespace: str, uid: str) -> str:
-    deadline = time.monotonic() + _WORKLOAD_WAIT
-    pause = 0.1
-    while True:
-        found = find_workload(api, namespace, uid)
-        if found is not None:
-            return str((found.get("metadata") or {}).get("name"))
-        if time.monotonic() + pause > deadline:
-            raise NotFoundError(
-                404,
-                "NotFound",
-                f"Kueue made no Workload (label {JOB_UID_LABEL}={uid}) in {namespace!r} within "
-                f"{_WORKLOAD_WAIT:g}s: KEDA needs its name (is Kueue running?)",
-            )
-        time.sleep(pause)
-        pause = min(1.0, pause * 2)
+def _workload_name(session: KubeSession, *, namespace: str, uid: str) -> str:
+    found = poll_until(
+        lambda: find_workload(session, owner_uid=uid, namespace=namespace),
+        timeout=_WORKLOAD_WAIT,
+        interval=0.1,
+        max_interval=1.0,
+    )
+    if found is None:
+        raise NotFoundError(
+            404,
+            "NotFound",
+            f"Kueue made no Workload (label {JOB_UID_LABEL}={uid}) in {namespace!r} within "
+            f"{_WORKLOAD_WAIT:g}s: KEDA needs its name (is Kueue running?)",
+        )
+    return str((found.get("metadata") or {}).get("name"))
 
 
-def _rc_ref(name: str, namespace: str) -> dict[str, Any]:
+def _named(obj: Mapping[str, Any]) -> tuple[str, str]:
+    """The name and namespace of a manifest, for the session's verbs."""
+    meta = obj.get("metadata") or {}
+    return str(meta.get("name")), str(meta.get("namespace"))
+
+
+def _get(session: KubeSession, ref: Mapping[str, Any]) -> dict[str, Any]:
+    name, namespace = _named(ref)
+    return session.get(kind_of(ref), name=name, namespace=namespace)
+
+
+def _delete(session: KubeSession, ref: Mapping[str, Any]) -> bool:
+    name, namespace = _named(ref)
+    return session.delete(kind_of(ref), name=name, namespace=namespace, propagation="Background")
+
+
+def _patch(session: KubeSession, ref: Mapping[str, Any], patch: Mapping[str, Any]) -> None:
+    name, namespace = _named(ref)
+    session.patch(kind_of(ref), name=name, namespace=namespace, patch=patch)
+
+
+def _rc_ref(*, name: str, namespace: str) -> dict[str, Any]:
     return {
         "apiVersion": "ray.io/v1",
         "kind": "RayCluster",
@@ -306,7 +330,7 @@ def _rc_ref(name: str, namespace: str) -> dict[str, Any]:
     }
 
 
-def apply_plan(api: ApiClient, the_plan: Plan, *, previous: dict[str, Any] | None = None) -> list[str]:
+def apply_plan(session: KubeSession, the_plan: Plan, *, previous: dict[str, Any] | None = None) -> list[str]:
     """Replace any previous policy objects with ``the_plan``'s, all or nothing; returns ``Kind/name``s.
 
     Raises:
@@ -314,24 +338,30 @@ def apply_plan(api: ApiClient, the_plan: Plan, *, previous: dict[str, Any] | Non
             created is deleted first.
 
     Example:
-        >>> # apply_plan(api, plan(api, stored_raycluster, IdlePolicy(idle_minutes=60)))
+        >>> # apply_plan(session, plan(session, stored_raycluster, IdlePolicy(idle_minutes=60)))
     """
     if previous is not None:
-        remove_policy(api, the_plan.namespace, the_plan.cluster, annotation=False, mode=previous.get("mode"))
+        remove_policy(
+            session,
+            name=the_plan.cluster,
+            namespace=the_plan.namespace,
+            annotation=False,
+            mode=previous.get("mode"),
+        )
     made: list[dict[str, Any]] = []
     try:
         for obj in the_plan.objects:
-            create_manifest(api, obj)
+            session.create(kind_of(obj), obj)
             made.append(obj)
-        patch_manifest(
-            api,
-            _rc_ref(the_plan.cluster, the_plan.namespace),
+        _patch(
+            session,
+            _rc_ref(name=the_plan.cluster, namespace=the_plan.namespace),
             {"metadata": {"annotations": {POLICY_ANNOTATION: the_plan.annotation}}},
         )
     except RayQueueError:
         for obj in reversed(made):
             try:
-                delete_manifest(api, obj)
+                _delete(session, obj)
             except RayQueueError as err:  # pragma: no cover - best effort; the ownerReferences remain
                 log.warning("could not remove %s/%s: %s", obj["kind"], obj["metadata"]["name"], err)
         raise
@@ -339,7 +369,7 @@ def apply_plan(api: ApiClient, the_plan: Plan, *, previous: dict[str, Any] | Non
     return [f"{o['kind']}/{o['metadata']['name']}" for o in made]
 
 
-def _all_kinds(name: str, namespace: str, mode: str | None = None) -> list[dict[str, Any]]:
+def _all_kinds(*, name: str, namespace: str, mode: str | None = None) -> list[dict[str, Any]]:
     base = policy_name(name)
     keda_only = {"ScaledObject", "TriggerAuthentication", "Secret"}
     reaper_only = {"Deployment", "ConfigMap"}
@@ -362,7 +392,7 @@ def _all_kinds(name: str, namespace: str, mode: str | None = None) -> list[dict[
 
 
 def remove_policy(
-    api: ApiClient, namespace: str, name: str, *, annotation: bool = True, mode: str | None = None
+    session: KubeSession, *, name: str, namespace: str, annotation: bool = True, mode: str | None = None
 ) -> list[str]:
     """Delete the objects ``mode`` makes (``None``: the policy annotation's mode, else both modes') for
     cluster ``name`` (idempotent); the removed ``Kind/name``s. With ``annotation`` the RayCluster's
@@ -371,32 +401,33 @@ def remove_policy(
     A kind the server does not serve (no KEDA) counts as absent.
 
     Example:
-        >>> # remove_policy(api, "ds", "ws")   # ['Deployment/ws-idle', ...], then []
+        >>> remove_policy(session, name="ws", namespace="default")   # nothing there: nothing removed
+        []
     """
-    rc_ref = _rc_ref(name, namespace)
+    rc_ref = _rc_ref(name=name, namespace=namespace)
     if mode is None:
         try:
-            mode = (policy_of(get_manifest(api, rc_ref)) or {}).get("mode")
+            mode = (policy_of(_get(session, rc_ref)) or {}).get("mode")
         except NotFoundError:
             mode = None
     removed = []
-    for obj in _all_kinds(name, namespace, mode):
+    for obj in _all_kinds(name=name, namespace=namespace, mode=mode):
         try:
-            if delete_manifest(api, obj):
+            if _delete(session, obj):
                 removed.append(f"{obj['kind']}/{obj['metadata']['name']}")
         except NotFoundError:
             continue
     if annotation:
         with contextlib.suppress(NotFoundError):
-            patch_manifest(api, rc_ref, {"metadata": {"annotations": {POLICY_ANNOTATION: None}}})
+            _patch(session, rc_ref, {"metadata": {"annotations": {POLICY_ANNOTATION: None}}})
     return removed
 
 
-def on_resume(api: ApiClient, rc: dict[str, Any], workload: dict[str, Any] | None) -> str | None:
+def on_resume(session: KubeSession, rc: dict[str, Any], workload: dict[str, Any] | None) -> str | None:
     """Give a resumed cluster its whole idle period again; what was done, in words (``None``: no policy).
 
     Example:
-        >>> # on_resume(api, raycluster, workload)   # 'ScaledObject ws-idle recreated: ...'
+        >>> # on_resume(session, raycluster, workload)   # 'ScaledObject ws-idle recreated: ...'
     """
     from rayqueue_sdk.scaling import agent  # lazy: the reaper (urllib, ssl), for its clock and decisions
 
@@ -412,7 +443,7 @@ def on_resume(api: ApiClient, rc: dict[str, Any], workload: dict[str, Any] | Non
             "metadata": {"name": policy_name(name), "namespace": namespace},
         }
         try:
-            old = get_manifest(api, ref)
+            old = _get(session, ref)
         except NotFoundError:
             return "no ScaledObject to recreate"
         old_meta = old.get("metadata") or {}
@@ -438,9 +469,9 @@ def on_resume(api: ApiClient, rc: dict[str, Any], workload: dict[str, Any] | Non
             },
             "spec": old.get("spec"),
         }
-        delete_manifest(api, ref)
-        _wait_gone(api, ref)
-        create_manifest(api, fresh)
+        _delete(session, ref)
+        _wait_gone(session, ref)
+        session.create(kind_of(fresh), fresh)
         return f"ScaledObject {policy_name(name)} recreated: KEDA counts the idle period from now"
     holder = workload if info.get("mechanism") == "workload" else rc
     if holder is not None:
@@ -451,11 +482,11 @@ def on_resume(api: ApiClient, rc: dict[str, Any], workload: dict[str, Any] | Non
         }
         if ref["kind"] == "Workload":
             return "the reaper restarts its idle clock at the new admission"
-        patch_manifest(api, ref, {"metadata": {"annotations": {IDLE_STATE_ANNOTATION: None}}})
+        _patch(session, ref, {"metadata": {"annotations": {IDLE_STATE_ANNOTATION: None}}})
     return "the reaper restarts its idle clock at the new admission"
 
 
-def settle_before_edit(api: ApiClient, rc: dict[str, Any] | None, *, limit: float = 30.0) -> bool:
+def settle_before_edit(session: KubeSession, rc: dict[str, Any] | None, *, limit: float = 30.0) -> bool:
     """Before ``apply()`` edits a cluster its policy is scaling to zero, wait (at most ``limit`` s) until
     its pods are gone; whether it waited.
 
@@ -476,15 +507,16 @@ def settle_before_edit(api: ApiClient, rc: dict[str, Any] | None, *, limit: floa
     if agent.pods_gone(rc):
         return False
     meta = rc.get("metadata") or {}
-    ref = _rc_ref(str(meta.get("name")), str(meta.get("namespace")))
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        time.sleep(0.25)
+    ref = _rc_ref(name=str(meta.get("name")), namespace=str(meta.get("namespace")))
+
+    def gone() -> bool:
         try:
-            if agent.pods_gone(get_manifest(api, ref)):
-                return True
+            return agent.pods_gone(_get(session, ref))
         except NotFoundError:
             return True
+
+    if poll_until(gone, timeout=limit, interval=0.25, wait_first=True):
+        return True
     log.warning(
         "%s/%s: its pods are still stopping after %gs; applying anyway (Kueue may queue it again)",
         meta.get("namespace"),
@@ -494,22 +526,25 @@ def settle_before_edit(api: ApiClient, rc: dict[str, Any] | None, *, limit: floa
     return True
 
 
-def _wait_gone(api: ApiClient, ref: dict[str, Any], limit: float = 10.0) -> None:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
+def _wait_gone(session: KubeSession, ref: dict[str, Any], limit: float = 10.0) -> None:
+    def gone() -> bool:
         try:
-            get_manifest(api, ref)
+            _get(session, ref)
         except NotFoundError:
-            return
-        time.sleep(0.1)
+            return True
+        return False
+
+    poll_until(gone, timeout=limit, interval=0.1)
 
 
-def idle_status(api: ApiClient, rc: dict[str, Any], workload: dict[str, Any] | None) -> IdleStatus | None:
+def idle_status(
+    session: KubeSession, rc: dict[str, Any], workload: dict[str, Any] | None
+) -> IdleStatus | None:
     """Read the policy and its clock for the stored RayCluster ``rc`` (``None``: no policy): the
     ScaledObject in KEDA mode (one GET), then :func:`rayqueue_sdk.admission.idle.idle_from`.
 
     Example:
-        >>> # idle_status(api, raycluster, workload).text()   # 'keda mode: idle 12 of 60 min'
+        >>> # idle_status(session, raycluster, workload).text()   # 'keda mode: idle 12 of 60 min'
     """
     info = policy_of(rc)
     if info is None:
@@ -518,7 +553,9 @@ def idle_status(api: ApiClient, rc: dict[str, Any], workload: dict[str, Any] | N
     if info.get("mode") == IdleMode.KEDA:
         meta = rc.get("metadata") or {}
         try:
-            so = get_manifest(api, _scaled_object_ref(str(meta.get("name")), str(meta.get("namespace"))))
+            so = _get(
+                session, _scaled_object_ref(name=str(meta.get("name")), namespace=str(meta.get("namespace")))
+            )
         except NotFoundError:
             so = None
         except RayQueueError:
@@ -526,7 +563,7 @@ def idle_status(api: ApiClient, rc: dict[str, Any], workload: dict[str, Any] | N
     return idle_from(rc, workload, so, scaled_object_read=read)
 
 
-def _scaled_object_ref(name: str, namespace: str) -> dict[str, Any]:
+def _scaled_object_ref(*, name: str, namespace: str) -> dict[str, Any]:
     return {
         "apiVersion": "keda.sh/v1alpha1",
         "kind": "ScaledObject",

@@ -15,7 +15,9 @@ from rayqueue_sdk.cluster.queues import (
     queue_position,
     resolve_default_queue,
 )
-from rayqueue_sdk.errors import NotFoundError, PriorityClassNotFoundError, QueueNotFoundError
+from rayqueue_sdk.errors import ForbiddenError, NotFoundError, PriorityClassNotFoundError, QueueNotFoundError
+from rayqueue_sdk.kube.lookups import list_or_none
+from rayqueue_sdk.kube.session import KubeSession
 
 
 def lq(
@@ -94,8 +96,9 @@ def test_list_local_queues(plane: LocalControlPlane) -> None:
 def test_peer_default_annotation_is_honoured(plane: LocalControlPlane) -> None:
     queues = {q.name: q for q in list_local_queues(OTHER_NS, client=plane.api_client())}
     assert queues["peer-default"].default and not queues["batch"].default
-    assert resolve_default_queue(OTHER_NS, plane.api_client()) == "peer-default"
-    assert resolve_default_queue(NS, plane.api_client()) == "default"
+    session = KubeSession(plane.api_client())
+    assert resolve_default_queue(session, namespace=OTHER_NS) == "peer-default"
+    assert resolve_default_queue(session, namespace=NS) == "default"
 
 
 def test_list_as_user_in_own_namespace(plane: LocalControlPlane, user_token: str) -> None:
@@ -106,10 +109,10 @@ def test_list_as_user_in_own_namespace(plane: LocalControlPlane, user_token: str
 
 
 def test_check_queue(plane: LocalControlPlane, user_token: str) -> None:
-    api = plane.api_client(user_token)
-    assert check_queue(NS, "team-q", api).cluster_queue == "cq-dev"  # type: ignore[union-attr]
+    session = KubeSession(plane.api_client(user_token))
+    assert check_queue(session, name="team-q", namespace=NS).cluster_queue == "cq-dev"  # type: ignore[union-attr]
     with pytest.raises(QueueNotFoundError) as info:
-        check_queue(NS, "gpu-queue", api)
+        check_queue(session, name="gpu-queue", namespace=NS)
     err = info.value
     assert err.available == ["default", "team-q"] and err.namespace == NS
     assert "gpu-queue" in str(err) and "default, team-q" in str(err) and "'default'" in str(err)
@@ -117,20 +120,21 @@ def test_check_queue(plane: LocalControlPlane, user_token: str) -> None:
 
 def test_check_queue_in_a_namespace_the_user_cannot_read(plane: LocalControlPlane, user_token: str) -> None:
     # 403 on the LocalQueue: the check is left to Kueue (warned), never a silently dropped label
-    assert check_queue(OTHER_NS, "batch", plane.api_client(user_token)) is None
+    assert check_queue(KubeSession(plane.api_client(user_token)), name="batch", namespace=OTHER_NS) is None
 
 
 def test_check_priority_class(plane: LocalControlPlane, user_token: str) -> None:
-    api = plane.api_client(user_token)
-    assert check_priority_class("rd-priority", api)["value"] == 100  # type: ignore[index]
+    session = KubeSession(plane.api_client(user_token))
+    assert check_priority_class(session, name="rd-priority")["value"] == 100  # type: ignore[index]
     with pytest.raises(PriorityClassNotFoundError) as info:
-        check_priority_class("urgent", api)
+        check_priority_class(session, name="urgent")
     assert "prod-priority (1000)" in str(info.value) and "rd-priority (100)" in str(info.value)
 
 
 def test_queue_position_without_the_visibility_api(plane: LocalControlPlane) -> None:
     api = plane.api_client()
-    position, why = queue_position(NS, "team-q", "raycluster-ws-12345", api)
+    session = KubeSession(api, namespace=NS)
+    position, why = queue_position(session, local_queue="team-q", workload_name="raycluster-ws-12345")
     assert position is None and why is not None and "visibility" in why
     sent: list[str] = []
     real = api.call_api
@@ -140,7 +144,7 @@ def test_queue_position_without_the_visibility_api(plane: LocalControlPlane) -> 
         return real(method, url, *args, **kwargs)
 
     api.call_api = counting
-    assert queue_position(NS, "team-q", "raycluster-ws-12345", api) == (None, why)
+    assert queue_position(session, local_queue="team-q", workload_name="raycluster-ws-12345") == (None, why)
     assert sent == []  # "not served" is remembered for this client: said once, not asked again
 
 
@@ -157,6 +161,19 @@ def test_no_kueue_is_said_plainly(plane: LocalControlPlane) -> None:
         with pytest.raises(NotFoundError) as info:
             list_local_queues(NS, client=plane.api_client())
         assert "is Kueue installed?" in str(info.value)
-        assert resolve_default_queue(NS, plane.api_client()) is None  # no Kueue: no default queue, no error
+        assert (
+            resolve_default_queue(KubeSession(plane.api_client()), namespace=NS) is None
+        )  # no Kueue: no default queue, no error
     finally:
         plane.faults.clear()
+
+
+def test_list_or_none_says_why_a_list_was_refused(plane: LocalControlPlane, user_token: str) -> None:
+    session = KubeSession(plane.api_client(user_token))
+    kind = session.kueue_kind("localqueues")
+    refused: list[ForbiddenError | NotFoundError] = []
+    listed = list_or_none(session, kind, namespace=NS, refused=refused.append)
+    assert sorted(o["metadata"]["name"] for o in listed or []) == ["default", "team-q"] and refused == []
+    # 403 in a namespace the user may not read: no list, and the caller hears why (preflight words it)
+    assert list_or_none(session, kind, namespace=OTHER_NS, refused=refused.append) is None
+    assert [type(err) for err in refused] == [ForbiddenError]

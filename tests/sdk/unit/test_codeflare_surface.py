@@ -199,7 +199,7 @@ def test_a_cluster_needs_a_name_that_a_jobs_cluster_config_may_leave_out() -> No
 # -- api_client= --------------------------------------------------------------------------------------------
 def test_cluster_rayjob_and_get_cluster_take_api_client() -> None:
     api = plain_api_client()
-    assert Cluster(ClusterConfiguration(name="c"), api_client=api)._api() is api
+    assert Cluster(ClusterConfiguration(name="c"), api_client=api).session.api is api
     job = RayJob(job_name="j", entrypoint="python x.py", cluster_name="ws", namespace="ds", api_client=api)
     assert job.client is api
     with pytest.raises(ConfigError) as info:
@@ -253,7 +253,7 @@ def test_codeflare_binds_its_client_and_makes_it_current() -> None:
     cf = Codeflare(config=SDKConfig(auth=api, namespace="ds"))
     assert cf.client is api and get_api_client() is api
     cluster = cf.clusters.create(ClusterConfiguration(name="ws"))
-    assert cluster.namespace == "ds" and cluster._api() is api
+    assert cluster.namespace == "ds" and cluster.session.api is api
     job = cf.jobs.create("j", "python x.py", cluster_name="ws")
     assert job.namespace == "ds" and job.client is api
 

@@ -15,13 +15,14 @@ import pytest
 from rayqueue_sdk.admission.cluster import ErrorKind, JobPhase, Verdict, assess_job
 from rayqueue_sdk.config.models import ManagedClusterConfig
 from rayqueue_sdk.errors import AdmissionTimeout, ClusterDeletedError, JobFailedError, PreemptedError
-from rayqueue_sdk.job.backend import JobBackend, KubeTarget
+from rayqueue_sdk.job.backend import JobBackend
 from rayqueue_sdk.job.existing import ExistingClusterJob
 from rayqueue_sdk.job.owned import OwnedClusterJob
 from rayqueue_sdk.job.rayjob import RayJob
 from rayqueue_sdk.job.runtime_env import PreparedRuntimeEnv
 from rayqueue_sdk.job.spec import JobFields
 from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment, status_from_ray
+from rayqueue_sdk.kube.session import KubeSession
 
 
 class ScriptedBackend:
@@ -87,8 +88,8 @@ def test_the_backend_is_chosen_once_from_the_arguments() -> None:
     )
     # Both satisfy the protocol (checked by mypy too); keeps_logs tells a waiter to keep the log tail.
     backends: list[JobBackend] = [
-        ExistingClusterJob("j", "ws", KubeTarget(None, "ds")),
-        OwnedClusterJob("j", KubeTarget(None, "ds")),
+        ExistingClusterJob(KubeSession(namespace="ds"), job_name="j", cluster_name="ws"),
+        OwnedClusterJob(KubeSession(namespace="ds"), name="j"),
     ]
     assert [b.keeps_logs for b in backends] == [False, True]
 

@@ -71,7 +71,7 @@ def test_a_plain_kubernetes_client_set_with_set_api_client_drives_the_sdk(
     monkeypatch.setenv("HOME", str(tmp_path))
 
     cluster = get_cluster(workspace, namespace=NS, verify_tls=False, write_to_file=True)
-    assert cluster._api() is api and cluster.config.verify_tls is False
+    assert cluster.session.api is api and cluster.config.verify_tls is False
     status, ready = cluster.status()
     assert status is CodeFlareClusterStatus.READY and ready is True
 
