@@ -8,7 +8,8 @@ Its modules, bottom-up (each imports only those above it in this list):
 - :mod:`~rayqueue_sdk.kube.rest`: raw GETs of paths the generated client lacks (discovery, visibility);
 - :mod:`~rayqueue_sdk.kube.auth`: token, kubeconfig and in-cluster login, auto-detection;
 - :mod:`~rayqueue_sdk.kube.client`: ``get_client()``: the given client, the login, or detected credentials;
-- :mod:`~rayqueue_sdk.kube.kinds`: the resource types (:class:`~rayqueue_sdk.kube.kinds.Kind`) and their paths;
+- :mod:`~rayqueue_sdk.kube.kinds`: the resource types (:class:`~rayqueue_sdk.kube.kinds.Kind`) and
+  their paths;
 - :mod:`~rayqueue_sdk.kube.normalize`: Kueue ``v1beta1`` objects read with ``v1beta2`` field names;
 - :mod:`~rayqueue_sdk.kube.session`: ``KubeSession``: the client, the default namespace, discovery, and
   get/list/create/apply/patch/delete by kind over one REST path;
