@@ -485,10 +485,11 @@ class Cluster:
             >>> # cluster.status().phase is ClusterPhase.NOT_FOUND   # before apply()
         """
         from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
+        from rayqueue_sdk.kube.session import KubeSession  # lazy: seam(reads) until the Cluster holds one
 
         api = self._api()
         try:
-            status, obj = observe_one(api, self.name, self._namespace_of(api))
+            status, obj = observe_one(KubeSession(api), name=self.name, namespace=self._namespace_of(api))
         except ClusterNotFoundError as err:
             if not missing_ok:
                 raise
@@ -502,8 +503,9 @@ class Cluster:
 
     def _refuse_if_scaled_to_zero(self, api: ApiClient) -> None:
         from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
+        from rayqueue_sdk.kube.session import KubeSession  # lazy: seam(reads) until the Cluster holds one
 
-        status, _ = observe_one(api, self.name, self._namespace_of(api))
+        status, _ = observe_one(KubeSession(api), name=self.name, namespace=self._namespace_of(api))
         if status.scaled_to_zero:
             raise ScaledToZeroError(self.name, self.namespace, status.idle_scale_to_zero or "scaled to zero")
 
@@ -603,9 +605,10 @@ class Cluster:
         """
         from rayqueue_sdk.cluster.observe import observe_one, summarize  # lazy: the read path
         from rayqueue_sdk.display import show_details  # lazy: notebook cards
+        from rayqueue_sdk.kube.session import KubeSession  # lazy: seam(reads) until the Cluster holds one
 
         api = self._api()
-        status, obj = observe_one(api, self.name, self._namespace_of(api))
+        status, obj = observe_one(KubeSession(api), name=self.name, namespace=self._namespace_of(api))
         found = summarize(obj, status)
         if self._card is not None:
             self._follow(status, found.gpus)
@@ -616,10 +619,12 @@ class Cluster:
         """In a notebook, the cluster's box: updated in place, and shown in this cell unless it already is."""
         from rayqueue_sdk.cluster.live import follow_live  # lazy: the shared watches, for a notebook box
         from rayqueue_sdk.cluster.observe import observe_one, summarize  # lazy: the read path
+        from rayqueue_sdk.kube.session import KubeSession  # lazy: seam(reads) until the Cluster holds one
 
         if not is_notebook() and self._card is None:
             return
-        status, obj = observe_one(api, self.name, self._namespace_of(api))
+        session = KubeSession(api)
+        status, obj = observe_one(session, name=self.name, namespace=self._namespace_of(api))
         card = self._controls()
         card.live.set_key(("cluster", status.namespace, status.name))
         card.update(status, summarize(obj, status).gpus)
@@ -628,10 +633,10 @@ class Cluster:
         if self._live is None or self._live.closed:
             # Live from then on, through the watches the session shares (no watch or request of its own).
             self._live = follow_live(
-                api,
-                self.name,
-                self._namespace_of(api),
+                session,
                 card.update,
+                name=self.name,
+                namespace=self._namespace_of(api),
                 last=status,
                 shown=lambda: card.status if isinstance(card.status, ClusterStatus) else None,
             )
@@ -864,8 +869,9 @@ class Cluster:
         the_plan = scaling.plan(api, rc, policy)
         if dry_run:
             from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
+            from rayqueue_sdk.kube.session import KubeSession  # lazy: seam(reads) until the Cluster holds one
 
-            status, rc = observe_one(api, self.name, namespace)
+            status, rc = observe_one(KubeSession(api), name=self.name, namespace=namespace)
             uid = str((rc.get("metadata") or {}).get("uid") or "")
             workload = find_workload(api, namespace, uid) if the_plan.mechanism == "workload" else None
             gpu, reading = None, None

@@ -237,9 +237,10 @@ class ExistingClusterJob:
     ) -> None:
         """No dashboard to submit to: wait for a queued or starting cluster, then submit (or raise)."""
         from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path, loaded on first use
+        from rayqueue_sdk.kube.session import KubeSession  # lazy: seam(reads) until the job holds one
 
         api = self.target.api
-        first, _ = observe_one(api, self.cluster_name, self.target.namespace)
+        first, _ = observe_one(KubeSession(api), name=self.cluster_name, namespace=self.target.namespace)
         if first.ready:
             raise err  # a ready cluster whose dashboard fails: waiting would not help
         if first.phase is ClusterPhase.DEACTIVATED:

@@ -185,6 +185,7 @@ class OwnedClusterJob:
         from rayqueue_sdk.cluster.observe import admission_eta  # lazy: the queue reads of the estimate
         from rayqueue_sdk.cluster.queues import queue_position  # lazy: submit's queue checks
         from rayqueue_sdk.kube.resources import get_rayjob  # lazy: API calls
+        from rayqueue_sdk.kube.session import KubeSession  # lazy: seam(reads) until the job holds one
 
         self._eta = None
         try:
@@ -201,7 +202,7 @@ class OwnedClusterJob:
                 position, why = queue_position(self.namespace, queue, wl_name, self.api)
                 assessment = assess_job(rayjob, workload, position=position, position_unavailable=why)
                 # the estimate is read with the position, never on its own
-                self._eta = admission_eta(self.api, self.namespace, wl_name)
+                self._eta = admission_eta(KubeSession(self.api), workload=wl_name, namespace=self.namespace)
         return rayjob, assessment
 
     def _workload(self, rayjob: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -246,13 +247,14 @@ class OwnedClusterJob:
             NotFoundError: neither source exists any more (the message names both).
         """
         from rayqueue_sdk.kube.pods import JOB_NAME_LABEL, submitter_log  # lazy: the submitter pod's logs
+        from rayqueue_sdk.kube.session import KubeSession  # lazy: seam(reads) until the job holds one
 
         cluster, job_id = self._ids()
         try:
             return str(self._job_client(cluster).get_job_logs(job_id))
         except (RuntimeError, ConnectionError, OSError, RayQueueError) as err:
             from_ray = f"{type(err).__name__}: {Exception.__str__(err)}"  # without the docs reference
-        found = submitter_log(self.api, self.namespace, self.name)
+        found = submitter_log(KubeSession(self.api), rayjob=self.name, namespace=self.namespace)
         if found is not None:
             log.info(
                 "logs of %s from submitter pod %s (cluster %s: %s)", job_id, found.pod, cluster, from_ray

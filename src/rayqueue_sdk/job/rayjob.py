@@ -570,6 +570,7 @@ class RayJob:
         """
         from rayqueue_sdk.kube.access import can_i  # lazy: stop_permission() only
         from rayqueue_sdk.kube.resources import kueue_kind  # lazy: stop_permission() only
+        from rayqueue_sdk.kube.session import KubeSession  # lazy: stop_permission() only
 
         if not isinstance(self._backend, OwnedClusterJob):
             return None
@@ -580,7 +581,11 @@ class RayJob:
             target = self._backend.target
             workloads = kueue_kind(target.api, "workloads")
             access = can_i(
-                target.api, "patch", workloads.plural, group=workloads.group, namespace=target.namespace
+                KubeSession(target.api),  # seam(reads) until the job holds a session
+                "patch",
+                workloads.plural,
+                group=workloads.group,
+                namespace=target.namespace,
             )
             self._patch_answer = "" if access.allowed else str(access)
         return self._patch_answer or None
