@@ -317,8 +317,17 @@ def observe_one(
         ClusterNotFoundError: no such RayCluster (lists those that exist).
 
     Example:
-        >>> # status, raycluster = observe_one(session, name="ws", namespace="ds-team")
-        >>> # print(status)   # ds-team/ws: queued in LocalQueue 'team-q' at position 0: ...
+        >>> head = {"rayStartParams": {}, "template": {"spec": {"containers": [
+        ...     {"name": "ray-head", "image": "rayproject/ray:2.52.0"}]}}}
+        >>> _ = session.create(RAYCLUSTERS, {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+        ...     "metadata": {"name": "doc-one"}, "spec": {"headGroupSpec": head}})
+        >>> status, raycluster = observe_one(session, name="doc-one")   # namespace: the session's
+        >>> status.name, status.namespace, raycluster["kind"]
+        ('doc-one', 'default', 'RayCluster')
+        >>> observe_one(session, name="doc-onee")
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ClusterNotFoundError: ...doc-one...
     """
     namespace = namespace or session.namespace
     cluster = fetch_raycluster(session, name=name, namespace=namespace)
@@ -391,8 +400,15 @@ def observe_many(
     with the number of clusters.
 
     Example:
-        >>> # [(st.name, st.phase.value, st.position) for st, _ in observe_many(session, namespace="ds-team")]
-        >>> # [('ws', 'ready', None), ('ws2', 'queued', 0)]
+        >>> head = {"rayStartParams": {}, "template": {"spec": {"containers": [
+        ...     {"name": "ray-head", "image": "rayproject/ray:2.52.0"}]}}}
+        >>> for name in ("doc-many-a", "doc-many-b"):
+        ...     _ = session.create(RAYCLUSTERS, {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+        ...         "metadata": {"name": name, "labels": {"doc": "many"}}, "spec": {"headGroupSpec": head}})
+        >>> sorted(st.name for st, _ in observe_many(session, label_selector="doc=many"))
+        ['doc-many-a', 'doc-many-b']
+        >>> observe_many(session, namespace="an-empty-namespace")
+        []
     """
     namespace = namespace or session.namespace
     clusters = session.list(
@@ -428,8 +444,10 @@ def observe_cluster(
         ClusterNotFoundError: no such RayCluster (lists those that exist).
 
     Example:
-        >>> # print(observe_cluster("ws", "ds-team"))
-        >>> # ds-team/ws: queued in LocalQueue 'team-q' at position 0: couldn't assign flavors ...
+        >>> observe_cluster("not-there", "default", api)   # print(observe_cluster("ws", "ds-team"))
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ClusterNotFoundError: ...
     """
     session = KubeSession.of(client, namespace=namespace)
     return observe_one(
@@ -451,8 +469,8 @@ def list_clusters(
 
     Example:
         >>> from rayqueue_sdk import list_clusters
-        >>> # for st in list_clusters("ds-team"):
-        >>> #     print(st.name, st.phase.value, st.queue, st.position, st.explanation)
+        >>> list_clusters("an-empty-namespace", api)   # each: name, phase, queue, position, explanation
+        []
     """
     session = KubeSession.of(client, namespace=namespace)
     statuses = [st for st, _ in observe_many(session, label_selector=label_selector)]
