@@ -36,7 +36,8 @@ def cluster_permissions(session: KubeSession, *, namespace: str | None = None) -
     and resource, e.g. ``"may not patch workloads.kueue.x-k8s.io in namespace 'ds'"``.
 
     Example:
-        >>> # cluster_permissions(session, namespace="ds")["deactivate"]
+        >>> cluster_permissions(session)   # the doctests' identity is the plane's admin
+        {'down': None, 'deactivate': None, 'resume': None}
     """
     ns = namespace or session.namespace
     workloads = session.kueue_kind("workloads")

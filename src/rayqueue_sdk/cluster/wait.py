@@ -203,7 +203,10 @@ def wait_for_cluster(
 
     Example:
         >>> from rayqueue_sdk.cluster.wait import wait_for_cluster
-        >>> # wait_for_cluster("ws", "ds-team", timeout=600, queue_timeout=120)
+        >>> wait_for_cluster("not-there", "default", client=api, timeout=600, queue_timeout=120)
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ClusterNotFoundError: ...
     """
     session = KubeSession.of(client, namespace=namespace)
     started = time.monotonic()
