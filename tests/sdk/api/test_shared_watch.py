@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from kubernetes import client as k8s
-from sdk_helpers import NS, cond, raycluster, workload
+from sdk_helpers import NS, OTHER_NS, cond, raycluster, workload
 
 from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk import ClusterPhase, ClusterStatus
@@ -26,7 +26,7 @@ from rayqueue_sdk.errors import ClusterDeletedError
 from rayqueue_sdk.kube.informer import open_informers, read_shared
 from rayqueue_sdk.kube.resources import RAYCLUSTERS
 from rayqueue_sdk.kube.session import KubeSession
-from rayqueue_sdk.kube.watch import WatchEvent
+from rayqueue_sdk.kube.watch import Watcher, WatchEvent
 
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
 
@@ -200,6 +200,45 @@ def test_the_watch_stops_when_the_last_reader_goes_and_restarts_for_a_new_one(
     assert log.peak_watches(agent) == 1
     third.close()
     eventually(lambda: log.open_watches(agent) == 0, "and it stops again")
+
+
+def test_sessions_over_one_client_share_one_watch_and_another_client_has_its_own(
+    plane: LocalControlPlane,
+) -> None:
+    api, agent = notebook_client(plane)
+    log = plane.api_server.record_requests()
+    session = KubeSession(api, namespace=NS)
+    first = read_shared(session, RAYCLUSTERS, lambda e: None)  # the session's namespace
+    second = read_shared(session.in_namespace(OTHER_NS), RAYCLUSTERS, lambda e: None, namespace=NS)
+    assert first.informer is second.informer and first.informer.namespace == NS
+    other_api, other_agent = notebook_client(plane)
+    third = read_shared(KubeSession(other_api, namespace=NS), RAYCLUSTERS, lambda e: None)
+    assert third.informer is not first.informer  # another connection: a watch of its own
+    eventually(lambda: log.open_watches(agent) == 1 and log.open_watches(other_agent) == 1, "one watch each")
+    for sub in (first, second, third):
+        sub.close()
+    eventually(lambda: log.open_watches(agent) + log.open_watches(other_agent) == 0, "no reader left")
+
+
+def test_a_watcher_lists_the_sessions_namespace_when_given_none(plane: LocalControlPlane) -> None:
+    custom = k8s.CustomObjectsApi(plane.api_client())
+    queued_cluster(custom, "nb-session-ns")
+    elsewhere = raycluster("nb-session-ns")
+    elsewhere["metadata"]["namespace"] = OTHER_NS  # the same name in another namespace
+    custom.create_namespaced_custom_object("ray.io", "v1", OTHER_NS, "rayclusters", elsewhere)
+    watcher = Watcher(
+        KubeSession(plane.api_client(), namespace=NS),
+        RAYCLUSTERS,
+        name="nb-session-ns",
+        deadline=time.monotonic() + 60,
+    )
+    first = next(watcher.events())
+    watcher.stop()
+    assert watcher.namespace == NS
+    assert first.type == "SYNC"
+    assert [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in first.objects] == [
+        (NS, "nb-session-ns")
+    ]
 
 
 @pytest.mark.parametrize("agent_prefix", ["notebook-test/"])
