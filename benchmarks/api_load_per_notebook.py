@@ -43,6 +43,7 @@ from rayqueue_sdk.cluster.live import follow_live
 from rayqueue_sdk.cluster.observe import list_clusters, observe_cluster
 from rayqueue_sdk.cluster.wait import wait_for_cluster
 from rayqueue_sdk.display.widgets import ClusterCard
+from rayqueue_sdk.kube.session import KubeSession
 
 ROOT = Path(__file__).resolve().parents[1]
 NS = "bench-nb"
@@ -125,7 +126,7 @@ def _card(api: Any, name: str) -> Callable[[], None]:
     """A cluster's card, as ``apply()`` shows it; returns what closes it."""
     status = observe_cluster(name, NS, api)
     card = ClusterCard(status)
-    return follow_live(api, name, NS, card.update, last=status).close
+    return follow_live(KubeSession(api), card.update, name=name, namespace=NS, last=status).close
 
 
 def _wait(api: Any, name: str) -> Callable[[], None]:

@@ -41,6 +41,8 @@ ON_A_PLANE = {
     "rayqueue_sdk.cluster.compat",
     "rayqueue_sdk.cluster.dashboard",
     "rayqueue_sdk.cluster.observe",
+    "rayqueue_sdk.cluster.view",
+    "rayqueue_sdk.cluster.wait",
     "rayqueue_sdk.kube.access",
     "rayqueue_sdk.kube.informer",
     "rayqueue_sdk.kube.pods",

@@ -117,7 +117,7 @@ def _run(args: argparse.Namespace) -> int:
         session = session_of(args)
         ns = session.namespace
         if command == "list":
-            statuses = list_clusters(ns, session.api)
+            statuses = list_clusters(ns, session)
             emit(args, [s.to_dict() for s in statuses], render_text(clusters_table(statuses), width=160))
         elif command == "status":
             st = Cluster(ClusterConfiguration(name=args.name, namespace=ns), client=session).status(

@@ -103,16 +103,16 @@ def _run(args: argparse.Namespace) -> int:
         session = session_of(args)
         ns = session.namespace
         if args.queue_command == "show":
-            overview = queue_overview(ns, session.api)
+            overview = queue_overview(ns, session)
             summary = overview.queue(args.name)
             emit(args, summary.to_dict(), queue_text(overview, summary))
             return None
         if args.queue_command == "headroom":
-            headroom = queue_headroom(ns, session.api)
+            headroom = queue_headroom(ns, session)
             emit(args, headroom.to_dict(), headroom.text())
             return None
         if args.queue_command == "fits":
-            answer = will_it_fit(load_config(args.file, ns), args.queue, namespace=ns, client=session.api)
+            answer = will_it_fit(load_config(args.file, ns), args.queue, namespace=ns, client=session)
             emit(args, answer.to_dict(), fit_text(answer))
             if answer.fits is None:
                 return EXIT_CODES[ForbiddenError]

@@ -62,7 +62,7 @@ def _run(args: argparse.Namespace) -> int:
         since = _since(args.since)
         parse_since(since, datetime.now(UTC))  # refused before anything is sent
         session = session_of(args)
-        report = usage_report(args.namespace, since, prometheus=args.prometheus, client=session.api)
+        report = usage_report(args.namespace, since, prometheus=args.prometheus, client=session)
         emit(args, report.to_dict(), report.text())
         return None
 

@@ -493,7 +493,7 @@ class Cluster:
         from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
 
         try:
-            status, obj = observe_one(self.session.api, self.name, self.namespace)
+            status, obj = observe_one(self.session, name=self.name, namespace=self.namespace)
         except ClusterNotFoundError as err:
             if not missing_ok:
                 raise
@@ -508,7 +508,7 @@ class Cluster:
     def _refuse_if_scaled_to_zero(self) -> None:
         from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
 
-        status, _ = observe_one(self.session.api, self.name, self.namespace)
+        status, _ = observe_one(self.session, name=self.name, namespace=self.namespace)
         if status.scaled_to_zero:
             raise ScaledToZeroError(self.name, self.namespace, status.idle_scale_to_zero or "scaled to zero")
 
@@ -611,7 +611,7 @@ class Cluster:
         from rayqueue_sdk.cluster.observe import observe_one, summarize  # lazy: the read path
         from rayqueue_sdk.display import show_details  # lazy: notebook cards
 
-        status, obj = observe_one(self.session.api, self.name, self.namespace)
+        status, obj = observe_one(self.session, name=self.name, namespace=self.namespace)
         found = summarize(obj, status)
         if self._card is not None:
             self._follow(status, found.gpus)
@@ -625,7 +625,7 @@ class Cluster:
 
         if not is_notebook() and self._card is None:
             return
-        status, obj = observe_one(session.api, self.name, self.namespace)
+        status, obj = observe_one(session, name=self.name, namespace=self.namespace)
         card = self._controls()
         card.live.set_key(("cluster", status.namespace, status.name))
         card.update(status, summarize(obj, status).gpus)
@@ -634,10 +634,10 @@ class Cluster:
         if self._live is None or self._live.closed:
             # Live from then on, through the watches the session shares (no watch or request of its own).
             self._live = follow_live(
-                session.api,
-                self.name,
-                self.namespace,
+                session,
                 card.update,
+                name=self.name,
+                namespace=self.namespace,
                 last=status,
                 shown=lambda: card.status if isinstance(card.status, ClusterStatus) else None,
             )
@@ -656,7 +656,7 @@ class Cluster:
         from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
 
         try:
-            return dashboard.cluster_uri(self.name, self.namespace, client=self.session.api)
+            return dashboard.cluster_uri(self.name, self.namespace, client=self.session)
         except NotFoundError:
             self._refuse_if_scaled_to_zero()  # a better answer than "no address", where it applies
             raise
@@ -685,7 +685,7 @@ class Cluster:
         from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
 
         return dashboard.cluster_dashboard_uri(
-            self.name, self.namespace, client=self.session.api, override=override
+            self.name, self.namespace, client=self.session, override=override
         )
 
     # -- jobs --------------------------------------------------------------------------------------
@@ -700,7 +700,7 @@ class Cluster:
         from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
 
         return dashboard.ray_job_client(
-            self.cluster_dashboard_uri(), client=self.session.api, verify=self.config.verify_tls
+            self.cluster_dashboard_uri(), client=self.session, verify=self.config.verify_tls
         )
 
     def list_jobs(self) -> list[JobDetails]:
@@ -870,7 +870,7 @@ class Cluster:
         if dry_run:
             from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
 
-            status, rc = observe_one(session.api, self.name, namespace)
+            status, rc = observe_one(session, name=self.name, namespace=namespace)
             uid = str((rc.get("metadata") or {}).get("uid") or "")
             workload = (
                 find_workload(session, owner_uid=uid, namespace=namespace)

@@ -23,9 +23,7 @@ from rayqueue_sdk.cluster.observe import list_clusters
 from rayqueue_sdk.cluster.status import ClusterStatus
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
-
-    from rayqueue_sdk.kube.client import ClientSource
+    from rayqueue_sdk.kube.session import SessionLike
 
 __all__ = ["list_all_clusters", "list_all_queued"]
 
@@ -42,16 +40,16 @@ def _shown(statuses: list[ClusterStatus], print_to_console: bool, empty: str) ->
 def list_all_clusters(
     namespace: str | None = None,
     print_to_console: bool = True,
-    api_client: ApiClient | ClientSource | None = None,
+    api_client: SessionLike = None,
 ) -> list[ClusterStatus]:
     """Every RayCluster of ``namespace`` (default: the credentials' one) with its phase (codeflare-sdk's name
     for :func:`~rayqueue_sdk.cluster.observe.list_clusters`).
 
     Example:
-        >>> from rayqueue_sdk.kube.resources import RAYCLUSTERS, create_object
+        >>> from rayqueue_sdk.kube.kinds import RAYCLUSTERS
         >>> head = {"rayStartParams": {}, "template": {"spec": {"containers": [
         ...     {"name": "ray-head", "image": "rayproject/ray:2.52.0"}]}}}
-        >>> _ = create_object(api, RAYCLUSTERS, {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+        >>> _ = session.create(RAYCLUSTERS, {"apiVersion": "ray.io/v1", "kind": "RayCluster",
         ...     "metadata": {"name": "doc-listed", "namespace": "default"}, "spec": {"headGroupSpec": head}})
         >>> [st.name for st in list_all_clusters("default", False, api) if st.name == "doc-listed"]
         ['doc-listed']
@@ -65,7 +63,7 @@ def list_all_clusters(
 def list_all_queued(
     namespace: str | None = None,
     print_to_console: bool = True,
-    api_client: ApiClient | ClientSource | None = None,
+    api_client: SessionLike = None,
 ) -> list[ClusterStatus]:
     """The RayClusters of ``namespace`` that are not up yet: queued in Kueue, admitted or starting.
 

@@ -37,9 +37,9 @@ from rayqueue_sdk.errors import (
     ForbiddenError,
     NotFoundError,
 )
-from rayqueue_sdk.kube.client import ClientSource, cache_for, get_client
-from rayqueue_sdk.kube.resources import Kind, fetch_raycluster, list_objects
-from rayqueue_sdk.kube.rest import get_path
+from rayqueue_sdk.kube.kinds import Kind
+from rayqueue_sdk.kube.lookups import fetch_raycluster
+from rayqueue_sdk.kube.session import KubeSession, SessionLike
 from rayqueue_sdk.manifests.labels import (
     RAY_CLUSTER_LABEL,
     RAY_CLUSTER_NAME_LABEL,
@@ -47,7 +47,6 @@ from rayqueue_sdk.manifests.labels import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
     from ray.job_submission import JobSubmissionClient
 
 __all__ = [
@@ -223,56 +222,51 @@ def in_kubernetes_pod() -> bool:
 # I/O
 
 
-def _served(api: ApiClient, kind: Kind) -> bool:
-    """Whether ``kind``'s group/version is served (discovered once per client)."""
-    cache = cache_for(api)
-    key = f"served:{kind.group}/{kind.version}"
-    if key not in cache:
-        try:
-            get_path(api, f"/apis/{kind.group}/{kind.version}")
-            cache[key] = True
-        except (NotFoundError, ForbiddenError):
-            cache[key] = False
-    return bool(cache[key])
-
-
-def _list_quietly(api: ApiClient, kind: Kind, namespace: str) -> list[dict[str, Any]]:
-    if not _served(api, kind):
+def _list_quietly(session: KubeSession, kind: Kind, namespace: str) -> list[dict[str, Any]]:
+    if not session.served(f"{kind.group}/{kind.version}"):
         return []
     try:
-        return list_objects(api, kind, namespace)[0]
+        return session.list(kind, namespace=namespace)
     except (ForbiddenError, NotFoundError) as err:
         log.debug("cannot list %s in %s: %s", kind.key, namespace, err)
         return []
 
 
-def exposures(api: ApiClient, namespace: str) -> dict[str, list[dict[str, Any]]]:
-    """The Routes, HTTPRoutes and Ingresses of ``namespace`` (one LIST each where the API is served;
-    absent or forbidden APIs give empty lists), as keyword arguments for :func:`dashboard_from_exposure`.
+def exposures(session: KubeSession, *, namespace: str | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The Routes, HTTPRoutes and Ingresses of ``namespace`` (the session's by default; one LIST each
+    where the API is served; absent or forbidden APIs give empty lists), as keyword arguments for
+    :func:`dashboard_from_exposure`.
 
     Example:
-        >>> {kind: len(found) for kind, found in exposures(api, "default").items()}
+        >>> {kind: len(found) for kind, found in exposures(session).items()}
         {'routes': 0, 'httproutes': 0, 'ingresses': 0}
-        >>> dashboard_from_exposure("ws", "default", **exposures(api, "default")) is None
+        >>> dashboard_from_exposure("ws", "default", **exposures(session, namespace="default")) is None
         True
     """
+    ns = namespace or session.namespace
     return {
-        "routes": _list_quietly(api, _ROUTES, namespace),
-        "httproutes": _list_quietly(api, _HTTPROUTES, namespace),
-        "ingresses": _list_quietly(api, _INGRESSES, namespace),
+        "routes": _list_quietly(session, _ROUTES, ns),
+        "httproutes": _list_quietly(session, _HTTPROUTES, ns),
+        "ingresses": _list_quietly(session, _INGRESSES, ns),
     }
 
 
-def exposed_dashboard(api: ApiClient, name: str, namespace: str) -> str | None:
-    """The dashboard URL from a Route, HTTPRoute or Ingress for the cluster (a few LISTs), or None."""
-    return dashboard_from_exposure(name, namespace, **exposures(api, namespace))
+def exposed_dashboard(session: KubeSession, *, name: str, namespace: str | None = None) -> str | None:
+    """The dashboard URL from a Route, HTTPRoute or Ingress for the cluster (a few LISTs), or None.
+
+    Example:
+        >>> exposed_dashboard(session, name="ws") is None
+        True
+    """
+    ns = namespace or session.namespace
+    return dashboard_from_exposure(name, ns, **exposures(session, namespace=ns))
 
 
 def cluster_dashboard_uri(
     name: str,
     namespace: str,
     *,
-    client: ApiClient | ClientSource | None = None,
+    client: SessionLike = None,
     override: str | None = None,
 ) -> str:
     """The Ray dashboard URL of RayCluster ``name``.
@@ -297,9 +291,9 @@ def cluster_dashboard_uri(
         if not override.startswith(("http://", "https://")):
             raise ConfigError("override", override, "an http(s):// URL")
         return override.rstrip("/")
-    api = get_client(client)
-    cluster = fetch_raycluster(api, namespace, name)
-    exposed = exposed_dashboard(api, name, namespace)
+    session = KubeSession.of(client, namespace=namespace)
+    cluster = fetch_raycluster(session, name=name, namespace=namespace)
+    exposed = exposed_dashboard(session, name=name, namespace=namespace)
     if exposed:
         return exposed
     if in_kubernetes_pod():
@@ -315,7 +309,7 @@ def cluster_dashboard_uri(
     )
 
 
-def cluster_uri(name: str, namespace: str, *, client: ApiClient | ClientSource | None = None) -> str:
+def cluster_uri(name: str, namespace: str, *, client: SessionLike = None) -> str:
     """The ``ray://host:port`` address for ``ray.init()`` of RayCluster ``name``.
 
     The head Service's in-cluster name when running inside a pod, else the address the RayCluster
@@ -331,8 +325,7 @@ def cluster_uri(name: str, namespace: str, *, client: ApiClient | ClientSource |
         ...
         rayqueue_sdk.errors.ClusterNotFoundError: ...
     """
-    api = get_client(client)
-    cluster = fetch_raycluster(api, namespace, name)
+    cluster = fetch_raycluster(KubeSession.of(client, namespace=namespace), name=name, namespace=namespace)
     if in_kubernetes_pod():
         return f"ray://{_service_host(cluster)}:{endpoint_port(cluster, 'client', CLIENT_PORT)}"
     found = client_from_status(cluster)
@@ -345,7 +338,7 @@ def cluster_uri(name: str, namespace: str, *, client: ApiClient | ClientSource |
     )
 
 
-def auth_headers(client: ApiClient | ClientSource | None = None) -> dict[str, str]:
+def auth_headers(client: SessionLike = None) -> dict[str, str]:
     """``{"Authorization": "Bearer ..."}`` from the Kubernetes credentials, or ``{}`` (client certs, none).
 
     Keep the result out of logs and reprs: it carries the token.
@@ -356,8 +349,7 @@ def auth_headers(client: ApiClient | ClientSource | None = None) -> dict[str, st
         >>> auth_headers(api) == {"Authorization": "Bearer s3cret"}
         True
     """
-    api = get_client(client)
-    cfg = api.configuration
+    cfg = KubeSession.of(client).api.configuration
     value = cfg.get_api_key_with_prefix("authorization") if cfg.api_key else None
     if not value:
         return {}
@@ -374,7 +366,7 @@ def _wants_auth(dashboard_uri: str, auth: bool | None) -> bool:
 def ray_job_client(
     dashboard_uri: str,
     *,
-    client: ApiClient | ClientSource | None = None,
+    client: SessionLike = None,
     verify: bool = True,
     ca_cert_path: str | None = None,
     auth: bool | None = None,

@@ -23,11 +23,10 @@ from rayqueue_sdk.cluster import dashboard
 from rayqueue_sdk.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
     from ray.job_submission import JobDetails, JobSubmissionClient
 
     from rayqueue_sdk.cluster.cluster import Cluster
-    from rayqueue_sdk.kube.client import ClientSource
+    from rayqueue_sdk.kube.session import SessionLike
 
 __all__ = ["RayJobClient"]
 
@@ -48,7 +47,7 @@ class RayJobClient:
         verify: verify the dashboard's TLS certificate (``True``), not (``False``), or a CA bundle path.
             With ``cluster=`` and the default, the cluster's ``verify_tls`` decides.
         cluster: a :class:`~rayqueue_sdk.cluster.cluster.Cluster` whose dashboard to use.
-        client: the Kubernetes client (or authentication object) whose token fills the header
+        client: the Kubernetes session, client or authentication object whose token fills the header
             (default: the cluster's, else the current one).
 
     Example:
@@ -70,7 +69,7 @@ class RayJobClient:
         verify: bool | str | None = True,
         *,
         cluster: Cluster | None = None,
-        client: ApiClient | ClientSource | None = None,
+        client: SessionLike = None,
     ) -> None:
         if create_cluster_cert:
             raise ConfigError(

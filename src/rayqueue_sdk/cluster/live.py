@@ -22,17 +22,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rayqueue_sdk.cluster.status import ClusterStatus, status_from
 from rayqueue_sdk.kube.informer import Subscription, read_shared
-from rayqueue_sdk.kube.resources import RAYCLUSTERS, kueue_kind, pick_workload
+from rayqueue_sdk.kube.kinds import RAYCLUSTERS
+from rayqueue_sdk.kube.lookups import pick_workload
+from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.kube.watch import WatchEvent
 from rayqueue_sdk.manifests.idle import IdleMode
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
 
 __all__ = ["LiveFollow", "LiveStatus", "follow_live", "keep_idle_line"]
 
@@ -190,10 +189,11 @@ class LiveFollow:
 
 
 def follow_live(
-    api: ApiClient,
-    name: str,
-    namespace: str,
+    session: KubeSession,
     on_status: Callable[[ClusterStatus], None],
+    *,
+    name: str,
+    namespace: str | None = None,
     last: ClusterStatus | None = None,
     shown: Callable[[], ClusterStatus | None] | None = None,
 ) -> LiveFollow:
@@ -204,8 +204,9 @@ def follow_live(
     it too: its queue position and idle policy line, which no watch carries, are kept.
 
     Example:
-        >>> # handle = follow_live(api, "ws", "ds", card.update, last=status); ...; handle.close()
+        >>> # handle = follow_live(session, card.update, name="ws", last=status); ...; handle.close()
     """
+    namespace = namespace or session.namespace
     live = LiveStatus(name, namespace, on_status, last, shown=shown)
 
     def clusters(event: WatchEvent) -> None:
@@ -230,7 +231,11 @@ def follow_live(
         live._tell()
 
     # Workloads first: when the RayCluster arrives, its Workloads are in the cache already.
-    wl_sub = read_shared(api, kueue_kind(api, "workloads"), namespace, workloads, match=live.owns)
+    wl_sub = read_shared(
+        session, session.kueue_kind("workloads"), workloads, namespace=namespace, match=live.owns
+    )
     live.workloads_now = wl_sub.informer.objects
-    rc_sub = read_shared(api, RAYCLUSTERS, namespace, clusters, match=lambda o: _meta(o).get("name") == name)
+    rc_sub = read_shared(
+        session, RAYCLUSTERS, clusters, namespace=namespace, match=lambda o: _meta(o).get("name") == name
+    )
     return LiveFollow([rc_sub, wl_sub])

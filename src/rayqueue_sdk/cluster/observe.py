@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rayqueue_sdk.admission.cluster import ClusterPhase, assess_cluster
 from rayqueue_sdk.admission.eta import AdmissionEstimate
@@ -43,25 +43,13 @@ from rayqueue_sdk.cluster.queues import queue_positions
 from rayqueue_sdk.cluster.status import ClusterStatus, status_from
 from rayqueue_sdk.display import show_details
 from rayqueue_sdk.errors import ForbiddenError, NotFoundError, RayQueueError
-from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
+from rayqueue_sdk.kube.kinds import RAYCLUSTERS, Kind
+from rayqueue_sdk.kube.lookups import fetch_raycluster, find_workload, pick_workload
 from rayqueue_sdk.kube.pods import head_pod
-from rayqueue_sdk.kube.resources import (
-    RAYCLUSTERS,
-    Kind,
-    fetch_raycluster,
-    find_workload,
-    get_object,
-    kueue_kind,
-    list_objects,
-    pick_workload,
-)
-from rayqueue_sdk.kube.session import KubeSession
+from rayqueue_sdk.kube.session import KubeSession, SessionLike
 from rayqueue_sdk.manifests.idle import IdleMode
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 from rayqueue_sdk.manifests.scaling import policy_name
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
 
 __all__ = [
     "ClusterDetails",
@@ -229,7 +217,7 @@ def _uid(obj: Mapping[str, Any]) -> str:
 
 
 def _positions(
-    api: ApiClient, namespace: str, pairs: list[tuple[dict[str, Any], dict[str, Any] | None]]
+    session: KubeSession, namespace: str, pairs: list[tuple[dict[str, Any], dict[str, Any] | None]]
 ) -> dict[str, tuple[int | None, str | None]]:
     """The queue positions of the pending Workloads among ``pairs``: one visibility read per LocalQueue."""
     pending: dict[str, list[str]] = {}
@@ -241,15 +229,13 @@ def _positions(
     positions: dict[str, tuple[int | None, str | None]] = {}
     for queue_name, names in sorted(pending.items()):
         positions.update(
-            queue_positions(
-                KubeSession.of(api), local_queue=queue_name, workload_names=names, namespace=namespace
-            )
+            queue_positions(session, local_queue=queue_name, workload_names=names, namespace=namespace)
         )
     return positions
 
 
 def _scaled_objects(
-    api: ApiClient, namespace: str, clusters: list[dict[str, Any]]
+    session: KubeSession, namespace: str, clusters: list[dict[str, Any]]
 ) -> dict[str, dict[str, Any]] | None:
     """The ScaledObjects of the clusters with a KEDA idle policy, by name (one read: a GET for one
     cluster, else a LIST); ``{}`` when none has one, ``None`` when they cannot be read."""
@@ -259,11 +245,11 @@ def _scaled_objects(
     try:
         if len(clusters) == 1:
             try:
-                one = get_object(api, _SCALEDOBJECTS, policy_name(_name(keda[0])), namespace)
+                one = session.get(_SCALEDOBJECTS, name=policy_name(_name(keda[0])), namespace=namespace)
             except NotFoundError:
                 return {}
             return {_name(one): one}
-        items, _ = list_objects(api, _SCALEDOBJECTS, namespace, page_size=_LIST_PAGE)
+        items = session.list(_SCALEDOBJECTS, namespace=namespace, page_size=_LIST_PAGE)
     except RayQueueError as err:  # KEDA gone or not readable: the idle clock is unknown, said so
         log.debug("cannot read ScaledObjects in %s: %s", namespace, err)
         return None
@@ -271,7 +257,7 @@ def _scaled_objects(
 
 
 def _read(
-    api: ApiClient,
+    session: KubeSession,
     namespace: str,
     pairs: list[tuple[dict[str, Any], dict[str, Any] | None]],
     *,
@@ -281,29 +267,31 @@ def _read(
 ) -> list[tuple[ClusterStatus, dict[str, Any]]]:
     """The one read path: (RayCluster, Workload) pairs → statuses, with positions, exposed addresses and
     the idle policies' state (and the head Pods the caller read, by cluster uid)."""
-    positions = _positions(api, namespace, pairs) if with_positions else {}
-    scaled = _scaled_objects(api, namespace, [c for c, _ in pairs])
-    found = exposures(api, namespace) if with_addresses and pairs else {}
+    positions = _positions(session, namespace, pairs) if with_positions else {}
+    scaled = _scaled_objects(session, namespace, [c for c, _ in pairs])
+    found = exposures(session, namespace=namespace) if with_addresses and pairs else {}
     out = []
     for cluster, wl in pairs:
         position, why = positions.get(_name(wl), (None, None)) if wl else (None, None)
         exposed = dashboard_from_exposure(_name(cluster), namespace, **found) if found else None
-        limits = check_limits(KubeSession.of(api), wl) if waits_for_checks(wl) else None
-        fair = fair_share_for(KubeSession.of(api), wl)
+        limits = check_limits(session, wl) if waits_for_checks(wl) else None
+        fair = fair_share_for(session, wl)
         head = (heads or {}).get(_uid(cluster))
         out.append((_status(cluster, wl, position, why, exposed, limits, fair, head, scaled), cluster))
     return out
 
 
 def _head_of_starting(
-    api: ApiClient, cluster: Mapping[str, Any], wl: Mapping[str, Any] | None
+    session: KubeSession, cluster: Mapping[str, Any], wl: Mapping[str, Any] | None
 ) -> dict[str, Mapping[str, Any] | None]:
     """The head Pod of a cluster that is starting (one read; its kubelet may say it cannot start), by uid."""
     if assess_cluster(cluster, wl).phase is not ClusterPhase.STARTING:
         return {}
     meta = cluster.get("metadata") or {}
     try:
-        pod = head_pod(api, str(meta.get("namespace") or ""), _name(cluster), _uid(cluster))
+        pod = head_pod(
+            session, cluster=_name(cluster), namespace=str(meta.get("namespace") or ""), uid=_uid(cluster)
+        )
     except (ForbiddenError, NotFoundError) as err:  # pods not readable: the RayCluster's word only
         log.debug("cannot read the head pod of %s: %s", _name(cluster), err)
         return {}
@@ -311,7 +299,12 @@ def _head_of_starting(
 
 
 def observe_one(
-    api: ApiClient, name: str, namespace: str, *, with_position: bool = True, with_addresses: bool = True
+    session: KubeSession,
+    *,
+    name: str,
+    namespace: str | None = None,
+    with_position: bool = True,
+    with_addresses: bool = True,
 ) -> tuple[ClusterStatus, dict[str, Any]]:
     """The status of one RayCluster with reachable addresses, and the RayCluster itself.
 
@@ -324,61 +317,76 @@ def observe_one(
         ClusterNotFoundError: no such RayCluster (lists those that exist).
 
     Example:
-        >>> # status, raycluster = observe_one(api, "ws", "ds-team")
-        >>> # print(status)   # ds-team/ws: queued in LocalQueue 'team-q' at position 0: ...
+        >>> head = {"rayStartParams": {}, "template": {"spec": {"containers": [
+        ...     {"name": "ray-head", "image": "rayproject/ray:2.52.0"}]}}}
+        >>> _ = session.create(RAYCLUSTERS, {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+        ...     "metadata": {"name": "doc-one"}, "spec": {"headGroupSpec": head}})
+        >>> status, raycluster = observe_one(session, name="doc-one")   # namespace: the session's
+        >>> status.name, status.namespace, raycluster["kind"]
+        ('doc-one', 'default', 'RayCluster')
+        >>> observe_one(session, name="doc-onee")
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ClusterNotFoundError: ...doc-one...
     """
-    cluster = fetch_raycluster(api, namespace, name)
+    namespace = namespace or session.namespace
+    cluster = fetch_raycluster(session, name=name, namespace=namespace)
     try:
-        wl = find_workload(api, namespace, _uid(cluster))
+        wl = find_workload(session, owner_uid=_uid(cluster), namespace=namespace)
     except (ForbiddenError, NotFoundError) as err:
         log.debug("cannot read Kueue Workloads in %s: %s", namespace, err)
         wl = None
     pairs = [(cluster, wl)]
-    heads = _head_of_starting(api, cluster, wl)
+    heads = _head_of_starting(session, cluster, wl)
     status, rc = _read(
-        api, namespace, pairs, with_positions=with_position, with_addresses=with_addresses, heads=heads
+        session, namespace, pairs, with_positions=with_position, with_addresses=with_addresses, heads=heads
     )[0]
     if with_position and wl is not None and assess_cluster(cluster, wl).pending:
-        status = replace(status, eta=admission_eta(api, namespace, _name(wl)))
+        status = replace(status, eta=admission_eta(session, workload=_name(wl), namespace=namespace))
     return status, rc
 
 
-def admission_eta(api: ApiClient, namespace: str, workload: str) -> AdmissionEstimate | None:
+def admission_eta(
+    session: KubeSession, *, workload: str, namespace: str | None = None
+) -> AdmissionEstimate | None:
     """The admission estimate of a pending Workload (:mod:`rayqueue_sdk.cluster.eta`); ``None`` where the
     queues cannot be read at all (said in the log, never an error: the status stands without it).
 
     Example:
-        >>> # admission_eta(api, "ds-team", "raycluster-ws-1a2b3")
+        >>> admission_eta(session, workload="raycluster-not-there") is None   # the queues say nothing of it
+        True
     """
+    namespace = namespace or session.namespace
     try:
-        return estimate_for_workload(KubeSession.of(api), namespace=namespace, workload=workload)
+        return estimate_for_workload(session, namespace=namespace, workload=workload)
     except RayQueueError as err:
         log.debug("no admission estimate for %s/%s: %s", namespace, workload, err)
         return None
 
 
-def observe_pair(api: ApiClient, cluster: dict[str, Any], workload: dict[str, Any] | None) -> ClusterStatus:
+def observe_pair(
+    session: KubeSession, cluster: dict[str, Any], workload: dict[str, Any] | None
+) -> ClusterStatus:
     """The status of a RayCluster and its Workload already in hand (a wait's last sight of them): the read
     path's addresses and idle policy state added, without reading the two again (no position, no head Pod).
 
     Example:
-        >>> from rayqueue_sdk.kube.resources import RAYCLUSTERS, create_object
         >>> head = {"rayStartParams": {}, "template": {"spec": {"containers": [
         ...     {"name": "ray-head", "image": "rayproject/ray:2.52.0"}]}}}
-        >>> rc = create_object(api, RAYCLUSTERS, {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+        >>> rc = session.create(RAYCLUSTERS, {"apiVersion": "ray.io/v1", "kind": "RayCluster",
         ...     "metadata": {"name": "doc-pair", "namespace": "default"}, "spec": {"headGroupSpec": head}})
-        >>> st = observe_pair(api, rc, None)
+        >>> st = observe_pair(session, rc, None)
         >>> st.name, st.idle is None, st.dashboard_url is None   # no policy; no address reported yet
         ('doc-pair', True, True)
     """
     namespace = str((cluster.get("metadata") or {}).get("namespace") or "")
-    return _read(api, namespace, [(cluster, workload)], with_positions=False, with_addresses=True)[0][0]
+    return _read(session, namespace, [(cluster, workload)], with_positions=False, with_addresses=True)[0][0]
 
 
 def observe_many(
-    api: ApiClient,
-    namespace: str,
+    session: KubeSession,
     *,
+    namespace: str | None = None,
     label_selector: str | None = None,
     with_positions: bool = True,
     with_addresses: bool = True,
@@ -391,16 +399,26 @@ def observe_many(
     with the number of clusters.
 
     Example:
-        >>> # [(st.name, st.phase.value, st.position) for st, _ in observe_many(api, "ds-team")]
-        >>> # [('ws', 'ready', None), ('ws2', 'queued', 0)]
+        >>> head = {"rayStartParams": {}, "template": {"spec": {"containers": [
+        ...     {"name": "ray-head", "image": "rayproject/ray:2.52.0"}]}}}
+        >>> for name in ("doc-many-a", "doc-many-b"):
+        ...     _ = session.create(RAYCLUSTERS, {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+        ...         "metadata": {"name": name, "labels": {"doc": "many"}}, "spec": {"headGroupSpec": head}})
+        >>> sorted(st.name for st, _ in observe_many(session, label_selector="doc=many"))
+        ['doc-many-a', 'doc-many-b']
+        >>> observe_many(session, namespace="an-empty-namespace")
+        []
     """
-    clusters, _ = list_objects(
-        api, RAYCLUSTERS, namespace, label_selector=label_selector, page_size=_LIST_PAGE
+    namespace = namespace or session.namespace
+    clusters = session.list(
+        RAYCLUSTERS, namespace=namespace, label_selector=label_selector, page_size=_LIST_PAGE
     )
     by_uid: dict[str, list[dict[str, Any]]] = {}
     if clusters:
         try:
-            workloads, _ = list_objects(api, kueue_kind(api, "workloads"), namespace, page_size=_LIST_PAGE)
+            workloads = session.list(
+                session.kueue_kind("workloads"), namespace=namespace, page_size=_LIST_PAGE
+            )
             for item in workloads:
                 uid = ((item.get("metadata") or {}).get("labels") or {}).get(JOB_UID_LABEL)
                 if uid:
@@ -408,13 +426,13 @@ def observe_many(
         except (ForbiddenError, NotFoundError) as err:
             log.debug("cannot read Kueue Workloads in %s: %s", namespace, err)
     pairs = [(c, pick_workload(by_uid.get(_uid(c), []))) for c in clusters]
-    return _read(api, namespace, pairs, with_positions=with_positions, with_addresses=with_addresses)
+    return _read(session, namespace, pairs, with_positions=with_positions, with_addresses=with_addresses)
 
 
 def observe_cluster(
     name: str,
     namespace: str,
-    client: ApiClient | ClientSource | None = None,
+    client: SessionLike = None,
     *,
     with_position: bool = True,
     with_addresses: bool = True,
@@ -425,16 +443,20 @@ def observe_cluster(
         ClusterNotFoundError: no such RayCluster (lists those that exist).
 
     Example:
-        >>> # print(observe_cluster("ws", "ds-team"))
-        >>> # ds-team/ws: queued in LocalQueue 'team-q' at position 0: couldn't assign flavors ...
+        >>> observe_cluster("not-there", "default", api)   # print(observe_cluster("ws", "ds-team"))
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ClusterNotFoundError: ...
     """
-    api = get_client(client)
-    return observe_one(api, name, namespace, with_position=with_position, with_addresses=with_addresses)[0]
+    session = KubeSession.of(client, namespace=namespace)
+    return observe_one(
+        session, name=name, namespace=namespace, with_position=with_position, with_addresses=with_addresses
+    )[0]
 
 
 def list_clusters(
     namespace: str | None = None,
-    client: ApiClient | ClientSource | None = None,
+    client: SessionLike = None,
     *,
     label_selector: str | None = None,
 ) -> list[ClusterStatus]:
@@ -446,10 +468,9 @@ def list_clusters(
 
     Example:
         >>> from rayqueue_sdk import list_clusters
-        >>> # for st in list_clusters("ds-team"):
-        >>> #     print(st.name, st.phase.value, st.queue, st.position, st.explanation)
+        >>> list_clusters("an-empty-namespace", api)   # each: name, phase, queue, position, explanation
+        []
     """
-    api = get_client(client)
-    ns = namespace or default_namespace(api)
-    statuses = [st for st, _ in observe_many(api, ns, label_selector=label_selector)]
+    session = KubeSession.of(client, namespace=namespace)
+    statuses = [st for st, _ in observe_many(session, label_selector=label_selector)]
     return sorted(statuses, key=lambda s: s.name)

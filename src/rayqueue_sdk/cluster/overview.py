@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from rayqueue_sdk.admission.estimate import AdmissionEstimate
 from rayqueue_sdk.admission.fit import FitAnswer, fit_requests, workload_requests
@@ -32,14 +31,10 @@ from rayqueue_sdk.config.models import ClusterConfiguration
 from rayqueue_sdk.display.environment import is_notebook, is_terminal
 from rayqueue_sdk.display.queues import QueueView, print_queues
 from rayqueue_sdk.errors import ConfigError
-from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
-from rayqueue_sdk.kube.session import KubeSession
+from rayqueue_sdk.kube.session import KubeSession, SessionLike
 from rayqueue_sdk.manifests.labels import QUEUE_LABEL
 from rayqueue_sdk.manifests.raycluster import build_raycluster
 from rayqueue_sdk.manifests.rules import check_dns_label
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
 
 __all__ = [
     "queue_headroom",
@@ -54,7 +49,7 @@ log = logging.getLogger(__name__)
 
 def queue_overview(
     namespace: str | None = None,
-    client: ApiClient | ClientSource | None = None,
+    client: SessionLike = None,
     *,
     mine: Callable[[WorkloadEntry], bool] | None = None,
     with_eta: bool = True,
@@ -79,19 +74,16 @@ def queue_overview(
         >>> # [(q.name, q.cluster_queue_name, len(q.pending)) for q in ov.queues]
         >>> # [('local-queue', 'team-a-cq', 2)]
     """
-    api = get_client(client)
-    ns = namespace or default_namespace(api)
-    reads = read_queues(KubeSession.of(api), namespace=ns)
+    session = KubeSession.of(client, namespace=namespace)
+    reads = read_queues(session, namespace=session.namespace)
     overview = overview_of(reads, mine=mine)
     if with_eta:
-        etas = estimates_for(KubeSession.of(api), reads, overview)
+        etas = estimates_for(session, reads, overview)
         overview = with_estimates(overview, etas)
     return overview
 
 
-def queue_headroom(
-    namespace: str | None = None, client: ApiClient | ClientSource | None = None
-) -> QueueHeadroom:
+def queue_headroom(namespace: str | None = None, client: SessionLike = None) -> QueueHeadroom:
     """What each LocalQueue of ``namespace`` may still get now, per flavor and resource: nominal quota,
     what it could borrow, what the ClusterQueue and the queue itself hold, and what is free
     (:mod:`rayqueue_sdk.admission.headroom`). A reader who may not read ClusterQueues gets the queue's own
@@ -106,9 +98,8 @@ def queue_headroom(
         >>> # LOCALQUEUE   CLUSTERQUEUE FLAVOR       RESOURCE        NOMINAL BORROWABLE   USED (QUEUE)   FREE
         >>> # user-queue   cq-team-a    default-flav nvidia.com/gpu        2          0      2 (2)          0
     """
-    api = get_client(client)
-    ns = namespace or default_namespace(api)
-    reads = read_queues(KubeSession.of(api), namespace=ns)
+    session = KubeSession.of(client, namespace=namespace)
+    reads = read_queues(session, namespace=session.namespace)
     return headroom_of(overview_of(reads), reads.own)
 
 
@@ -133,7 +124,7 @@ def will_it_fit(
     queue: str | None = None,
     *,
     namespace: str | None = None,
-    client: ApiClient | ClientSource | None = None,
+    client: SessionLike = None,
 ) -> FitAnswer:
     """Whether the cluster ``config`` describes would be admitted now by ``queue``'s ClusterQueue, from its
     quota and current usage (borrowing from the cohort included), before anything is applied; with the
@@ -161,9 +152,9 @@ def will_it_fit(
     manifest = build_raycluster(config)
     requests = workload_requests(manifest)
     labelled = ((manifest.get("metadata") or {}).get("labels") or {}).get(QUEUE_LABEL)
-    api = get_client(client)
-    ns = namespace or config.namespace or default_namespace(api)
-    overview = queue_overview(ns, api, with_eta=False)
+    session = KubeSession.of(client, namespace=namespace or config.namespace)
+    ns = session.namespace
+    overview = queue_overview(ns, session, with_eta=False)
     name = queue or labelled or next((q.name for q in overview.queues if q.default), None)
     if name is None:
         raise ConfigError(
@@ -190,7 +181,7 @@ def will_it_fit(
 
 def view_queues(
     namespace: str | None = None,
-    client: ApiClient | ClientSource | None = None,
+    client: SessionLike = None,
     *,
     mine: Callable[[WorkloadEntry], bool] | None = None,
     show: bool | None = None,
@@ -203,11 +194,10 @@ def view_queues(
         >>> from rayqueue_sdk import view_queues
         >>> # view_queues("team-a")
     """
-    api = get_client(client)
-    ns = namespace or default_namespace(api)
+    session = KubeSession.of(client, namespace=namespace)
 
     def load() -> QueueOverview:
-        return queue_overview(ns, api, mine=mine)
+        return queue_overview(session.namespace, session, mine=mine)
 
     if is_notebook() and show is not False:
         view = QueueView(load)

@@ -79,7 +79,7 @@ def read_queues(session: KubeSession, *, namespace: str | None = None) -> QueueR
     notes: list[str] = []
     readable = True
     try:
-        cqs = session.list(session.kueue_kind("clusterqueues", namespaced=False))
+        cqs: Objects = session.list(session.kueue_kind("clusterqueues", namespaced=False))
     except (ForbiddenError, NotFoundError) as err:
         notes.append(f"ClusterQueues cannot be read ({err.status} {err.reason}): quotas are not shown")
         cqs, readable = [], False

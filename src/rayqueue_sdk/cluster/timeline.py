@@ -23,16 +23,14 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from kubernetes.client import ApiClient
-
 from rayqueue_sdk.admission.estimate import Release
 from rayqueue_sdk.admission.overview import QueueSummary, WorkloadEntry
 from rayqueue_sdk.cluster.eta import releases_of
 from rayqueue_sdk.cluster.overview import queue_overview
 from rayqueue_sdk.display.charts import TimelineRow
 from rayqueue_sdk.errors import ForbiddenError, NotFoundError
-from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
-from rayqueue_sdk.kube.resources import RAYJOBS, list_objects, list_rayclusters, list_workloads
+from rayqueue_sdk.kube.kinds import RAYCLUSTERS, RAYJOBS
+from rayqueue_sdk.kube.session import KubeSession, SessionLike
 
 __all__ = ["queue_timeline_rows", "timeline_rows"]
 
@@ -88,7 +86,7 @@ def timeline_rows(
 def queue_timeline_rows(
     queue: str,
     namespace: str | None = None,
-    client: ApiClient | ClientSource | None = None,
+    client: SessionLike = None,
     *,
     now: datetime | None = None,
 ) -> list[TimelineRow]:
@@ -102,10 +100,10 @@ def queue_timeline_rows(
         >>> # from rayqueue_sdk.display.charts import queue_timeline
         >>> # queue_timeline(queue_timeline_rows("user-queue", "team-a"))
     """
-    api = get_client(client)
-    ns = namespace or default_namespace(api)
-    summary = queue_overview(ns, api).queue(queue)
-    workloads = list_workloads(api, ns)
+    session = KubeSession.of(client, namespace=namespace)
+    ns = session.namespace
+    summary = queue_overview(ns, session).queue(queue)
+    workloads = session.list(session.kueue_kind("workloads"), namespace=ns)
     admitted_at: dict[tuple[str, str], datetime] = {}
     for wl in workloads:
         meta = wl.get("metadata") or {}
@@ -115,11 +113,11 @@ def queue_timeline_rows(
                 if at is not None:
                     admitted_at[(str(meta.get("namespace") or ""), str(meta.get("name") or ""))] = at
     try:
-        rcs: list[dict[str, Any]] | None = list_rayclusters(api, ns)
+        rcs: list[dict[str, Any]] | None = session.list(RAYCLUSTERS, namespace=ns)
     except (ForbiddenError, NotFoundError):
         rcs = None
     try:
-        jobs: list[dict[str, Any]] | None = list_objects(api, RAYJOBS, ns)[0]
+        jobs: list[dict[str, Any]] | None = session.list(RAYJOBS, namespace=ns)
     except (ForbiddenError, NotFoundError):
         jobs = None
     releases = releases_of(workloads, ns, rcs, jobs, None, now or datetime.now(UTC))

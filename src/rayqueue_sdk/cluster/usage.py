@@ -27,8 +27,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kubernetes.client import ApiClient
-
 from rayqueue_sdk.admission.usage import (
     GPU_RESOURCE,
     UsageKey,
@@ -43,9 +41,9 @@ from rayqueue_sdk.admission.usage import (
 )
 from rayqueue_sdk.config.idle import PrometheusSource
 from rayqueue_sdk.errors import ApiError, ConnectionFailedError, ForbiddenError
-from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
+from rayqueue_sdk.kube.kinds import RAYCLUSTERS
 from rayqueue_sdk.kube.prometheus import PrometheusReader
-from rayqueue_sdk.kube.resources import list_local_queue_objects, list_rayclusters, list_workloads
+from rayqueue_sdk.kube.session import KubeSession, Objects, SessionLike
 
 __all__ = ["PROMETHEUS_URL_ENV", "allocated_query", "busy_query", "usage_report", "utilisation_series"]
 
@@ -170,7 +168,7 @@ def usage_report(
     since: str | timedelta | datetime | None = None,
     *,
     prometheus: PrometheusSource | str | None = None,
-    client: ApiClient | ClientSource | None = None,
+    client: SessionLike = None,
     until: datetime | None = None,
 ) -> UsageReport:
     """GPU-hours per cluster of ``namespace`` (default: the credentials' one) since ``since``.
@@ -197,14 +195,14 @@ def usage_report(
     end = until or datetime.now(UTC)
     start = parse_since(since, end)
     source = _source(prometheus)
-    api = get_client(client)
-    ns = namespace or default_namespace(api)
-    workloads = list_workloads(api, ns)
+    session = KubeSession.of(client, namespace=namespace)
+    ns = session.namespace
+    workloads = session.list(session.kueue_kind("workloads"), namespace=ns)
     histories: list[WorkloadHistory] = [workload_history(w, end) for w in workloads]
     queues: dict[UsageKey, str] = {}
     notes: list[str] = []
     try:
-        for rc in list_rayclusters(api, ns):
+        for rc in session.list(RAYCLUSTERS, namespace=ns):
             meta = rc.get("metadata") or {}
             queue = (meta.get("labels") or {}).get(_QUEUE_LABEL)
             if queue:
@@ -224,7 +222,7 @@ def usage_report(
         clusters = {h.name for h in histories} | {k[1] for k in queues}
         reader = PrometheusReader(source.url)
         try:
-            lqs = list_local_queue_objects(api, ns)
+            lqs: Objects = session.list(session.kueue_kind("localqueues"), namespace=ns)
         except ForbiddenError:
             lqs = []
         cqs = [str((lq.get("spec") or {}).get("clusterQueue") or "") for lq in lqs]

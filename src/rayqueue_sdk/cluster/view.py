@@ -20,29 +20,29 @@ from rayqueue_sdk.cluster.observe import observe_many, summarize
 from rayqueue_sdk.display.environment import is_notebook
 from rayqueue_sdk.display.widgets import ClusterBrowser
 from rayqueue_sdk.kube.access import can_i
-from rayqueue_sdk.kube.client import ClientSource, default_namespace, get_client
-from rayqueue_sdk.kube.resources import RAYCLUSTERS, kueue_kind
+from rayqueue_sdk.kube.kinds import RAYCLUSTERS
+from rayqueue_sdk.kube.session import KubeSession, SessionLike
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
-
     from rayqueue_sdk.cluster.status import ClusterStatus
 
 __all__ = ["cluster_permissions", "view_clusters"]
 
 
-def cluster_permissions(api: ApiClient, namespace: str) -> dict[str, str | None]:
+def cluster_permissions(session: KubeSession, *, namespace: str | None = None) -> dict[str, str | None]:
     """What the browser's buttons need, asked of the server (two ``SelfSubjectAccessReview`` objects):
     ``patch`` on Kueue Workloads (Deactivate, Resume: ``Workload.spec.active``) and ``delete`` on
     RayClusters (Down). Each action maps to ``None`` when allowed, else the answer naming the missing verb
     and resource, e.g. ``"may not patch workloads.kueue.x-k8s.io in namespace 'ds'"``.
 
     Example:
-        >>> # cluster_permissions(api, "ds")["deactivate"]
+        >>> cluster_permissions(session)   # the doctests' identity is the plane's admin
+        {'down': None, 'deactivate': None, 'resume': None}
     """
-    workloads = kueue_kind(api, "workloads")
-    patch = can_i(api, "patch", workloads.plural, group=workloads.group, namespace=namespace)
-    delete = can_i(api, "delete", RAYCLUSTERS.plural, group=RAYCLUSTERS.group, namespace=namespace)
+    ns = namespace or session.namespace
+    workloads = session.kueue_kind("workloads")
+    patch = can_i(session, "patch", workloads.plural, group=workloads.group, namespace=ns)
+    delete = can_i(session, "delete", RAYCLUSTERS.plural, group=RAYCLUSTERS.group, namespace=ns)
     denied_patch = None if patch.allowed else str(patch)
     return {
         "down": None if delete.allowed else str(delete),
@@ -51,9 +51,7 @@ def cluster_permissions(api: ApiClient, namespace: str) -> dict[str, str | None]
     }
 
 
-def view_clusters(
-    namespace: str | None = None, client: ApiClient | ClientSource | None = None
-) -> ClusterBrowser:
+def view_clusters(namespace: str | None = None, client: SessionLike = None) -> ClusterBrowser:
     """A notebook browser of the namespace's clusters with refresh, down, deactivate and resume buttons.
 
     ``namespace`` defaults to the credentials' one. The table comes from one listing (a constant number of
@@ -66,16 +64,17 @@ def view_clusters(
         >>> from rayqueue_sdk import view_clusters
         >>> # view_clusters("ds-team")
     """
-    ns = namespace or default_namespace(get_client(client))
+    session = KubeSession.of(client, namespace=namespace)
+    ns = session.namespace
 
     def load() -> Sequence[tuple[ClusterStatus, int]]:
-        return [(st, summarize(obj, st).gpus) for st, obj in observe_many(get_client(client), ns)]
+        return [(st, summarize(obj, st).gpus) for st, obj in observe_many(session, namespace=ns)]
 
     def act(action: str, name: str) -> None:
-        getattr(get_cluster(name, ns, client=client), action)()
+        getattr(get_cluster(name, ns, client=session), action)()
 
     def permissions() -> Mapping[str, str | None]:
-        return cluster_permissions(get_client(client), ns)
+        return cluster_permissions(session, namespace=ns)
 
     browser = ClusterBrowser(ns, load, act, permissions)
     if is_notebook():

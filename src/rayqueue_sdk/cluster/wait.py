@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rayqueue_sdk.admission.cluster import (
     Assessment,
@@ -41,22 +41,13 @@ from rayqueue_sdk.cluster.observe import admission_eta, observe_cluster, observe
 from rayqueue_sdk.cluster.queues import check_queue, queue_position
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, status_from
 from rayqueue_sdk.errors import AdmissionTimeout, ForbiddenError, NotFoundError, ScaledToZeroError
-from rayqueue_sdk.kube.client import ClientSource, get_client
 from rayqueue_sdk.kube.informer import read_shared
+from rayqueue_sdk.kube.kinds import RAYCLUSTERS
+from rayqueue_sdk.kube.lookups import fetch_raycluster, pick_workload
 from rayqueue_sdk.kube.pods import head_pod
-from rayqueue_sdk.kube.resources import (
-    RAYCLUSTERS,
-    fetch_raycluster,
-    get_raycluster,
-    kueue_kind,
-    pick_workload,
-)
-from rayqueue_sdk.kube.session import KubeSession
+from rayqueue_sdk.kube.session import KubeSession, SessionLike
 from rayqueue_sdk.kube.watch import WatchEvent
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
 
 # observe_cluster lives in cluster/observe.py (the one read path); it is re-exported here for the callers
 # that import it from this module (job/existing.py, tests/local).
@@ -162,7 +153,7 @@ def wait_for_cluster(
     *,
     timeout: float | None = DEFAULT_TIMEOUT,
     queue_timeout: float | None = None,
-    client: ApiClient | ClientSource | None = None,
+    client: SessionLike = None,
     on_progress: Callable[[ClusterStatus], None] | None = None,
     position_refresh: float = POSITION_REFRESH,
     log_level: int = logging.INFO,
@@ -177,7 +168,8 @@ def wait_for_cluster(
             limit (only when asked: the default is :data:`DEFAULT_TIMEOUT`).
         queue_timeout: the most seconds spent queued (before Kueue admits the cluster); ``None``
             means only ``timeout`` applies.
-        client: an ``ApiClient`` or an authentication object; default the current login.
+        client: a :class:`~rayqueue_sdk.kube.session.KubeSession`, an ``ApiClient`` or an authentication
+            object; default the current login.
         on_progress: called with a :class:`ClusterStatus` each time the phase, the explanation or
             the queue position changes (a console or notebook display hooks in here).
         position_refresh: seconds between reads of the queue position while queued.
@@ -211,16 +203,19 @@ def wait_for_cluster(
 
     Example:
         >>> from rayqueue_sdk.cluster.wait import wait_for_cluster
-        >>> # wait_for_cluster("ws", "ds-team", timeout=600, queue_timeout=120)
+        >>> wait_for_cluster("not-there", "default", client=api, timeout=600, queue_timeout=120)
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ClusterNotFoundError: ...
     """
-    api = get_client(client)
+    session = KubeSession.of(client, namespace=namespace)
     started = time.monotonic()
-    first = fetch_raycluster(api, namespace, name)
+    first = fetch_raycluster(session, name=name, namespace=namespace)
     wait = _ClusterWait(
-        api,
-        name,
-        namespace,
+        session,
         _Observed(uid=_uid(first), cluster=first),
+        name=name,
+        namespace=namespace,
         started=started,
         timeout=timeout,
         queue_timeout=queue_timeout,
@@ -235,18 +230,18 @@ def wait_for_cluster(
     uid = wait.seen.uid
     readers = [
         read_shared(
-            api,
+            session,
             RAYCLUSTERS,
-            namespace,
             wait.events.put,
+            namespace=namespace,
             match=lambda o: _name(o) == name,
             source="raycluster",
         ),
         read_shared(
-            api,
-            kueue_kind(api, "workloads"),
-            namespace,
+            session,
+            session.kueue_kind("workloads"),
             wait.events.put,
+            namespace=namespace,
             match=lambda o: ((o.get("metadata") or {}).get("labels") or {}).get(JOB_UID_LABEL) == uid,
             source="workload",
         ),
@@ -263,11 +258,11 @@ class _ClusterWait:
 
     def __init__(
         self,
-        api: ApiClient,
-        name: str,
-        namespace: str,
+        session: KubeSession,
         seen: _Observed,
         *,
+        name: str,
+        namespace: str,
         started: float,
         timeout: float | None,
         queue_timeout: float | None,
@@ -277,7 +272,7 @@ class _ClusterWait:
         cancel: threading.Event | None = None,
         refuse_scaled_to_zero: bool = False,
     ) -> None:
-        self.api, self.name, self.namespace, self.seen = api, name, namespace, seen
+        self.session, self.name, self.namespace, self.seen = session, name, namespace, seen
         self.cancel = cancel
         self.refuse_scaled_to_zero = refuse_scaled_to_zero
         self.timeout, self.queue_timeout = timeout, queue_timeout
@@ -314,7 +309,7 @@ class _ClusterWait:
             a = self._observe()
             self._report(a)
             if a.verdict is Verdict.DONE and self.seen.cluster is not None:
-                return observe_pair(self.api, self.seen.cluster, self.seen.workload)
+                return observe_pair(self.session, self.seen.cluster, self.seen.workload)
             if a.verdict is Verdict.FAIL:
                 self._fail(a)
             if self._cancelled():
@@ -342,7 +337,7 @@ class _ClusterWait:
 
     def _assess(self, workload: dict[str, Any] | None) -> Assessment:
         if self.limits is None and waits_for_checks(workload):
-            self.limits = check_limits(KubeSession.of(self.api), workload) or {}
+            self.limits = check_limits(self.session, workload) or {}
         return assess_cluster(
             self.seen.cluster,
             workload,
@@ -359,7 +354,7 @@ class _ClusterWait:
         the queue position (ClusterQueues are cluster-wide: no watch a namespace's user may hold)."""
         now = time.monotonic()
         if workload is not self.fair_share_for or now >= self.next_fair_share_at:
-            self.fair_share = fair_share_for(KubeSession.of(self.api), workload)
+            self.fair_share = fair_share_for(self.session, workload)
             self.fair_share_for = workload
             self.next_fair_share_at = now + max(self.position_refresh, self.position_pause)
         return self.fair_share
@@ -396,7 +391,7 @@ class _ClusterWait:
             return
         self.seen.cluster_in_doubt = False
         try:
-            now = get_raycluster(self.api, self.namespace, self.name)
+            now = self.session.get(RAYCLUSTERS, name=self.name, namespace=self.namespace)
         except NotFoundError:
             self.seen.cluster = None
             return
@@ -410,7 +405,11 @@ class _ClusterWait:
         self.next_head_at = time.monotonic() + HEAD_REFRESH
         try:
             self.head_pod = head_pod(
-                self.api, self.namespace, self.name, self.seen.uid, deadline=self.deadline
+                self.session,
+                cluster=self.name,
+                namespace=self.namespace,
+                uid=self.seen.uid,
+                deadline=self.deadline,
             )
         except (ForbiddenError, NotFoundError) as err:  # said once: the RayCluster's word only
             self.head_unreadable = str(err)
@@ -423,7 +422,7 @@ class _ClusterWait:
             return
         before = self.position
         self.position, self.position_unavailable = queue_position(
-            KubeSession.of(self.api),
+            self.session,
             local_queue=queue_name,
             workload_name=_name(workload),
             namespace=self.namespace,
@@ -439,7 +438,11 @@ class _ClusterWait:
         )
         self.next_position_at = time.monotonic() + self.position_pause
         # the estimate is read with the position (no polling of its own), while the cluster waits for quota
-        self.eta = admission_eta(self.api, self.namespace, _name(workload)) if a.pending else None
+        self.eta = (
+            admission_eta(self.session, workload=_name(workload), namespace=self.namespace)
+            if a.pending
+            else None
+        )
         if self.position_unavailable:  # said once: never asked again during this wait
             log.info(
                 "%s/%s: queue position unavailable: %s", self.namespace, self.name, self.position_unavailable
@@ -462,7 +465,7 @@ class _ClusterWait:
             # queues); if it exists, Kueue's cache is behind and will catch up.
             now = time.monotonic()
             if now >= self.next_queue_check and a.queue:
-                check_queue(KubeSession.of(self.api), name=a.queue, namespace=self.namespace)
+                check_queue(self.session, name=a.queue, namespace=self.namespace)
                 self.next_queue_check = now + _QUEUE_RECHECK
             return
         error = a.error(self.name)

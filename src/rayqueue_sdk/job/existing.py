@@ -145,7 +145,7 @@ class ExistingClusterJob:
             self.dashboard = cluster_dashboard_uri(
                 self.cluster_name,
                 self.session.namespace,
-                client=self.session.api,
+                client=self.session,
                 override=self.dashboard_override,
             )
             self._client = _cached_client(self.session.api, self.dashboard)
@@ -240,7 +240,7 @@ class ExistingClusterJob:
         """No dashboard to submit to: wait for a queued or starting cluster, then submit (or raise)."""
         from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path, loaded on first use
 
-        first, _ = observe_one(self.session.api, self.cluster_name, self.session.namespace)
+        first, _ = observe_one(self.session, name=self.cluster_name, namespace=self.session.namespace)
         if first.ready:
             raise err  # a ready cluster whose dashboard fails: waiting would not help
         if first.phase is ClusterPhase.DEACTIVATED:
@@ -329,7 +329,7 @@ class ExistingClusterJob:
 
         try:
             cluster = observe_cluster(
-                self.cluster_name, self.session.namespace, self.session.api, with_position=False
+                self.cluster_name, self.session.namespace, self.session, with_position=False
             )
         except ClusterNotFoundError:
             return self._gone(f"the RayCluster {self.cluster_name!r} was deleted")

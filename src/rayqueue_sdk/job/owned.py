@@ -189,7 +189,7 @@ class OwnedClusterJob:
                 )
                 assessment = assess_job(rayjob, workload, position=position, position_unavailable=why)
                 # the estimate is read with the position, never on its own
-                self._eta = admission_eta(self.session.api, self.namespace, wl_name)
+                self._eta = admission_eta(self.session, workload=wl_name, namespace=self.namespace)
         return rayjob, assessment
 
     def _workload(self, rayjob: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -216,8 +216,8 @@ class OwnedClusterJob:
         )
 
         if self._jc is None or self._jc[0] != cluster_name:
-            uri = cluster_dashboard_uri(cluster_name, self.namespace, client=self.session.api)
-            self._jc = (cluster_name, ray_job_client(uri, client=self.session.api))
+            uri = cluster_dashboard_uri(cluster_name, self.namespace, client=self.session)
+            self._jc = (cluster_name, ray_job_client(uri, client=self.session))
         return self._jc[1]
 
     def _ids(self) -> tuple[str, str]:
@@ -240,7 +240,7 @@ class OwnedClusterJob:
             return str(self._job_client(cluster).get_job_logs(job_id))
         except (RuntimeError, ConnectionError, OSError, RayQueueError) as err:
             from_ray = f"{type(err).__name__}: {Exception.__str__(err)}"  # without the docs reference
-        found = submitter_log(self.session.api, self.namespace, self.name)
+        found = submitter_log(self.session, rayjob=self.name, namespace=self.namespace)
         if found is not None:
             log.info(
                 "logs of %s from submitter pod %s (cluster %s: %s)", job_id, found.pod, cluster, from_ray

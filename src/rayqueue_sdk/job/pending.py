@@ -251,7 +251,7 @@ class PendingSubmission:
                 self.cluster.name,
                 self.cluster.namespace,
                 timeout=self._left(),
-                client=self.session.api if self.session is not None else None,
+                client=self.session,
                 on_progress=self._progress,
                 cancel=self._cancel,
             )

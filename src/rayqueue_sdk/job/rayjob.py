@@ -600,7 +600,7 @@ class RayJob:
             session = self.session
             workloads = session.kueue_kind("workloads")
             access = can_i(
-                session.api, "patch", workloads.plural, group=workloads.group, namespace=session.namespace
+                session, "patch", workloads.plural, group=workloads.group, namespace=session.namespace
             )
             self._patch_answer = "" if access.allowed else str(access)
         return self._patch_answer or None

@@ -16,14 +16,11 @@ Example:
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from rayqueue_sdk.kube.connection import server_of
-from rayqueue_sdk.kube.retry import call
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
+from rayqueue_sdk.kube.session import KubeSession
 
 __all__ = ["Access", "can_i"]
 
@@ -65,9 +62,10 @@ class Access:
 
 
 def can_i(
-    api: ApiClient, verb: str, resource: str, *, group: str = "", namespace: str | None = None
+    session: KubeSession, verb: str, resource: str, *, group: str = "", namespace: str | None = None
 ) -> Access:
-    """Create a ``SelfSubjectAccessReview`` for ``verb`` on ``group``/``resource`` in ``namespace``.
+    """Create a ``SelfSubjectAccessReview`` for ``verb`` on ``group``/``resource`` in ``namespace``
+    (``None``: a cluster-wide question, not the session's namespace).
 
     A review has no side effect, so it is retried like a read.
 
@@ -75,11 +73,9 @@ def can_i(
         AuthenticationError, ForbiddenError, ApiError, ConnectionFailedError: the review itself failed.
 
     Example:
-        >>> can_i(api, "patch", "workloads", group="kueue.x-k8s.io", namespace="default").allowed
+        >>> can_i(session, "patch", "workloads", group="kueue.x-k8s.io", namespace="default").allowed
         True
     """
-    from kubernetes import client as k8s  # lazy: kubernetes is slow to import
-
     attributes: dict[str, Any] = {"verb": verb, "group": group, "resource": resource}
     if namespace:
         attributes["namespace"] = namespace
@@ -88,19 +84,22 @@ def can_i(
         "kind": "SelfSubjectAccessReview",
         "spec": {"resourceAttributes": attributes},
     }
-    review = call(
-        k8s.AuthorizationV1Api(api).create_self_subject_access_review,
-        body,
-        verb="create",
-        resource="selfsubjectaccessreviews.authorization.k8s.io",
-        server=server_of(api),
+    review = json.loads(
+        session.request(
+            "POST",
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            verb="create",
+            resource="selfsubjectaccessreviews.authorization.k8s.io",
+            body=body,
+        )
+        or b"{}"
     )
-    status = review.status
+    status = review.get("status") or {}
     return Access(
         verb,
         group,
         resource,
         namespace,
-        allowed=bool(status and status.allowed),
-        reason=(status.reason or None) if status else None,
+        allowed=bool(status.get("allowed")),
+        reason=status.get("reason") or None,
     )

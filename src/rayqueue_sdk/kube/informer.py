@@ -2,7 +2,8 @@
 
 A notebook may show a cluster's card, the cluster browser and a waiting ``wait_ready()`` at once; each
 reading its own list and watch would put one watch per display on the API server. Instead every reader
-in the process subscribes to :func:`shared_informer` ``(client, kind, namespace)``: the first one starts
+in the process subscribes to :func:`shared_informer` ``(session, kind, namespace=...)`` (one per
+connection: sessions over one ``ApiClient`` share it): the first one starts
 a :class:`SharedInformer` (one LIST, then one WATCH from its ``resourceVersion`` in a daemon thread, built
 on :class:`~rayqueue_sdk.kube.watch.Watcher`: a re-list on ``410 Gone``, backoff with jitter on
 429/5xx and dropped connections), later ones get the cache at once, and the watch stops when the last
@@ -16,8 +17,8 @@ event ends the informer (401, 403, 404, or the server gone): the next subscripti
 Callbacks run on the informer's thread, one event at a time, and must be quick (put it on a queue).
 
 Example:
-    >>> from rayqueue_sdk.kube.resources import RAYCLUSTERS
-    >>> informer = SharedInformer(None, RAYCLUSTERS, "ds")   # not started: no reader yet
+    >>> from rayqueue_sdk.kube.kinds import RAYCLUSTERS
+    >>> informer = SharedInformer(KubeSession(), RAYCLUSTERS, namespace="ds")   # not started: no reader yet
     >>> informer.running, informer.objects()
     (False, [])
 """
@@ -29,15 +30,13 @@ import random
 import threading
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rayqueue_sdk.errors import RayQueueError
 from rayqueue_sdk.kube.errors import translate
-from rayqueue_sdk.kube.resources import Kind
+from rayqueue_sdk.kube.kinds import Kind
+from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.kube.watch import Watcher, WatchEvent
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
 
 __all__ = [
     "MIN_WATCH_SECONDS",
@@ -65,8 +64,9 @@ class Subscription:
     """One reader of a :class:`SharedInformer`; :meth:`close` (idempotent) lets the watch stop with the last.
 
     Example:
-        >>> from rayqueue_sdk.kube.resources import RAYCLUSTERS
-        >>> sub = Subscription(SharedInformer(None, RAYCLUSTERS, "ds"), print, None, "card")
+        >>> from rayqueue_sdk.kube.kinds import RAYCLUSTERS
+        >>> informer = SharedInformer(KubeSession(), RAYCLUSTERS, namespace="ds")
+        >>> sub = Subscription(informer, print, None, "card")
         >>> sub.close(); sub.closed
         True
     """
@@ -103,21 +103,21 @@ class SharedInformer:
     Start it with a first :meth:`subscribe`; it stops when the last :class:`Subscription` closes.
 
     Example:
-        >>> from rayqueue_sdk.kube.resources import RAYCLUSTERS
-        >>> SharedInformer(None, RAYCLUSTERS, "ds").get("ws") is None
+        >>> from rayqueue_sdk.kube.kinds import RAYCLUSTERS
+        >>> SharedInformer(KubeSession(), RAYCLUSTERS, namespace="ds").get("ws") is None
         True
     """
 
     def __init__(
         self,
-        api: ApiClient | None,
+        session: KubeSession,
         kind: Kind,
-        namespace: str | None,
         *,
+        namespace: str | None = None,
         min_watch_seconds: int = MIN_WATCH_SECONDS,
         on_stop: Callable[[SharedInformer], None] | None = None,
     ) -> None:
-        self.api = api
+        self.session = session
         self.kind = kind
         self.namespace = namespace
         self.min_watch_seconds = min_watch_seconds
@@ -184,7 +184,11 @@ class SharedInformer:
     def _start(self) -> None:
         seconds = int(self.min_watch_seconds * (1 + random.random()))
         self._watcher = Watcher(
-            self.api, self.kind, self.namespace, stream_seconds=seconds, label=f"shared-{self.kind.plural}"
+            self.session,
+            self.kind,
+            namespace=self.namespace,
+            stream_seconds=seconds,
+            label=f"shared-{self.kind.plural}",
         )
         self._thread = threading.Thread(
             target=self._run, args=(self._watcher,), name=f"rayqueue-informer-{self.kind.plural}", daemon=True
@@ -245,56 +249,63 @@ _informers: dict[tuple[int, str, str, str | None], SharedInformer] = {}
 _informers_lock = threading.Lock()
 
 
-def shared_informer(api: ApiClient, kind: Kind, namespace: str | None) -> SharedInformer:
-    """The session's informer for ``kind`` in ``namespace`` through ``api`` (made when none runs).
+def _registered(session: KubeSession, kind: Kind, namespace: str | None) -> SharedInformer:
+    """The running informer for (the session's client, kind, namespace), or a new one registered; under
+    ``_informers_lock``. One per connection: sessions over one ``ApiClient`` share it."""
+    ns = (namespace or session.namespace) if kind.namespaced else None
+    key = (id(session.api), kind.key, kind.version, ns)
+    found = _informers.get(key)
+    if found is None or found.error is not None:
+        found = SharedInformer(session, kind, namespace=ns, on_stop=_forget)
+        _informers[key] = found
+    return found
+
+
+def shared_informer(session: KubeSession, kind: Kind, *, namespace: str | None = None) -> SharedInformer:
+    """The informer for ``kind`` in ``namespace`` (``None``: the session's) over the session's client
+    (made when none runs).
 
     Subscribe to it; it stops, and leaves this registry, when its last reader closes.
 
     Example:
-        >>> from rayqueue_sdk.kube.resources import RAYCLUSTERS
-        >>> api = object()
-        >>> shared_informer(api, RAYCLUSTERS, "ds") is shared_informer(api, RAYCLUSTERS, "ds")
+        >>> from rayqueue_sdk.kube.connection import build_api_client
+        >>> from rayqueue_sdk.kube.kinds import RAYCLUSTERS
+        >>> one = KubeSession(build_api_client("https://k8s.example:6443"), namespace="ds")
+        >>> other = one.in_namespace("x")   # the same connection
+        >>> shared_informer(one, RAYCLUSTERS) is shared_informer(other, RAYCLUSTERS, namespace="ds")
         True
-        >>> _forget(shared_informer(api, RAYCLUSTERS, "ds"))
+        >>> _forget(shared_informer(one, RAYCLUSTERS))
     """
-    key = (id(api), kind.key, kind.version, namespace)
     with _informers_lock:
-        found = _informers.get(key)
-        if found is None or found.error is not None:
-            found = SharedInformer(api, kind, namespace, on_stop=_forget)
-            _informers[key] = found
-        return found
+        return _registered(session, kind, namespace)
 
 
 def read_shared(
-    api: ApiClient,
+    session: KubeSession,
     kind: Kind,
-    namespace: str | None,
     reader: Reader,
     *,
+    namespace: str | None = None,
     match: Match | None = None,
     source: str = "",
 ) -> Subscription:
-    """Subscribe ``reader`` to the session's informer for ``kind`` in ``namespace`` (started if none runs).
+    """Subscribe ``reader`` to the informer for ``kind`` in ``namespace`` (``None``: the session's) over
+    the session's client (started if none runs).
 
     The way displays and waits read: close the returned :class:`Subscription` when done.
 
     Example:
         >>> import queue
-        >>> from rayqueue_sdk.kube.resources import RAYCLUSTERS
+        >>> from rayqueue_sdk.kube.kinds import RAYCLUSTERS
         >>> events: queue.Queue[WatchEvent] = queue.Queue()
-        >>> sub = read_shared(api, RAYCLUSTERS, "an-empty-namespace", events.put)
+        >>> sub = read_shared(session, RAYCLUSTERS, events.put, namespace="an-empty-namespace")
         >>> first = events.get(timeout=60)   # every object there is, then each change
         >>> first.type, first.objects
         ('SYNC', [])
         >>> sub.close()
     """
     with _informers_lock:
-        key = (id(api), kind.key, kind.version, namespace)
-        found = _informers.get(key)
-        if found is None or found.error is not None:
-            found = SharedInformer(api, kind, namespace, on_stop=_forget)
-            _informers[key] = found
+        found = _registered(session, kind, namespace)
         # Under the registry's lock: a reader leaving now cannot stop and forget it before this one joins.
         return found.subscribe(reader, match=match, source=source)
 

@@ -16,15 +16,15 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from rayqueue_sdk.kube.rest import get_path, get_text
+from rayqueue_sdk.kube.kinds import Kind
+from rayqueue_sdk.kube.session import KubeSession, Objects
 
-if TYPE_CHECKING:
-    from kubernetes.client import ApiClient
+__all__ = ["JOB_NAME_LABEL", "PODS", "PodLog", "head_pod", "newest_pod", "submitter_log"]
 
-__all__ = ["JOB_NAME_LABEL", "PodLog", "head_pod", "newest_pod", "submitter_log"]
-
+#: Pods (the core group).
+PODS = Kind("", "v1", "pods")
 #: The label the Job controller puts on a Job's pods.
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 
@@ -58,7 +58,12 @@ def newest_pod(pods: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def head_pod(
-    api: ApiClient, namespace: str, cluster: str, uid: str | None = None, *, deadline: float | None = None
+    session: KubeSession,
+    *,
+    cluster: str,
+    namespace: str | None = None,
+    uid: str | None = None,
+    deadline: float | None = None,
 ) -> dict[str, Any] | None:
     """The head Pod of RayCluster ``cluster`` (KubeRay's labels ``ray.io/cluster`` and
     ``ray.io/node-type=head`` [R ray-operator/controllers/ray/utils/constant.go]; owned by ``uid`` when
@@ -70,16 +75,11 @@ def head_pod(
 
     Example:
         >>> from rayqueue_sdk.kube.pods import head_pod
-        >>> head_pod(api, "default", "a-cluster-with-no-pods") is None
+        >>> head_pod(session, cluster="a-cluster-with-no-pods") is None
         True
     """
     selector = f"ray.io/cluster={cluster},ray.io/node-type=head"
-    pods = (
-        get_path(
-            api, f"/api/v1/namespaces/{namespace}/pods", query={"labelSelector": selector}, deadline=deadline
-        ).get("items")
-        or []
-    )
+    pods: Objects = session.list(PODS, namespace=namespace, label_selector=selector, deadline=deadline)
     if uid:
         pods = [
             p
@@ -90,7 +90,7 @@ def head_pod(
 
 
 def submitter_log(
-    api: ApiClient, namespace: str, rayjob: str, *, tail_lines: int | None = None
+    session: KubeSession, *, rayjob: str, namespace: str | None = None, tail_lines: int | None = None
 ) -> PodLog | None:
     """The log of the newest pod of KubeRay's submitter Job for ``rayjob``; None when there is no such pod.
 
@@ -98,13 +98,8 @@ def submitter_log(
         ForbiddenError: the identity may not list pods or read ``pods/log``.
         ApiError, ConnectionFailedError: as every API call.
     """
-    pods = (
-        get_path(
-            api, f"/api/v1/namespaces/{namespace}/pods", query={"labelSelector": f"{JOB_NAME_LABEL}={rayjob}"}
-        ).get("items")
-        or []
-    )
-    pod = newest_pod(pods)
+    ns = namespace or session.namespace
+    pod = newest_pod(session.list(PODS, namespace=ns, label_selector=f"{JOB_NAME_LABEL}={rayjob}"))
     if pod is None:
         return None
     name = pod["metadata"]["name"]
@@ -113,5 +108,5 @@ def submitter_log(
     query: dict[str, Any] = {"container": container} if container else {}
     if tail_lines is not None:
         query["tailLines"] = tail_lines
-    text = get_text(api, f"/api/v1/namespaces/{namespace}/pods/{name}/log", query=query)
+    text = session.get_text(PODS.path(ns, name) + "/log", query=query)
     return PodLog(text, pod=name, container=container)

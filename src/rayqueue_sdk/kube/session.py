@@ -49,7 +49,7 @@ from rayqueue_sdk.kube.retry import DEFAULT_POLICY, DEFAULT_REQUEST_TIMEOUT, Ret
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
 
-__all__ = ["FIELD_MANAGER", "KubeSession", "ObjectList", "SessionLike"]
+__all__ = ["FIELD_MANAGER", "KubeSession", "ObjectList", "Objects", "SessionLike"]
 
 #: The field manager of the SDK's server-side applies.
 FIELD_MANAGER = "rayqueue-sdk"
@@ -57,6 +57,8 @@ _KUEUE_VERSIONS = ("v1beta2", "v1beta1")
 _MERGE_PATCH = "application/merge-patch+json"
 _APPLY_PATCH = "application/apply-patch+yaml"
 T = TypeVar("T")
+#: Objects as the API returns them (a name of its own: inside the session ``list`` is a verb).
+Objects = list[dict[str, Any]]
 
 
 class ObjectList(list[dict[str, Any]]):

@@ -8,8 +8,9 @@ timeout it resumes from the last ``resourceVersion`` seen; on ``410 Gone`` it li
 (from any thread) ends a blocked stream at once.
 
 Example:
-    >>> from rayqueue_sdk.kube.resources import RAYCLUSTERS
-    >>> w = Watcher(None, RAYCLUSTERS, "ds", name="ws", deadline=0.0)  # deadline already passed
+    >>> from rayqueue_sdk.kube.kinds import RAYCLUSTERS
+    >>> from rayqueue_sdk.kube.session import KubeSession
+    >>> w = Watcher(KubeSession(), RAYCLUSTERS, namespace="ds", name="ws", deadline=0.0)  # deadline passed
     >>> list(w.events())
     []
 """
@@ -23,16 +24,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rayqueue_sdk.errors import ConnectionFailedError, RayQueueError
-from rayqueue_sdk.kube.client import get_client
 from rayqueue_sdk.kube.errors import retry_after, status_code, translate
-from rayqueue_sdk.kube.resources import KUEUE_GROUP, Kind, list_objects, normalize_kueue
+from rayqueue_sdk.kube.kinds import KUEUE_GROUP, Kind
+from rayqueue_sdk.kube.normalize import normalize_kueue
 from rayqueue_sdk.kube.retry import RetryPolicy, is_retryable
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kubernetes.client import ApiClient
+from rayqueue_sdk.kube.session import KubeSession
 
 __all__ = ["UNREACHABLE_SECONDS", "WatchEvent", "Watcher"]
 
@@ -78,9 +77,9 @@ class Watcher:
     """Watch objects of ``kind`` in ``namespace`` (one ``name``, or a ``label_selector``).
 
     Args:
-        api: the ``ApiClient``.
-        kind: the resource type (see :mod:`rayqueue_sdk.kube.resources`).
-        namespace: the namespace (``None`` for cluster-scoped kinds).
+        session: the :class:`~rayqueue_sdk.kube.session.KubeSession` (its client, resolved on first use).
+        kind: the resource type (see :mod:`rayqueue_sdk.kube.kinds`).
+        namespace: the namespace (``None``: the session's; ignored for cluster-scoped kinds).
         name: watch this one object (``metadata.name`` field selector, also filtered here).
         label_selector: watch objects with these labels.
         deadline: a ``time.monotonic()`` value after which the loop ends (``None``: until stopped).
@@ -90,10 +89,10 @@ class Watcher:
 
     def __init__(
         self,
-        api: ApiClient | None,
+        session: KubeSession,
         kind: Kind,
-        namespace: str | None,
         *,
+        namespace: str | None = None,
         name: str | None = None,
         label_selector: str | None = None,
         deadline: float | None = None,
@@ -101,9 +100,9 @@ class Watcher:
         label: str | None = None,
         sleep: Callable[[float], None] | None = None,
     ) -> None:
-        self.api = api
+        self.session = session
         self.kind = kind
-        self.namespace = namespace
+        self._namespace = namespace
         self.name = name
         self.label_selector = label_selector
         self.deadline = deadline
@@ -115,6 +114,15 @@ class Watcher:
         self._stopped = threading.Event()
         self._watch: Any = None
         self._sleep = sleep
+
+    @property
+    def namespace(self) -> str | None:
+        """The namespace watched (the session's when none was given; ``None`` for a cluster-scoped kind)."""
+        if not self.kind.namespaced:
+            return None
+        if self._namespace is None:
+            self._namespace = self.session.namespace
+        return self._namespace
 
     # -- control ------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -150,10 +158,9 @@ class Watcher:
         while not self.stopped and self._remaining() > 0:
             try:
                 if self.resource_version is None:
-                    items, rv = list_objects(
-                        self._api(),
+                    items, rv = self.session.list_at(
                         self.kind,
-                        self.namespace,
+                        namespace=self.namespace,
                         label_selector=self.label_selector,
                         field_selector=field_selector,
                         deadline=self.deadline,
@@ -221,7 +228,7 @@ class Watcher:
 
     @staticmethod
     def _retry_typed(err: RayQueueError) -> bool:
-        # list_objects already retried: a ConnectionFailedError (TLS included) means its retries are
+        # the session's LIST already retried: a ConnectionFailedError (TLS included) means its retries are
         # spent, so it ends the watch; transient answers from a server that is there are retried
         # while time remains.
         return not isinstance(err, ConnectionFailedError) and getattr(err, "status", None) in (
@@ -239,11 +246,6 @@ class Watcher:
             return hinted
         return random.random() * min(5.0, 0.1 * (2.0 ** min(failures, 10)))
 
-    def _api(self) -> ApiClient:
-        if self.api is None:
-            self.api = get_client()
-        return self.api
-
     def _wanted(self, obj: dict[str, Any]) -> bool:
         return self.name is None or (obj.get("metadata") or {}).get("name") == self.name
 
@@ -255,7 +257,9 @@ class Watcher:
         if remaining <= 0:
             return
         timeout = max(1, int(min(self.stream_seconds, remaining + 1)))
-        custom = k8s.CustomObjectsApi(self._api())
+        # The stream stays on kubernetes.watch.Watch over the generated list function: the library decodes
+        # the chunked watch stream (one JSON event a line); the LIST above is the session's one REST path.
+        custom = k8s.CustomObjectsApi(self.session.api)
         kwargs: dict[str, Any] = {
             "resource_version": self.resource_version,
             "timeout_seconds": timeout,
@@ -302,9 +306,10 @@ class Watcher:
 
         Example:
             >>> import queue
-            >>> from rayqueue_sdk.kube.resources import RAYCLUSTERS
+            >>> from rayqueue_sdk.kube.kinds import RAYCLUSTERS
             >>> q: queue.Queue = queue.Queue()
-            >>> Watcher(None, RAYCLUSTERS, "ds", name="ws", deadline=0.0).run_into(q).join(1)
+            >>> w = Watcher(KubeSession(), RAYCLUSTERS, namespace="ds", name="ws", deadline=0.0)
+            >>> w.run_into(q).join(1)
         """
 
         def run() -> None:

@@ -29,6 +29,7 @@ from rayqueue_sdk import (
 )
 from rayqueue_sdk.cli.exit_codes import code_for
 from rayqueue_sdk.kube.resources import RAYCLUSTERS
+from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.kube.watch import Watcher, WatchEvent
 from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 
@@ -148,7 +149,10 @@ def test_watcher_loses_no_object_across_ended_streams_drops_and_410(
     fault_plane: LocalControlPlane, fault_ns: str, fault_sdk: Any
 ) -> None:
     watcher = Watcher(
-        fault_sdk, RAYCLUSTERS, fault_ns, label_selector=f"{MANAGED_BY_LABEL}={MANAGED_BY_VALUE}"
+        KubeSession(fault_sdk),
+        RAYCLUSTERS,
+        namespace=fault_ns,
+        label_selector=f"{MANAGED_BY_LABEL}={MANAGED_BY_VALUE}",
     )
     events: queue.Queue[WatchEvent] = queue.Queue()
     watcher.run_into(events)

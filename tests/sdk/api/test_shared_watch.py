@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from kubernetes import client as k8s
-from sdk_helpers import NS, cond, raycluster, workload
+from sdk_helpers import NS, OTHER_NS, cond, raycluster, workload
 
 from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk import ClusterPhase, ClusterStatus
@@ -25,7 +25,8 @@ from rayqueue_sdk.cluster.wait import wait_for_cluster
 from rayqueue_sdk.errors import ClusterDeletedError
 from rayqueue_sdk.kube.informer import open_informers, read_shared
 from rayqueue_sdk.kube.resources import RAYCLUSTERS
-from rayqueue_sdk.kube.watch import WatchEvent
+from rayqueue_sdk.kube.session import KubeSession
+from rayqueue_sdk.kube.watch import Watcher, WatchEvent
 
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
 
@@ -90,7 +91,11 @@ def test_many_displays_share_two_watches_and_poll_nothing(plane: LocalControlPla
     for name in names:
         shown: list[ClusterStatus] = []
         cards[name] = shown
-        follows.append(follow_live(api, name, NS, shown.append, last=observe_cluster(name, NS, api)))
+        follows.append(
+            follow_live(
+                KubeSession(api), shown.append, name=name, namespace=NS, last=observe_cluster(name, NS, api)
+            )
+        )
     waits: dict[str, BaseException | None] = {}
     reported: dict[str, list[ClusterPhase]] = {"nb-wait-0": [], "nb-wait-1": []}
 
@@ -143,7 +148,13 @@ def test_a_410_gone_relists_and_the_readers_go_on(plane: LocalControlPlane) -> N
     api, agent = notebook_client(plane)
     log = plane.api_server.record_requests()
     events: list[WatchEvent] = []
-    sub = read_shared(api, RAYCLUSTERS, NS, events.append, match=lambda o: o["metadata"]["name"] == "nb-gone")
+    sub = read_shared(
+        KubeSession(api),
+        RAYCLUSTERS,
+        namespace=NS,
+        reader=events.append,
+        match=lambda o: o["metadata"]["name"] == "nb-gone",
+    )
     eventually(lambda: any(e.type == "SYNC" for e in events), "the first listing")
     assert [len(e.objects) for e in events if e.type == "SYNC"] == [1]
 
@@ -174,8 +185,8 @@ def test_the_watch_stops_when_the_last_reader_goes_and_restarts_for_a_new_one(
 ) -> None:
     api, agent = notebook_client(plane)
     log = plane.api_server.record_requests()
-    first = read_shared(api, RAYCLUSTERS, NS, lambda e: None)
-    second = read_shared(api, RAYCLUSTERS, NS, lambda e: None)
+    first = read_shared(KubeSession(api), RAYCLUSTERS, namespace=NS, reader=lambda e: None)
+    second = read_shared(KubeSession(api), RAYCLUSTERS, namespace=NS, reader=lambda e: None)
     assert first.informer is second.informer and first.informer.readers == 2
     eventually(lambda: log.open_watches(agent) == 1, "one watch for two readers")
     first.close()
@@ -184,11 +195,50 @@ def test_the_watch_stops_when_the_last_reader_goes_and_restarts_for_a_new_one(
     second.close()
     eventually(lambda: log.open_watches(agent) == 0, "no reader left: no watch")
     assert not second.informer.running
-    third = read_shared(api, RAYCLUSTERS, NS, lambda e: None)
+    third = read_shared(KubeSession(api), RAYCLUSTERS, namespace=NS, reader=lambda e: None)
     eventually(lambda: log.open_watches(agent) == 1, "a new reader starts it again")
     assert log.peak_watches(agent) == 1
     third.close()
     eventually(lambda: log.open_watches(agent) == 0, "and it stops again")
+
+
+def test_sessions_over_one_client_share_one_watch_and_another_client_has_its_own(
+    plane: LocalControlPlane,
+) -> None:
+    api, agent = notebook_client(plane)
+    log = plane.api_server.record_requests()
+    session = KubeSession(api, namespace=NS)
+    first = read_shared(session, RAYCLUSTERS, lambda e: None)  # the session's namespace
+    second = read_shared(session.in_namespace(OTHER_NS), RAYCLUSTERS, lambda e: None, namespace=NS)
+    assert first.informer is second.informer and first.informer.namespace == NS
+    other_api, other_agent = notebook_client(plane)
+    third = read_shared(KubeSession(other_api, namespace=NS), RAYCLUSTERS, lambda e: None)
+    assert third.informer is not first.informer  # another connection: a watch of its own
+    eventually(lambda: log.open_watches(agent) == 1 and log.open_watches(other_agent) == 1, "one watch each")
+    for sub in (first, second, third):
+        sub.close()
+    eventually(lambda: log.open_watches(agent) + log.open_watches(other_agent) == 0, "no reader left")
+
+
+def test_a_watcher_lists_the_sessions_namespace_when_given_none(plane: LocalControlPlane) -> None:
+    custom = k8s.CustomObjectsApi(plane.api_client())
+    queued_cluster(custom, "nb-session-ns")
+    elsewhere = raycluster("nb-session-ns")
+    elsewhere["metadata"]["namespace"] = OTHER_NS  # the same name in another namespace
+    custom.create_namespaced_custom_object("ray.io", "v1", OTHER_NS, "rayclusters", elsewhere)
+    watcher = Watcher(
+        KubeSession(plane.api_client(), namespace=NS),
+        RAYCLUSTERS,
+        name="nb-session-ns",
+        deadline=time.monotonic() + 60,
+    )
+    first = next(watcher.events())
+    watcher.stop()
+    assert watcher.namespace == NS
+    assert first.type == "SYNC"
+    assert [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in first.objects] == [
+        (NS, "nb-session-ns")
+    ]
 
 
 @pytest.mark.parametrize("agent_prefix", ["notebook-test/"])
@@ -228,9 +278,11 @@ def test_a_cache_behind_the_server_is_not_read_as_a_deleted_cluster(plane: Local
 
     custom = k8s.CustomObjectsApi(plane.api_client())
     api, _ = notebook_client(plane)
-    running = read_shared(api, RAYCLUSTERS, NS, lambda event: None)  # an earlier card's reader
+    running = read_shared(
+        KubeSession(api), RAYCLUSTERS, namespace=NS, reader=lambda event: None
+    )  # an earlier card's reader
     try:
-        informer = shared_informer(api, RAYCLUSTERS, NS)
+        informer = shared_informer(KubeSession(api), RAYCLUSTERS, namespace=NS)
         queued_cluster(custom, "nb-behind")
         eventually(lambda: "nb-behind" in {o["metadata"]["name"] for o in informer.objects()}, "cached")
         with informer._lock:  # the cache behind the server: the ADDED not arrived yet
@@ -241,7 +293,13 @@ def test_a_cache_behind_the_server_is_not_read_as_a_deleted_cluster(plane: Local
         assert raised.value.position is None or raised.value.position >= 0
 
         told: list[ClusterStatus] = []
-        follow = follow_live(api, "nb-behind", NS, told.append, last=observe_cluster("nb-behind", NS, api))
+        follow = follow_live(
+            KubeSession(api),
+            told.append,
+            name="nb-behind",
+            namespace=NS,
+            last=observe_cluster("nb-behind", NS, api),
+        )
         time.sleep(0.3)
         follow.close()
         assert all(st.phase is not ClusterPhase.DELETED for st in told), told

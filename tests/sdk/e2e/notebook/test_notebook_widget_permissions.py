@@ -19,6 +19,7 @@ from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk import Cluster, ClusterConfiguration, ClusterPhase, TokenAuthentication, list_clusters
 from rayqueue_sdk.cluster.view import cluster_permissions, view_clusters
 from rayqueue_sdk.kube.access import can_i
+from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests import kueue as k
 
 
@@ -79,7 +80,7 @@ def kubectl_can_i(plane: LocalControlPlane, context: str, ns: str, verb: str, re
 
 def test_a_data_scientist_gets_down_but_not_deactivate(widget_plane: LocalControlPlane, team: str) -> None:
     token, api = user_client(widget_plane, team)
-    denied = cluster_permissions(api, team)
+    denied = cluster_permissions(KubeSession(api), namespace=team)
     assert denied["down"] is None
     assert (
         denied["deactivate"]
@@ -89,7 +90,10 @@ def test_a_data_scientist_gets_down_but_not_deactivate(widget_plane: LocalContro
     context = f"rayqueue-local-ds-{team}"[:75]
     assert kubectl_can_i(widget_plane, context, team, "delete", "rayclusters.ray.io") is True
     assert kubectl_can_i(widget_plane, context, team, "patch", "workloads.kueue.x-k8s.io") is False
-    assert can_i(api, "delete", "rayclusters", group="ray.io", namespace="kube-system").allowed is False
+    assert (
+        can_i(KubeSession(api), "delete", "rayclusters", group="ray.io", namespace="kube-system").allowed
+        is False
+    )
 
     browser = view_clusters(team, client=api)
     assert list(browser.picker.options) == ["alpha", "beta"]
@@ -116,7 +120,11 @@ def test_a_data_scientist_gets_down_but_not_deactivate(widget_plane: LocalContro
 
 def test_the_admin_gets_every_button(widget_plane: LocalControlPlane, team: str) -> None:
     admin = widget_plane.api_client()
-    assert cluster_permissions(admin, team) == {"down": None, "deactivate": None, "resume": None}
+    assert cluster_permissions(KubeSession(admin), namespace=team) == {
+        "down": None,
+        "deactivate": None,
+        "resume": None,
+    }
     assert kubectl_can_i(widget_plane, "rayqueue-local", team, "patch", "workloads.kueue.x-k8s.io") is True
     browser = view_clusters(team, client=admin)
     assert not any(
