@@ -92,7 +92,10 @@ class Cluster:
         '1'
         >>> "kueue.x-k8s.io/queue-name: ds-workspace-queue" in cluster.to_yaml()
         True
-        >>> # cluster.apply(); cluster.wait_ready(); ray.init(cluster.cluster_uri()); cluster.down()
+
+        Usage (not run here)::
+
+            cluster.apply(); cluster.wait_ready(); ray.init(cluster.cluster_uri()); cluster.down()
     """
 
     def __init__(
@@ -390,8 +393,9 @@ class Cluster:
             ConflictError: the cluster of that name was not made by rayqueue_sdk, or another field
                 manager owns a field (``force=True`` takes it over).
 
-        Example:
-            >>> # cluster.apply()   # twice is fine: the second is a no-op
+        Example::
+
+            cluster.apply()   # twice is fine: the second is a no-op
         """
         from rayqueue_sdk.kube.kinds import RAYCLUSTERS  # lazy: API calls
         from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
@@ -413,8 +417,9 @@ class Cluster:
         """Create the RayCluster (the seed-000 form); an existing one is an :class:`AlreadyExistsError`.
         Returns what :meth:`apply` returns.
 
-        Example:
-            >>> # cluster.up(); cluster.wait_ready()
+        Example::
+
+            cluster.up(); cluster.wait_ready()
         """
         from rayqueue_sdk.kube.kinds import RAYCLUSTERS  # lazy: API calls
 
@@ -444,8 +449,9 @@ class Cluster:
         Raises:
             ConflictError: the cluster of that name was not made by rayqueue_sdk.
 
-        Example:
-            >>> # cluster.down()   # resources immediately returned to the queue
+        Example::
+
+            cluster.down()   # resources immediately returned to the queue
         """
         from rayqueue_sdk.cluster.preflight import check_ours  # lazy: apply's checks
         from rayqueue_sdk.kube.kinds import RAYCLUSTERS  # lazy: API calls
@@ -486,9 +492,10 @@ class Cluster:
             ClusterNotFoundError: with ``missing_ok=False``, the cluster does not exist (lists those that
                 do).
 
-        Example:
-            >>> # st = cluster.status(); print(st.phase.value, st.position, st.explanation)
-            >>> # cluster.status().phase is ClusterPhase.NOT_FOUND   # before apply()
+        Example::
+
+            st = cluster.status(); print(st.phase.value, st.position, st.explanation)
+            cluster.status().phase is ClusterPhase.NOT_FOUND   # before apply()
         """
         from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
 
@@ -542,8 +549,9 @@ class Cluster:
             ClusterDeletedError: someone deleted the cluster meanwhile.
             AuthenticationError: the credentials expired.
 
-        Example:
-            >>> # cluster.wait_ready(timeout=600, queue_timeout=120)
+        Example::
+
+            cluster.wait_ready(timeout=600, queue_timeout=120)
         """
         from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
         from rayqueue_sdk.cluster.wait import wait_for_cluster  # lazy: the wait
@@ -605,8 +613,9 @@ class Cluster:
         """The status plus the cluster's shape (head, every worker group, GPUs): rendered with rich in a
         console, as a widget in a notebook, and returned.
 
-        Example:
-            >>> # d = cluster.details(); d.gpus, [g.name for g in d.groups]
+        Example::
+
+            d = cluster.details(); d.gpus, [g.name for g in d.groups]
         """
         from rayqueue_sdk.cluster.observe import observe_one, summarize  # lazy: the read path
         from rayqueue_sdk.display import show_details  # lazy: notebook cards
@@ -650,8 +659,9 @@ class Cluster:
             DashboardNotFoundError: the head has no address yet (queued or starting).
             ScaledToZeroError: the idle policy scaled the cluster to zero ("call cluster.resume()").
 
-        Example:
-            >>> # import ray; ray.init(cluster.cluster_uri())
+        Example::
+
+            import ray; ray.init(cluster.cluster_uri())
         """
         from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
 
@@ -671,16 +681,18 @@ class Cluster:
         Raises:
             DashboardNotFoundError: the head has no address yet (queued or starting).
 
-        Example:
-            >>> # import ray; ray.init(address=cluster.local_client_url())
+        Example::
+
+            import ray; ray.init(address=cluster.local_client_url())
         """
         return self.cluster_uri()
 
     def cluster_dashboard_uri(self, override: str | None = None) -> str:
         """The Ray dashboard URL (override, Route/HTTPRoute/Ingress, in-cluster Service, status address).
 
-        Example:
-            >>> # cluster.cluster_dashboard_uri()   # 'http://127.0.0.1:41234' on the local control plane
+        Example::
+
+            cluster.cluster_dashboard_uri()   # 'http://127.0.0.1:41234' on the local control plane
         """
         from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
 
@@ -693,9 +705,10 @@ class Cluster:
     def job_client(self) -> JobSubmissionClient:
         """Ray's ``JobSubmissionClient`` for this cluster (auth header and TLS verification handled).
 
-        Example:
-            >>> # sid = cluster.job_client.submit_job(entrypoint="python -c 'print(42)'")
-            >>> # cluster.job_client.get_job_logs(sid)
+        Example::
+
+            sid = cluster.job_client.submit_job(entrypoint="python -c 'print(42)'")
+            cluster.job_client.get_job_logs(sid)
         """
         from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
 
@@ -706,24 +719,27 @@ class Cluster:
     def list_jobs(self) -> list[JobDetails]:
         """The Ray jobs of this cluster.
 
-        Example:
-            >>> # [j.submission_id for j in cluster.list_jobs()]
+        Example::
+
+            [j.submission_id for j in cluster.list_jobs()]
         """
         return list(self.job_client.list_jobs())
 
     def job_status(self, job_id: str) -> JobStatus:
         """The status of Ray job ``job_id``.
 
-        Example:
-            >>> # cluster.job_status(sid)   # <JobStatus.SUCCEEDED: 'SUCCEEDED'>
+        Example::
+
+            cluster.job_status(sid)   # <JobStatus.SUCCEEDED: 'SUCCEEDED'>
         """
         return self.job_client.get_job_status(job_id)
 
     def job_logs(self, job_id: str) -> str:
         """The logs of Ray job ``job_id``.
 
-        Example:
-            >>> # print(cluster.job_logs(sid))
+        Example::
+
+            print(cluster.job_logs(sid))
         """
         return str(self.job_client.get_job_logs(job_id))
 
@@ -738,8 +754,9 @@ class Cluster:
             UnsupportedError: the cluster has no Kueue Workload (not queued through Kueue).
             ForbiddenError: the identity may not patch Workloads (names verb and resource).
 
-        Example:
-            >>> # cluster.deactivate(); ...; cluster.resume(); cluster.wait_ready()
+        Example::
+
+            cluster.deactivate(); ...; cluster.resume(); cluster.wait_ready()
         """
         return self._set_active(False)
 
@@ -750,9 +767,10 @@ class Cluster:
         DCGM series (``prometheus=``, else the idle policy's, else ``$RAYQUEUE_PROMETHEUS_URL``); the
         card shows it as a sparkline beside the idle countdown. Empty without metrics.
 
-        Example:
-            >>> # cluster.gpu_utilisation(30, prometheus="http://prometheus.monitoring:9090")[-3:]
-            >>> # [0.0, 0.0, 87.0]
+        Example::
+
+            cluster.gpu_utilisation(30, prometheus="http://prometheus.monitoring:9090")[-3:]
+            # [0.0, 0.0, 87.0]
         """
         from rayqueue_sdk.cluster.usage import utilisation_series  # lazy: usage is rarely asked for
 
@@ -775,8 +793,9 @@ class Cluster:
         ``initialCooldownPeriod`` counts from this call: a cluster that waits in the queue longer than
         ``initial_cooldown_minutes`` is deactivated again (size it to the wait, or use the reaper).
 
-        Example:
-            >>> # cluster.resume(); cluster.wait_ready()
+        Example::
+
+            cluster.resume(); cluster.wait_ready()
         """
         from rayqueue_sdk.kube.kinds import RAYCLUSTERS  # lazy: API calls
         from rayqueue_sdk.kube.lookups import fetch_raycluster, find_workload  # lazy: API calls
@@ -840,10 +859,11 @@ class Cluster:
             ForbiddenError: the identity may not create one of the objects (names the verb and the
                 resource); nothing this call made is left behind.
 
-        Example:
-            >>> # cluster.scale_to_zero(idle_minutes=60)            # auto: KEDA where served, else the reaper
-            >>> # cluster.scale_to_zero(60, dry_run=True)           # what it would do now, and why
-            >>> # cluster.scale_to_zero(None)                       # remove the policy
+        Example::
+
+            cluster.scale_to_zero(idle_minutes=60)            # auto: KEDA where served, else the reaper
+            cluster.scale_to_zero(60, dry_run=True)           # what it would do now, and why
+            cluster.scale_to_zero(None)                       # remove the policy
         """
         from rayqueue_sdk.kube.lookups import fetch_raycluster, find_workload  # lazy: API calls
         from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
@@ -954,8 +974,11 @@ def get_cluster(
 
     Example:
         >>> from rayqueue_sdk import get_cluster
-        >>> # cluster = get_cluster("my-workspace-cluster", "ds-team")
-        >>> # [g.name for g in cluster.config.resolved_worker_groups()], cluster.status().phase
+
+        Usage (not run here)::
+
+            cluster = get_cluster("my-workspace-cluster", "ds-team")
+            [g.name for g in cluster.config.resolved_worker_groups()], cluster.status().phase
     """
     from rayqueue_sdk.cluster.adopt import config_from_raycluster  # lazy: get_cluster() only
     from rayqueue_sdk.kube.lookups import fetch_raycluster  # lazy: API calls

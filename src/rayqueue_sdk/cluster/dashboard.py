@@ -387,9 +387,10 @@ def ray_job_client(
     Raises:
         ConnectionFailedError: the dashboard cannot be reached.
 
-    Example:
-        >>> # jc = ray_job_client(cluster_dashboard_uri("ws", "ds"))
-        >>> # jc.submit_job(entrypoint="python -c 'print(42)'")
+    Example::
+
+        jc = ray_job_client(cluster_dashboard_uri("ws", "ds"))
+        jc.submit_job(entrypoint="python -c 'print(42)'")
     """
     all_headers: dict[str, str] = dict(headers or {})
     if _wants_auth(dashboard_uri, auth):

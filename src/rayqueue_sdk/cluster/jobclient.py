@@ -57,8 +57,11 @@ class RayJobClient:
         Traceback (most recent call last):
         ...
         rayqueue_sdk.errors.ConfigError: create_cluster_cert: not provided by rayqueue_sdk (got True); ...
-        >>> # client = RayJobClient(address=cluster.cluster_dashboard_uri(), headers=header, verify=True)
-        >>> # sid = client.submit_job(entrypoint="python mnist.py", runtime_env={"working_dir": "./"})
+
+        Usage (not run here)::
+
+            client = RayJobClient(address=cluster.cluster_dashboard_uri(), headers=header, verify=True)
+            sid = client.submit_job(entrypoint="python mnist.py", runtime_env={"working_dir": "./"})
     """
 
     def __init__(
@@ -139,8 +142,9 @@ class RayJobClient:
     ) -> str:
         """Submit a job; returns its submission id.
 
-        Example:
-            >>> # sid = client.submit_job(entrypoint="python -c 'print(42)'")
+        Example::
+
+            sid = client.submit_job(entrypoint="python -c 'print(42)'")
         """
         return str(
             self._client().submit_job(
@@ -159,8 +163,9 @@ class RayJobClient:
     def delete_job(self, job_id: str) -> tuple[bool, str]:
         """Delete a finished job's record and logs; returns ``(deleted, message)``.
 
-        Example:
-            >>> # client.delete_job(sid)   # (True, 'Successfully deleted Job raysubmit_...')
+        Example::
+
+            client.delete_job(sid)   # (True, 'Successfully deleted Job raysubmit_...')
         """
         ok = bool(self._client().delete_job(job_id))
         return ok, f"Successfully deleted Job {job_id}" if ok else f"Failed to delete Job {job_id}"
@@ -168,8 +173,9 @@ class RayJobClient:
     def stop_job(self, job_id: str) -> tuple[bool, str]:
         """Stop a running job; returns ``(stopped, message)`` (False when it had already ended).
 
-        Example:
-            >>> # client.stop_job(sid)   # (True, 'Successfully stopped Job raysubmit_...')
+        Example::
+
+            client.stop_job(sid)   # (True, 'Successfully stopped Job raysubmit_...')
         """
         ok = bool(self._client().stop_job(job_id))
         if ok:
@@ -190,40 +196,45 @@ class RayJobClient:
     def get_job_info(self, job_id: str) -> JobDetails:
         """Ray's ``JobDetails`` of a job (status, times, entrypoint, metadata).
 
-        Example:
-            >>> # client.get_job_info(sid).status
+        Example::
+
+            client.get_job_info(sid).status
         """
         return self._client().get_job_info(job_id)
 
     def get_job_logs(self, job_id: str) -> str:
         """The job's logs so far.
 
-        Example:
-            >>> # print(client.get_job_logs(sid))
+        Example::
+
+            print(client.get_job_logs(sid))
         """
         return str(self._client().get_job_logs(job_id))
 
     def get_job_status(self, job_id: str) -> Any:
         """Ray's ``JobStatus`` of a job (``PENDING``, ``RUNNING``, ``SUCCEEDED``, ...; a ``str`` enum).
 
-        Example:
-            >>> # client.get_job_status(sid)   # <JobStatus.SUCCEEDED: 'SUCCEEDED'>
+        Example::
+
+            client.get_job_status(sid)   # <JobStatus.SUCCEEDED: 'SUCCEEDED'>
         """
         return self._client().get_job_status(job_id)
 
     def list_jobs(self) -> list[JobDetails]:
         """Every job the cluster knows.
 
-        Example:
-            >>> # [j.submission_id for j in client.list_jobs()]
+        Example::
+
+            [j.submission_id for j in client.list_jobs()]
         """
         return list(self._client().list_jobs())
 
     async def tail_job_logs(self, job_id: str) -> AsyncIterator[str]:
         """The job's logs as they come, until it ends (``async for lines in client.tail_job_logs(sid)``).
 
-        Example:
-            >>> # async for lines in client.tail_job_logs(sid): print(lines, end="")
+        Example::
+
+            async for lines in client.tail_job_logs(sid): print(lines, end="")
         """
         async for lines in self._client().tail_job_logs(job_id):
             yield lines

@@ -203,8 +203,9 @@ def follow_live(
     status shown now; ``shown`` (default: the last status told) gives the one on display when others update
     it too: its queue position and idle policy line, which no watch carries, are kept.
 
-    Example:
-        >>> # handle = follow_live(session, card.update, name="ws", last=status); ...; handle.close()
+    Example::
+
+        handle = follow_live(session, card.update, name="ws", last=status); ...; handle.close()
     """
     namespace = namespace or session.namespace
     live = LiveStatus(name, namespace, on_status, last, shown=shown)

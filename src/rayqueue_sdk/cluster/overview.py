@@ -10,9 +10,12 @@ listed (403) leave the quotas out, with a note; nothing else fails.
 
 Example:
     >>> from rayqueue_sdk import queue_overview
-    >>> # ov = queue_overview("team-a")
-    >>> # print(ov.ahead_text(ov.mine()[0]))
-    >>> # 2 ahead: team-a/train (priority 1000 > 100), team-a/big (earlier, same priority)
+
+    Usage (not run here)::
+
+        ov = queue_overview("team-a")
+        print(ov.ahead_text(ov.mine()[0]))
+        # 2 ahead: team-a/train (priority 1000 > 100), team-a/big (earlier, same priority)
 """
 
 from __future__ import annotations
@@ -70,9 +73,12 @@ def queue_overview(
 
     Example:
         >>> from rayqueue_sdk import queue_overview
-        >>> # ov = queue_overview("team-a")
-        >>> # [(q.name, q.cluster_queue_name, len(q.pending)) for q in ov.queues]
-        >>> # [('local-queue', 'team-a-cq', 2)]
+
+        Usage (not run here)::
+
+            ov = queue_overview("team-a")
+            [(q.name, q.cluster_queue_name, len(q.pending)) for q in ov.queues]
+            # [('local-queue', 'team-a-cq', 2)]
     """
     session = KubeSession.of(client, namespace=namespace)
     reads = read_queues(session, namespace=session.namespace)
@@ -94,9 +100,12 @@ def queue_headroom(namespace: str | None = None, client: SessionLike = None) -> 
 
     Example:
         >>> from rayqueue_sdk import queue_headroom
-        >>> # print(queue_headroom("team-a"))
-        >>> # LOCALQUEUE   CLUSTERQUEUE FLAVOR       RESOURCE        NOMINAL BORROWABLE   USED (QUEUE)   FREE
-        >>> # user-queue   cq-team-a    default-flav nvidia.com/gpu        2          0      2 (2)          0
+
+        Usage (not run here)::
+
+            print(queue_headroom("team-a"))
+            # LOCALQUEUE   CLUSTERQUEUE FLAVOR       RESOURCE        NOMINAL BORROWABLE   USED (QUEUE)   FREE
+            # user-queue   cq-team-a    default-flav nvidia.com/gpu        2          0      2 (2)          0
     """
     session = KubeSession.of(client, namespace=namespace)
     reads = read_queues(session, namespace=session.namespace)
@@ -141,9 +150,12 @@ def will_it_fit(
 
     Example:
         >>> from rayqueue_sdk import ClusterConfiguration, will_it_fit
-        >>> # answer = will_it_fit(ClusterConfiguration(name="ws", num_workers=2), "local-queue")
-        >>> # answer.fits, answer.reason
-        >>> # (False, 'does not fit now: cpu short by 2 in flavor default-flavor (needs 6, 4 available; ...)')
+
+        Usage (not run here)::
+
+            answer = will_it_fit(ClusterConfiguration(name="ws", num_workers=2), "local-queue")
+            answer.fits, answer.reason
+            # (False, 'does not fit now: cpu short by 2 in flavor default-flavor (needs 6, 4 available; ...)')
     """
     if not isinstance(config, ClusterConfiguration):
         raise ConfigError("config", type(config).__name__, "a ClusterConfiguration")
@@ -192,7 +204,10 @@ def view_queues(
 
     Example:
         >>> from rayqueue_sdk import view_queues
-        >>> # view_queues("team-a")
+
+        Usage (not run here)::
+
+            view_queues("team-a")
     """
     session = KubeSession.of(client, namespace=namespace)
 

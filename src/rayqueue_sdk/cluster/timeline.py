@@ -96,9 +96,10 @@ def queue_timeline_rows(
     Raises:
         QueueNotFoundError: no such LocalQueue (the overview's error, listing those that exist).
 
-    Example:
-        >>> # from rayqueue_sdk.display.charts import queue_timeline
-        >>> # queue_timeline(queue_timeline_rows("user-queue", "team-a"))
+    Example::
+
+        from rayqueue_sdk.display.charts import queue_timeline
+        queue_timeline(queue_timeline_rows("user-queue", "team-a"))
     """
     session = KubeSession.of(client, namespace=namespace)
     ns = session.namespace

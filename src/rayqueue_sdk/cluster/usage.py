@@ -14,9 +14,12 @@ The arithmetic is pure (:mod:`rayqueue_sdk.admission.usage`); this module only g
 
 Example:
     >>> from rayqueue_sdk import usage_report
-    >>> # report = usage_report("team-a", since="7d", prometheus="http://prometheus.monitoring:9090")
-    >>> # [(r.name, r.gpu_hours_allocated, r.gpu_hours_busy) for r in report.rows]
-    >>> # [('ws', 41.5, 12.25)]
+
+    Usage (not run here)::
+
+        report = usage_report("team-a", since="7d", prometheus="http://prometheus.monitoring:9090")
+        [(r.name, r.gpu_hours_allocated, r.gpu_hours_busy) for r in report.rows]
+        # [('ws', 41.5, 12.25)]
 """
 
 from __future__ import annotations

@@ -62,7 +62,10 @@ def view_clusters(namespace: str | None = None, client: SessionLike = None) -> C
 
     Example:
         >>> from rayqueue_sdk import view_clusters
-        >>> # view_clusters("ds-team")
+
+        Usage (not run here)::
+
+            view_clusters("ds-team")
     """
     session = KubeSession.of(client, namespace=namespace)
     ns = session.namespace

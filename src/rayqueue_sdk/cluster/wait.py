@@ -9,11 +9,14 @@ no watch); if that API is absent or forbidden, that is said once and the wait go
 
 Example:
     >>> from rayqueue_sdk.cluster.wait import wait_for_cluster
-    >>> # status = wait_for_cluster("ws", "ds-team", timeout=600, queue_timeout=300,
-    >>> #                           on_progress=lambda st: print(st))
-    >>> # ds-team/ws: queued in LocalQueue 'team-q' at position 0: couldn't assign flavors ...
-    >>> # ds-team/ws: admitted by ClusterQueue 'cq-dev'; starting, 0/2 workers ready
-    >>> # ds-team/ws: ready (2/2 workers ready)
+
+    Usage (not run here)::
+
+        status = wait_for_cluster("ws", "ds-team", timeout=600, queue_timeout=300,
+                                  on_progress=lambda st: print(st))
+        # ds-team/ws: queued in LocalQueue 'team-q' at position 0: couldn't assign flavors ...
+        # ds-team/ws: admitted by ClusterQueue 'cq-dev'; starting, 0/2 workers ready
+        # ds-team/ws: ready (2/2 workers ready)
 """
 
 from __future__ import annotations

@@ -240,8 +240,9 @@ def render_text(renderable: Any, width: int = 100) -> str:
 def print_details(details: DetailsView, console: Any = None) -> None:
     """Print :func:`details_panel` to ``console`` (default: a new rich console on stdout).
 
-    Example:
-        >>> # print_details(cluster.details(show=False))
+    Example::
+
+        print_details(cluster.details(show=False))
     """
     # lazy: rich costs ~30 ms, paid only when something is shown
     from rich.console import Console
@@ -254,8 +255,9 @@ def print_clusters(
 ) -> None:
     """Print :func:`clusters_table`.
 
-    Example:
-        >>> # print_clusters(list_clusters("ds-team"))
+    Example::
+
+        print_clusters(list_clusters("ds-team"))
     """
     # lazy: rich costs ~30 ms, paid only when something is shown
     from rich.console import Console

@@ -334,8 +334,9 @@ def queues_renderable(overview: QueueOverview) -> Any:
 def print_queues(overview: QueueOverview, console: Any = None) -> None:
     """Print :func:`queues_renderable` to ``console`` (default: a new rich console on stdout).
 
-    Example:
-        >>> # print_queues(queue_overview("ds-team"))
+    Example::
+
+        print_queues(queue_overview("ds-team"))
     """
     from rich.console import Console  # lazy: rich costs ~30 ms, paid only when something is shown
 

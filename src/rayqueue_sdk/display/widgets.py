@@ -154,8 +154,9 @@ def cluster_widget(details: DetailsView) -> Any:
 def show_widget(widget: Any) -> None:
     """Display ``widget`` in the running notebook (IPython's ``display``).
 
-    Example:
-        >>> # show_widget(cluster_widget(cluster.details(show=False)))
+    Example::
+
+        show_widget(cluster_widget(cluster.details(show=False)))
     """
     from IPython.display import display  # lazy: IPython.display costs ~310 ms, paid only in a notebook
 

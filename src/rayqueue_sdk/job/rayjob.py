@@ -143,7 +143,10 @@ class RayJob:
         >>> body = job.to_dict()
         >>> body["submission_id"], body["runtime_env"]
         ('quick-dev-test', {'working_dir': '.'})
-        >>> # job.submit(); job.wait(timeout=600); print(job.logs())
+
+        Usage (not run here)::
+
+            job.submit(); job.wait(timeout=600); print(job.logs())
     """
 
     # The validated spec's fields, read from it and assigned through it (re-validated; see _FromSpec).
@@ -389,8 +392,11 @@ class RayJob:
         Example:
             >>> job = RayJob(job_name="quick-dev-test", entrypoint="python test_model.py",
             ...              cluster_name="my-workspace-cluster", runtime_env={"working_dir": "."})
-            >>> # job.submit()   # 'quick-dev-test-3f9a1c'
-            >>> # job.submit(cluster_timeout=1800)   # a cluster just applied may queue for a while
+
+            Usage (not run here)::
+
+                job.submit()   # 'quick-dev-test-3f9a1c'
+                job.submit(cluster_timeout=1800)   # a cluster just applied may queue for a while
         """
         env = prepare_runtime_env(resolve_runtime_env(self.runtime_env), self.entrypoint)
         if isinstance(self._backend, ExistingClusterJob):
@@ -408,9 +414,10 @@ class RayJob:
         running, succeeded, failed with KubeRay's/Ray's reason, stopped, preempted, requeued, ...), with
         the real cluster name and the Ray job id.
 
-        Example:
-            >>> # job.status().phase          # <JobPhase.RUNNING: 'running'>
-            >>> # job.status().cluster_name   # 'final-training-run-x7k2p'
+        Example::
+
+            job.status().phase          # <JobPhase.RUNNING: 'running'>
+            job.status().cluster_name   # 'final-training-run-x7k2p'
         """
         st = self._backend.status()
         if st.cluster_name:
@@ -459,8 +466,9 @@ class RayJob:
             ClusterDeletedError: the RayJob was deleted while waiting, or the existing cluster the job
                 waited for was deleted before it was submitted.
 
-        Example:
-            >>> # job.wait(timeout=1800).phase   # <JobPhase.SUCCEEDED: 'succeeded'>
+        Example::
+
+            job.wait(timeout=1800).phase   # <JobPhase.SUCCEEDED: 'succeeded'>
         """
         started = time.monotonic()
         deadline = started + timeout if timeout is not None else None
@@ -555,9 +563,10 @@ class RayJob:
         (:meth:`stop_permission`). In a terminal (``show=None``; ``True``: anywhere): a rich panel that fits
         80 columns, and ``None`` is returned. ``show=False``: the card is made (or updated) but not shown.
 
-        Example:
-            >>> # job.view()             # the card in a notebook, a panel in a terminal
-            >>> # job.view().stop_button.disabled
+        Example::
+
+            job.view()             # the card in a notebook, a panel in a terminal
+            job.view().stop_button.disabled
         """
         st = self.status()
         logs = self._view_logs(st)
@@ -586,8 +595,9 @@ class RayJob:
         ``SelfSubjectAccessReview`` (:func:`~rayqueue_sdk.kube.access.can_i`; asked once per job object).
         A job on an existing cluster is always stopped through Ray: ``None``.
 
-        Example:
-            >>> # job.stop_permission()   # "may not patch workloads.kueue.x-k8s.io in namespace 'ds'"
+        Example::
+
+            job.stop_permission()   # "may not patch workloads.kueue.x-k8s.io in namespace 'ds'"
         """
         from rayqueue_sdk.kube.access import can_i  # lazy: stop_permission() only
 
@@ -637,10 +647,11 @@ class RayJob:
         :meth:`wait` followed; with no source left this raises
         :class:`~rayqueue_sdk.errors.NotFoundError` naming the sources it tried.
 
-        Example:
-            >>> # print(job.logs())
-            >>> # for line in job.logs(follow=True):
-            >>> #     print(line)
+        Example::
+
+            print(job.logs())
+            for line in job.logs(follow=True):
+                print(line)
         """
         if follow:
             return self._backend.follow()
@@ -656,8 +667,9 @@ class RayJob:
         through Ray (KubeRay then ends the RayJob and deletes its cluster), one still queued has its Kueue
         Workload deactivated. Returns True if anything changed.
 
-        Example:
-            >>> # job.stop()   # True
+        Example::
+
+            job.stop()   # True
         """
         return self._backend.stop()
 
@@ -674,8 +686,9 @@ class RayJob:
         Raises:
             NotFoundError: a job-owned job that was never submitted (or was deleted): use :meth:`submit`.
 
-        Example:
-            >>> # job.stop(); ...; job.resubmit(); job.wait()
+        Example::
+
+            job.stop(); ...; job.resubmit(); job.wait()
         """
         if not self.owns_cluster:
             self.submit()
@@ -704,8 +717,9 @@ class RayJob:
         the job's record and logs on the existing cluster (stopping it first if it still runs).
         Safe to repeat; returns False when there was nothing to delete.
 
-        Example:
-            >>> # job.delete()   # True
+        Example::
+
+            job.delete()   # True
         """
         return self._backend.delete()
 

@@ -279,7 +279,10 @@ class TokenAuthentication(Authentication):
         >>> auth = TokenAuthentication(token="sha256~abc", server="https://api.example:6443")
         >>> "sha256~abc" in repr(auth) or "sha256~abc" in str(vars(auth))
         False
-        >>> # auth.login()   # checks the token once, then later SDK calls use it
+
+        Usage (not run here)::
+
+            auth.login()   # checks the token once, then later SDK calls use it
     """
 
     def __init__(
@@ -352,7 +355,10 @@ class KubeConfigFileAuthentication(Authentication):
         >>> auth = KubeConfigFileAuthentication("/tmp/kubeconfig", context="local")
         >>> auth
         KubeConfigFileAuthentication(kube_config_path='/tmp/kubeconfig', context='local')
-        >>> # auth.login()
+
+        Usage (not run here)::
+
+            auth.login()
     """
 
     def __init__(

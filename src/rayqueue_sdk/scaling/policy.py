@@ -337,8 +337,9 @@ def apply_plan(session: KubeSession, the_plan: Plan, *, previous: dict[str, Any]
         ForbiddenError: a create was refused (names the verb and the resource); what this call had
             created is deleted first.
 
-    Example:
-        >>> # apply_plan(session, plan(session, stored_raycluster, IdlePolicy(idle_minutes=60)))
+    Example::
+
+        apply_plan(session, plan(session, stored_raycluster, IdlePolicy(idle_minutes=60)))
     """
     if previous is not None:
         remove_policy(
@@ -426,8 +427,9 @@ def remove_policy(
 def on_resume(session: KubeSession, rc: dict[str, Any], workload: dict[str, Any] | None) -> str | None:
     """Give a resumed cluster its whole idle period again; what was done, in words (``None``: no policy).
 
-    Example:
-        >>> # on_resume(session, raycluster, workload)   # 'ScaledObject ws-idle recreated: ...'
+    Example::
+
+        on_resume(session, raycluster, workload)   # 'ScaledObject ws-idle recreated: ...'
     """
     from rayqueue_sdk.scaling import agent  # lazy: the reaper (urllib, ssl), for its clock and decisions
 
@@ -543,8 +545,9 @@ def idle_status(
     """Read the policy and its clock for the stored RayCluster ``rc`` (``None``: no policy): the
     ScaledObject in KEDA mode (one GET), then :func:`rayqueue_sdk.admission.idle.idle_from`.
 
-    Example:
-        >>> # idle_status(session, raycluster, workload).text()   # 'keda mode: idle 12 of 60 min'
+    Example::
+
+        idle_status(session, raycluster, workload).text()   # 'keda mode: idle 12 of 60 min'
     """
     info = policy_of(rc)
     if info is None:
