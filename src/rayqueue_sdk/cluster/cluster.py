@@ -93,7 +93,38 @@ class Cluster:
         >>> "kueue.x-k8s.io/queue-name: ds-workspace-queue" in cluster.to_yaml()
         True
 
-        Usage (not run here)::
+        Applied (here to a local control plane without Ray; ``api`` is its client, ``session`` a
+        :class:`~rayqueue_sdk.kube.session.KubeSession` over it) in a LocalQueue (of a namespace of its own)
+        whose ClusterQueue has no quota, the cluster waits in the queue and has no Ray address yet:
+
+        >>> from rayqueue_sdk.kube.kinds import Kind
+        >>> _ = session.apply(Kind("", "v1", "namespaces", namespaced=False),
+        ...     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "doc-cluster"}})
+        >>> kueue = {"apiVersion": "kueue.x-k8s.io/v1beta2"}
+        >>> _ = session.apply(Kind("kueue.x-k8s.io", "v1beta2", "clusterqueues", namespaced=False),
+        ...     {**kueue, "kind": "ClusterQueue", "metadata": {"name": "doc-cluster-cq"},
+        ...      "spec": {"namespaceSelector": {}, "resourceGroups": []}})
+        >>> _ = session.apply(Kind("kueue.x-k8s.io", "v1beta2", "localqueues"),
+        ...     {**kueue, "kind": "LocalQueue",
+        ...      "metadata": {"name": "doc-cluster-q", "namespace": "doc-cluster"},
+        ...      "spec": {"clusterQueue": "doc-cluster-cq"}})
+        >>> queued = Cluster(ClusterConfiguration(name="doc-cluster-queued", namespace="doc-cluster",
+        ...     num_workers=1, local_queue="doc-cluster-q"), client=api)
+        >>> queued.apply()
+        doc-cluster/doc-cluster-queued: applied (RayCluster generation 1)
+          cluster.wait_ready() waits until it is ready; cluster.status() reads it
+        >>> queued.status().phase
+        <ClusterPhase.QUEUED: 'queued'>
+        >>> d = queued.details(show=False); d.gpus, [g.name for g in d.groups]
+        (0, ['worker-group'])
+        >>> queued.cluster_uri()
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.DashboardNotFoundError: 404 NotFound: no Ray address for RayCluster ...
+        >>> queued.down()
+        True
+
+        With Ray, once admitted (not run here)::
 
             cluster.apply(); cluster.wait_ready(); ray.init(cluster.cluster_uri()); cluster.down()
     """
@@ -393,9 +424,16 @@ class Cluster:
             ConflictError: the cluster of that name was not made by rayqueue_sdk, or another field
                 manager owns a field (``force=True`` takes it over).
 
-        Example::
-
-            cluster.apply()   # twice is fine: the second is a no-op
+        Example:
+            >>> cluster = Cluster(ClusterConfiguration(name="doc-cluster-apply", namespace="default"),
+            ...                   client=api)
+            >>> cluster.apply()
+            default/doc-cluster-apply: applied (RayCluster generation 1)
+              cluster.wait_ready() waits until it is ready; cluster.status() reads it
+            >>> cluster.apply().generation   # twice is fine: the second is a no-op
+            1
+            >>> cluster.down()
+            True
         """
         from rayqueue_sdk.kube.kinds import RAYCLUSTERS  # lazy: API calls
         from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
@@ -449,9 +487,14 @@ class Cluster:
         Raises:
             ConflictError: the cluster of that name was not made by rayqueue_sdk.
 
-        Example::
-
-            cluster.down()   # resources immediately returned to the queue
+        Example:
+            >>> cluster = Cluster(ClusterConfiguration(name="doc-cluster-down", namespace="default"),
+            ...                   client=api)
+            >>> _ = cluster.apply()
+            >>> cluster.down()   # resources immediately returned to the queue
+            True
+            >>> cluster.down()   # nothing left to delete
+            False
         """
         from rayqueue_sdk.cluster.preflight import check_ours  # lazy: apply's checks
         from rayqueue_sdk.kube.kinds import RAYCLUSTERS  # lazy: API calls
@@ -492,10 +535,15 @@ class Cluster:
             ClusterNotFoundError: with ``missing_ok=False``, the cluster does not exist (lists those that
                 do).
 
-        Example::
+        Example:
+            >>> cluster = Cluster(ClusterConfiguration(name="doc-cluster-status", namespace="default"),
+            ...                   client=api)
+            >>> cluster.status().phase   # before apply()
+            <ClusterPhase.NOT_FOUND: 'not found'>
 
-            st = cluster.status(); print(st.phase.value, st.position, st.explanation)
-            cluster.status().phase is ClusterPhase.NOT_FOUND   # before apply()
+            On a cluster you have (not run here)::
+
+                st = cluster.status(); print(st.phase.value, st.position, st.explanation)
         """
         from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
 

@@ -9,9 +9,27 @@ refusal is remembered for the client so the next overview does not ask again. Cl
 listed (403) leave the quotas out, with a note; nothing else fails.
 
 Example:
-    >>> from rayqueue_sdk import queue_overview
+    The functions' examples read a LocalQueue ``doc-overview-q`` (in namespace ``doc-overview``) whose
+    ClusterQueue has 4 CPUs and 16Gi of quota, made here (on a local control plane; ``session`` is a
+    KubeSession over it):
 
-    Usage (not run here)::
+    >>> from rayqueue_sdk.kube.kinds import Kind
+    >>> _ = session.apply(Kind("", "v1", "namespaces", namespaced=False),
+    ...     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "doc-overview"}})
+    >>> kueue = {"apiVersion": "kueue.x-k8s.io/v1beta2"}
+    >>> quota = [{"name": "cpu", "nominalQuota": 4}, {"name": "memory", "nominalQuota": "16Gi"}]
+    >>> _ = session.apply(Kind("kueue.x-k8s.io", "v1beta2", "resourceflavors", namespaced=False),
+    ...     {**kueue, "kind": "ResourceFlavor", "metadata": {"name": "doc-overview-flavor"}})
+    >>> _ = session.apply(Kind("kueue.x-k8s.io", "v1beta2", "clusterqueues", namespaced=False),
+    ...     {**kueue, "kind": "ClusterQueue", "metadata": {"name": "doc-overview-cq"},
+    ...      "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu", "memory"],
+    ...               "flavors": [{"name": "doc-overview-flavor", "resources": quota}]}]}})
+    >>> _ = session.apply(Kind("kueue.x-k8s.io", "v1beta2", "localqueues"),
+    ...     {**kueue, "kind": "LocalQueue",
+    ...      "metadata": {"name": "doc-overview-q", "namespace": "doc-overview"},
+    ...      "spec": {"clusterQueue": "doc-overview-cq"}})
+
+    Where others wait ahead of you (not run here: it needs their workloads)::
 
         ov = queue_overview("team-a")
         print(ov.ahead_text(ov.mine()[0]))
@@ -73,12 +91,9 @@ def queue_overview(
 
     Example:
         >>> from rayqueue_sdk import queue_overview
-
-        Usage (not run here)::
-
-            ov = queue_overview("team-a")
-            [(q.name, q.cluster_queue_name, len(q.pending)) for q in ov.queues]
-            # [('local-queue', 'team-a-cq', 2)]
+        >>> ov = queue_overview("doc-overview", client=session)   # the module's example made its queue
+        >>> [(q.name, q.cluster_queue_name, len(q.pending)) for q in ov.queues]
+        [('doc-overview-q', 'doc-overview-cq', 0)]
     """
     session = KubeSession.of(client, namespace=namespace)
     reads = read_queues(session, namespace=session.namespace)
@@ -100,8 +115,11 @@ def queue_headroom(namespace: str | None = None, client: SessionLike = None) -> 
 
     Example:
         >>> from rayqueue_sdk import queue_headroom
+        >>> room = queue_headroom("doc-overview", client=session)   # the module's example made its queue
+        >>> [(r.local_queue, r.resource, str(r.nominal), str(r.free)) for r in room.rows]
+        [('doc-overview-q', 'cpu', '4', '4'), ('doc-overview-q', 'memory', '17179869184', '17179869184')]
 
-        Usage (not run here)::
+        As a table (not run here)::
 
             print(queue_headroom("team-a"))
             # LOCALQUEUE   CLUSTERQUEUE FLAVOR       RESOURCE        NOMINAL BORROWABLE   USED (QUEUE)   FREE
@@ -150,12 +168,16 @@ def will_it_fit(
 
     Example:
         >>> from rayqueue_sdk import ClusterConfiguration, will_it_fit
-
-        Usage (not run here)::
-
-            answer = will_it_fit(ClusterConfiguration(name="ws", num_workers=2), "local-queue")
-            answer.fits, answer.reason
-            # (False, 'does not fit now: cpu short by 2 in flavor default-flavor (needs 6, 4 available; ...)')
+        >>> small = ClusterConfiguration(name="ws", namespace="doc-overview", num_workers=1)
+        >>> will_it_fit(small, "doc-overview-q", client=session).fits   # doc-overview-q: the module's
+        True
+        >>> big = ClusterConfiguration(name="ws", namespace="doc-overview", num_workers=4,
+        ...                            worker_cpu_requests=2)
+        >>> answer = will_it_fit(big, "doc-overview-q", client=session)
+        >>> answer.fits
+        False
+        >>> print(answer.reason)
+        never fits: cpu 9 is more than flavor doc-overview-flavor can ever give (4; no cohort to borrow ...)
     """
     if not isinstance(config, ClusterConfiguration):
         raise ConfigError("config", type(config).__name__, "a ClusterConfiguration")
@@ -204,8 +226,10 @@ def view_queues(
 
     Example:
         >>> from rayqueue_sdk import view_queues
+        >>> type(view_queues("doc-overview", client=session, show=False)).__name__   # not in a notebook
+        'QueueOverview'
 
-        Usage (not run here)::
+        In a notebook or a terminal (not run here)::
 
             view_queues("team-a")
     """
