@@ -53,6 +53,7 @@ ON_A_PLANE = {
     "rayqueue_sdk.cluster.eta",
     "rayqueue_sdk.cluster.preflight",
     "rayqueue_sdk.scaling.policy",
+    "rayqueue_sdk.job.rayjob",
 }
 
 MODULES = all_modules()

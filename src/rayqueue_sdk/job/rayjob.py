@@ -144,7 +144,33 @@ class RayJob:
         >>> body["submission_id"], body["runtime_env"]
         ('quick-dev-test', {'working_dir': '.'})
 
-        Usage (not run here)::
+        Submitted (here to a local control plane without Ray; ``api`` is its client, ``session`` a
+        :class:`~rayqueue_sdk.kube.session.KubeSession` over it) with a job-owned cluster, in a LocalQueue (of
+        a namespace of its own) whose ClusterQueue has no quota, the job waits in the queue; deleted, it
+        is gone:
+
+        >>> from rayqueue_sdk.kube.kinds import Kind
+        >>> _ = session.apply(Kind("", "v1", "namespaces", namespaced=False),
+        ...     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "doc-rayjob"}})
+        >>> kueue = {"apiVersion": "kueue.x-k8s.io/v1beta2"}
+        >>> _ = session.apply(Kind("kueue.x-k8s.io", "v1beta2", "clusterqueues", namespaced=False),
+        ...     {**kueue, "kind": "ClusterQueue", "metadata": {"name": "doc-rayjob-cq"},
+        ...      "spec": {"namespaceSelector": {}, "resourceGroups": []}})
+        >>> _ = session.apply(Kind("kueue.x-k8s.io", "v1beta2", "localqueues"),
+        ...     {**kueue, "kind": "LocalQueue",
+        ...      "metadata": {"name": "doc-rayjob-q", "namespace": "doc-rayjob"},
+        ...      "spec": {"clusterQueue": "doc-rayjob-cq"}})
+        >>> job = RayJob(job_name="doc-rayjob-queued", entrypoint="python -c 'print(42)'",
+        ...              cluster_config=ClusterConfiguration(num_workers=1), namespace="doc-rayjob",
+        ...              local_queue="doc-rayjob-q", client=api)
+        >>> job.submit()
+        'doc-rayjob-queued'
+        >>> job.status().phase
+        <JobPhase.QUEUED: 'queued'>
+        >>> job.delete(), job.delete()
+        (True, False)
+
+        Once admitted, with Ray (not run here)::
 
             job.submit(); job.wait(timeout=600); print(job.logs())
     """
@@ -595,9 +621,15 @@ class RayJob:
         ``SelfSubjectAccessReview`` (:func:`~rayqueue_sdk.kube.access.can_i`; asked once per job object).
         A job on an existing cluster is always stopped through Ray: ``None``.
 
-        Example::
+        Example:
+            >>> job = RayJob(job_name="doc-rayjob-perm", entrypoint="python x.py",
+            ...              cluster_config=ClusterConfiguration(), namespace="default", client=api)
+            >>> job.stop_permission() is None   # the local control plane's identity may stop it
+            True
 
-            job.stop_permission()   # "may not patch workloads.kueue.x-k8s.io in namespace 'ds'"
+            Where the identity may not (not run here)::
+
+                job.stop_permission()   # "may not patch workloads.kueue.x-k8s.io in namespace 'ds'"
         """
         from rayqueue_sdk.kube.access import can_i  # lazy: stop_permission() only
 
@@ -647,11 +679,19 @@ class RayJob:
         :meth:`wait` followed; with no source left this raises
         :class:`~rayqueue_sdk.errors.NotFoundError` naming the sources it tried.
 
-        Example::
+        Example:
+            >>> job = RayJob(job_name="doc-rayjob-logs", entrypoint="python x.py",
+            ...              cluster_config=ClusterConfiguration(), namespace="default", client=api)
+            >>> job.logs()   # never submitted
+            Traceback (most recent call last):
+            ...
+            rayqueue_sdk.errors.RayQueueError: no logs for RayJob default/doc-rayjob-logs yet: ...
 
-            print(job.logs())
-            for line in job.logs(follow=True):
-                print(line)
+            Once it runs (not run here)::
+
+                print(job.logs())
+                for line in job.logs(follow=True):
+                    print(line)
         """
         if follow:
             return self._backend.follow()
@@ -667,9 +707,11 @@ class RayJob:
         through Ray (KubeRay then ends the RayJob and deletes its cluster), one still queued has its Kueue
         Workload deactivated. Returns True if anything changed.
 
-        Example::
-
-            job.stop()   # True
+        Example:
+            >>> job = RayJob(job_name="doc-rayjob-stop", entrypoint="python x.py",
+            ...              cluster_config=ClusterConfiguration(), namespace="default", client=api)
+            >>> job.stop()   # never submitted: nothing changed (a submitted one: True)
+            False
         """
         return self._backend.stop()
 
@@ -717,9 +759,11 @@ class RayJob:
         the job's record and logs on the existing cluster (stopping it first if it still runs).
         Safe to repeat; returns False when there was nothing to delete.
 
-        Example::
-
-            job.delete()   # True
+        Example:
+            >>> job = RayJob(job_name="doc-rayjob-delete", entrypoint="python x.py",
+            ...              cluster_config=ClusterConfiguration(), namespace="default", client=api)
+            >>> job.delete()   # never submitted: nothing to delete (the class example deletes one)
+            False
         """
         return self._backend.delete()
 
