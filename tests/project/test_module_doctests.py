@@ -51,6 +51,7 @@ ON_A_PLANE = {
     "rayqueue_sdk.cluster.queues",
     "rayqueue_sdk.cluster.queue_reads",
     "rayqueue_sdk.cluster.eta",
+    "rayqueue_sdk.cluster.timeline",
     "rayqueue_sdk.cluster.preflight",
     "rayqueue_sdk.scaling.policy",
     "rayqueue_sdk.job.rayjob",

@@ -1022,8 +1022,12 @@ def get_cluster(
 
     Example:
         >>> from rayqueue_sdk import get_cluster
+        >>> get_cluster("doc-cluster-missing", "default", client=session)
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ClusterNotFoundError: 404 NotFound: RayCluster 'doc-cluster-missing' does not ...
 
-        Usage (not run here)::
+        A cluster that exists (not run here)::
 
             cluster = get_cluster("my-workspace-cluster", "ds-team")
             [g.name for g in cluster.config.resolved_worker_groups()], cluster.status().phase

@@ -96,10 +96,16 @@ def queue_timeline_rows(
     Raises:
         QueueNotFoundError: no such LocalQueue (the overview's error, listing those that exist).
 
-    Example::
+    Example:
+        >>> queue_timeline_rows("doc-timeline-q", "default", client=session)
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.QueueNotFoundError: 404 NotFound: LocalQueue 'doc-timeline-q' does not exist ...
 
-        from rayqueue_sdk.display.charts import queue_timeline
-        queue_timeline(queue_timeline_rows("user-queue", "team-a"))
+        As a chart, on a queue that exists (not run here)::
+
+            from rayqueue_sdk.display.charts import queue_timeline
+            queue_timeline(queue_timeline_rows("user-queue", "team-a"))
     """
     session = KubeSession.of(client, namespace=namespace)
     ns = session.namespace

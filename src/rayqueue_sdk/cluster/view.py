@@ -62,8 +62,10 @@ def view_clusters(namespace: str | None = None, client: SessionLike = None) -> C
 
     Example:
         >>> from rayqueue_sdk import view_clusters
+        >>> view_clusters("doc-view", client=session)   # outside a notebook: returned, not shown
+        ClusterBrowser(namespace='doc-view', clusters=[])
 
-        Usage (not run here)::
+        In a notebook (not run here)::
 
             view_clusters("ds-team")
     """

@@ -240,9 +240,18 @@ def render_text(renderable: Any, width: int = 100) -> str:
 def print_details(details: DetailsView, console: Any = None) -> None:
     """Print :func:`details_panel` to ``console`` (default: a new rich console on stdout).
 
-    Example::
+    Example:
+        >>> from io import StringIO
+        >>> from rich.console import Console
+        >>> from rayqueue_sdk.cluster.observe import summarize
+        >>> out = Console(file=StringIO(), width=100)
+        >>> print_details(summarize({"metadata": {"name": "ws", "namespace": "ds"}, "spec": {}}), console=out)
+        >>> "ds/ws" in out.file.getvalue() and "shape (0 GPUs)" in out.file.getvalue()
+        True
 
-        print_details(cluster.details(show=False))
+        On a cluster (not run here)::
+
+            print_details(cluster.details(show=False))
     """
     # lazy: rich costs ~30 ms, paid only when something is shown
     from rich.console import Console
@@ -255,9 +264,18 @@ def print_clusters(
 ) -> None:
     """Print :func:`clusters_table`.
 
-    Example::
+    Example:
+        >>> from io import StringIO
+        >>> from rich.console import Console
+        >>> from rayqueue_sdk.cluster.status import ClusterStatus, ClusterPhase
+        >>> out = Console(file=StringIO(), width=100)
+        >>> print_clusters([ClusterStatus("ws", "ds", ClusterPhase.QUEUED, False, "queued")], console=out)
+        >>> "Ray clusters" in out.file.getvalue() and "queued" in out.file.getvalue()
+        True
 
-        print_clusters(list_clusters("ds-team"))
+        On a namespace's clusters (not run here)::
+
+            print_clusters(list_clusters("ds-team"))
     """
     # lazy: rich costs ~30 ms, paid only when something is shown
     from rich.console import Console

@@ -334,9 +334,17 @@ def queues_renderable(overview: QueueOverview) -> Any:
 def print_queues(overview: QueueOverview, console: Any = None) -> None:
     """Print :func:`queues_renderable` to ``console`` (default: a new rich console on stdout).
 
-    Example::
+    Example:
+        >>> from io import StringIO
+        >>> from rich.console import Console
+        >>> out = Console(file=StringIO(), width=100)
+        >>> print_queues(QueueOverview("ds", (QueueSummary("q", "ds", "cq"),)), console=out)
+        >>> out.file.getvalue().splitlines()[0]
+        'LocalQueue ds/q -> ClusterQueue cq'
 
-        print_queues(queue_overview("ds-team"))
+        On a namespace's queues (not run here)::
+
+            print_queues(queue_overview("ds-team"))
     """
     from rich.console import Console  # lazy: rich costs ~30 ms, paid only when something is shown
 

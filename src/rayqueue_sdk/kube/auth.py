@@ -355,8 +355,12 @@ class KubeConfigFileAuthentication(Authentication):
         >>> auth = KubeConfigFileAuthentication("/tmp/kubeconfig", context="local")
         >>> auth
         KubeConfigFileAuthentication(kube_config_path='/tmp/kubeconfig', context='local')
+        >>> KubeConfigFileAuthentication("/nonexistent/kubeconfig").login()
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ConfigError: kube_config_path: file not found (got '/nonexistent/kubeconfig'); ...
 
-        Usage (not run here)::
+        With a kubeconfig that exists (not run here)::
 
             auth.login()
     """
