@@ -455,9 +455,22 @@ class Cluster:
         """Create the RayCluster (the seed-000 form); an existing one is an :class:`AlreadyExistsError`.
         Returns what :meth:`apply` returns.
 
-        Example::
+        Example:
+            >>> cluster = Cluster(ClusterConfiguration(name="doc-cluster-up", namespace="default"),
+            ...                   client=api)
+            >>> cluster.up()
+            default/doc-cluster-up: applied (RayCluster generation 1)
+              cluster.wait_ready() waits until it is ready; cluster.status() reads it
+            >>> cluster.up()
+            Traceback (most recent call last):
+            ...
+            rayqueue_sdk.errors.AlreadyExistsError: 409 AlreadyExists: RayCluster default/doc-cluster-up ...
+            >>> cluster.down()
+            True
 
-            cluster.up(); cluster.wait_ready()
+            Then, with Ray (not run here)::
+
+                cluster.wait_ready()
         """
         from rayqueue_sdk.kube.kinds import RAYCLUSTERS  # lazy: API calls
 
@@ -661,9 +674,17 @@ class Cluster:
         """The status plus the cluster's shape (head, every worker group, GPUs): rendered with rich in a
         console, as a widget in a notebook, and returned.
 
-        Example::
+        Example:
+            >>> cluster = Cluster(ClusterConfiguration(name="doc-cluster-details", namespace="default"),
+            ...                   client=api)
+            >>> cluster.details(show=False)   # before apply()
+            Traceback (most recent call last):
+            ...
+            rayqueue_sdk.errors.ClusterNotFoundError: 404 NotFound: RayCluster 'doc-cluster-details' does ...
 
-            d = cluster.details(); d.gpus, [g.name for g in d.groups]
+            Once applied (the class example shows it on a queued cluster; not run here)::
+
+                d = cluster.details(); d.gpus, [g.name for g in d.groups]
         """
         from rayqueue_sdk.cluster.observe import observe_one, summarize  # lazy: the read path
         from rayqueue_sdk.display import show_details  # lazy: notebook cards

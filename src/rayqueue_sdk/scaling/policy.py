@@ -427,9 +427,14 @@ def remove_policy(
 def on_resume(session: KubeSession, rc: dict[str, Any], workload: dict[str, Any] | None) -> str | None:
     """Give a resumed cluster its whole idle period again; what was done, in words (``None``: no policy).
 
-    Example::
+    Example:
+        >>> no_policy = {"metadata": {"name": "ws", "namespace": "default"}}
+        >>> on_resume(session, no_policy, None) is None
+        True
 
-        on_resume(session, raycluster, workload)   # 'ScaledObject ws-idle recreated: ...'
+        On a cluster with a KEDA policy (not run here)::
+
+            on_resume(session, raycluster, workload)   # 'ScaledObject ws-idle recreated: ...'
     """
     from rayqueue_sdk.scaling import agent  # lazy: the reaper (urllib, ssl), for its clock and decisions
 
@@ -545,9 +550,14 @@ def idle_status(
     """Read the policy and its clock for the stored RayCluster ``rc`` (``None``: no policy): the
     ScaledObject in KEDA mode (one GET), then :func:`rayqueue_sdk.admission.idle.idle_from`.
 
-    Example::
+    Example:
+        >>> no_policy = {"metadata": {"name": "ws", "namespace": "default"}}
+        >>> idle_status(session, no_policy, None) is None
+        True
 
-        idle_status(session, raycluster, workload).text()   # 'keda mode: idle 12 of 60 min'
+        On a cluster with a policy (not run here)::
+
+            idle_status(session, raycluster, workload).text()   # 'keda mode: idle 12 of 60 min'
     """
     info = policy_of(rc)
     if info is None:
