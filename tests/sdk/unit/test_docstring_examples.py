@@ -16,8 +16,8 @@ MODULES = [
     "rayqueue_sdk.config.fields",
     "rayqueue_sdk.config.errors",
     "rayqueue_sdk.config.worker_group",
-    "rayqueue_sdk.cluster.cluster",
-    "rayqueue_sdk.job.rayjob",
+    # rayqueue_sdk.cluster.cluster and rayqueue_sdk.job.rayjob: their examples apply to an API server, so
+    # they run on a local control plane in tests/project/test_module_doctests.py (ON_A_PLANE).
     "rayqueue_sdk.manifests",
     "rayqueue_sdk.manifests.raycluster",
     "rayqueue_sdk.manifests.rayjob",

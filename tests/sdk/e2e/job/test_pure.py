@@ -192,7 +192,7 @@ def test_follow_lines_inside_a_running_loop() -> None:
 @pytest.mark.parametrize(
     "name",
     [
-        "rayqueue_sdk.job.rayjob",
+        # rayqueue_sdk.job.rayjob's examples submit to an API server: tests/project/test_module_doctests.py
         "rayqueue_sdk.job.backend",
         "rayqueue_sdk.job.spec",
         "rayqueue_sdk.job.status",
