@@ -728,9 +728,17 @@ class Cluster:
             DashboardNotFoundError: the head has no address yet (queued or starting).
             ScaledToZeroError: the idle policy scaled the cluster to zero ("call cluster.resume()").
 
-        Example::
+        Example:
+            >>> cluster = Cluster(ClusterConfiguration(name="doc-cluster-uri", namespace="default"),
+            ...                   client=api)
+            >>> cluster.cluster_uri()   # before apply(); the class example shows a queued cluster's error
+            Traceback (most recent call last):
+            ...
+            rayqueue_sdk.errors.ClusterNotFoundError: 404 NotFound: RayCluster 'doc-cluster-uri' does not ...
 
-            import ray; ray.init(cluster.cluster_uri())
+            On a ready cluster (not run here: it needs a Ray head)::
+
+                import ray; ray.init(cluster.cluster_uri())
         """
         from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
 
@@ -928,11 +936,16 @@ class Cluster:
             ForbiddenError: the identity may not create one of the objects (names the verb and the
                 resource); nothing this call made is left behind.
 
-        Example::
+        Example:
+            >>> cluster = Cluster(ClusterConfiguration(name="doc-cluster-idle", namespace="default"),
+            ...                   client=api)
+            >>> cluster.scale_to_zero(None)   # remove the policy
+            'idle policy removed (nothing to remove)'
 
-            cluster.scale_to_zero(idle_minutes=60)            # auto: KEDA where served, else the reaper
-            cluster.scale_to_zero(60, dry_run=True)           # what it would do now, and why
-            cluster.scale_to_zero(None)                       # remove the policy
+            On a running cluster (not run here: the idle signal needs Ray or Prometheus)::
+
+                cluster.scale_to_zero(idle_minutes=60)            # auto: KEDA where served, else the reaper
+                cluster.scale_to_zero(60, dry_run=True)           # what it would do now, and why
         """
         from rayqueue_sdk.kube.lookups import fetch_raycluster, find_workload  # lazy: API calls
         from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use

@@ -58,7 +58,7 @@ class RayJobClient:
         ...
         rayqueue_sdk.errors.ConfigError: create_cluster_cert: not provided by rayqueue_sdk (got True); ...
 
-        Usage (not run here)::
+        Against a running Ray head (not run here)::
 
             client = RayJobClient(address=cluster.cluster_dashboard_uri(), headers=header, verify=True)
             sid = client.submit_job(entrypoint="python mnist.py", runtime_env={"working_dir": "./"})

@@ -15,7 +15,7 @@ The arithmetic is pure (:mod:`rayqueue_sdk.admission.usage`); this module only g
 Example:
     >>> from rayqueue_sdk import usage_report
 
-    Usage (not run here)::
+    With Prometheus (not run here)::
 
         report = usage_report("team-a", since="7d", prometheus="http://prometheus.monitoring:9090")
         [(r.name, r.gpu_hours_allocated, r.gpu_hours_busy) for r in report.rows]

@@ -10,7 +10,7 @@ no watch); if that API is absent or forbidden, that is said once and the wait go
 Example:
     >>> from rayqueue_sdk.cluster.wait import wait_for_cluster
 
-    Usage (not run here)::
+    On a cluster that becomes ready, with Ray (not run here; the function's example runs)::
 
         status = wait_for_cluster("ws", "ds-team", timeout=600, queue_timeout=300,
                                   on_progress=lambda st: print(st))

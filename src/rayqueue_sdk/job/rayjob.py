@@ -419,7 +419,8 @@ class RayJob:
             >>> job = RayJob(job_name="quick-dev-test", entrypoint="python test_model.py",
             ...              cluster_name="my-workspace-cluster", runtime_env={"working_dir": "."})
 
-            Usage (not run here)::
+            On an existing cluster (not run here: it needs a Ray head; the class example submits a
+            job-owned one)::
 
                 job.submit()   # 'quick-dev-test-3f9a1c'
                 job.submit(cluster_timeout=1800)   # a cluster just applied may queue for a while

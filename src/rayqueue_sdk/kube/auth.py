@@ -280,7 +280,7 @@ class TokenAuthentication(Authentication):
         >>> "sha256~abc" in repr(auth) or "sha256~abc" in str(vars(auth))
         False
 
-        Usage (not run here)::
+        Against a real API server (not run here)::
 
             auth.login()   # checks the token once, then later SDK calls use it
     """
