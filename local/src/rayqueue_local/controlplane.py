@@ -444,8 +444,9 @@ class LocalControlPlane:
     def api_client(self, token: str | None = None) -> Any:
         """A ``kubernetes.client.ApiClient`` for this server (admin unless ``token`` is given), TLS verified.
 
-        Example:
-            >>> # from kubernetes import client; client.CoreV1Api(cp.api_client()).list_namespace()
+        Example::
+
+            from kubernetes import client; client.CoreV1Api(cp.api_client()).list_namespace()
         """
         from kubernetes import client  # lazy: ~400 ms to import, only for callers that want a client
 
@@ -465,8 +466,9 @@ class LocalControlPlane:
         may be written at either generation (``v1beta2`` or ``v1beta1``) whichever
         ``kueue_api_versions`` serves: the scenarios' ``v1beta2`` setups work on a ``v1beta1``-only plane.
 
-        Example:
-            >>> # cp.apply("apiVersion: v1\\nkind: Namespace\\nmetadata: {name: team-a}\\n")
+        Example::
+
+            cp.apply("apiVersion: v1\\nkind: Namespace\\nmetadata: {name: team-a}\\n")
         """
         if isinstance(objects, str):
             docs = [d for d in load_yaml_all(objects) if d]

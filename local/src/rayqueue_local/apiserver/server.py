@@ -350,8 +350,9 @@ class APIServer:
     ``handler`` does the Kubernetes REST work (:class:`rayqueue_local.apiserver.rest.RestAPI`);
     ``authenticator`` checks tokens and rules; ``faults`` is the fault table.
 
-    Example:
-        >>> # APIServer(rest, Authenticator(), FaultInjector(), tls.server_context()).start()
+    Example::
+
+        APIServer(rest, Authenticator(), FaultInjector(), tls.server_context()).start()
     """
 
     def __init__(
@@ -429,10 +430,11 @@ class APIServer:
         ``"localqueues/pendingworkloads.visibility.kueue.x-k8s.io"``); the user must be allowed
         ``verb`` on it (in the ``namespace`` group of the match, if any) before the handler runs.
 
-        Example:
-            >>> # server.add_route("GET", r"/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/"
-            >>> #     r"(?P<namespace>[^/]+)/localqueues/(?P<name>[^/]+)/pendingworkloads",
-            >>> #     handler, resource="localqueues/pendingworkloads.visibility.kueue.x-k8s.io", verb="get")
+        Example::
+
+            server.add_route("GET", r"/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/"
+                r"(?P<namespace>[^/]+)/localqueues/(?P<name>[^/]+)/pendingworkloads",
+                handler, resource="localqueues/pendingworkloads.visibility.kueue.x-k8s.io", verb="get")
         """
         self._routes.append(
             _Route(method.upper(), re.compile(path_regex), handler, *_split_resource(resource), verb)
