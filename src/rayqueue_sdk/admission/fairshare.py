@@ -31,7 +31,7 @@ def cohort_of(cluster_queue: Mapping[str, Any]) -> str | None:
     """The cohort a ClusterQueue belongs to (``spec.cohortName``), ``None`` when it has none.
 
     Objects read at Kueue ``v1beta1`` (``spec.cohort``) come here renamed by
-    :func:`rayqueue_sdk.kube.resources.normalize_kueue`.
+    :func:`rayqueue_sdk.kube.normalize.normalize_kueue`.
 
     Example:
         >>> cohort_of({"spec": {"cohortName": "ml"}}), cohort_of({"spec": {}})

@@ -18,13 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rayqueue_sdk.kube.kinds import Kind
+from rayqueue_sdk.kube.kinds import PODS
 from rayqueue_sdk.kube.session import KubeSession, Objects
 
-__all__ = ["JOB_NAME_LABEL", "PODS", "PodLog", "head_pod", "newest_pod", "submitter_log"]
+__all__ = ["JOB_NAME_LABEL", "PodLog", "head_pod", "newest_pod", "submitter_log"]
 
-#: Pods (the core group).
-PODS = Kind("", "v1", "pods")
 #: The label the Job controller puts on a Job's pods.
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 
