@@ -12,7 +12,6 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_sdk.kube.connection import server_of
 from rayqueue_sdk.kube.retry import DEFAULT_POLICY, DEFAULT_REQUEST_TIMEOUT, RetryPolicy, call
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,7 +49,7 @@ def get_json(
         timeout=request_timeout,
         verb="get",
         resource=path,
-        server=server_of(api),
+        server=str(api.configuration.host),
         policy=policy,
         request_timeout=None,
     )
