@@ -24,7 +24,6 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.admission.estimate import (
     AdmissionEstimate,
     Hold,
@@ -43,6 +42,7 @@ from rayqueue_sdk.errors import ApiError
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS, RAYJOBS, SCALEDOBJECTS, Kind
 from rayqueue_sdk.kube.lookups import list_or_none
 from rayqueue_sdk.kube.session import KubeSession
+from rayqueue_sdk.manifests.meta import condition_of
 from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, policy_name
 from rayqueue_sdk.scaling.agent import AgentState, parse_time
 from rayqueue_sdk.scaling.policy import policy_of
@@ -76,7 +76,7 @@ def _idle_clock(
     annotation on the Workload, or KEDA's ``lastActiveTime``; idle since ``None``: busy or not known."""
     idle_seconds = float(policy.get("idle_minutes") or 0) * 60
     cooldown = float(policy.get("initial_cooldown_minutes") or 0) * 60
-    admitted = parse_time((condition(workload, "Admitted") or {}).get("lastTransitionTime"))
+    admitted = parse_time((condition_of(workload, "Admitted") or {}).get("lastTransitionTime"))
     cooldown_end = admitted + cooldown if admitted is not None and cooldown else None
     if policy.get("mode") == "keda":
         if scaled_object is None:
@@ -142,7 +142,7 @@ def releases_of(
         if ns != namespace:
             out.append(unbounded_release(ns, name, label, usage))
             continue
-        finished = condition(wl, "Finished")
+        finished = condition_of(wl, "Finished")
         if finished is not None and finished.get("status") == "True":
             out.append(finished_release(ns, name, label, usage, now=now))
             continue

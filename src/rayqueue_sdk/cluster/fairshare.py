@@ -17,10 +17,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.admission.fairshare import fair_share_sentence
 from rayqueue_sdk.errors import ApiError, ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.session import KubeSession
+from rayqueue_sdk.manifests.meta import condition_of
 
 __all__ = ["fair_share_for", "waits_for_quota"]
 
@@ -40,7 +40,7 @@ def waits_for_quota(workload: Mapping[str, Any] | None) -> bool:
     """
     if workload is None or (workload.get("spec") or {}).get("active") is False:
         return False
-    reserved, finished = condition(workload, "QuotaReserved"), condition(workload, "Finished")
+    reserved, finished = condition_of(workload, "QuotaReserved"), condition_of(workload, "Finished")
     return not (reserved and reserved.get("status") == "True") and not (
         finished and finished.get("status") == "True"
     )

@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.admission.idle import IdleStatus, idle_from, policy_of
 from rayqueue_sdk.config.idle import IdlePolicy
 from rayqueue_sdk.errors import ConfigError, ForbiddenError, NotFoundError, RayQueueError
@@ -46,6 +45,7 @@ from rayqueue_sdk.kube.poll import poll_until
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.idle import IdleMode, StopMechanism
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
+from rayqueue_sdk.manifests.meta import condition_of
 from rayqueue_sdk.manifests.scaling import (
     IDLE_STATE_ANNOTATION,
     POLICY_ANNOTATION,
@@ -632,9 +632,9 @@ def dry_run(
     cond: dict[str, Any]
     if the_plan.mechanism is StopMechanism.SUSPEND:
         running = not (rc.get("spec") or {}).get("suspend")
-        cond = dict(condition(rc, "HeadPodReady") or {})
+        cond = dict(condition_of(rc, "HeadPodReady") or {})
     else:
-        cond = dict(condition(workload, "Admitted") or {})
+        cond = dict(condition_of(workload, "Admitted") or {})
         active = ((workload or {}).get("spec") or {}).get("active", True) is not False
         running = active and cond.get("status") == "True"
     busy = agent.busy_from(policy.idle_signal, gpu, None if jobs is None else agent.jobs_busy(jobs))
