@@ -42,7 +42,7 @@ from rayqueue_sdk.errors import ApiError
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS, RAYJOBS, SCALEDOBJECTS, Kind
 from rayqueue_sdk.kube.lookups import list_or_none
 from rayqueue_sdk.kube.session import KubeSession
-from rayqueue_sdk.manifests.meta import condition_of
+from rayqueue_sdk.manifests.meta import annotations_of, condition_of, meta_of, name_of
 from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, policy_name
 from rayqueue_sdk.scaling.agent import AgentState, parse_time
 from rayqueue_sdk.scaling.policy import policy_of
@@ -87,9 +87,9 @@ def _idle_clock(
         last = parse_time((scaled_object.get("status") or {}).get("lastActiveTime"))
         if last is not None:
             return last, float(spec.get("cooldownPeriod") or idle_seconds), None
-        created = parse_time((scaled_object.get("metadata") or {}).get("creationTimestamp"))
+        created = parse_time(meta_of(scaled_object).get("creationTimestamp"))
         return created, float(spec.get("initialCooldownPeriod") or idle_seconds), None
-    text = ((workload.get("metadata") or {}).get("annotations") or {}).get(IDLE_STATE_ANNOTATION)
+    text = annotations_of(workload).get(IDLE_STATE_ANNOTATION)
     try:
         data = json.loads(text) if text else None
     except ValueError:
@@ -103,7 +103,7 @@ def _idle_clock(
 
 
 def _owner(workload: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    refs = (workload.get("metadata") or {}).get("ownerReferences") or []
+    refs = meta_of(workload).get("ownerReferences") or []
     ref = next((o for o in refs if o.get("controller")), next(iter(refs), None))
     return (ref.get("kind"), ref.get("name")) if ref else (None, None)
 
@@ -127,9 +127,9 @@ def releases_of(
         >>> [r.why for r in releases_of([wl], "ds", [], [], [], datetime.now(timezone.utc))]
         ['nothing bounds when ds/ws releases its quota (no idle policy or deadline)']
     """
-    clusters = {str((o.get("metadata") or {}).get("name")): o for o in rayclusters or []}
-    jobs = {str((o.get("metadata") or {}).get("name")): o for o in rayjobs or []}
-    sos = {str((o.get("metadata") or {}).get("name")): o for o in scaled_objects or []}
+    clusters = {name_of(o): o for o in rayclusters or []}
+    jobs = {name_of(o): o for o in rayjobs or []}
+    sos = {name_of(o): o for o in scaled_objects or []}
     out: list[Release] = []
     for wl in workloads:
         meta = wl.get("metadata") or {}
@@ -241,8 +241,8 @@ def holds_of(
         >>> holds_of([wl], "ds", [], [job])[("ds", "w")].latest
         90.0
     """
-    clusters = {str((o.get("metadata") or {}).get("name")): o for o in rayclusters or []}
-    jobs = {str((o.get("metadata") or {}).get("name")): o for o in rayjobs or []}
+    clusters = {name_of(o): o for o in rayclusters or []}
+    jobs = {name_of(o): o for o in rayjobs or []}
     out: dict[tuple[str, str], Hold] = {}
     for wl in workloads:
         meta = wl.get("metadata") or {}

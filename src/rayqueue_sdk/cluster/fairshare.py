@@ -20,7 +20,7 @@ from typing import Any
 from rayqueue_sdk.admission.fairshare import fair_share_sentence
 from rayqueue_sdk.errors import ApiError, ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.session import KubeSession
-from rayqueue_sdk.manifests.meta import condition_of
+from rayqueue_sdk.manifests.meta import condition_of, namespace_of
 
 __all__ = ["fair_share_for", "waits_for_quota"]
 
@@ -61,7 +61,7 @@ def fair_share_for(session: KubeSession | None, workload: Mapping[str, Any] | No
     if session is None or not waits_for_quota(workload):
         return None
     assert workload is not None
-    namespace = str((workload.get("metadata") or {}).get("namespace") or "")
+    namespace = namespace_of(workload) or ""
     queue = str((workload.get("spec") or {}).get("queueName") or "")
     if not namespace or not queue:
         return None

@@ -45,7 +45,7 @@ from rayqueue_sdk.kube.poll import poll_until
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.idle import IdleMode, StopMechanism
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
-from rayqueue_sdk.manifests.meta import condition_of
+from rayqueue_sdk.manifests.meta import condition_of, meta_of, name_of
 from rayqueue_sdk.manifests.scaling import (
     IDLE_STATE_ANNOTATION,
     POLICY_ANNOTATION,
@@ -298,7 +298,7 @@ def _workload_name(session: KubeSession, *, namespace: str, uid: str) -> str:
             f"Kueue made no Workload (label {JOB_UID_LABEL}={uid}) in {namespace!r} within "
             f"{_WORKLOAD_WAIT:g}s: KEDA needs its name (is Kueue running?)",
         )
-    return str((found.get("metadata") or {}).get("name"))
+    return name_of(found)
 
 
 def _named(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -478,7 +478,7 @@ def on_resume(session: KubeSession, rc: dict[str, Any], workload: dict[str, Any]
         ref = {
             "apiVersion": holder.get("apiVersion", "ray.io/v1"),
             "kind": holder.get("kind", "RayCluster"),
-            "metadata": {"name": (holder.get("metadata") or {}).get("name"), "namespace": namespace},
+            "metadata": {"name": meta_of(holder).get("name"), "namespace": namespace},
         }
         if ref["kind"] == "Workload":
             return "the reaper restarts its idle clock at the new admission"
