@@ -8,7 +8,7 @@ from sdk_helpers import NS, OTHER_NS, cond, raycluster, workload
 
 from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk.errors import AlreadyExistsError, ApiError, ForbiddenError, NotFoundError
-from rayqueue_sdk.kube.kinds import RAYCLUSTERS
+from rayqueue_sdk.kube.kinds import RAYCLUSTERS, kind_of
 from rayqueue_sdk.kube.lookups import find_workload, set_workload_active
 from rayqueue_sdk.kube.session import KubeSession
 
@@ -76,3 +76,17 @@ def test_set_workload_active(plane: LocalControlPlane) -> None:
     )
     assert status["status"]["conditions"][0]["reason"] == "Pending"
     assert set_workload_active(session, owner_uid=uid, active=True, namespace=NS)["spec"]["active"] is True
+
+
+def test_list_follows_continue_tokens_to_the_last_page(plane: LocalControlPlane) -> None:
+    session = KubeSession(plane.api_client(), namespace=NS)
+    configmaps = kind_of({"apiVersion": "v1", "kind": "ConfigMap"})
+    names = [f"paged-{i}" for i in range(5)]
+    for name in names:
+        session.create(
+            configmaps,
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": {"paged": "yes"}}},
+        )
+    found = session.list(configmaps, label_selector="paged=yes", page_size=2)
+    assert sorted(o["metadata"]["name"] for o in found) == names
+    assert found.resource_version
