@@ -4,7 +4,8 @@ Its modules, bottom-up (each imports only those above it in this list):
 
 - :mod:`~rayqueue_sdk.kube.errors`: ``kubernetes``/``urllib3`` exceptions → the error tree;
 - :mod:`~rayqueue_sdk.kube.retry`: bounded retries with jitter (429 ``Retry-After``, 5xx, drops);
-- :mod:`~rayqueue_sdk.kube.connection`: the ``ApiClient`` factory and the process-wide current client;
+- :mod:`~rayqueue_sdk.kube.connection`: the ``ApiClient`` factory, one ``ClientState`` per client (its info
+  and discovery cache) and the process-wide current client;
 - :mod:`~rayqueue_sdk.kube.rest`: the one HTTP request builder (``send``) and the credential check's GET;
 - :mod:`~rayqueue_sdk.kube.auth`: token, kubeconfig and in-cluster login, auto-detection;
 - :mod:`~rayqueue_sdk.kube.client`: ``get_client()``: the given client, the login, or detected credentials;
