@@ -41,7 +41,8 @@ from rayqueue_local import LocalControlPlane
 from rayqueue_local.scenarios import seed000_queues
 from rayqueue_sdk.config.idle import PrometheusSource
 from rayqueue_sdk.kube.client import build_api_client
-from rayqueue_sdk.kube.resources import find_workload
+from rayqueue_sdk.kube.lookups import find_workload
+from rayqueue_sdk.kube.session import KubeSession
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "sdk" / "e2e" / "scaling"))
@@ -71,8 +72,8 @@ class Poller(threading.Thread):
 
     def run(self) -> None:
         while not self.stop.is_set() and len(self.seen) < 3:
-            first = find_workload(self.api, self.ns, self.uids[0])
-            second = find_workload(self.api, self.ns, self.uids[1])
+            first = find_workload(KubeSession(self.api), owner_uid=self.uids[0], namespace=self.ns)
+            second = find_workload(KubeSession(self.api), owner_uid=self.uids[1], namespace=self.ns)
             self._mark("deactivated", ((first or {}).get("spec") or {}).get("active") is False)
             self._mark("admitted", _admitted(second))
             rc = self.cp.store.get("rayclusters.ray.io", self.ns, "second-raycluster")

@@ -36,8 +36,6 @@ NO_EXAMPLE = {
 ON_A_PLANE = {
     "rayqueue_sdk.kube.lookups",
     "rayqueue_sdk.kube.session",
-    "rayqueue_sdk.kube.resources",
-    "rayqueue_sdk.kube.objects",
     "rayqueue_sdk.cluster.cluster",
     "rayqueue_sdk.cluster.compat",
     "rayqueue_sdk.cluster.dashboard",

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rayqueue_sdk.admission.phases import Obj
-from rayqueue_sdk.manifests.meta import condition_of, condition_text, epoch_of, is_true
+from rayqueue_sdk.manifests.meta import condition_of, condition_text, epoch_of, is_true, name_of
 
 __all__ = [
     "backoff_sentence",
@@ -65,7 +65,7 @@ def waiting_checks(workload: Obj | None, *, limits: Mapping[str, int] | None = N
         >>> waiting_checks({"status": {"admissionChecks": [{"name": "a", "state": "Ready"}]}}) is None
         True
     """
-    name = str(((workload or {}).get("metadata") or {}).get("name") or "")
+    name = name_of(workload)
     parts = []
     for check in _checks(workload):
         state = str(check.get("state") or "Pending")

@@ -74,7 +74,7 @@ from rayqueue_sdk.admission.workload import (
     queued_sentence,
 )
 from rayqueue_sdk.errors import ClusterDeletedError, ClusterFailedError, RayQueueError
-from rayqueue_sdk.manifests.meta import condition_of, condition_text, is_true, labels_of
+from rayqueue_sdk.manifests.meta import condition_of, condition_text, is_true, labels_of, meta_of
 
 __all__ = [
     "QUEUE_LABEL",
@@ -259,7 +259,7 @@ def assess_cluster(
         )
 
     # The RayCluster going away, or KubeRay's deprecated "failed" state (only without conditions).
-    if (cluster.get("metadata") or {}).get("deletionTimestamp"):
+    if meta_of(cluster).get("deletionTimestamp"):
         return out(
             ClusterPhase.DELETED, Verdict.FAIL, "the RayCluster is being deleted", kind=ErrorKind.DELETED
         )

@@ -18,16 +18,12 @@ from typing import Any
 from rayqueue_sdk.admission.phases import Obj
 from rayqueue_sdk.manifests.meta import condition_of, condition_text, is_false, is_true
 
-#: The old name of :func:`rayqueue_sdk.manifests.meta.condition_of`, still imported above this layer.
-condition = condition_of
-
 __all__ = [
     "AUTOSCALING_CONDITION",
     "HEAD_FAILURE_REASONS",
     "UNKNOWN_REASON",
     "autoscaling_not_run",
     "cluster_ready",
-    "condition",
     "head_failure",
     "head_progress",
     "is_suspended",

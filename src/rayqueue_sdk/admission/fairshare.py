@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from rayqueue_sdk.manifests.meta import name_of
+
 __all__ = ["cohort_of", "fair_share_sentence", "weighted_share"]
 
 
@@ -31,7 +33,7 @@ def cohort_of(cluster_queue: Mapping[str, Any]) -> str | None:
     """The cohort a ClusterQueue belongs to (``spec.cohortName``), ``None`` when it has none.
 
     Objects read at Kueue ``v1beta1`` (``spec.cohort``) come here renamed by
-    :func:`rayqueue_sdk.kube.resources.normalize_kueue`.
+    :func:`rayqueue_sdk.kube.normalize.normalize_kueue`.
 
     Example:
         >>> cohort_of({"spec": {"cohortName": "ml"}}), cohort_of({"spec": {}})
@@ -60,7 +62,7 @@ def weighted_share(cluster_queue: Mapping[str, Any]) -> int | None:
 
 
 def _name(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
+    return name_of(obj)
 
 
 def _ratio(share: int) -> str:

@@ -35,6 +35,7 @@ from typing import Any
 from rayqueue_sdk.admission.estimate import CLUSTERQUEUE_PERMISSION
 from rayqueue_sdk.admission.fit import room
 from rayqueue_sdk.admission.overview import QueueOverview, format_amount
+from rayqueue_sdk.manifests.meta import name_of
 from rayqueue_sdk.manifests.quantities import quantity_or_zero
 
 __all__ = ["HeadroomRow", "QueueHeadroom", "headroom_of"]
@@ -189,7 +190,7 @@ def headroom_of(overview: QueueOverview, local_queues: Iterable[Mapping[str, Any
         >>> h.hidden[0].startswith("quota of ClusterQueue cq (nominal, borrowable, free) is hidden")
         True
     """
-    by_name = {str((o.get("metadata") or {}).get("name")): o for o in local_queues}
+    by_name = {name_of(o): o for o in local_queues}
     rows: list[HeadroomRow] = []
     hidden: list[str] = []
     for q in overview.queues:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rayqueue_sdk.manifests.idle import IdleMode, StopMechanism
-from rayqueue_sdk.manifests.meta import condition_of, epoch_of
+from rayqueue_sdk.manifests.meta import annotations_of, condition_of, epoch_of, meta_of
 from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, POLICY_ANNOTATION
 
 __all__ = ["IdleState", "IdleStatus", "idle_from", "pods_gone", "policy_of"]
@@ -69,7 +69,7 @@ def _json(text: Any) -> dict[str, Any]:
 
 
 def _annotations(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return ((obj or {}).get("metadata") or {}).get("annotations") or {}
+    return annotations_of(obj)
 
 
 def policy_of(rc: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -345,7 +345,7 @@ def idle_from(
     if mode is IdleMode.KEDA:
         since = created = None
         if scaled_object is not None:
-            created = epoch_of((scaled_object.get("metadata") or {}).get("creationTimestamp"))
+            created = epoch_of(meta_of(scaled_object).get("creationTimestamp"))
             last = epoch_of((scaled_object.get("status") or {}).get("lastActiveTime"))
             since = last if last is not None else created
         scaled_at = _keda_scaled_at(workload) if stopped else None

@@ -373,7 +373,7 @@ class ClusterQueueSummary:
 
 def cluster_queue_summary(obj: Mapping[str, Any]) -> ClusterQueueSummary:
     """The :class:`ClusterQueueSummary` of a ClusterQueue dict in ``v1beta2`` names (the kube layer's
-    :func:`~rayqueue_sdk.kube.resources.normalize_kueue` renames what it reads at ``v1beta1``).
+    :func:`~rayqueue_sdk.kube.normalize.normalize_kueue` renames what it reads at ``v1beta1``).
 
     Example:
         >>> cq = cluster_queue_summary({"metadata": {"name": "cq"}, "spec": {"resourceGroups": [

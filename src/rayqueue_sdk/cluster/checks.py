@@ -18,10 +18,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.errors import ApiError, ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.kueue import PROVISIONING_CONTROLLER
+from rayqueue_sdk.manifests.meta import condition_of
 
 __all__ = ["check_limits", "waits_for_checks"]
 
@@ -71,5 +71,5 @@ def waits_for_checks(workload: Mapping[str, Any] | None) -> bool:
         True
     """
     status = (workload or {}).get("status") or {}
-    reserved = (condition(workload, "QuotaReserved") or {}).get("status") == "True"
+    reserved = (condition_of(workload, "QuotaReserved") or {}).get("status") == "True"
     return reserved and any(c.get("state") != "Ready" for c in status.get("admissionChecks") or ())

@@ -45,6 +45,7 @@ from rayqueue_sdk.errors import (
     UnsupportedError,
 )
 from rayqueue_sdk.manifests import dump_yaml
+from rayqueue_sdk.manifests.meta import name_of, uid_of
 from rayqueue_sdk.manifests.raycluster import build_raycluster
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -884,7 +885,7 @@ class Cluster:
         info = scaling.policy_of(rc)
         if info is None:
             return self._set_active(True)
-        uid = str((rc.get("metadata") or {}).get("uid") or "")
+        uid = uid_of(rc) or ""
         workload = (
             find_workload(session, owner_uid=uid, namespace=namespace)
             if info.get("mechanism") == "workload"
@@ -973,7 +974,7 @@ class Cluster:
             from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
 
             status, rc = observe_one(session, name=self.name, namespace=namespace)
-            uid = str((rc.get("metadata") or {}).get("uid") or "")
+            uid = uid_of(rc) or ""
             workload = (
                 find_workload(session, owner_uid=uid, namespace=namespace)
                 if the_plan.mechanism == "workload"
@@ -1001,7 +1002,7 @@ class Cluster:
         session = self.session
         namespace = self.namespace
         rc = fetch_raycluster(session, name=self.name, namespace=namespace)
-        uid = str((rc.get("metadata") or {}).get("uid") or "")
+        uid = uid_of(rc) or ""
         try:
             wl = set_workload_active(session, owner_uid=uid, active=active, namespace=namespace)
         except NotFoundError:
@@ -1010,7 +1011,7 @@ class Cluster:
                 "deactivate()/resume() work through Kueue"
             ) from None
         self.__dict__.pop("job_client", None)  # the head restarts: a new address
-        wl_name = str((wl.get("metadata") or {}).get("name"))
+        wl_name = name_of(wl)
         log.info(
             "%s/%s: Workload %s %s",
             self.namespace,

@@ -24,7 +24,6 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.admission.estimate import (
     AdmissionEstimate,
     Hold,
@@ -43,6 +42,7 @@ from rayqueue_sdk.errors import ApiError
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS, RAYJOBS, SCALEDOBJECTS, Kind
 from rayqueue_sdk.kube.lookups import list_or_none
 from rayqueue_sdk.kube.session import KubeSession
+from rayqueue_sdk.manifests.meta import annotations_of, condition_of, meta_of, name_of
 from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, policy_name
 from rayqueue_sdk.scaling.agent import AgentState, parse_time
 from rayqueue_sdk.scaling.policy import policy_of
@@ -76,7 +76,7 @@ def _idle_clock(
     annotation on the Workload, or KEDA's ``lastActiveTime``; idle since ``None``: busy or not known."""
     idle_seconds = float(policy.get("idle_minutes") or 0) * 60
     cooldown = float(policy.get("initial_cooldown_minutes") or 0) * 60
-    admitted = parse_time((condition(workload, "Admitted") or {}).get("lastTransitionTime"))
+    admitted = parse_time((condition_of(workload, "Admitted") or {}).get("lastTransitionTime"))
     cooldown_end = admitted + cooldown if admitted is not None and cooldown else None
     if policy.get("mode") == "keda":
         if scaled_object is None:
@@ -87,9 +87,9 @@ def _idle_clock(
         last = parse_time((scaled_object.get("status") or {}).get("lastActiveTime"))
         if last is not None:
             return last, float(spec.get("cooldownPeriod") or idle_seconds), None
-        created = parse_time((scaled_object.get("metadata") or {}).get("creationTimestamp"))
+        created = parse_time(meta_of(scaled_object).get("creationTimestamp"))
         return created, float(spec.get("initialCooldownPeriod") or idle_seconds), None
-    text = ((workload.get("metadata") or {}).get("annotations") or {}).get(IDLE_STATE_ANNOTATION)
+    text = annotations_of(workload).get(IDLE_STATE_ANNOTATION)
     try:
         data = json.loads(text) if text else None
     except ValueError:
@@ -103,7 +103,7 @@ def _idle_clock(
 
 
 def _owner(workload: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    refs = (workload.get("metadata") or {}).get("ownerReferences") or []
+    refs = meta_of(workload).get("ownerReferences") or []
     ref = next((o for o in refs if o.get("controller")), next(iter(refs), None))
     return (ref.get("kind"), ref.get("name")) if ref else (None, None)
 
@@ -127,9 +127,9 @@ def releases_of(
         >>> [r.why for r in releases_of([wl], "ds", [], [], [], datetime.now(timezone.utc))]
         ['nothing bounds when ds/ws releases its quota (no idle policy or deadline)']
     """
-    clusters = {str((o.get("metadata") or {}).get("name")): o for o in rayclusters or []}
-    jobs = {str((o.get("metadata") or {}).get("name")): o for o in rayjobs or []}
-    sos = {str((o.get("metadata") or {}).get("name")): o for o in scaled_objects or []}
+    clusters = {name_of(o): o for o in rayclusters or []}
+    jobs = {name_of(o): o for o in rayjobs or []}
+    sos = {name_of(o): o for o in scaled_objects or []}
     out: list[Release] = []
     for wl in workloads:
         meta = wl.get("metadata") or {}
@@ -142,7 +142,7 @@ def releases_of(
         if ns != namespace:
             out.append(unbounded_release(ns, name, label, usage))
             continue
-        finished = condition(wl, "Finished")
+        finished = condition_of(wl, "Finished")
         if finished is not None and finished.get("status") == "True":
             out.append(finished_release(ns, name, label, usage, now=now))
             continue
@@ -241,8 +241,8 @@ def holds_of(
         >>> holds_of([wl], "ds", [], [job])[("ds", "w")].latest
         90.0
     """
-    clusters = {str((o.get("metadata") or {}).get("name")): o for o in rayclusters or []}
-    jobs = {str((o.get("metadata") or {}).get("name")): o for o in rayjobs or []}
+    clusters = {name_of(o): o for o in rayclusters or []}
+    jobs = {name_of(o): o for o in rayjobs or []}
     out: dict[tuple[str, str], Hold] = {}
     for wl in workloads:
         meta = wl.get("metadata") or {}

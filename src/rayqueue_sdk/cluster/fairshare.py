@@ -17,10 +17,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.admission.fairshare import fair_share_sentence
 from rayqueue_sdk.errors import ApiError, ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.session import KubeSession
+from rayqueue_sdk.manifests.meta import condition_of, namespace_of
 
 __all__ = ["fair_share_for", "waits_for_quota"]
 
@@ -40,7 +40,7 @@ def waits_for_quota(workload: Mapping[str, Any] | None) -> bool:
     """
     if workload is None or (workload.get("spec") or {}).get("active") is False:
         return False
-    reserved, finished = condition(workload, "QuotaReserved"), condition(workload, "Finished")
+    reserved, finished = condition_of(workload, "QuotaReserved"), condition_of(workload, "Finished")
     return not (reserved and reserved.get("status") == "True") and not (
         finished and finished.get("status") == "True"
     )
@@ -61,7 +61,7 @@ def fair_share_for(session: KubeSession | None, workload: Mapping[str, Any] | No
     if session is None or not waits_for_quota(workload):
         return None
     assert workload is not None
-    namespace = str((workload.get("metadata") or {}).get("namespace") or "")
+    namespace = namespace_of(workload) or ""
     queue = str((workload.get("spec") or {}).get("queueName") or "")
     if not namespace or not queue:
         return None

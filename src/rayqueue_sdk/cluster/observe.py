@@ -49,6 +49,7 @@ from rayqueue_sdk.kube.pods import head_pod
 from rayqueue_sdk.kube.session import KubeSession, SessionLike
 from rayqueue_sdk.manifests.idle import IdleMode
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
+from rayqueue_sdk.manifests.meta import labels_of, name_of, namespace_of, uid_of
 from rayqueue_sdk.manifests.scaling import policy_name
 
 __all__ = [
@@ -209,11 +210,11 @@ def _status(
 
 
 def _name(obj: Mapping[str, Any] | None) -> str:
-    return str(((obj or {}).get("metadata") or {}).get("name") or "")
+    return name_of(obj)
 
 
 def _uid(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("uid") or "")
+    return uid_of(obj) or ""
 
 
 def _positions(
@@ -379,7 +380,7 @@ def observe_pair(
         >>> st.name, st.idle is None, st.dashboard_url is None   # no policy; no address reported yet
         ('doc-pair', True, True)
     """
-    namespace = str((cluster.get("metadata") or {}).get("namespace") or "")
+    namespace = namespace_of(cluster) or ""
     return _read(session, namespace, [(cluster, workload)], with_positions=False, with_addresses=True)[0][0]
 
 
@@ -420,7 +421,7 @@ def observe_many(
                 session.kueue_kind("workloads"), namespace=namespace, page_size=_LIST_PAGE
             )
             for item in workloads:
-                uid = ((item.get("metadata") or {}).get("labels") or {}).get(JOB_UID_LABEL)
+                uid = labels_of(item).get(JOB_UID_LABEL)
                 if uid:
                     by_uid.setdefault(uid, []).append(item)
         except (ForbiddenError, NotFoundError) as err:

@@ -54,6 +54,7 @@ from rayqueue_sdk.display.queues import QueueView, print_queues
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.kube.session import KubeSession, SessionLike
 from rayqueue_sdk.manifests.labels import QUEUE_LABEL
+from rayqueue_sdk.manifests.meta import labels_of
 from rayqueue_sdk.manifests.raycluster import build_raycluster
 from rayqueue_sdk.manifests.rules import check_dns_label
 
@@ -185,7 +186,7 @@ def will_it_fit(
         check_dns_label(queue, "queue", "LocalQueue name")
     manifest = build_raycluster(config)
     requests = workload_requests(manifest)
-    labelled = ((manifest.get("metadata") or {}).get("labels") or {}).get(QUEUE_LABEL)
+    labelled = labels_of(manifest).get(QUEUE_LABEL)
     session = KubeSession.of(client, namespace=namespace or config.namespace)
     ns = session.namespace
     overview = queue_overview(ns, session, with_eta=False)

@@ -46,6 +46,7 @@ from rayqueue_sdk.kube.kinds import RAYCLUSTERS, Kind
 from rayqueue_sdk.kube.lookups import list_or_none
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE, QUEUE_LABEL
+from rayqueue_sdk.manifests.meta import name_of
 from rayqueue_sdk.manifests.rules import check_raycluster
 
 __all__ = ["Facts", "check_ours", "decide", "fetch_facts"]
@@ -251,4 +252,4 @@ def _existing(session: KubeSession, *, name: str, namespace: str) -> dict[str, A
 
 
 def _name(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
+    return name_of(obj)

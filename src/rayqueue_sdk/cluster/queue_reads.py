@@ -22,6 +22,7 @@ from typing import Any
 from rayqueue_sdk.admission.overview import QueueOverview, WorkloadEntry, build_overview
 from rayqueue_sdk.errors import ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.session import KubeSession, Objects
+from rayqueue_sdk.manifests.meta import namespace_of
 
 __all__ = ["QueueReads", "overview_of", "read_queues"]
 
@@ -84,12 +85,12 @@ def read_queues(session: KubeSession, *, namespace: str | None = None) -> QueueR
         notes.append(f"ClusterQueues cannot be read ({err.status} {err.reason}): quotas are not shown")
         cqs, readable = [], False
     workloads = _list_wide(session, "workloads", namespace=ns)
-    if all(((w.get("metadata") or {}).get("namespace") == ns) for w in workloads) and session.cache.get(
+    if all((namespace_of(w) == ns) for w in workloads) and session.cache.get(
         "overview_workloads_namespaced_only"
     ):
         notes.append("workloads of other namespaces are not visible to you")
-    own = [lq for lq in all_lqs if (lq.get("metadata") or {}).get("namespace") == ns]
-    others = [lq for lq in all_lqs if (lq.get("metadata") or {}).get("namespace") != ns]
+    own = [lq for lq in all_lqs if namespace_of(lq) == ns]
+    others = [lq for lq in all_lqs if namespace_of(lq) != ns]
     return QueueReads(ns, own, others, cqs, workloads, notes, readable)
 
 

@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.errors import (
     ApiError,
     AuthenticationError,
@@ -26,6 +25,7 @@ from rayqueue_sdk.errors import (
 from rayqueue_sdk.kube.lookups import pending_workloads
 from rayqueue_sdk.kube.session import KubeSession, SessionLike
 from rayqueue_sdk.manifests.labels import DEFAULT_QUEUE_ANNOTATION
+from rayqueue_sdk.manifests.meta import condition_of, meta_of, name_of
 
 __all__ = [
     "DEFAULT_QUEUE_ANNOTATION",
@@ -99,7 +99,7 @@ def queue_info(obj: Mapping[str, Any]) -> LocalQueueInfo:
             if name and name not in flavors:
                 flavors.append(str(name))
     annotations = meta.get("annotations") or {}
-    active_cond = condition(obj, "Active")
+    active_cond = condition_of(obj, "Active")
     active = None if active_cond is None else active_cond.get("status") == "True"
     return LocalQueueInfo(
         name=str(meta.get("name") or ""),
@@ -164,7 +164,7 @@ def priority_class_choices(objs: list[dict[str, Any]]) -> list[str]:
     return [
         f"{(o.get('metadata') or {}).get('name')} ({o.get('value')})"
         if o.get("value") is not None
-        else str((o.get("metadata") or {}).get("name"))
+        else name_of(o)
         for o in objs
     ]
 
@@ -358,7 +358,7 @@ def queue_positions(
         return dict.fromkeys(workload_names, unknown)
     found: dict[str, tuple[int | None, str | None]] = {}
     for item in summary.get("items") or []:
-        name = (item.get("metadata") or {}).get("name")
+        name = meta_of(item).get("name")
         pos = item.get("positionInLocalQueue")
         if name in workload_names and pos is not None:
             found[name] = (int(pos), None)

@@ -37,6 +37,7 @@ from rayqueue_sdk.admission.idle import IdleState, IdleStatus, idle_from
 from rayqueue_sdk.display import show_status
 from rayqueue_sdk.display.text import status_text
 from rayqueue_sdk.display.widgets import status_html
+from rayqueue_sdk.manifests.meta import meta_of, name_of
 
 __all__ = [
     "CLIENT_PORT",
@@ -190,7 +191,7 @@ def head_service_name(cluster: Mapping[str, Any]) -> str:
         'ws-head-svc'
     """
     head = ((cluster.get("status") or {}).get("head")) or {}
-    name = (cluster.get("metadata") or {}).get("name") or ""
+    name = name_of(cluster)
     return str(head.get("serviceName") or f"{name}-head-svc")
 
 
@@ -289,7 +290,7 @@ def status_from(
         position=a.position,
         position_unavailable=a.position_unavailable,
         cluster_queue=a.cluster_queue,
-        workload=((workload or {}).get("metadata") or {}).get("name"),
+        workload=meta_of(workload).get("name"),
         workers_ready=a.workers_ready,
         workers_desired=a.workers_desired,
         dashboard_url=dashboard_url,

@@ -51,6 +51,7 @@ from rayqueue_sdk.kube.pods import head_pod
 from rayqueue_sdk.kube.session import KubeSession, SessionLike
 from rayqueue_sdk.kube.watch import WatchEvent
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
+from rayqueue_sdk.manifests.meta import labels_of, name_of, uid_of
 
 # observe_cluster lives in cluster/observe.py (the one read path); it is re-exported here for the callers
 # that import it from this module (job/existing.py, tests/local).
@@ -133,11 +134,11 @@ class _Observed:
 
 
 def _uid(obj: dict[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("uid") or "")
+    return uid_of(obj) or ""
 
 
 def _name(obj: dict[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
+    return name_of(obj)
 
 
 def _kueue_reason(a: Assessment) -> str:
@@ -245,7 +246,7 @@ def wait_for_cluster(
             session.kueue_kind("workloads"),
             wait.events.put,
             namespace=namespace,
-            match=lambda o: ((o.get("metadata") or {}).get("labels") or {}).get(JOB_UID_LABEL) == uid,
+            match=lambda o: labels_of(o).get(JOB_UID_LABEL) == uid,
             source="workload",
         ),
     ]

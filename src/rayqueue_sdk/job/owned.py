@@ -35,6 +35,7 @@ from rayqueue_sdk.job.runtime_env import (
 )
 from rayqueue_sdk.job.spec import JobFields, build_job_manifest
 from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment
+from rayqueue_sdk.manifests.meta import name_of, uid_of
 
 if TYPE_CHECKING:
     from ray.job_submission import JobSubmissionClient
@@ -183,7 +184,7 @@ class OwnedClusterJob:
         if assessment.phase in (JobPhase.QUEUED, JobPhase.REQUEUED) and workload is not None:
             queue = (workload.get("spec") or {}).get("queueName")
             if queue:
-                wl_name = str((workload.get("metadata") or {}).get("name"))
+                wl_name = name_of(workload)
                 position, why = queue_position(
                     self.session, local_queue=queue, workload_name=wl_name, namespace=self.namespace
                 )
@@ -195,7 +196,7 @@ class OwnedClusterJob:
     def _workload(self, rayjob: Mapping[str, Any]) -> dict[str, Any] | None:
         from rayqueue_sdk.kube.lookups import find_workload  # lazy: API calls
 
-        uid = str((rayjob.get("metadata") or {}).get("uid") or "")
+        uid = uid_of(rayjob) or ""
         return find_workload(self.session, owner_uid=uid, namespace=self.namespace) if uid else None
 
     def status(self) -> RayJobStatus:

@@ -34,7 +34,7 @@ from rayqueue_sdk.kube.connection import (
     register,
     set_current_client,
 )
-from rayqueue_sdk.kube.rest import get_path
+from rayqueue_sdk.kube.rest import get_json
 from rayqueue_sdk.kube.retry import RetryPolicy
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -179,7 +179,7 @@ def check_credentials(api: ApiClient, *, timeout: tuple[float, float] = _LOGIN_T
     """
     policy = RetryPolicy(attempts=2, base_delay=0.2, budget=sum(timeout) + 1.0)
     try:
-        get_path(api, "/apis", request_timeout=timeout, policy=policy)
+        get_json(api, "/apis", request_timeout=timeout, policy=policy)
     except (AuthenticationError, ConnectionFailedError):
         raise
     except ApiError as err:

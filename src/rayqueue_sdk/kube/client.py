@@ -23,12 +23,9 @@ from rayqueue_sdk.kube.auth import ambient_namespace, detect
 from rayqueue_sdk.kube.connection import ClientInfo as ClientInfo
 from rayqueue_sdk.kube.connection import ClientSource as ClientSource
 from rayqueue_sdk.kube.connection import build_api_client as build_api_client
-from rayqueue_sdk.kube.connection import cache_for as cache_for
 from rayqueue_sdk.kube.connection import clear_current_client as clear_current_client
 from rayqueue_sdk.kube.connection import current_client as current_client
-from rayqueue_sdk.kube.connection import current_client_or
-from rayqueue_sdk.kube.connection import info_of as info_of
-from rayqueue_sdk.kube.connection import server_of as server_of
+from rayqueue_sdk.kube.connection import current_client_or, state_of
 from rayqueue_sdk.kube.connection import set_current_client as set_current_client
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -73,7 +70,7 @@ def default_namespace(client: ApiClient | ClientSource | None = None) -> str:
         >>> default_namespace(build_api_client("https://k8s.example:6443", namespace="ds-team"))
         'ds-team'
     """
-    info = info_of(get_client(client))
+    info = state_of(get_client(client)).info
     if info.namespace:
         return info.namespace
     return (ambient_namespace() if info.source == "explicit" else None) or "default"

@@ -1,5 +1,5 @@
-"""The bottom of the connection stack: the ``ApiClient`` factory, what the SDK knows about each client,
-and the process-wide "current client" slot.
+"""The bottom of the connection stack: the ``ApiClient`` factory, what the SDK knows about each client
+(one :class:`ClientState` per client, from :func:`state_of`), and the process-wide "current client" slot.
 
 It imports nothing of the SDK: :mod:`~rayqueue_sdk.kube.rest` and :mod:`~rayqueue_sdk.kube.auth` build
 on it, and :mod:`~rayqueue_sdk.kube.client` (``get_client``) sits on top of both, so that credentials are
@@ -9,7 +9,7 @@ auto-detected there without a cycle.
 
 Example:
     >>> api = build_api_client("https://127.0.0.1:6443", token="s3cr3t", verify=False)
-    >>> server_of(api)
+    >>> state_of(api).info.server
     'https://127.0.0.1:6443'
     >>> "s3cr3t" in repr(api)
     False
@@ -21,7 +21,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,16 +30,14 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "ClientInfo",
     "ClientSource",
+    "ClientState",
     "build_api_client",
-    "cache_for",
     "clear_current_client",
     "current_client",
     "current_client_or",
-    "info_of",
     "register",
-    "remembered",
-    "server_of",
     "set_current_client",
+    "state_of",
 ]
 
 
@@ -69,8 +67,44 @@ class ClientInfo:
 _lock = threading.RLock()
 T = TypeVar("T")
 _current: ApiClient | None = None
-_info: weakref.WeakKeyDictionary[Any, ClientInfo] = weakref.WeakKeyDictionary()
-_caches: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+@dataclass
+class ClientState:
+    """Everything the SDK keeps per client: what it knows of it and the facts it cached (API discovery),
+    dropped with the client. Every :class:`~rayqueue_sdk.kube.session.KubeSession` over one client shares
+    its state.
+
+    Attributes:
+        info: the :class:`ClientInfo` (set by :func:`register`; a minimal one for clients the SDK did not
+            build).
+        cache: cached facts, by key.
+
+    Example:
+        >>> state = ClientState(ClientInfo(server="https://k8s.example:6443", source="token"))
+        >>> calls = []
+        >>> first = state.remembered("answer", 60, lambda: calls.append(1) or 42)
+        >>> second = state.remembered("answer", 60, lambda: calls.append(1) or 43)
+        >>> first, second, len(calls), state.info.server
+        (42, 42, 1, 'https://k8s.example:6443')
+    """
+
+    info: ClientInfo
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    def remembered(self, key: str, ttl: float, compute: Callable[[], T]) -> T:
+        """``compute()``, remembered in :attr:`cache` under ``key`` for ``ttl`` seconds (for facts that
+        change slowly and cost a request, e.g. an admission check's retry limit)."""
+        hit = self.cache.get(f"remembered:{key}")
+        now = time.monotonic()
+        if hit is not None and now - hit[0] < ttl:
+            return cast(T, hit[1])
+        value = compute()
+        self.cache[f"remembered:{key}"] = (now, value)
+        return value
+
+
+_states: weakref.WeakKeyDictionary[Any, ClientState] = weakref.WeakKeyDictionary()
 
 
 def build_api_client(
@@ -122,54 +156,30 @@ def register(api: ApiClient, info: ClientInfo) -> ApiClient:
     :mod:`rayqueue_sdk.kube.retry` is the only layer that retries.
     """
     with _lock:
-        _info[api] = info
+        state = _states.get(api)
+        if state is None:
+            _states[api] = ClientState(info)
+        else:
+            state.info = info
     return api
 
 
-def info_of(api: ApiClient) -> ClientInfo:
-    """The :class:`ClientInfo` of ``api`` (a minimal one for clients the SDK did not build)."""
-    with _lock:
-        found = _info.get(api)
-    if found is not None:
-        return found
-    cfg = api.configuration
-    return ClientInfo(server=str(cfg.host), source="explicit", verify_tls=bool(cfg.verify_ssl))
-
-
-def server_of(api: ApiClient) -> str:
-    """The API server URL of ``api``."""
-    return str(api.configuration.host)
-
-
-def cache_for(api: ApiClient) -> dict[str, Any]:
-    """A per-client dict for cached facts (API discovery); dropped with the client."""
-    with _lock:
-        cache = _caches.get(api)
-        if cache is None:
-            cache = _caches[api] = {}
-        return cache
-
-
-def remembered(api: ApiClient, key: str, ttl: float, compute: Callable[[], T]) -> T:
-    """``compute()``, remembered in :func:`cache_for` ``(api)`` under ``key`` for ``ttl`` seconds (for
-    facts that change slowly and cost a request, e.g. an admission check's retry limit).
+def state_of(api: ApiClient) -> ClientState:
+    """The :class:`ClientState` of ``api`` (made on first use, with a minimal :class:`ClientInfo` for
+    clients the SDK did not build).
 
     Example:
-        >>> api = build_api_client("https://k8s.example:6443")
-        >>> calls = []
-        >>> first = remembered(api, "answer", 60, lambda: calls.append(1) or 42)
-        >>> second = remembered(api, "answer", 60, lambda: calls.append(1) or 43)
-        >>> first, second, len(calls)
-        (42, 42, 1)
+        >>> api = build_api_client("https://k8s.example:6443", namespace="ds")
+        >>> state_of(api).info.namespace, state_of(api) is state_of(api)
+        ('ds', True)
     """
-    cache = cache_for(api)
-    hit = cache.get(f"remembered:{key}")
-    now = time.monotonic()
-    if hit is not None and now - hit[0] < ttl:
-        return cast(T, hit[1])
-    value = compute()
-    cache[f"remembered:{key}"] = (now, value)
-    return value
+    with _lock:
+        state = _states.get(api)
+        if state is None:
+            cfg = api.configuration
+            info = ClientInfo(server=str(cfg.host), source="explicit", verify_tls=bool(cfg.verify_ssl))
+            state = _states[api] = ClientState(info)
+        return state
 
 
 def set_current_client(api: ApiClient | None) -> None:

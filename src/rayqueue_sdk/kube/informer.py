@@ -37,6 +37,7 @@ from rayqueue_sdk.kube.errors import translate
 from rayqueue_sdk.kube.kinds import Kind
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.kube.watch import Watcher, WatchEvent
+from rayqueue_sdk.manifests.meta import name_of
 
 __all__ = [
     "MIN_WATCH_SECONDS",
@@ -242,7 +243,7 @@ class SharedInformer:
 
 
 def _name(obj: dict[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
+    return name_of(obj)
 
 
 _informers: dict[tuple[int, str, str, str | None], SharedInformer] = {}

@@ -22,6 +22,7 @@ from rayqueue_sdk.errors import ConfigError
 __all__ = [
     "KUEUE_GROUP",
     "PLURALS",
+    "PODS",
     "RAYCLUSTERS",
     "RAYJOBS",
     "SCALEDOBJECTS",
@@ -76,6 +77,8 @@ class Kind:
 # KubeRay's kinds
 RAYCLUSTERS = Kind("ray.io", "v1", "rayclusters")
 RAYJOBS = Kind("ray.io", "v1", "rayjobs")
+# the core group's
+PODS = Kind("", "v1", "pods")
 # KEDA's
 SCALEDOBJECTS = Kind("keda.sh", "v1alpha1", "scaledobjects")
 

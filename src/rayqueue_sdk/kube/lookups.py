@@ -26,6 +26,7 @@ from rayqueue_sdk.kube.kinds import RAYCLUSTERS, Kind
 from rayqueue_sdk.kube.retry import RetryPolicy
 from rayqueue_sdk.kube.session import KubeSession, Objects
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
+from rayqueue_sdk.manifests.meta import name_of
 
 __all__ = [
     "fetch_raycluster",
@@ -65,10 +66,7 @@ def fetch_raycluster(session: KubeSession, *, name: str, namespace: str | None =
         return session.get(RAYCLUSTERS, name=name, namespace=ns)
     except NotFoundError:
         try:
-            available = [
-                str((o.get("metadata") or {}).get("name") or "")
-                for o in session.list(RAYCLUSTERS, namespace=ns)
-            ]
+            available = [name_of(o) for o in session.list(RAYCLUSTERS, namespace=ns)]
         except RayQueueError:
             available = []
         raise ClusterNotFoundError(name, available, namespace=ns) from None
@@ -169,7 +167,7 @@ def set_workload_active(
         raise NotFoundError(
             404, "NotFound", f"no Kueue Workload with label {JOB_UID_LABEL}={owner_uid} in namespace {ns!r}"
         )
-    name = str((workload.get("metadata") or {}).get("name"))
+    name = name_of(workload)
     return session.patch(
         session.kueue_kind("workloads"), name=name, patch={"spec": {"active": active}}, namespace=ns
     )

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from rayqueue_sdk.kube.kinds import Kind
+from rayqueue_sdk.kube.kinds import PODS
 from rayqueue_sdk.kube.session import KubeSession, Objects
+from rayqueue_sdk.manifests.meta import meta_of
 
-__all__ = ["JOB_NAME_LABEL", "PODS", "PodLog", "head_pod", "newest_pod", "submitter_log"]
+__all__ = ["JOB_NAME_LABEL", "PodLog", "head_pod", "newest_pod", "submitter_log"]
 
-#: Pods (the core group).
-PODS = Kind("", "v1", "pods")
 #: The label the Job controller puts on a Job's pods.
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 
@@ -54,7 +53,7 @@ def newest_pod(pods: list[dict[str, Any]]) -> dict[str, Any] | None:
         >>> newest_pod([]) is None
         True
     """
-    return max(pods, key=lambda p: (p.get("metadata") or {}).get("creationTimestamp") or "", default=None)
+    return max(pods, key=lambda p: meta_of(p).get("creationTimestamp") or "", default=None)
 
 
 def head_pod(
@@ -81,11 +80,7 @@ def head_pod(
     selector = f"ray.io/cluster={cluster},ray.io/node-type=head"
     pods: Objects = session.list(PODS, namespace=namespace, label_selector=selector, deadline=deadline)
     if uid:
-        pods = [
-            p
-            for p in pods
-            if any(o.get("uid") == uid for o in (p.get("metadata") or {}).get("ownerReferences") or [])
-        ]
+        pods = [p for p in pods if any(o.get("uid") == uid for o in meta_of(p).get("ownerReferences") or [])]
     return newest_pod(pods)
 
 

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from rayqueue_sdk.errors import ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.client import default_namespace, get_client
-from rayqueue_sdk.kube.connection import ClientInfo, ClientSource, cache_for, info_of, remembered
+from rayqueue_sdk.kube.connection import ClientInfo, ClientSource, ClientState, state_of
 from rayqueue_sdk.kube.kinds import KUEUE_GROUP, Kind
 from rayqueue_sdk.kube.normalize import normalize_kueue
 from rayqueue_sdk.kube.rest import send
@@ -148,21 +148,26 @@ class KubeSession:
     @property
     def server(self) -> str:
         """The API server URL."""
-        return str(self.api.configuration.host)
+        return self.state.info.server
+
+    @property
+    def state(self) -> ClientState:
+        """What the SDK keeps for this client (its info and cache), shared by every session over it."""
+        return state_of(self.api)
 
     @property
     def info(self) -> ClientInfo:
         """What the SDK knows of the client (never its token)."""
-        return info_of(self.api)
+        return self.state.info
 
     @property
     def cache(self) -> dict[str, Any]:
         """Facts cached for this client (discovery), shared by every session over it."""
-        return cache_for(self.api)
+        return self.state.cache
 
     def remembered(self, key: str, ttl: float, compute: Callable[[], T]) -> T:
         """``compute()``, remembered for ``ttl`` seconds under ``key`` for this client."""
-        return remembered(self.api, key, ttl, compute)
+        return self.state.remembered(key, ttl, compute)
 
     # -- the one REST path --------------------------------------------------------------------------
     def request(

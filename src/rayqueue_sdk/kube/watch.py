@@ -32,6 +32,7 @@ from rayqueue_sdk.kube.kinds import KUEUE_GROUP, Kind
 from rayqueue_sdk.kube.normalize import normalize_kueue
 from rayqueue_sdk.kube.retry import RetryPolicy, is_retryable
 from rayqueue_sdk.kube.session import KubeSession
+from rayqueue_sdk.manifests.meta import meta_of
 
 __all__ = ["UNREACHABLE_SECONDS", "WatchEvent", "Watcher"]
 
@@ -247,7 +248,7 @@ class Watcher:
         return random.random() * min(5.0, 0.1 * (2.0 ** min(failures, 10)))
 
     def _wanted(self, obj: dict[str, Any]) -> bool:
-        return self.name is None or (obj.get("metadata") or {}).get("name") == self.name
+        return self.name is None or meta_of(obj).get("name") == self.name
 
     def _stream(self, field_selector: str | None) -> Iterator[WatchEvent]:
         from kubernetes import client as k8s  # lazy: kubernetes is slow to import
@@ -286,7 +287,7 @@ class Watcher:
                 etype = raw.get("type") if isinstance(raw, dict) else None
                 if not isinstance(obj, dict):
                     continue
-                rv = (obj.get("metadata") or {}).get("resourceVersion")
+                rv = meta_of(obj).get("resourceVersion")
                 if rv:
                     self.resource_version = rv
                 if etype == "BOOKMARK" or not self._wanted(obj):

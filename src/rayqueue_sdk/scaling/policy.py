@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rayqueue_sdk.admission.conditions import condition
 from rayqueue_sdk.admission.idle import IdleStatus, idle_from, policy_of
 from rayqueue_sdk.config.idle import IdlePolicy
 from rayqueue_sdk.errors import ConfigError, ForbiddenError, NotFoundError, RayQueueError
@@ -46,6 +45,7 @@ from rayqueue_sdk.kube.poll import poll_until
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.idle import IdleMode, StopMechanism
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
+from rayqueue_sdk.manifests.meta import condition_of, meta_of, name_of
 from rayqueue_sdk.manifests.scaling import (
     IDLE_STATE_ANNOTATION,
     POLICY_ANNOTATION,
@@ -298,7 +298,7 @@ def _workload_name(session: KubeSession, *, namespace: str, uid: str) -> str:
             f"Kueue made no Workload (label {JOB_UID_LABEL}={uid}) in {namespace!r} within "
             f"{_WORKLOAD_WAIT:g}s: KEDA needs its name (is Kueue running?)",
         )
-    return str((found.get("metadata") or {}).get("name"))
+    return name_of(found)
 
 
 def _named(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -485,7 +485,7 @@ def on_resume(session: KubeSession, rc: dict[str, Any], workload: dict[str, Any]
         ref = {
             "apiVersion": holder.get("apiVersion", "ray.io/v1"),
             "kind": holder.get("kind", "RayCluster"),
-            "metadata": {"name": (holder.get("metadata") or {}).get("name"), "namespace": namespace},
+            "metadata": {"name": meta_of(holder).get("name"), "namespace": namespace},
         }
         if ref["kind"] == "Workload":
             return "the reaper restarts its idle clock at the new admission"
@@ -645,9 +645,9 @@ def dry_run(
     cond: dict[str, Any]
     if the_plan.mechanism is StopMechanism.SUSPEND:
         running = not (rc.get("spec") or {}).get("suspend")
-        cond = dict(condition(rc, "HeadPodReady") or {})
+        cond = dict(condition_of(rc, "HeadPodReady") or {})
     else:
-        cond = dict(condition(workload, "Admitted") or {})
+        cond = dict(condition_of(workload, "Admitted") or {})
         active = ((workload or {}).get("spec") or {}).get("active", True) is not False
         running = active and cond.get("status") == "True"
     busy = agent.busy_from(policy.idle_signal, gpu, None if jobs is None else agent.jobs_busy(jobs))

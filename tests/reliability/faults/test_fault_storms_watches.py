@@ -28,7 +28,7 @@ from rayqueue_sdk import (
     list_clusters,
 )
 from rayqueue_sdk.cli.exit_codes import code_for
-from rayqueue_sdk.kube.resources import RAYCLUSTERS
+from rayqueue_sdk.kube.kinds import RAYCLUSTERS
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.kube.watch import Watcher, WatchEvent
 from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE

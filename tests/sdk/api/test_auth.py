@@ -25,7 +25,8 @@ from rayqueue_sdk.errors import (
 )
 from rayqueue_sdk.kube.auth import InClusterAuthentication, InsecureTLSWarning, detect
 from rayqueue_sdk.kube.client import current_client, default_namespace, get_client
-from rayqueue_sdk.kube.resources import list_rayclusters
+from rayqueue_sdk.kube.kinds import RAYCLUSTERS
+from rayqueue_sdk.kube.session import KubeSession
 
 
 def _closed_port() -> int:
@@ -39,7 +40,7 @@ def test_admin_token_login_sets_the_current_client(plane: LocalControlPlane) -> 
     assert auth.login().startswith(f"Logged into {plane.server}")
     api = current_client()
     assert api is auth.api_client() and get_client() is api
-    assert list_rayclusters(api, NS) == []
+    assert KubeSession(api).list(RAYCLUSTERS, namespace=NS) == []
     assert auth.logout() == f"Logged out of {plane.server}"
     assert current_client() is None
 
@@ -47,9 +48,9 @@ def test_admin_token_login_sets_the_current_client(plane: LocalControlPlane) -> 
 def test_user_token_login_and_forbidden_namespace(plane: LocalControlPlane, user_token: str) -> None:
     auth = TokenAuthentication(user_token, plane.server, ca_cert_path=str(plane.ca_cert_path))
     auth.login()
-    assert list_rayclusters(get_client(), NS) == []
+    assert KubeSession(get_client()).list(RAYCLUSTERS, namespace=NS) == []
     with pytest.raises(ForbiddenError) as info:
-        list_rayclusters(get_client(), OTHER_NS)
+        KubeSession(get_client()).list(RAYCLUSTERS, namespace=OTHER_NS)
     err = info.value
     assert (err.verb, err.resource, err.namespace) == ("list", "rayclusters.ray.io", OTHER_NS)
     assert "alice" in str(err) and isinstance(err, PermissionError)
@@ -98,7 +99,7 @@ def test_skip_tls_works_and_warns(plane: LocalControlPlane, caplog: pytest.LogCa
         auth.login()
     assert any(issubclass(w.category, InsecureTLSWarning) for w in caught)
     assert any("skip_tls=True" in r.getMessage() for r in caplog.records)
-    assert list_rayclusters(get_client(), NS) == []
+    assert KubeSession(get_client()).list(RAYCLUSTERS, namespace=NS) == []
 
 
 def _kubeconfig(tmp_path: Path, plane: LocalControlPlane, user_token: str) -> Path:
@@ -139,7 +140,7 @@ def test_kubeconfig_path_and_context(plane: LocalControlPlane, user_token: str, 
 def test_the_control_planes_own_kubeconfig(plane: LocalControlPlane, user_token: str) -> None:
     auth = KubeConfigFileAuthentication(plane.kubeconfig_path, context="rayqueue-local-alice")
     auth.login()
-    assert list_rayclusters(get_client(), NS) == []
+    assert KubeSession(get_client()).list(RAYCLUSTERS, namespace=NS) == []
     # urllib3's own retries are off (the SDK retries): 4 tries per SDK attempt otherwise, each logged
     retries = get_client().rest_client.pool_manager.connection_pool_kw.get("retries")
     assert retries is False or getattr(retries, "total", None) is False, retries
@@ -155,7 +156,7 @@ def test_detect_uses_kubeconfig_env(
     monkeypatch.setenv("KUBECONFIG", str(path))
     api = get_client()  # nothing logged in: detected from $KUBECONFIG
     assert api.configuration.host == plane.server
-    assert list_rayclusters(api, NS) == []
+    assert KubeSession(api).list(RAYCLUSTERS, namespace=NS) == []
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
     assert detect() is api  # the detected client stayed current
 
@@ -169,7 +170,7 @@ def test_no_token_in_reprs_logs_or_errors(
     texts += [repr(good), str(good), str(vars(good)), good.login()]
     texts += [repr(good.api_client()), repr(good.api_client().configuration.__class__)]
     attempts = [
-        lambda: list_rayclusters(get_client(), OTHER_NS),  # 403
+        lambda: KubeSession(get_client()).list(RAYCLUSTERS, namespace=OTHER_NS),  # 403
         lambda: TokenAuthentication(
             user_token + "x", plane.server, ca_cert_path=str(plane.ca_cert_path)
         ).login(),
@@ -206,7 +207,7 @@ def test_in_cluster_service_account_login(
     assert default_namespace() == NS
     assert list_local_queues() == []  # in the service account's namespace
     with pytest.raises(ForbiddenError):
-        list_rayclusters(get_client(), OTHER_NS)
+        KubeSession(get_client()).list(RAYCLUSTERS, namespace=OTHER_NS)
     assert user_token not in repr(auth)
 
 

@@ -24,7 +24,7 @@ from rayqueue_sdk.cluster.observe import observe_cluster
 from rayqueue_sdk.cluster.wait import wait_for_cluster
 from rayqueue_sdk.errors import ClusterDeletedError
 from rayqueue_sdk.kube.informer import open_informers, read_shared
-from rayqueue_sdk.kube.resources import RAYCLUSTERS
+from rayqueue_sdk.kube.kinds import RAYCLUSTERS
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.kube.watch import Watcher, WatchEvent
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from rayqueue_sdk import ClusterPhase
 from rayqueue_sdk.cluster.status import status_from
-from rayqueue_sdk.kube.resources import normalize_kueue, pick_workload
+from rayqueue_sdk.kube.lookups import pick_workload
+from rayqueue_sdk.kube.normalize import normalize_kueue
 
 
 def test_v1beta1_local_queue_and_workload_fields_are_renamed() -> None:

@@ -17,7 +17,7 @@ from rayqueue_sdk.admission.overview import build_overview, cluster_queue_summar
 from rayqueue_sdk.display.console import render_text
 from rayqueue_sdk.display.queues import QueueView, queues_html, queues_renderable, queues_text
 from rayqueue_sdk.errors import ConfigError, ForbiddenError, QueueNotFoundError
-from rayqueue_sdk.kube.resources import normalize_kueue
+from rayqueue_sdk.kube.normalize import normalize_kueue
 
 
 def cq(

@@ -29,7 +29,8 @@ from rayqueue_sdk import (
     queue_overview,
     will_it_fit,
 )
-from rayqueue_sdk.kube.resources import find_workload, kueue_version
+from rayqueue_sdk.kube.lookups import find_workload
+from rayqueue_sdk.kube.session import KubeSession
 
 pytestmark = [pytest.mark.ray]
 
@@ -72,7 +73,7 @@ def wait_for(read: Callable[[], Any], ok: Callable[[Any], bool], timeout: float 
 
 
 def test_the_sdk_discovers_the_served_generation(kueue_plane: Generation, gen_user: Any) -> None:
-    assert kueue_version(gen_user) == kueue_plane.version
+    assert KubeSession(gen_user).kueue_version() == kueue_plane.version
 
 
 def test_cluster_queued_admitted_ready_then_scaled_to_zero_resumed_and_down(
@@ -121,7 +122,7 @@ def test_cluster_queued_admitted_ready_then_scaled_to_zero_resumed_and_down(
         uid = _uid(kueue_plane, gen_ns, "gen-ws")
 
         def workload() -> dict[str, Any]:
-            found = find_workload(admin, gen_ns, uid)
+            found = find_workload(KubeSession(admin), owner_uid=uid, namespace=gen_ns)
             assert found is not None
             return found
 

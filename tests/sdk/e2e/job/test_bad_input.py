@@ -19,7 +19,7 @@ from rayqueue_sdk import (
     RayJob,
 )
 from rayqueue_sdk.job.runtime_env import OWNED_WORKING_DIR_LIMIT
-from rayqueue_sdk.kube.resources import RAYJOBS
+from rayqueue_sdk.kube.kinds import RAYJOBS
 
 NS = "your-namespace"
 

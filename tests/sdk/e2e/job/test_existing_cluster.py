@@ -239,7 +239,9 @@ def test_job_lost_when_kueue_deactivates_its_cluster(ray_plane: Any, logged_in: 
 
     from rayqueue_sdk import Cluster, ClusterConfiguration, PreemptedError
     from rayqueue_sdk.cluster.wait import wait_for_cluster
-    from rayqueue_sdk.kube.resources import find_workload, get_raycluster
+    from rayqueue_sdk.kube.kinds import RAYCLUSTERS
+    from rayqueue_sdk.kube.lookups import find_workload
+    from rayqueue_sdk.kube.session import KubeSession
 
     config = ClusterConfiguration(
         name="scratch", namespace=NS, num_workers=1, local_queue="ds-workspace-queue"
@@ -257,8 +259,8 @@ def test_job_lost_when_kueue_deactivates_its_cluster(ray_plane: Any, logged_in: 
         for line in job.logs(follow=True):
             if "up" in line:
                 break
-        uid = get_raycluster(logged_in, NS, "scratch")["metadata"]["uid"]
-        workload = find_workload(logged_in, NS, uid)
+        uid = KubeSession(logged_in).get(RAYCLUSTERS, name="scratch", namespace=NS)["metadata"]["uid"]
+        workload = find_workload(KubeSession(logged_in), owner_uid=uid, namespace=NS)
         assert workload is not None
         k8s.CustomObjectsApi(logged_in).patch_namespaced_custom_object(
             "kueue.x-k8s.io", "v1beta2", NS, "workloads", workload["metadata"]["name"],

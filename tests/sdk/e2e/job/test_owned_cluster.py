@@ -29,7 +29,9 @@ from rayqueue_sdk import (
     RayJob,
     RayJobStatus,
 )
-from rayqueue_sdk.kube.resources import RAYCLUSTERS, RAYJOBS, find_workload
+from rayqueue_sdk.kube.kinds import RAYCLUSTERS, RAYJOBS
+from rayqueue_sdk.kube.lookups import find_workload
+from rayqueue_sdk.kube.session import KubeSession
 
 NS = "your-namespace"
 
@@ -123,7 +125,7 @@ def test_seed001_workflow3_admitted_runs_succeeds_and_cleans_up(
     assert final.phase is JobPhase.SUCCEEDED
     phases = [p.phase for p in progress]
     assert JobPhase.RUNNING in phases or JobPhase.STARTING in phases
-    workload = find_workload(logged_in, NS, stored["metadata"]["uid"])
+    workload = find_workload(KubeSession(logged_in), owner_uid=stored["metadata"]["uid"], namespace=NS)
     assert workload is not None
     assert workload["status"]["admission"]["clusterQueue"] == "cq-production"
     assert final.cluster_name and final.cluster_name.startswith("final-training-run-")
@@ -187,7 +189,7 @@ def test_deactivated_running_job_fails_wait_and_reactivation_requeues(logged_in:
         uid = k8s.CustomObjectsApi(logged_in).get_namespaced_custom_object(
             RAYJOBS.group, RAYJOBS.version, NS, RAYJOBS.plural, "evict-me"
         )["metadata"]["uid"]
-        workload = find_workload(logged_in, NS, uid)
+        workload = find_workload(KubeSession(logged_in), owner_uid=uid, namespace=NS)
         assert workload is not None
         k8s.CustomObjectsApi(logged_in).patch_namespaced_custom_object(
             "kueue.x-k8s.io",

@@ -228,7 +228,9 @@ def test_a_cluster_scaled_to_zero_is_scaled_to_zero_error_at_once(queued: Cluste
     import json
 
     from rayqueue_sdk import ScaledToZeroError
-    from rayqueue_sdk.kube.resources import find_workload, get_raycluster
+    from rayqueue_sdk.kube.kinds import RAYCLUSTERS
+    from rayqueue_sdk.kube.lookups import find_workload
+    from rayqueue_sdk.kube.session import KubeSession
     from rayqueue_sdk.manifests.scaling import POLICY_ANNOTATION
 
     api = k8s.CustomObjectsApi(logged_in)
@@ -238,9 +240,9 @@ def test_a_cluster_scaled_to_zero_is_scaled_to_zero_error_at_once(queued: Cluste
         {"metadata": {"annotations": {POLICY_ANNOTATION: json.dumps(policy)}}},
         _content_type="application/merge-patch+json",
     )  # fmt: skip
-    uid = get_raycluster(logged_in, NS, queued.name)["metadata"]["uid"]
+    uid = KubeSession(logged_in).get(RAYCLUSTERS, name=queued.name, namespace=NS)["metadata"]["uid"]
     deadline = time.monotonic() + 120
-    while (workload := find_workload(logged_in, NS, uid)) is None:
+    while (workload := find_workload(KubeSession(logged_in), owner_uid=uid, namespace=NS)) is None:
         assert time.monotonic() < deadline, "Kueue never created the Workload"
         time.sleep(0.2)
     api.patch_namespaced_custom_object(

@@ -12,6 +12,8 @@ import pytest
 from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk import Cluster, ClusterConfiguration, IdleMode, IdleState, list_clusters
 from rayqueue_sdk.cli.main import main
+from rayqueue_sdk.kube.kinds import PODS, kind_of
+from rayqueue_sdk.kube.session import KubeSession
 
 
 def wait_for(read: Callable[[], Any], ok: Callable[[Any], bool], timeout: float = 240.0) -> Any:
@@ -95,12 +97,15 @@ def assert_listed_as_scaled_to_zero(
 
 def pods_of(admin: Any, ns: str, cluster: str) -> list[str]:
     """The names of the cluster's pods (KubeRay's label ``ray.io/cluster``)."""
-    from rayqueue_sdk.kube.rest import get_path
+    found = KubeSession(admin).list(PODS, namespace=ns, label_selector=f"ray.io/cluster={cluster}")
+    return [p["metadata"]["name"] for p in found]
 
-    found = get_path(
-        admin, f"/api/v1/namespaces/{ns}/pods", query={"labelSelector": f"ray.io/cluster={cluster}"}
-    )
-    return [p["metadata"]["name"] for p in found.get("items") or []]
+
+def get_manifest(admin: Any, ref: dict[str, Any]) -> dict[str, Any]:
+    """The stored object named like ``ref`` (its ``apiVersion``, ``kind`` and ``metadata`` name and
+    namespace)."""
+    meta = ref["metadata"]
+    return KubeSession(admin).get(kind_of(ref), name=meta["name"], namespace=meta["namespace"])
 
 
 def status_honest(cluster: Cluster, admin: Any) -> Any:

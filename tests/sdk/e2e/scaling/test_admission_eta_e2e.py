@@ -17,8 +17,9 @@ import pytest
 from scaling_helpers import seed_cluster, wait_for
 
 from rayqueue_local.controlplane import LocalControlPlane
-from rayqueue_sdk.admission.conditions import condition
-from rayqueue_sdk.kube.resources import find_workload
+from rayqueue_sdk.kube.lookups import find_workload
+from rayqueue_sdk.kube.session import KubeSession
+from rayqueue_sdk.manifests.meta import condition_of
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]  # 35-95 s on 2 shared cores: two Ray heads, a Ray job
 
@@ -52,10 +53,10 @@ def test_a_queued_cluster_behind_an_idle_one_is_admitted_inside_its_estimate(
     assert ready.ready and ready.eta is None  # none once admitted
     rc_uid = second.to_dict().get("metadata", {}).get("uid") or ""
     uid = rc_uid or str(idle_plane.store.get("rayclusters.ray.io", ns, "second")["metadata"]["uid"])
-    wl = find_workload(idle_admin, ns, uid)
+    wl = find_workload(KubeSession(idle_admin), owner_uid=uid, namespace=ns)
     assert wl is not None
     admitted = datetime.fromisoformat(
-        str(condition(wl, "Admitted")["lastTransitionTime"]).replace("Z", "+00:00")
+        str(condition_of(wl, "Admitted")["lastTransitionTime"]).replace("Z", "+00:00")
     )
     # Kueue's times have whole seconds: the window is compared at that resolution
     assert eta.earliest.replace(microsecond=0) <= admitted <= eta.latest, (eta, admitted)

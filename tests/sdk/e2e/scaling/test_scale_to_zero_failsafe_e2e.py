@@ -24,12 +24,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from scaling_helpers import seed_cluster, wait_for
+from scaling_helpers import get_manifest, seed_cluster, wait_for
 
 from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk.config.idle import PrometheusSource
-from rayqueue_sdk.kube.objects import get_manifest
-from rayqueue_sdk.kube.resources import find_workload
+from rayqueue_sdk.kube.lookups import find_workload
+from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION
 from rayqueue_sdk.scaling.agent import parse_time
 
@@ -79,7 +79,7 @@ def test_missing_data_is_busy_in_both_modes(
     uids = {c.name: _uid(idle_admin, ns, c.name) for c in (first, second)}
 
     def workload(name: str) -> dict[str, Any]:
-        found = find_workload(idle_admin, ns, uids[name])
+        found = find_workload(KubeSession(idle_admin), owner_uid=uids[name], namespace=ns)
         assert found is not None
         return found
 

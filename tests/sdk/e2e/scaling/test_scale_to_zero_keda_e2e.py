@@ -21,13 +21,20 @@ import re
 from typing import Any
 
 import pytest
-from scaling_helpers import assert_listed_as_scaled_to_zero, pods_of, seed_cluster, status_honest, wait_for
+from scaling_helpers import (
+    assert_listed_as_scaled_to_zero,
+    get_manifest,
+    pods_of,
+    seed_cluster,
+    status_honest,
+    wait_for,
+)
 
 from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk import IdleMode, ScaledToZeroError
 from rayqueue_sdk.config.idle import PrometheusSource
-from rayqueue_sdk.kube.objects import get_manifest
-from rayqueue_sdk.kube.resources import find_workload
+from rayqueue_sdk.kube.lookups import find_workload
+from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.scaling import RESUMED_ANNOTATION
 from rayqueue_sdk.scaling.agent import parse_time
 
@@ -94,7 +101,7 @@ def test_keda_scales_the_idle_cluster_to_zero_and_resume_gets_the_whole_period(
     )
 
     def workload() -> dict[str, Any]:
-        found = find_workload(idle_admin, ns, rc_uid)
+        found = find_workload(KubeSession(idle_admin), owner_uid=rc_uid, namespace=ns)
         assert found is not None
         return found
 

@@ -16,14 +16,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scaling_helpers import assert_listed_as_scaled_to_zero, pods_of, seed_cluster, status_honest, wait_for
+from scaling_helpers import (
+    assert_listed_as_scaled_to_zero,
+    get_manifest,
+    pods_of,
+    seed_cluster,
+    status_honest,
+    wait_for,
+)
 
 from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk import ForbiddenError, IdleMode, ScaledToZeroError
 from rayqueue_sdk.errors import NotFoundError
-from rayqueue_sdk.kube.objects import get_manifest
-from rayqueue_sdk.kube.resources import find_workload
-from rayqueue_sdk.kube.rest import get_path, get_text
+from rayqueue_sdk.kube.lookups import find_workload
+from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION
 
 pytestmark = [pytest.mark.ray]
@@ -32,14 +38,14 @@ pytestmark = [pytest.mark.ray]
 def agent_log(plane: LocalControlPlane, ns: str, admin: Any) -> str:
     """The reaper pod's log, read as kubectl would (``pods/{name}/log``)."""
 
-    pods = get_path(
-        admin, f"/api/v1/namespaces/{ns}/pods", query={"labelSelector": "app.kubernetes.io/managed-by"}
+    pods = KubeSession(admin).get_path(
+        f"/api/v1/namespaces/{ns}/pods", query={"labelSelector": "app.kubernetes.io/managed-by"}
     )
     texts = []
     for pod in pods.get("items") or []:
         name = pod["metadata"]["name"]
         if name.startswith("first-raycluster-idle"):
-            texts.append(get_text(admin, f"/api/v1/namespaces/{ns}/pods/{name}/log"))
+            texts.append(KubeSession(admin).get_text(f"/api/v1/namespaces/{ns}/pods/{name}/log"))
     return "\n".join(texts)
 
 
@@ -95,7 +101,7 @@ def test_reaper_scales_the_idle_cluster_to_zero_and_the_next_one_runs(
         )["metadata"]["uid"]
 
         def workload() -> dict:
-            found = find_workload(idle_admin, ns, rc_uid)
+            found = find_workload(KubeSession(idle_admin), owner_uid=rc_uid, namespace=ns)
             assert found is not None
             return found
 

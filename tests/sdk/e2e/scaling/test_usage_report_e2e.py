@@ -19,7 +19,9 @@ from scaling_helpers import seed_cluster, wait_for
 from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk import usage_report
 from rayqueue_sdk.cli.main import main
-from rayqueue_sdk.kube.resources import find_workload, get_raycluster, set_workload_active
+from rayqueue_sdk.kube.kinds import RAYCLUSTERS
+from rayqueue_sdk.kube.lookups import find_workload, set_workload_active
+from rayqueue_sdk.kube.session import KubeSession
 
 pytestmark = pytest.mark.prometheus
 
@@ -65,10 +67,10 @@ def test_usage_report_from_prometheus_and_workload_conditions(
         assert 50.0 in cluster.gpu_utilisation(5, prometheus=cp.prometheus.url)
 
         # scale to zero: Kueue evicts (Deactivated); the reclaimed hours count from then
-        uid = get_raycluster(idle_admin, ns, "usage-ws")["metadata"]["uid"]
-        set_workload_active(idle_admin, ns, uid, False)
+        uid = KubeSession(idle_admin).get(RAYCLUSTERS, name="usage-ws", namespace=ns)["metadata"]["uid"]
+        set_workload_active(KubeSession(idle_admin), owner_uid=uid, active=False, namespace=ns)
         wait_for(
-            lambda: find_workload(idle_admin, ns, uid),
+            lambda: find_workload(KubeSession(idle_admin), owner_uid=uid, namespace=ns),
             lambda wl: any(
                 c["type"] == "Evicted" and c["status"] == "True" for c in wl["status"].get("conditions", [])
             ),
