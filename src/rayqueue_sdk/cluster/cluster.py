@@ -45,7 +45,8 @@ from rayqueue_sdk.errors import (
     UnsupportedError,
 )
 from rayqueue_sdk.manifests import dump_yaml
-from rayqueue_sdk.manifests.meta import name_of, uid_of
+from rayqueue_sdk.manifests.labels import QUEUE_LABEL
+from rayqueue_sdk.manifests.meta import labels_of, name_of, uid_of
 from rayqueue_sdk.manifests.raycluster import build_raycluster
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -68,6 +69,8 @@ _UNSET = _Unset()
 
 #: Seconds to wait for the dashboard after the cluster is ready, when ``timeout=None``.
 _DASHBOARD_TIMEOUT = 120.0
+#: How long deactivate()/resume() wait for Kueue to make the Workload of a cluster that names a queue.
+_WORKLOAD_WAIT = 30.0
 
 
 class Cluster:
@@ -829,7 +832,8 @@ class Cluster:
         Returns the Workload's name.
 
         Raises:
-            UnsupportedError: the cluster has no Kueue Workload (not queued through Kueue).
+            UnsupportedError: the cluster has no Kueue Workload (not queued through Kueue; one that names
+                a queue is given 30 s for Kueue to make it).
             ForbiddenError: the identity may not patch Workloads (names verb and resource).
 
         Example::
@@ -997,14 +1001,24 @@ class Cluster:
         return f"{namespace}/{self.name}: {the_plan.headline}: {', '.join(made)}"
 
     def _set_active(self, active: bool) -> str:
-        from rayqueue_sdk.kube.lookups import fetch_raycluster, set_workload_active  # lazy: API calls
+        from rayqueue_sdk.kube import lookups  # lazy: API calls
+        from rayqueue_sdk.kube.poll import poll_until  # lazy: as above
 
         session = self.session
         namespace = self.namespace
-        rc = fetch_raycluster(session, name=self.name, namespace=namespace)
+        rc = lookups.fetch_raycluster(session, name=self.name, namespace=namespace)
         uid = uid_of(rc) or ""
+        if QUEUE_LABEL in labels_of(rc):
+            # Kueue makes the Workload of a queued cluster moments after apply() returns: wait for it
+            # rather than call a cluster applied a second ago "not in a queue".
+            poll_until(
+                lambda: lookups.find_workload(session, owner_uid=uid, namespace=namespace),
+                timeout=_WORKLOAD_WAIT,
+                interval=0.1,
+                max_interval=1.0,
+            )
         try:
-            wl = set_workload_active(session, owner_uid=uid, active=active, namespace=namespace)
+            wl = lookups.set_workload_active(session, owner_uid=uid, active=active, namespace=namespace)
         except NotFoundError:
             raise UnsupportedError(
                 f"RayCluster {self.namespace}/{self.name} has no Kueue Workload (is it in a queue?): "
