@@ -284,17 +284,9 @@ class KubeSession:
         Raises:
             NotFoundError, ForbiddenError, AuthenticationError, ApiError, ConnectionFailedError.
         """
-        ns = self._where(kind, namespace)
-        doc = self._json(
-            "GET",
-            kind.path(ns, name),
-            verb="get",
-            resource=kind.key,
-            namespace=ns,
-            name=name,
-            deadline=deadline,
+        return self._object(
+            "GET", kind, "get", name=name, namespace=self._where(kind, namespace), deadline=deadline
         )
-        return self._normalized(kind, doc)
 
     def list(
         self,
@@ -366,17 +358,7 @@ class KubeSession:
             rayqueue_sdk.errors.AlreadyExistsError: ...
         """
         name, ns = self._named(kind, obj)
-        doc = self._json(
-            "POST",
-            kind.path(ns),
-            verb="create",
-            resource=kind.key,
-            namespace=ns,
-            name=name,
-            body=dict(obj),
-            idempotent=False,
-        )
-        return self._normalized(kind, doc)
+        return self._object("POST", kind, "create", name=name, namespace=ns, body=dict(obj), idempotent=False)
 
     def apply(
         self, kind: Kind, obj: Mapping[str, Any], *, field_manager: str = FIELD_MANAGER, force: bool = True
@@ -395,18 +377,16 @@ class KubeSession:
         """
         name, ns = self._named(kind, obj)
         query = {"fieldManager": field_manager, "force": "true" if force else "false"}
-        doc = self._json(
+        return self._object(
             "PATCH",
-            kind.path(ns, name),
-            verb="patch",
-            resource=kind.key,
-            namespace=ns,
+            kind,
+            "patch",
             name=name,
+            namespace=ns,
             body=dict(obj),
             query=query,
             content_type=_APPLY_PATCH,
         )
-        return self._normalized(kind, doc)
 
     def patch(
         self,
@@ -427,19 +407,16 @@ class KubeSession:
             >>> session.patch(kind_of(cm), name="sess-patch", patch=patch)["metadata"]["annotations"]
             {'a': 'b'}
         """
-        ns = self._where(kind, namespace)
-        path = kind.path(ns, name) + ("/status" if status else "")
-        doc = self._json(
+        return self._object(
             "PATCH",
-            path,
-            verb="patch",
-            resource=kind.key,
-            namespace=ns,
+            kind,
+            "patch",
             name=name,
+            namespace=self._where(kind, namespace),
+            subresource="/status" if status else "",
             body=dict(patch),
             content_type=_MERGE_PATCH,
         )
-        return self._normalized(kind, doc)
 
     def delete(
         self, kind: Kind, *, name: str, namespace: str | None = None, propagation: str = "Foreground"
@@ -454,21 +431,31 @@ class KubeSession:
             >>> session.delete(configmaps, name="sess-delete"), session.delete(configmaps, name="sess-delete")
             (True, False)
         """
-        ns = self._where(kind, namespace)
         body = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation}
         try:
-            self.request(
-                "DELETE",
-                kind.path(ns, name),
-                verb="delete",
-                resource=kind.key,
-                namespace=ns,
-                name=name,
-                body=body,
+            self._object(
+                "DELETE", kind, "delete", name=name, namespace=self._where(kind, namespace), body=body
             )
         except NotFoundError:
             return False
         return True
+
+    def _object(
+        self,
+        method: str,
+        kind: Kind,
+        verb: str,
+        *,
+        name: str,
+        namespace: str | None,
+        subresource: str = "",
+        **options: Any,
+    ) -> dict[str, Any]:
+        """One object's request: its path (the collection's for a POST), the error context, and the
+        answer normalised (Kueue objects to ``v1beta2`` names)."""
+        path = kind.path(namespace) if method == "POST" else kind.path(namespace, name) + subresource
+        context = {"verb": verb, "resource": kind.key, "namespace": namespace, "name": name}
+        return self._normalized(kind, self._json(method, path, **context, **options))
 
     def _named(self, kind: Kind, obj: Mapping[str, Any]) -> tuple[str, str | None]:
         meta = obj.get("metadata") or {}
