@@ -144,31 +144,22 @@ def _submit(args: argparse.Namespace) -> int:
                     problem="both given",
                 )
             # Queue, priority and lifetime options belong to job-owned clusters: RayJob refuses them here.
-            job = RayJob(
-                args.name,
-                args.entrypoint,
-                cluster_name=args.cluster,
-                namespace=args.namespace,
-                runtime_env=_runtime_env(args),
-                local_queue=args.queue,
-                priority_class=args.priority,
-                ttl_seconds_after_finished=args.ttl,
-                active_deadline_seconds=args.deadline,
-                client=session_of(args),
-            )
+            cluster_name, cluster_config = args.cluster, None
         else:
-            job = RayJob(
-                args.name,
-                args.entrypoint,
-                cluster_config=_cluster_config(args.cluster_config),
-                namespace=args.namespace,
-                runtime_env=_runtime_env(args),
-                local_queue=args.queue,
-                priority_class=args.priority,
-                ttl_seconds_after_finished=args.ttl,
-                active_deadline_seconds=args.deadline,
-                client=session_of(args),
-            )
+            cluster_name, cluster_config = None, _cluster_config(args.cluster_config)
+        job = RayJob(
+            args.name,
+            args.entrypoint,
+            cluster_name=cluster_name,
+            cluster_config=cluster_config,
+            namespace=args.namespace,
+            runtime_env=_runtime_env(args),
+            local_queue=args.queue,
+            priority_class=args.priority,
+            ttl_seconds_after_finished=args.ttl,
+            active_deadline_seconds=args.deadline,
+            client=session_of(args),
+        )
         # On an existing cluster still queued or starting, the command returns once the job is on Ray
         # (a CI step must not exit 0 with a job that is never submitted).
         submitted = (

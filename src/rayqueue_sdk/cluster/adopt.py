@@ -89,6 +89,16 @@ def _custom_mapping(extended: Mapping[str, Any], params: Mapping[str, Any]) -> d
     return out
 
 
+def _cpu_memory(prefix: str, requests: Mapping[str, Any], limits: Mapping[str, Any]) -> dict[str, str]:
+    """The config fields ``{prefix}cpu_requests``, ``..._limits`` and the memory ones a container sets."""
+    return {
+        f"{prefix}{resource}_{which}": str(source[resource])
+        for resource in ("cpu", "memory")
+        for which, source in (("requests", requests), ("limits", limits))
+        if source.get(resource) is not None
+    }
+
+
 def _pod_meta(template: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
     meta = template.get("metadata") or {}
     return dict(meta.get("labels") or {}), dict(meta.get("annotations") or {})
@@ -119,14 +129,7 @@ def _group(
         "image": container.get("image"),
         "ray_start_params": {k: v for k, v in params.items() if k not in _DERIVED_PARAMS},
     }
-    for field, source, key in (
-        ("cpu_requests", requests, "cpu"),
-        ("cpu_limits", limits, "cpu"),
-        ("memory_requests", requests, "memory"),
-        ("memory_limits", limits, "memory"),
-    ):
-        if source.get(key) is not None:
-            fields[field] = str(source[key])
+    fields.update(_cpu_memory("", requests, limits))
     return WorkerGroup(**fields), _custom_mapping(extended, params)
 
 
@@ -192,12 +195,5 @@ def config_from_raycluster(obj: Mapping[str, Any]) -> ClusterConfiguration:
         fields["image"] = head_container["image"]
     if mapping:
         fields["extended_resource_mapping"] = mapping
-    for field, source, key in (
-        ("head_cpu_requests", head_requests, "cpu"),
-        ("head_cpu_limits", head_limits, "cpu"),
-        ("head_memory_requests", head_requests, "memory"),
-        ("head_memory_limits", head_limits, "memory"),
-    ):
-        if source.get(key) is not None:
-            fields[field] = str(source[key])
+    fields.update(_cpu_memory("head_", head_requests, head_limits))
     return ClusterConfiguration(**fields)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from rayqueue_sdk.display.console import print_details
 from rayqueue_sdk.display.environment import is_notebook, is_terminal
-from rayqueue_sdk.display.live import display_for, execution_count, shown_in_cell
+from rayqueue_sdk.display.live import display_for, show_value
 from rayqueue_sdk.display.text import status_text
 from rayqueue_sdk.display.views import DetailsView, StatusView
 from rayqueue_sdk.display.widgets import ClusterCard, details_display, status_html
@@ -73,13 +73,4 @@ def show_status(status: StatusView) -> None:
         ds/ws: ready
           ready
     """
-    if is_notebook():
-        box = shown_in_cell(("cluster", status.namespace, status.name))
-        if box is not None and box.settle is not None and box.settle(status):
-            return
-    if execution_count() is None:  # not in IPython: what the text/plain would say
-        print(status_text(status))
-        return
-    from IPython.display import display  # lazy: IPython.display costs ~310 ms, paid when shown
-
-    display({"text/plain": status_text(status), "text/html": status_html(status)}, raw=True)
+    show_value(("cluster", status.namespace, status.name), status, status_text, status_html)

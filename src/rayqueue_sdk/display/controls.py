@@ -29,7 +29,7 @@ from html import escape, unescape
 from typing import Any
 
 from rayqueue_sdk.display.views import StatusView
-from rayqueue_sdk.display.widgets import ClusterCard
+from rayqueue_sdk.display.widgets import ClusterCard, DownConfirmation
 from rayqueue_sdk.errors import RayQueueError
 
 __all__ = ["ClusterControls"]
@@ -89,17 +89,16 @@ class ClusterControls(ClusterCard):
             tooltip="Delete the RayCluster and give its resources back (asks to confirm)",
         )
         self.wait_check = w.Checkbox(value=False, description="Wait for the cluster", indent=False)
-        self.confirm_text = w.HTML()
-        self.confirm_button = w.Button(description="Confirm down", icon="trash", button_style="danger")
-        self.cancel_button = w.Button(description="Cancel")
-        self.confirm = w.HBox(
-            [self.confirm_text, self.confirm_button, self.cancel_button], layout=w.Layout(display="none")
-        )
+        confirm = DownConfirmation(w, self._confirmed_down)
+        self.confirm, self.confirm_text = confirm.box, confirm.text
+        self.confirm_button, self.cancel_button = confirm.confirm_button, confirm.cancel_button
         self.message = w.HTML()
         self.apply_button.on_click(lambda _b: self._applied())
-        self.down_button.on_click(lambda _b: self._ask_down())
-        self.confirm_button.on_click(lambda _b: self._confirmed_down())
-        self.cancel_button.on_click(lambda _b: self._hide_confirm())
+        self.down_button.on_click(
+            lambda _b: confirm.ask(
+                f"Delete RayCluster <b>{escape(self.label)}</b> and give its resources back?"
+            )
+        )
         self.buttons = [self.apply_button, self.down_button]
         row = w.HBox([self.apply_button, self.down_button, self.wait_check])
         return w.VBox([self.view, row, self.confirm, self.message])
@@ -143,18 +142,7 @@ class ClusterControls(ClusterCard):
         said = f"apply: {self.label} {'ready' if wait else 'applied'}"
         self._run("apply", lambda: self._apply(wait), lambda _result: said)
 
-    def _ask_down(self) -> None:
-        self.confirm_text.value = (
-            f"Delete RayCluster <b>{escape(self.label)}</b> and give its resources back?"
-        )
-        self.confirm.layout.display = "flex"
-
-    def _hide_confirm(self) -> None:
-        self.confirm.layout.display = "none"
-        self.confirm_text.value = ""
-
     def _confirmed_down(self) -> None:
-        self._hide_confirm()
         self._run(
             "down",
             self._down,

@@ -33,8 +33,7 @@ from typing import Any, Protocol
 
 from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.admission.phases import JobPhase
-from rayqueue_sdk.display.environment import is_notebook
-from rayqueue_sdk.display.live import LiveDisplay, execution_count, shown_in_cell
+from rayqueue_sdk.display.live import LiveDisplay, show_value
 from rayqueue_sdk.display.text import WIDTH
 from rayqueue_sdk.errors import RayQueueError
 
@@ -344,13 +343,4 @@ def show_job_status(status: JobView) -> None:
         ds/j: succeeded
           the job succeeded
     """
-    if is_notebook():
-        box = shown_in_cell(("job", status.namespace, status.name))
-        if box is not None and box.settle is not None and box.settle(status):
-            return
-    if execution_count() is None:  # not in IPython: what the text/plain would say
-        print(job_text(status))
-        return
-    from IPython.display import display  # lazy: IPython.display costs ~310 ms, paid when shown
-
-    display({"text/plain": job_text(status), "text/html": job_html(status)}, raw=True)
+    show_value(("job", status.namespace, status.name), status, job_text, job_html)

@@ -30,9 +30,18 @@ import sys
 import uuid
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["WIDGET_VIEW", "LiveDisplay", "display_for", "execution_count", "shown_in_cell"]
+from rayqueue_sdk.display.environment import is_notebook
+
+__all__ = [
+    "WIDGET_VIEW",
+    "LiveDisplay",
+    "display_for",
+    "execution_count",
+    "show_value",
+    "shown_in_cell",
+]
 
 #: The widget's MIME type in a display bundle (ipywidgets' view reference).
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -150,6 +159,30 @@ def shown_in_cell(key: tuple[str, ...]) -> LiveDisplay | None:
     if live is None or not live.shown or live.shown_in != execution_count():
         return None
     return live
+
+
+_V = TypeVar("_V")
+
+
+def show_value(key: tuple[str, ...], value: _V, text: Callable[[_V], str], html: Callable[[_V], str]) -> None:
+    """Show ``value`` (a status) as a cell's value: settled on the box the cell already shows for ``key``
+    when that box takes it (:func:`shown_in_cell`), else ``text(value)`` and ``html(value)`` as one output;
+    outside IPython, ``text(value)`` printed (what the text/plain would say).
+
+    Example:
+        >>> show_value(("cluster", "ds", "ws"), 3, lambda n: f"{n} workers", lambda n: f"<b>{n}</b>")
+        3 workers
+    """
+    if is_notebook():
+        box = shown_in_cell(key)
+        if box is not None and box.settle is not None and box.settle(value):
+            return
+    if execution_count() is None:  # not in IPython: what the text/plain would say
+        print(text(value))
+        return
+    from IPython.display import display  # lazy: IPython.display costs ~310 ms, paid when shown
+
+    display({"text/plain": text(value), "text/html": html(value)}, raw=True)
 
 
 #: The display made for an object (by ``id``, with a weak reference that tells a reused id apart).

@@ -39,6 +39,7 @@ __all__ = [
     "ClusterCard",
     "ClusterLoader",
     "ClusterPermissions",
+    "DownConfirmation",
     "cluster_widget",
     "clusters_html",
     "details_display",
@@ -321,6 +322,49 @@ ClusterPermissions = Callable[[], Mapping[str, str | None]]
 ACTIONS = ("down", "deactivate", "resume")
 
 
+class DownConfirmation:
+    """The row that asks before a RayCluster is deleted (ipywidgets ``w``): a question, "Confirm down" and
+    "Cancel", for the :class:`ClusterBrowser` and a card's controls.
+
+    :meth:`ask` shows it with a question (HTML); Confirm hides it and calls ``on_confirm()``; Cancel hides
+    it. Attributes: ``box`` (the HBox, hidden until asked), ``text``, ``confirm_button``, ``cancel_button``.
+
+    Example:
+        >>> import ipywidgets as w
+        >>> downs = []
+        >>> row = DownConfirmation(w, lambda: downs.append(1))
+        >>> row.ask("Delete RayCluster <b>ds/ws</b>?"); row.box.layout.display
+        'flex'
+        >>> row.confirm_button.click(); downs, row.box.layout.display, row.text.value
+        ([1], 'none', '')
+    """
+
+    def __init__(self, w: Any, on_confirm: Callable[[], object]) -> None:
+        self.text = w.HTML()
+        self.confirm_button = w.Button(description="Confirm down", icon="trash", button_style="danger")
+        self.cancel_button = w.Button(description="Cancel")
+        self.box = w.HBox(
+            [self.text, self.confirm_button, self.cancel_button], layout=w.Layout(display="none")
+        )
+        self._on_confirm = on_confirm
+        self.confirm_button.on_click(lambda _b: self._confirmed())
+        self.cancel_button.on_click(lambda _b: self.hide())
+
+    def ask(self, question: str) -> None:
+        """Show the row with ``question`` (HTML)."""
+        self.text.value = question
+        self.box.layout.display = "flex"
+
+    def hide(self) -> None:
+        """Hide the row and clear its question."""
+        self.box.layout.display = "none"
+        self.text.value = ""
+
+    def _confirmed(self) -> None:
+        self.hide()
+        self._on_confirm()
+
+
 class ClusterBrowser:
     """The notebook view of a namespace's clusters: a table, a picker and action buttons.
 
@@ -383,17 +427,12 @@ class ClusterBrowser:
         self.down_button = w.Button(description="Down", icon="trash", button_style="danger")
         self.deactivate_button = w.Button(description="Deactivate", icon="pause")
         self.resume_button = w.Button(description="Resume", icon="play")
-        self.confirm_text = w.HTML()
-        self.confirm_button = w.Button(description="Confirm down", icon="trash", button_style="danger")
-        self.cancel_button = w.Button(description="Cancel")
-        self.confirm = w.HBox(
-            [self.confirm_text, self.confirm_button, self.cancel_button], layout=w.Layout(display="none")
-        )
+        self._down_row = row = DownConfirmation(w, lambda: self._act("down"))
+        self.confirm, self.confirm_text = row.box, row.text
+        self.confirm_button, self.cancel_button = row.confirm_button, row.cancel_button
         self.message = w.HTML()
         self.refresh_button.on_click(lambda _b: self.refresh(recheck=True))
         self.down_button.on_click(lambda _b: self._ask_down())
-        self.confirm_button.on_click(lambda _b: self._confirmed_down())
-        self.cancel_button.on_click(lambda _b: self._hide_confirm())
         self.deactivate_button.on_click(lambda _b: self._act("deactivate"))
         self.resume_button.on_click(lambda _b: self._act("resume"))
         buttons = w.HBox([self.refresh_button, self.down_button, self.deactivate_button, self.resume_button])
@@ -447,7 +486,7 @@ class ClusterBrowser:
             button.disabled = not names or reason is not None
             button.tooltip = f"{button.description}: you {reason}" if reason else _TOOLTIPS[action]
         if not names or self.denied.get("down"):
-            self._hide_confirm()
+            self._down_row.hide()
         self.live.refresh()
         return self.statuses
 
@@ -455,18 +494,9 @@ class ClusterBrowser:
         name = self.picker.value
         if not name or self.denied.get("down"):
             return
-        self.confirm_text.value = (
+        self._down_row.ask(
             f"Delete RayCluster <b>{_e(self.namespace)}/{_e(name)}</b> and give its resources back?"
         )
-        self.confirm.layout.display = "flex"
-
-    def _hide_confirm(self) -> None:
-        self.confirm.layout.display = "none"
-        self.confirm_text.value = ""
-
-    def _confirmed_down(self) -> None:
-        self._hide_confirm()
-        self._act("down")
 
     def _act(self, action: str) -> None:
         name = self.picker.value

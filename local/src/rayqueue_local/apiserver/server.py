@@ -148,29 +148,10 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         log.debug("%s " + format, self.address_string(), *args)
 
-    def do_GET(self) -> None:
-        self._serve("GET")
-
-    def do_POST(self) -> None:
-        self._serve("POST")
-
-    def do_PUT(self) -> None:
-        self._serve("PUT")
-
-    def do_PATCH(self) -> None:
-        self._serve("PATCH")
-
-    def do_DELETE(self) -> None:
-        self._serve("DELETE")
-
-    def do_HEAD(self) -> None:
-        self._serve("HEAD")
-
-    def do_OPTIONS(self) -> None:
-        self._serve("OPTIONS")
-
     # -- one request ------------------------------------------------------------------------
-    def _serve(self, method: str) -> None:
+    def _serve(self) -> None:
+        """One request, whatever its method: every ``do_<METHOD>`` the stdlib dispatches to is this."""
+        method = self.command
         requests = self.server.api.requests
         if requests is None:
             self._serve_one(method)
@@ -182,6 +163,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._serve_one(method)
         finally:
             requests.ended(entry)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
 
     def _serve_one(self, method: str) -> None:
         api = self.server.api

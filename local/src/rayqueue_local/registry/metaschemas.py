@@ -7,32 +7,14 @@ Example:
 
 from __future__ import annotations
 
-from rayqueue_local.registry.openapischema import (
-    API_VERSION_DESCRIPTION,
-    KIND_DESCRIPTION,
-    LIST_META_DESCRIPTION,
-    META,
-    QUANTITY,
-    TIME,
-    Schema,
-    boolean,
-    field,
-    free,
-    integer,
-    kind_schema,
-    list_of,
-    obj,
-    string,
-    strlist,
-    strmap,
-)
+from rayqueue_local.registry import openapischema as s
 
 __all__ = ["meta_schemas"]
 
 
-def meta_schemas() -> dict[str, Schema]:
+def meta_schemas() -> dict[str, s.Schema]:
     """The ``meta/v1`` definitions (ObjectMeta, ListMeta, Status, ...), ``Quantity`` and ``Scale``."""
-    m = META
+    m = s.META
     return {
         f"{m}.Time": {
             "type": "string",
@@ -49,170 +31,174 @@ def meta_schemas() -> dict[str, Schema]:
             "type": "object",
             "description": "FieldsV1 stores a set of fields in a data structure like a Trie, in JSON format.",
         },
-        f"{m}.ObjectMeta": obj(
+        f"{m}.ObjectMeta": s.obj(
             "ObjectMeta is metadata that all persisted resources must have, which includes all objects "
             "users must create.",
             {
-                "annotations": strmap(
+                "annotations": s.strmap(
                     "Annotations is an unstructured key value map stored with a resource that may be set by "
                     "external tools to store and retrieve arbitrary metadata."
                 ),
-                "creationTimestamp": field(
-                    TIME,
+                "creationTimestamp": s.field(
+                    s.TIME,
                     "CreationTimestamp is a timestamp representing the server time when this object "
                     "was created. Populated by the system. Read-only.",
                 ),
-                "deletionGracePeriodSeconds": integer(
+                "deletionGracePeriodSeconds": s.integer(
                     "Number of seconds allowed for this object to gracefully terminate before it will be "
                     "removed from the system. Read-only.",
                     "int64",
                 ),
-                "deletionTimestamp": field(
-                    TIME,
+                "deletionTimestamp": s.field(
+                    s.TIME,
                     "DeletionTimestamp is RFC 3339 date and time at which this resource will be "
                     "deleted. Populated by the system when a graceful deletion is requested. Read-only.",
                 ),
-                "finalizers": strlist(
+                "finalizers": s.strlist(
                     "Must be empty before the object is deleted from the registry.",
                     **{"x-kubernetes-list-type": "set", "x-kubernetes-patch-strategy": "merge"},
                 ),
-                "generateName": string(
+                "generateName": s.string(
                     "GenerateName is an optional prefix, used by the server, to generate a unique name ONLY "
                     "IF the Name field has not been provided."
                 ),
-                "generation": integer(
+                "generation": s.integer(
                     "A sequence number representing a specific generation of the desired state. Populated "
                     "by the system. Read-only.",
                     "int64",
                 ),
-                "labels": strmap(
+                "labels": s.strmap(
                     "Map of string keys and values that can be used to organize and categorize (scope and "
                     "select) objects. May match selectors of replication controllers and services."
                 ),
-                "managedFields": list_of(
+                "managedFields": s.list_of(
                     f"{m}.ManagedFieldsEntry",
                     "ManagedFields maps workflow-id and version to the set of fields that are managed by "
                     "that workflow.",
                     atomic=True,
                 ),
-                "name": string(
+                "name": s.string(
                     "Name must be unique within a namespace. Is required when creating resources, although "
                     "some resources may allow a client to request the generation of an appropriate name "
                     "automatically. Cannot be updated."
                 ),
-                "namespace": string(
+                "namespace": s.string(
                     "Namespace defines the space within which each name must be unique. An empty namespace "
                     'is equivalent to the "default" namespace, but "default" is the canonical '
                     "representation. Cannot be updated."
                 ),
-                "ownerReferences": list_of(
+                "ownerReferences": s.list_of(
                     f"{m}.OwnerReference",
                     "List of objects depended by this object. If ALL objects in the list have been deleted, "
                     "this object will be garbage collected.",
                     merge_key="uid",
                 ),
-                "resourceVersion": string(
+                "resourceVersion": s.string(
                     "An opaque value that represents the internal version of this object that can be used "
                     "by clients to determine when objects have changed. Read-only."
                 ),
-                "selfLink": string(
+                "selfLink": s.string(
                     "Deprecated: selfLink is a legacy read-only field that is no longer populated."
                 ),
-                "uid": string(
+                "uid": s.string(
                     "UID is the unique in time and space value for this object. Populated by the system. "
                     "Read-only."
                 ),
             },
         ),
-        f"{m}.ListMeta": obj(
+        f"{m}.ListMeta": s.obj(
             "ListMeta describes metadata that synthetic resources must have, including lists and various "
             "status objects.",
             {
-                "continue": string(
+                "continue": s.string(
                     "continue may be set if the user set a limit on the number of items returned."
                 ),
-                "remainingItemCount": integer(
+                "remainingItemCount": s.integer(
                     "remainingItemCount is the number of subsequent items in the list which are not "
                     "included in this list response.",
                     "int64",
                 ),
-                "resourceVersion": string(
+                "resourceVersion": s.string(
                     "String that identifies the server's internal version of this object that can be used "
                     "by clients to determine when objects have changed."
                 ),
-                "selfLink": string(
+                "selfLink": s.string(
                     "Deprecated: selfLink is a legacy read-only field that is no longer populated."
                 ),
             },
         ),
-        f"{m}.OwnerReference": obj(
+        f"{m}.OwnerReference": s.obj(
             "OwnerReference contains enough information to let you identify an owning object.",
             {
-                "apiVersion": string("API version of the referent."),
-                "blockOwnerDeletion": boolean(
+                "apiVersion": s.string("API version of the referent."),
+                "blockOwnerDeletion": s.boolean(
                     'If true, AND if the owner has the "foregroundDeletion" finalizer, then the owner '
                     "cannot be deleted from the key-value store until this reference is removed."
                 ),
-                "controller": boolean("If true, this reference points to the managing controller."),
-                "kind": string("Kind of the referent."),
-                "name": string("Name of the referent."),
-                "uid": string("UID of the referent."),
+                "controller": s.boolean("If true, this reference points to the managing controller."),
+                "kind": s.string("Kind of the referent."),
+                "name": s.string("Name of the referent."),
+                "uid": s.string("UID of the referent."),
             },
             ("apiVersion", "kind", "name", "uid"),
         ),
-        f"{m}.ManagedFieldsEntry": obj(
+        f"{m}.ManagedFieldsEntry": s.obj(
             "ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource that "
             "the fieldset applies to.",
             {
-                "apiVersion": string(
+                "apiVersion": s.string(
                     "APIVersion defines the version of this resource that this field set applies to."
                 ),
-                "fieldsType": string(
+                "fieldsType": s.string(
                     'FieldsType is the discriminator for the different fields format. "FieldsV1".'
                 ),
-                "fieldsV1": field(f"{m}.FieldsV1", "FieldsV1 holds the first JSON version format."),
-                "manager": string("Manager is an identifier of the workflow managing these fields."),
-                "operation": string(
+                "fieldsV1": s.field(f"{m}.FieldsV1", "FieldsV1 holds the first JSON version format."),
+                "manager": s.string("Manager is an identifier of the workflow managing these fields."),
+                "operation": s.string(
                     "Operation is the type of operation which lead to this ManagedFieldsEntry."
                 ),
-                "subresource": string(
+                "subresource": s.string(
                     "Subresource is the name of the subresource used to update that object."
                 ),
-                "time": field(TIME, "Time is the timestamp of when the ManagedFields entry was added."),
+                "time": s.field(s.TIME, "Time is the timestamp of when the ManagedFields entry was added."),
             },
         ),
-        f"{m}.LabelSelector": obj(
+        f"{m}.LabelSelector": s.obj(
             "A label selector is a label query over a set of resources.",
             {
-                "matchExpressions": list_of(
+                "matchExpressions": s.list_of(
                     f"{m}.LabelSelectorRequirement",
                     "matchExpressions is a list of label selector requirements. The requirements are ANDed.",
                     atomic=True,
                 ),
-                "matchLabels": strmap("matchLabels is a map of {key,value} pairs."),
+                "matchLabels": s.strmap("matchLabels is a map of {key,value} pairs."),
             },
         ),
-        f"{m}.LabelSelectorRequirement": obj(
+        f"{m}.LabelSelectorRequirement": s.obj(
             "A label selector requirement is a selector that contains values, a key, and an operator that "
             "relates the key and values.",
             {
-                "key": string("key is the label key that the selector applies to."),
-                "operator": string("operator represents a key's relationship to a set of values."),
-                "values": strlist(
+                "key": s.string("key is the label key that the selector applies to."),
+                "operator": s.string("operator represents a key's relationship to a set of values."),
+                "values": s.strlist(
                     "values is an array of string values.", **{"x-kubernetes-list-type": "atomic"}
                 ),
             },
             ("key", "operator"),
         ),
-        f"{m}.Condition": obj(
+        f"{m}.Condition": s.obj(
             "Condition contains details for one aspect of the current state of this API Resource.",
             {
-                "lastTransitionTime": field(TIME, "The last time the condition transitioned."),
-                "message": string("A human readable message indicating details about the transition."),
-                "observedGeneration": integer("The .metadata.generation the condition was set on.", "int64"),
-                "reason": string("A programmatic identifier indicating the reason for the last transition."),
-                "status": string("Status of the condition, one of True, False, Unknown."),
-                "type": string("Type of condition in CamelCase or in foo.example.com/CamelCase."),
+                "lastTransitionTime": s.field(s.TIME, "The last time the condition transitioned."),
+                "message": s.string("A human readable message indicating details about the transition."),
+                "observedGeneration": s.integer(
+                    "The .metadata.generation the condition was set on.", "int64"
+                ),
+                "reason": s.string(
+                    "A programmatic identifier indicating the reason for the last transition."
+                ),
+                "status": s.string("Status of the condition, one of True, False, Unknown."),
+                "type": s.string("Type of condition in CamelCase or in foo.example.com/CamelCase."),
             },
             ("type", "status", "lastTransitionTime", "reason", "message"),
         ),
@@ -221,98 +207,104 @@ def meta_schemas() -> dict[str, Schema]:
             "description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH "
             "request body.",
         },
-        f"{m}.DeleteOptions": obj(
+        f"{m}.DeleteOptions": s.obj(
             "DeleteOptions may be provided when deleting an API object.",
             {
-                "apiVersion": string(API_VERSION_DESCRIPTION),
-                "dryRun": strlist("When present, indicates that modifications should not be persisted."),
-                "gracePeriodSeconds": integer(
+                "apiVersion": s.string(s.API_VERSION_DESCRIPTION),
+                "dryRun": s.strlist("When present, indicates that modifications should not be persisted."),
+                "gracePeriodSeconds": s.integer(
                     "The duration in seconds before the object should be deleted.", "int64"
                 ),
-                "kind": string(KIND_DESCRIPTION),
-                "preconditions": free("Must be fulfilled before a deletion is carried out."),
-                "propagationPolicy": string(
+                "kind": s.string(s.KIND_DESCRIPTION),
+                "preconditions": s.free("Must be fulfilled before a deletion is carried out."),
+                "propagationPolicy": s.string(
                     "Whether and how garbage collection will be performed: 'Orphan', 'Background' or "
                     "'Foreground'."
                 ),
             },
         ),
-        f"{m}.Status": obj(
+        f"{m}.Status": s.obj(
             "Status is a return value for calls that don't return other objects.",
             {
-                "apiVersion": string(API_VERSION_DESCRIPTION),
-                "code": integer("Suggested HTTP return code for this status, 0 if not set."),
-                "details": field(f"{m}.StatusDetails", "Extended data associated with the reason."),
-                "kind": string(KIND_DESCRIPTION),
-                "message": string("A human-readable description of the status of this operation."),
-                "metadata": field(f"{m}.ListMeta", LIST_META_DESCRIPTION, default={}),
-                "reason": string(
+                "apiVersion": s.string(s.API_VERSION_DESCRIPTION),
+                "code": s.integer("Suggested HTTP return code for this status, 0 if not set."),
+                "details": s.field(f"{m}.StatusDetails", "Extended data associated with the reason."),
+                "kind": s.string(s.KIND_DESCRIPTION),
+                "message": s.string("A human-readable description of the status of this operation."),
+                "metadata": s.field(f"{m}.ListMeta", s.LIST_META_DESCRIPTION, default={}),
+                "reason": s.string(
                     "A machine-readable description of why this operation is in the Failure status."
                 ),
-                "status": string('Status of the operation. One of: "Success" or "Failure".'),
+                "status": s.string('Status of the operation. One of: "Success" or "Failure".'),
             },
         ),
-        f"{m}.StatusDetails": obj(
+        f"{m}.StatusDetails": s.obj(
             "StatusDetails is a set of additional properties that MAY be set by the server to provide "
             "additional information about a response.",
             {
-                "causes": list_of(f"{m}.StatusCause", "The Causes array includes more details.", atomic=True),
-                "group": string(
+                "causes": s.list_of(
+                    f"{m}.StatusCause", "The Causes array includes more details.", atomic=True
+                ),
+                "group": s.string(
                     "The group attribute of the resource associated with the status StatusReason."
                 ),
-                "kind": string("The kind attribute of the resource associated with the status StatusReason."),
-                "name": string("The name attribute of the resource associated with the status StatusReason."),
-                "retryAfterSeconds": integer(
+                "kind": s.string(
+                    "The kind attribute of the resource associated with the status StatusReason."
+                ),
+                "name": s.string(
+                    "The name attribute of the resource associated with the status StatusReason."
+                ),
+                "retryAfterSeconds": s.integer(
                     "If specified, the time in seconds before the operation should be retried."
                 ),
-                "uid": string("UID of the resource."),
+                "uid": s.string("UID of the resource."),
             },
         ),
-        f"{m}.StatusCause": obj(
+        f"{m}.StatusCause": s.obj(
             "StatusCause provides more information about an api.Status failure.",
             {
-                "field": string(
+                "field": s.string(
                     "The field of the resource that has caused this error, as named by its JSON "
                     "serialization."
                 ),
-                "message": string("A human-readable description of the cause of the error."),
-                "reason": string("A machine-readable description of the cause of the error."),
+                "message": s.string("A human-readable description of the cause of the error."),
+                "reason": s.string("A machine-readable description of the cause of the error."),
             },
         ),
-        QUANTITY: {
+        s.QUANTITY: {
             "description": "Quantity is a fixed-point representation of a number, e.g. 500m, 2Gi.",
             "oneOf": [{"type": "string"}, {"type": "number"}],
             "x-kubernetes-int-or-string": True,
         },
-        "io.k8s.api.autoscaling.v1.Scale": kind_schema(
+        "io.k8s.api.autoscaling.v1.Scale": s.kind_schema(
             "autoscaling",
             "v1",
             "Scale",
             "Scale represents a scaling request for a resource.",
             {
-                "spec": field(
+                "spec": s.field(
                     "io.k8s.api.autoscaling.v1.ScaleSpec",
                     "spec defines the behavior of the scale.",
                     default={},
                 ),
-                "status": field(
+                "status": s.field(
                     "io.k8s.api.autoscaling.v1.ScaleStatus",
                     "status is the current status of the scale.",
                     default={},
                 ),
             },
         ),
-        "io.k8s.api.autoscaling.v1.ScaleSpec": obj(
+        "io.k8s.api.autoscaling.v1.ScaleSpec": s.obj(
             "ScaleSpec describes the attributes of a scale subresource.",
-            {"replicas": integer("replicas is the desired number of instances for the scaled object.")},
+            {"replicas": s.integer("replicas is the desired number of instances for the scaled object.")},
         ),
-        "io.k8s.api.autoscaling.v1.ScaleStatus": obj(
+        "io.k8s.api.autoscaling.v1.ScaleStatus": s.obj(
             "ScaleStatus represents the current status of a scale subresource.",
             {
-                "replicas": integer(
+                "replicas": s.integer(
                     "replicas is the actual number of observed instances of the scaled object."
                 ),
-                "selector": string(
+                "selector": s.string(
                     "selector is the label query over pods that should match the replicas count."
                 ),
             },
