@@ -5,4 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install -q -e ./local -e .
+# Piped into a log (CI, `| tee`), rich would lay its tables out at 80 columns and break every cell; the
+# tests run the quickstart at 120, and so does the demo when its output is not a terminal.
+[ -t 1 ] || export COLUMNS="${COLUMNS:-120}"
 exec python3 examples/quickstart.py "$@"
