@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rayqueue_sdk.admission.phases import Obj
-from rayqueue_sdk.manifests.meta import condition_of, condition_text, epoch_of, is_true, name_of
+from rayqueue_sdk.manifests.meta import conditions_of, epoch_of, name_of
 
 __all__ = [
     "backoff_sentence",
@@ -104,12 +104,12 @@ def rejected_check(workload: Obj | None) -> tuple[str, str] | None:
         >>> rejected_check(wl)[0]
         'DeactivatedDueToAdmissionCheck'
     """
-    evicted = condition_of(workload, "Evicted")
-    if is_true(evicted) and condition_text(evicted, "reason") == "DeactivatedDueToAdmissionCheck":
-        return "DeactivatedDueToAdmissionCheck", condition_text(evicted, "message") or ""
-    target = condition_of(workload, "DeactivationTarget")
-    if is_true(target) and condition_text(target, "reason") == "AdmissionCheck":
-        return "AdmissionCheck", condition_text(target, "message") or ""
+    conds = conditions_of(workload)
+    evicted, target = conds["Evicted"], conds["DeactivationTarget"]
+    if evicted.true and evicted.reason == "DeactivatedDueToAdmissionCheck":
+        return "DeactivatedDueToAdmissionCheck", evicted.message or ""
+    if target.true and target.reason == "AdmissionCheck":
+        return "AdmissionCheck", target.message or ""
     rejected = [c for c in _checks(workload) if c.get("state") == "Rejected"]
     if rejected:
         text = "; ".join(f'"{c.get("name")}" ({c.get("message") or ""})' for c in rejected)
@@ -149,21 +149,21 @@ def backoff_sentence(
         >>> backoff_sentence(wl, now=1767225600.0, pods_ready_timeout=300)
         'evicted: pods not ready in 5m (PodsReadyTimeout); requeued, next attempt in 60 s'
     """
-    evicted = condition_of(workload, "Evicted")
-    reason = condition_text(evicted, "reason") if is_true(evicted) else None
+    conds = conditions_of(workload)
+    evicted = conds["Evicted"]
+    reason = evicted.reason if evicted.true else None
     if reason not in ("PodsReadyTimeout", "AdmissionCheck"):
         return None
     if reason == "PodsReadyTimeout":
         why = f"pods not ready in {_duration(pods_ready_timeout)}" if pods_ready_timeout else "pods not ready"
     else:
-        why = condition_text(evicted, "message") or "an admission check asked for a retry"
+        why = evicted.message or "an admission check asked for a retry"
         why = why.removeprefix("Evicted due to ")
     state = ((workload or {}).get("status") or {}).get("requeueState") or {}
     at = epoch_of(state.get("requeueAt"))
-    requeued = condition_of(workload, "Requeued")
     if at is not None and at > now:
         tail = f"requeued, next attempt in {int(at - now + 0.5)} s"
-    elif is_true(requeued):
+    elif conds["Requeued"].true:
         tail = "requeued"
     else:
         tail = "requeued when its backoff ends"

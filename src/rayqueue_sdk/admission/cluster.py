@@ -48,12 +48,9 @@ from dataclasses import dataclass
 from rayqueue_sdk.admission.checks import backoff_sentence, waiting_checks
 from rayqueue_sdk.admission.conditions import (
     UNKNOWN_REASON,
-    autoscaling_not_run,
     cluster_ready,
     head_failure,
-    head_progress,
-    is_suspended,
-    worker_counts,
+    read_raycluster,
 )
 from rayqueue_sdk.admission.job import JobAssessment, assess_job
 from rayqueue_sdk.admission.phases import (
@@ -74,7 +71,7 @@ from rayqueue_sdk.admission.workload import (
     queued_sentence,
 )
 from rayqueue_sdk.errors import ClusterDeletedError, ClusterFailedError, RayQueueError
-from rayqueue_sdk.manifests.meta import condition_of, condition_text, is_true, labels_of, meta_of
+from rayqueue_sdk.manifests.meta import labels_of
 
 __all__ = [
     "QUEUE_LABEL",
@@ -226,11 +223,12 @@ def assess_cluster(
             ClusterPhase.DELETED, Verdict.FAIL, "the RayCluster does not exist", error_kind=ErrorKind.DELETED
         )
     labelled = labels_of(cluster).get(QUEUE_LABEL)
-    suspended = is_suspended(cluster)
+    rc = read_raycluster(cluster, head_pod)
+    suspended = rc.suspended
     v = kueue_verdict(workload, queue=labelled, suspended=suspended)
     wl = v.reading
     queue = labelled or wl.queue
-    ready_w, desired_w = worker_counts(cluster)
+    ready_w, desired_w = rc.workers
 
     def out(
         phase: ClusterPhase,
@@ -259,16 +257,14 @@ def assess_cluster(
         )
 
     # The RayCluster going away, or KubeRay's deprecated "failed" state (only without conditions).
-    if meta_of(cluster).get("deletionTimestamp"):
+    if rc.deleting:
         return out(
             ClusterPhase.DELETED, Verdict.FAIL, "the RayCluster is being deleted", kind=ErrorKind.DELETED
         )
-    rc_status = cluster.get("status") or {}
-    if str(rc_status.get("state") or "").lower() == "failed" and not rc_status.get("conditions"):
-        text = f"KubeRay reports the cluster failed: {rc_status.get('reason') or 'no reason'}"
-        return out(
-            ClusterPhase.FAILED, Verdict.FAIL, text, (rc_status.get("reason"), None), kind=ErrorKind.FAILED
-        )
+    if rc.legacy_failure is not None:
+        (legacy_reason,) = rc.legacy_failure
+        text = f"KubeRay reports the cluster failed: {legacy_reason or 'no reason'}"
+        return out(ClusterPhase.FAILED, Verdict.FAIL, text, (legacy_reason, None), kind=ErrorKind.FAILED)
 
     # Kueue's verdict on the Workload (the table shared with jobs), as a cluster's phase.
     if v.kind is KueueKind.PENDING and wl.queue_missing:
@@ -314,12 +310,12 @@ def assess_cluster(
 
     # Admitted (or not managed by Kueue): KubeRay's progress, conditions before status.state.
     admitted = v.kind is KueueKind.ADMITTED
-    ready, why_reason, why_message = cluster_ready(cluster)
+    ready, why_reason, why_message = rc.ready
     if ready and not suspended:
         counts = (
             f" ({ready_w}/{desired_w} workers ready)" if desired_w is not None and ready_w is not None else ""
         )
-        unscaled = autoscaling_not_run(cluster)  # said, not silently left at the spec's replicas
+        unscaled = rc.unscaled  # said, not silently left at the spec's replicas
         return out(ClusterPhase.READY, Verdict.DONE, f"ready{counts}" + (f"; {unscaled}" if unscaled else ""))
     if suspended and admitted:
         text = _admitted_sentence(wl) + "; waiting for Kueue to unsuspend the RayCluster"
@@ -328,7 +324,7 @@ def assess_cluster(
         return out(
             ClusterPhase.SUSPENDED, Verdict.WAIT, "suspended (spec.suspend is true) and not managed by Kueue"
         )
-    broken = head_failure(cluster, head_pod)
+    broken = rc.head_failure
     if broken is not None:
         text = f"the head cannot start: {kueue_words(*broken)}"
         return out(ClusterPhase.FAILED, Verdict.FAIL, text, broken, kind=ErrorKind.FAILED)
@@ -336,13 +332,12 @@ def assess_cluster(
     starting = "starting" + (
         f", {ready_w}/{desired_w} workers ready" if None not in (ready_w, desired_w) else ""
     )
-    failure = condition_of(cluster, "ReplicaFailure")
-    if failure is not None and is_true(failure):
-        why_reason, why_message = condition_text(failure, "reason"), condition_text(failure, "message")
+    if rc.replica_failure is not None:
+        why_reason, why_message = rc.replica_failure
         parts.append(f"KubeRay cannot create pods: {kueue_words(why_reason, why_message)}")
     elif why_reason == UNKNOWN_REASON and not why_message:
         # KubeRay's "Unknown": no word for a person; say what is known of the head instead
-        starting += f": {head_progress(cluster, head_pod)}"
+        starting += f": {rc.head_progress}"
         why_reason = None
     elif why_reason:
         starting += f" ({kueue_words(why_reason, why_message)})"

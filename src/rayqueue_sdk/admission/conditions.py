@@ -13,20 +13,23 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rayqueue_sdk.admission.phases import Obj
-from rayqueue_sdk.manifests.meta import condition_of, condition_text, is_false, is_true
+from rayqueue_sdk.manifests.meta import Conditions, conditions_of, meta_of
 
 __all__ = [
     "AUTOSCALING_CONDITION",
     "HEAD_FAILURE_REASONS",
     "UNKNOWN_REASON",
+    "RayClusterReading",
     "autoscaling_not_run",
     "cluster_ready",
     "head_failure",
     "head_progress",
     "is_suspended",
+    "read_raycluster",
     "worker_counts",
 ]
 
@@ -63,14 +66,14 @@ def autoscaling_not_run(cluster: Obj | None) -> str | None:
         >>> autoscaling_not_run(rc), autoscaling_not_run({"status": {}})
         ('not emulated: replicas stay fixed', None)
     """
-    cond = condition_of(cluster, AUTOSCALING_CONDITION)
-    if not is_false(cond):
+    return _autoscaling_not_run(conditions_of(cluster))
+
+
+def _autoscaling_not_run(conds: Conditions) -> str | None:
+    cond = conds[AUTOSCALING_CONDITION]
+    if not cond.false:
         return None
-    return (
-        condition_text(cond, "message")
-        or condition_text(cond, "reason")
-        or "in-tree autoscaling is not running"
-    )
+    return cond.message or cond.reason or "in-tree autoscaling is not running"
 
 
 def _int(value: Any) -> int | None:
@@ -93,14 +96,17 @@ def cluster_ready(cluster: Obj) -> tuple[bool, str | None, str | None]:
         >>> cluster_ready(rc)[0]
         True
     """
-    head = condition_of(cluster, "HeadPodReady")
-    provisioned = condition_of(cluster, "RayClusterProvisioned")
-    if head is not None or provisioned is not None:
-        if is_true(head) and (provisioned is None or is_true(provisioned)):
+    return _cluster_ready(cluster, conditions_of(cluster))
+
+
+def _cluster_ready(cluster: Obj, conds: Conditions) -> tuple[bool, str | None, str | None]:
+    head, provisioned = conds["HeadPodReady"], conds["RayClusterProvisioned"]
+    if head.present or provisioned.present:
+        if head.true and (not provisioned.present or provisioned.true):
             return True, None, None
         # Say what is missing, the head first.
-        missing = head if not is_true(head) else provisioned
-        return False, condition_text(missing, "reason"), condition_text(missing, "message")
+        missing = head if not head.true else provisioned
+        return False, missing.reason, missing.message
     state = str((cluster.get("status") or {}).get("state") or "").lower()
     if state == "ready":
         return True, None, None
@@ -116,9 +122,11 @@ def is_suspended(cluster: Obj) -> bool:
         >>> is_suspended({"spec": {"suspend": True}}), is_suspended({"spec": {}})
         (True, False)
     """
-    if is_true(condition_of(cluster, "RayClusterSuspended")):
-        return True
-    if is_true(condition_of(cluster, "RayClusterSuspending")):
+    return _suspended(cluster, conditions_of(cluster))
+
+
+def _suspended(cluster: Obj, conds: Conditions) -> bool:
+    if conds["RayClusterSuspended"].true or conds["RayClusterSuspending"].true:
         return True
     spec_suspend = bool((cluster.get("spec") or {}).get("suspend"))
     has_conditions = bool((cluster.get("status") or {}).get("conditions"))
@@ -168,11 +176,13 @@ def head_failure(cluster: Obj | None, head_pod: Obj | None = None) -> tuple[str,
         >>> head_failure({"status": {}}, {"status": {"phase": "Running"}}) is None
         True
     """
-    failure = condition_of(cluster, "ReplicaFailure")
-    if is_true(failure) and condition_text(failure, "reason") == "FailedCreateHeadPod":
-        return "FailedCreateHeadPod", condition_text(
-            failure, "message"
-        ) or "the head pod could not be created"
+    return _head_failure(conditions_of(cluster), head_pod)
+
+
+def _head_failure(conds: Conditions, head_pod: Obj | None) -> tuple[str, str] | None:
+    failure = conds["ReplicaFailure"]
+    if failure.true and failure.reason == "FailedCreateHeadPod":
+        return "FailedCreateHeadPod", failure.message or "the head pod could not be created"
     status = (head_pod or {}).get("status") or {}
     for container in list(status.get("initContainerStatuses") or []) + list(
         status.get("containerStatuses") or []
@@ -213,6 +223,10 @@ def head_progress(cluster: Obj | None, head_pod: Obj | None = None) -> str:
         >>> head_progress({"status": {}})
         'head pod not ready yet'
     """
+    return _head_progress(conditions_of(cluster), head_pod)
+
+
+def _head_progress(conds: Conditions, head_pod: Obj | None) -> str:
     status = (head_pod or {}).get("status") or {}
     phase = str(status.get("phase") or "")
     if phase == "Pending" or (head_pod is not None and not phase):
@@ -225,7 +239,54 @@ def head_progress(cluster: Obj | None, head_pod: Obj | None = None) -> str:
         return f"head pod pending ({why})" if why else "head pod pending"
     if phase == "Running":
         return "head pod running, Ray not ready yet"
-    head = condition_of(cluster, "HeadPodReady")
-    if condition_text(head, "reason") == "HeadPodNotFound":
+    if conds["HeadPodReady"].reason == "HeadPodNotFound":
         return "waiting for KubeRay to create the head pod"
     return "head pod not ready yet"
+
+
+@dataclass(frozen=True)
+class RayClusterReading:
+    """What a RayCluster (and its head Pod, when read) says, decoded once for the admission machine
+    (made by :func:`read_raycluster`); each field is what the reader of the same name answers.
+
+    Example:
+        >>> r = read_raycluster({"spec": {"suspend": True, "workerGroupSpecs": [{"replicas": 2}]}})
+        >>> r.suspended, r.workers, r.ready, r.deleting
+        (True, (None, 2), (False, None, None), False)
+    """
+
+    suspended: bool
+    workers: tuple[int | None, int | None]  # (ready, desired): worker_counts
+    ready: tuple[bool, str | None, str | None]  # cluster_ready
+    unscaled: str | None  # autoscaling_not_run
+    head_failure: tuple[str, str] | None
+    head_progress: str
+    replica_failure: tuple[str | None, str | None] | None  # ReplicaFailure=True: (reason, message)
+    deleting: bool  # metadata.deletionTimestamp is set
+    legacy_failure: tuple[str | None] | None  # status.state "failed" without conditions: (status.reason,)
+
+
+def read_raycluster(cluster: Obj, head_pod: Obj | None = None) -> RayClusterReading:
+    """Decode a RayCluster's conditions once and read all the admission machine asks of it.
+
+    Example:
+        >>> rc = {"status": {"conditions": [{"type": "ReplicaFailure", "status": "True",
+        ...     "reason": "FailedCreateWorkerPod", "message": "quota"}]}}
+        >>> read_raycluster(rc).replica_failure
+        ('FailedCreateWorkerPod', 'quota')
+    """
+    conds = conditions_of(cluster)
+    failure = conds["ReplicaFailure"]
+    status = cluster.get("status") or {}
+    failed = str(status.get("state") or "").lower() == "failed" and not status.get("conditions")
+    return RayClusterReading(
+        suspended=_suspended(cluster, conds),
+        workers=worker_counts(cluster),
+        ready=_cluster_ready(cluster, conds),
+        unscaled=_autoscaling_not_run(conds),
+        head_failure=_head_failure(conds, head_pod),
+        head_progress=_head_progress(conds, head_pod),
+        replica_failure=(failure.reason, failure.message) if failure.true else None,
+        deleting=bool(meta_of(cluster).get("deletionTimestamp")),
+        legacy_failure=(status.get("reason"),) if failed else None,
+    )

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rayqueue_sdk.manifests.idle import IdleMode, StopMechanism
-from rayqueue_sdk.manifests.meta import annotations_of, condition_of, epoch_of, meta_of
+from rayqueue_sdk.manifests.meta import annotations_of, conditions_of, epoch_of, meta_of
 from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, POLICY_ANNOTATION
 
 __all__ = ["IdleState", "IdleStatus", "idle_from", "pods_gone", "policy_of"]
@@ -274,16 +274,16 @@ def pods_gone(rc: Mapping[str, Any] | None) -> bool:
         return True
     if not (rc.get("spec") or {}).get("suspend"):
         return False
-    suspended = condition_of(rc, "RayClusterSuspended")
-    if suspended is not None:
-        return suspended.get("status") == "True"
+    suspended = conditions_of(rc)["RayClusterSuspended"]
+    if suspended.present:
+        return suspended.true
     return (rc.get("status") or {}).get("state") == "suspended"
 
 
 def _keda_scaled_at(workload: Mapping[str, Any] | None) -> float | None:
-    evicted = condition_of(workload, "Evicted")
-    if evicted is not None and evicted.get("reason") == "Deactivated":
-        return epoch_of(evicted.get("lastTransitionTime"))
+    evicted = conditions_of(workload)["Evicted"]
+    if evicted.reason == "Deactivated":
+        return epoch_of(evicted.transition)
     return None
 
 

@@ -27,12 +27,11 @@ Example:
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from rayqueue_sdk.admission.phases import Obj
-from rayqueue_sdk.manifests.meta import condition_of, condition_text, is_false, is_true
+from rayqueue_sdk.manifests.meta import Condition, Conditions, conditions_of
 
 __all__ = [
     "WorkloadReading",
@@ -72,6 +71,12 @@ class WorkloadReading:
     requeue: tuple[str | None, str | None] = (None, None)  # Requeued=True's reason and message
 
 
+def _key_of(evicted: Condition) -> str | None:
+    if not evicted.true:
+        return None
+    return "|".join(p or "" for p in (evicted.reason, evicted.transition, evicted.message))
+
+
 def eviction_key(workload: Obj | None) -> str | None:
     """An identity for the Workload's current eviction (``Evicted=True``), or ``None``.
 
@@ -86,29 +91,25 @@ def eviction_key(workload: Obj | None) -> str | None:
         >>> eviction_key(wl)
         'Preempted|2026-01-01T00:00:00Z|m'
     """
-    evicted = condition_of(workload, "Evicted")
-    if evicted is None or not is_true(evicted):
-        return None
-    parts = (evicted.get("reason"), evicted.get("lastTransitionTime"), evicted.get("message"))
-    return "|".join(str(p or "") for p in parts)
+    return _key_of(conditions_of(workload)["Evicted"])
 
 
-def _eviction_kind(evicted: Mapping[str, Any], workload: Obj) -> tuple[str, str | None, str | None]:
-    reason = condition_text(evicted, "reason")
-    message = condition_text(evicted, "message")
+def _eviction_kind(conds: Conditions) -> tuple[str, str | None, str | None]:
+    evicted = conds["Evicted"]
+    reason, message = evicted.reason, evicted.message
     if reason == "Preempted":
-        preempted = condition_of(workload, "Preempted")
-        if is_true(preempted):
+        preempted = conds["Preempted"]
+        if preempted.true:
             # InClusterQueue / InCohortReclamation / InCohortFairSharing / InCohortReclaimWhileBorrowing
-            return (
-                "preempted",
-                condition_text(preempted, "reason") or reason,
-                condition_text(preempted, "message") or message,
-            )
+            return "preempted", preempted.reason or reason, preempted.message or message
         return "preempted", reason, message
     if reason == "Deactivated" or (reason or "").startswith("Deactivated"):
         return "deactivated", reason, message
     return "evicted", reason, message
+
+
+def _words(cond: Condition) -> tuple[str | None, str | None]:
+    return cond.reason, cond.message
 
 
 def read_workload(workload: Obj | None) -> WorkloadReading:
@@ -125,33 +126,24 @@ def read_workload(workload: Obj | None) -> WorkloadReading:
     admission = status.get("admission") or {}
     queue = spec.get("queueName")
     cq = admission.get("clusterQueue")
+    conds = conditions_of(workload)
 
-    finished = condition_of(workload, "Finished")
-    if is_true(finished):
-        return WorkloadReading(
-            "finished",
-            reason=condition_text(finished, "reason"),
-            message=condition_text(finished, "message"),
-            queue=queue,
-        )
+    finished = conds["Finished"]
+    if finished.true:
+        return WorkloadReading("finished", reason=finished.reason, message=finished.message, queue=queue)
 
-    evicted = condition_of(workload, "Evicted")
-    requeued = condition_of(workload, "Requeued")
-    key = eviction_key(workload)
+    evicted, requeued, reserved = conds["Evicted"], conds["Requeued"], conds["QuotaReserved"]
+    key = _key_of(evicted)
     if spec.get("active", True) is False:
         # Deactivated, whatever else the conditions say (or before Kueue has written them).
-        kind, reason, message = (
-            _eviction_kind(evicted, workload)
-            if evicted is not None and is_true(evicted)
-            else ("", None, None)
-        )
+        kind, reason, message = _eviction_kind(conds) if evicted.true else ("", None, None)
         if kind != "deactivated":
             reason, message = "Deactivated", "The workload is deactivated (Workload.spec.active is false)"
         return WorkloadReading(
             "evicted", "deactivated", reason, message, cluster_queue=cq, queue=queue, eviction=key
         )
-    if evicted is not None and is_true(evicted):
-        kind, reason, message = _eviction_kind(evicted, workload)
+    if evicted.true:
+        kind, reason, message = _eviction_kind(conds)
         evicted_as = functools.partial(
             WorkloadReading,
             kind=kind,
@@ -161,55 +153,33 @@ def read_workload(workload: Obj | None) -> WorkloadReading:
             queue=queue,
             eviction=key,
         )
-        reserved = condition_of(workload, "QuotaReserved")
-        pending = (
-            (condition_text(reserved, "reason"), condition_text(reserved, "message"))
-            if is_false(reserved)
-            else (None, None)
-        )
+        pending = _words(reserved) if reserved.false else (None, None)
         if kind == "deactivated":
             # spec.active is true again: the deactivation is history. Kueue sets Requeued=True
             # (Reactivated) and resets Evicted when it admits the workload again.
-            requeue = (
-                (condition_text(requeued, "reason"), condition_text(requeued, "message"))
-                if is_true(requeued)
-                else (None, None)
-            )
+            requeue = _words(requeued) if requeued.true else (None, None)
             return evicted_as("reactivated", pending=pending, requeue=requeue)
-        if is_true(requeued):
+        if requeued.true:
             return evicted_as("requeued", pending=pending)
         return evicted_as("evicted")
 
-    target = condition_of(workload, "DeactivationTarget")
-    if is_true(target):
+    target = conds["DeactivationTarget"]
+    if target.true:
         # Transient: Kueue is about to set spec.active=false (MaximumExecutionTimeExceeded, ...).
         return WorkloadReading(
-            "evicted",
-            "deactivated",
-            condition_text(target, "reason"),
-            condition_text(target, "message"),
-            cluster_queue=cq,
-            queue=queue,
+            "evicted", "deactivated", target.reason, target.message, cluster_queue=cq, queue=queue
         )
 
-    admitted = condition_of(workload, "Admitted")
-    reserved = condition_of(workload, "QuotaReserved")
-    if is_true(admitted) or is_true(reserved):
+    admitted = conds["Admitted"]
+    if admitted.true or reserved.true:
         # Quota reserved but admission checks not all Ready: still not admitted (Admitted=False says why).
-        state: WorkloadState = "admitted" if is_true(admitted) else "reserved"
-        why = admitted if state == "admitted" or is_false(admitted) else reserved
-        return WorkloadReading(
-            state,
-            reason=condition_text(why, "reason"),
-            message=condition_text(why, "message"),
-            cluster_queue=cq,
-            queue=queue,
-        )
-    reason = condition_text(reserved, "reason")
-    message = condition_text(reserved, "message")
-    if reserved is None and is_false(requeued):
+        state: WorkloadState = "admitted" if admitted.true else "reserved"
+        why = admitted if state == "admitted" or admitted.false else reserved
+        return WorkloadReading(state, reason=why.reason, message=why.message, cluster_queue=cq, queue=queue)
+    reason, message = _words(reserved)
+    if not reserved.present and requeued.false:
         # Evicted earlier and not yet requeued (e.g. waiting for a backoff).
-        reason, message = condition_text(requeued, "reason"), condition_text(requeued, "message")
+        reason, message = _words(requeued)
     queue_missing = bool(
         reason == "Inadmissible" and message and "LocalQueue" in message and "doesn't exist" in message
     )

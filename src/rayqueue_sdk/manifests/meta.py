@@ -18,14 +18,18 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 __all__ = [
+    "Condition",
+    "Conditions",
     "Obj",
     "annotations_of",
     "condition_of",
     "condition_text",
+    "conditions_of",
     "created_at",
     "epoch_of",
     "is_false",
@@ -210,3 +214,82 @@ def transition_time(cond: Mapping[str, Any] | None) -> datetime | None:
         5
     """
     return parse_time((cond or {}).get("lastTransitionTime"))
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One status condition, decoded once: ``true``/``false`` say its ``status`` (an absent condition is
+    neither), ``reason``/``message`` are ``None`` when empty, ``since`` is ``lastTransitionTime`` parsed.
+
+    Example:
+        >>> c = conditions_of({"status": {"conditions": [{"type": "Ready", "status": "True"}]}})["Ready"]
+        >>> c.present, c.true, c.false, c.reason
+        (True, True, False, None)
+    """
+
+    type: str
+    present: bool = False
+    true: bool = False
+    false: bool = False
+    reason: str | None = None
+    message: str | None = None
+    transition: str | None = None  # lastTransitionTime as written
+    since: datetime | None = None
+
+
+class Conditions:
+    """An object's status conditions by type (made by :func:`conditions_of`); a type the object does not
+    have reads as an absent :class:`Condition`, so ``conds["Admitted"].true`` never raises.
+
+    Example:
+        >>> conds = conditions_of({"status": {"conditions": [{"type": "Evicted", "status": "False"}]}})
+        >>> conds["Evicted"].false, conds["Admitted"].present, "Evicted" in conds
+        (True, False, True)
+    """
+
+    __slots__ = ("_by_type",)
+
+    def __init__(self, by_type: Mapping[str, Condition]) -> None:
+        self._by_type = dict(by_type)
+
+    def __getitem__(self, type_: str) -> Condition:
+        return self._by_type.get(type_) or Condition(type_)
+
+    def __contains__(self, type_: object) -> bool:
+        return type_ in self._by_type
+
+    def __repr__(self) -> str:
+        return f"Conditions({sorted(self._by_type)})"
+
+
+def _decoded(cond: Mapping[str, Any]) -> Condition:
+    status = str(cond.get("status"))
+    changed = cond.get("lastTransitionTime")
+    return Condition(
+        str(cond.get("type")),
+        present=True,
+        true=status == "True",
+        false=status == "False",
+        reason=condition_text(cond, "reason"),
+        message=condition_text(cond, "message"),
+        transition=str(changed) if changed else None,
+        since=parse_time(changed),
+    )
+
+
+def conditions_of(obj: Obj | None) -> Conditions:
+    """``obj.status.conditions`` decoded once into :class:`Conditions` (the first of a type wins, as
+    :func:`condition_of` reads them).
+
+    Example:
+        >>> wl = {"status": {"conditions": [{"type": "QuotaReserved", "status": "True", "reason": "Ok"}]}}
+        >>> conditions_of(wl)["QuotaReserved"].reason, conditions_of(None)["QuotaReserved"].true
+        ('Ok', False)
+    """
+    status = (obj or {}).get("status")
+    by_type: dict[str, Condition] = {}
+    if isinstance(status, Mapping):
+        for cond in status.get("conditions") or []:
+            if isinstance(cond, Mapping) and cond.get("type") not in by_type:
+                by_type[str(cond.get("type"))] = _decoded(cond)
+    return Conditions(by_type)
