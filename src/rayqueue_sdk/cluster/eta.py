@@ -38,7 +38,7 @@ from rayqueue_sdk.admission.estimate import (
 )
 from rayqueue_sdk.admission.overview import QueueOverview
 from rayqueue_sdk.cluster.queue_reads import QueueReads, overview_of, read_queues
-from rayqueue_sdk.errors import ApiError
+from rayqueue_sdk.errors import ApiError, RayQueueError
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS, RAYJOBS, SCALEDOBJECTS, Kind
 from rayqueue_sdk.kube.lookups import list_or_none
 from rayqueue_sdk.kube.session import KubeSession
@@ -47,7 +47,7 @@ from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, policy_name
 from rayqueue_sdk.scaling.agent import AgentState, parse_time
 from rayqueue_sdk.scaling.policy import policy_of
 
-__all__ = ["estimate_for_workload", "estimates_for", "holds_of", "releases_of"]
+__all__ = ["admission_eta", "estimate_for_workload", "estimates_for", "holds_of", "releases_of"]
 
 log = logging.getLogger(__name__)
 
@@ -283,3 +283,21 @@ def estimate_for_workload(
     if not any(w.namespace == namespace and w.name == workload for q in overview.queues for w in q.pending):
         return None
     return estimates_for(session, reads, overview, now=now).get(key)
+
+
+def admission_eta(
+    session: KubeSession, *, workload: str, namespace: str | None = None
+) -> AdmissionEstimate | None:
+    """The admission estimate of a pending Workload (:mod:`rayqueue_sdk.cluster.eta`); ``None`` where the
+    queues cannot be read at all (said in the log, never an error: the status stands without it).
+
+    Example:
+        >>> admission_eta(session, workload="raycluster-not-there") is None   # the queues say nothing of it
+        True
+    """
+    namespace = namespace or session.namespace
+    try:
+        return estimate_for_workload(session, namespace=namespace, workload=workload)
+    except RayQueueError as err:
+        log.debug("no admission estimate for %s/%s: %s", namespace, workload, err)
+        return None

@@ -26,8 +26,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from rayqueue_sdk.admission.cluster import ClusterPhase, assess_cluster
-from rayqueue_sdk.admission.eta import AdmissionEstimate
+from rayqueue_sdk.admission.cluster import Assessment, ClusterPhase, assess_cluster
 from rayqueue_sdk.admission.idle import policy_of
 from rayqueue_sdk.cluster.checks import check_limits, waits_for_checks
 from rayqueue_sdk.cluster.dashboard import (
@@ -37,7 +36,7 @@ from rayqueue_sdk.cluster.dashboard import (
     exposures,
     in_kubernetes_pod,
 )
-from rayqueue_sdk.cluster.eta import estimate_for_workload
+from rayqueue_sdk.cluster.eta import admission_eta
 from rayqueue_sdk.cluster.fairshare import fair_share_for
 from rayqueue_sdk.cluster.queues import queue_positions
 from rayqueue_sdk.cluster.status import ClusterStatus, status_from
@@ -54,7 +53,6 @@ from rayqueue_sdk.manifests.scaling import policy_name
 
 __all__ = [
     "ClusterDetails",
-    "admission_eta",
     "GroupSummary",
     "list_clusters",
     "observe_cluster",
@@ -187,10 +185,12 @@ def _status(
     fair_share: str | None = None,
     head: Mapping[str, Any] | None = None,
     scaled_objects: Mapping[str, Mapping[str, Any]] | None = None,
+    assessment: Assessment | None = None,
 ) -> ClusterStatus:
     st = status_from(
         cluster,
         workload,
+        assessment=assessment,
         position=position,
         position_unavailable=why,
         check_limits=limits,
@@ -265,9 +265,11 @@ def _read(
     with_positions: bool,
     with_addresses: bool,
     heads: Mapping[str, Mapping[str, Any] | None] | None = None,
+    assessment: Assessment | None = None,
 ) -> list[tuple[ClusterStatus, dict[str, Any]]]:
     """The one read path: (RayCluster, Workload) pairs → statuses, with positions, exposed addresses and
-    the idle policies' state (and the head Pods the caller read, by cluster uid)."""
+    the idle policies' state (and the head Pods the caller read, by cluster uid; the assessment a single
+    pair's caller already made)."""
     positions = _positions(session, namespace, pairs) if with_positions else {}
     scaled = _scaled_objects(session, namespace, [c for c, _ in pairs])
     found = exposures(session, namespace=namespace) if with_addresses and pairs else {}
@@ -278,7 +280,8 @@ def _read(
         limits = check_limits(session, wl) if waits_for_checks(wl) else None
         fair = fair_share_for(session, wl)
         head = (heads or {}).get(_uid(cluster))
-        out.append((_status(cluster, wl, position, why, exposed, limits, fair, head, scaled), cluster))
+        st = _status(cluster, wl, position, why, exposed, limits, fair, head, scaled, assessment)
+        out.append((st, cluster))
     return out
 
 
@@ -347,26 +350,12 @@ def observe_one(
     return status, rc
 
 
-def admission_eta(
-    session: KubeSession, *, workload: str, namespace: str | None = None
-) -> AdmissionEstimate | None:
-    """The admission estimate of a pending Workload (:mod:`rayqueue_sdk.cluster.eta`); ``None`` where the
-    queues cannot be read at all (said in the log, never an error: the status stands without it).
-
-    Example:
-        >>> admission_eta(session, workload="raycluster-not-there") is None   # the queues say nothing of it
-        True
-    """
-    namespace = namespace or session.namespace
-    try:
-        return estimate_for_workload(session, namespace=namespace, workload=workload)
-    except RayQueueError as err:
-        log.debug("no admission estimate for %s/%s: %s", namespace, workload, err)
-        return None
-
-
 def observe_pair(
-    session: KubeSession, cluster: dict[str, Any], workload: dict[str, Any] | None
+    session: KubeSession,
+    cluster: dict[str, Any],
+    workload: dict[str, Any] | None,
+    *,
+    assessment: Assessment | None = None,
 ) -> ClusterStatus:
     """The status of a RayCluster and its Workload already in hand (a wait's last sight of them): the read
     path's addresses and idle policy state added, without reading the two again (no position, no head Pod).
@@ -381,7 +370,10 @@ def observe_pair(
         ('doc-pair', True, True)
     """
     namespace = namespace_of(cluster) or ""
-    return _read(session, namespace, [(cluster, workload)], with_positions=False, with_addresses=True)[0][0]
+    pairs = [(cluster, workload)]
+    return _read(session, namespace, pairs, with_positions=False, with_addresses=True, assessment=assessment)[
+        0
+    ][0]
 
 
 def observe_many(

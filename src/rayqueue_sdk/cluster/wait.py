@@ -39,8 +39,9 @@ from rayqueue_sdk.admission.cluster import (
 )
 from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.cluster.checks import check_limits, waits_for_checks
+from rayqueue_sdk.cluster.eta import admission_eta
 from rayqueue_sdk.cluster.fairshare import fair_share_for
-from rayqueue_sdk.cluster.observe import admission_eta, observe_cluster, observe_pair
+from rayqueue_sdk.cluster.observe import observe_cluster, observe_pair
 from rayqueue_sdk.cluster.queues import check_queue, queue_position
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, status_from
 from rayqueue_sdk.errors import AdmissionTimeout, ForbiddenError, NotFoundError, ScaledToZeroError
@@ -313,7 +314,9 @@ class _ClusterWait:
             a = self._observe()
             self._report(a)
             if a.verdict is Verdict.DONE and self.seen.cluster is not None:
-                return observe_pair(self.session, self.seen.cluster, self.seen.workload)
+                # The wait's own reading, without what only a queued cluster has (its position's absence).
+                done = replace(a, position_unavailable=None)
+                return observe_pair(self.session, self.seen.cluster, self.seen.workload, assessment=done)
             if a.verdict is Verdict.FAIL:
                 self._fail(a)
             if self._cancelled():

@@ -167,7 +167,7 @@ class OwnedClusterJob:
     # -- read -------------------------------------------------------------------------------------
     def observe(self) -> tuple[dict[str, Any] | None, JobAssessment]:
         """Read the RayJob, its Workload and (when queued) its position; assess them."""
-        from rayqueue_sdk.cluster.observe import admission_eta  # lazy: the queue reads of the estimate
+        from rayqueue_sdk.cluster.eta import admission_eta  # lazy: the queue reads of the estimate
         from rayqueue_sdk.cluster.queues import queue_position  # lazy: submit's queue checks
         from rayqueue_sdk.kube.kinds import RAYJOBS  # lazy: API calls
 
