@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rayqueue_sdk.admission.idle import IdleStatus, idle_from, policy_of
+from rayqueue_sdk.admission.idle import IdleStatus, idle_from, pods_gone, policy_of
 from rayqueue_sdk.config.idle import IdlePolicy
 from rayqueue_sdk.errors import ConfigError, ForbiddenError, NotFoundError, RayQueueError
 from rayqueue_sdk.kube.kinds import kind_of
@@ -507,18 +507,16 @@ def settle_before_edit(session: KubeSession, rc: dict[str, Any] | None, *, limit
         >>> settle_before_edit(None, {"metadata": {}, "spec": {"suspend": False}})  # no policy: no wait
         False
     """
-    from rayqueue_sdk.scaling import agent  # lazy: the reaper (urllib, ssl), for its clock and decisions
-
     if rc is None or policy_of(rc) is None or not (rc.get("spec") or {}).get("suspend"):
         return False
-    if agent.pods_gone(rc):
+    if pods_gone(rc):
         return False
     meta = rc.get("metadata") or {}
     ref = _rc_ref(name=str(meta.get("name")), namespace=str(meta.get("namespace")))
 
     def gone() -> bool:
         try:
-            return agent.pods_gone(_get(session, ref))
+            return pods_gone(_get(session, ref))
         except NotFoundError:
             return True
 

@@ -3,6 +3,11 @@ zero ... quota released" only once KubeRay reports them gone, and nothing of it 
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
+from rayqueue_sdk.admission.idle import pods_gone as sdk_pods_gone
 from rayqueue_sdk.scaling.agent import AgentState, Observation, decide, pods_gone, settle
 
 CFG = {"idle_seconds": 60.0, "initial_cooldown_seconds": 0.0}
@@ -34,6 +39,32 @@ def test_pods_gone_follows_kuberay() -> None:
     assert pods_gone(GONE)
     assert pods_gone({"spec": {"suspend": True}, "status": {"state": "suspended"}})  # KubeRay < 1.2
     assert not pods_gone({"spec": {"suspend": True}, "status": {}})
+
+
+CASES = [
+    None,
+    {},
+    {"spec": {}, "status": {"state": "ready"}},
+    {"spec": {"suspend": False}, "status": {"state": "suspended"}},
+    STOPPING,
+    GONE,
+    {"spec": {"suspend": True}, "status": {"state": "suspended"}},
+    {"spec": {"suspend": True}, "status": {}},
+    {
+        "spec": {"suspend": True},
+        "status": {"conditions": [{"type": "RayClusterSuspended", "status": "False"}]},
+    },
+    {
+        "spec": {"suspend": True},
+        "status": {"state": "suspended", "conditions": [{"type": "RayClusterSuspending", "status": "True"}]},
+    },
+]
+
+
+@pytest.mark.parametrize("rc", CASES)
+def test_the_sdk_and_the_reaper_agree_on_pods_gone(rc: dict[str, Any] | None) -> None:
+    """The reaper (stdlib only in its pod) keeps its own copy of the rule; the SDK reads it the same."""
+    assert sdk_pods_gone(rc) is pods_gone(rc)
 
 
 def test_scaled_to_zero_is_said_once_the_pods_are_gone_and_forgotten_on_resume() -> None:
