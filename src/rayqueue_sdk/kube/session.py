@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from rayqueue_sdk.errors import ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.client import default_namespace, get_client
@@ -497,4 +497,4 @@ class KubeSession:
 
 #: What the SDK's entry points accept where a session is meant: a session, an ``ApiClient``, an
 #: authentication object, or ``None`` (the current login).
-SessionLike = KubeSession | Any | None
+SessionLike: TypeAlias = "KubeSession | ApiClient | ClientSource | None"
