@@ -66,7 +66,7 @@ from rayqueue_sdk.admission.phases import (
     Obj,
     Verdict,
 )
-from rayqueue_sdk.admission.verdict import KueueKind, KueueVerdict, kueue_error, kueue_verdict
+from rayqueue_sdk.admission.verdict import KueueAssessment, KueueKind, KueueVerdict, kueue_verdict
 from rayqueue_sdk.admission.workload import (
     WorkloadReading,
     eviction_key,
@@ -95,8 +95,9 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Assessment:
-    """The machine's reading of one observation of a RayCluster.
+class Assessment(KueueAssessment[ClusterPhase]):
+    """The machine's reading of one observation of a RayCluster: the fields every assessment has
+    (:class:`~rayqueue_sdk.admission.verdict.KueueAssessment`) and what a cluster adds.
 
     Attributes:
         phase: the :class:`ClusterPhase`.
@@ -121,16 +122,9 @@ class Assessment:
         (<ClusterPhase.DELETED: 'deleted'>, <Verdict.FAIL: 'fail'>, <ErrorKind.DELETED: 'deleted'>)
     """
 
-    phase: ClusterPhase
-    verdict: Verdict
-    explanation: str
-    reason: str | None = None
-    message: str | None = None
-    position: int | None = None
     queue: str | None = None
     cluster_queue: str | None = None
     managed: bool = False
-    error_kind: ErrorKind = ErrorKind.NONE
     workers_ready: int | None = None
     workers_desired: int | None = None
     position_unavailable: str | None = None
@@ -164,9 +158,7 @@ class Assessment:
             return ClusterDeletedError(f"RayCluster {name} was deleted while waiting")
         if self.error_kind is ErrorKind.FAILED:
             return ClusterFailedError(name, self.reason or "Failed", self.message or self.explanation)
-        return kueue_error(
-            self.error_kind, name, self.reason, self.message or self.explanation, str(self.phase)
-        )
+        return self.kueue_failure(name)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from rayqueue_sdk.admission.checks import waiting_checks
 from rayqueue_sdk.admission.phases import QUEUE_LABEL, ErrorKind, JobPhase, Obj, Verdict
-from rayqueue_sdk.admission.verdict import KueueKind, kueue_error, kueue_verdict
+from rayqueue_sdk.admission.verdict import KueueAssessment, KueueKind, kueue_verdict
 from rayqueue_sdk.admission.workload import kueue_words, queued_sentence
 from rayqueue_sdk.errors import ClusterDeletedError, JobFailedError, RayQueueError
 from rayqueue_sdk.manifests.meta import labels_of
@@ -26,8 +26,9 @@ __all__ = ["JobAssessment", "assess_job"]
 
 
 @dataclass(frozen=True)
-class JobAssessment:
-    """The machine's reading of one observation of a RayJob.
+class JobAssessment(KueueAssessment[JobPhase]):
+    """The machine's reading of one observation of a RayJob: the fields every assessment has
+    (:class:`~rayqueue_sdk.admission.verdict.KueueAssessment`) and what a job adds.
 
     Attributes:
         phase: the :class:`JobPhase`.
@@ -44,15 +45,8 @@ class JobAssessment:
         <JobPhase.SUCCEEDED: 'succeeded'>
     """
 
-    phase: JobPhase
-    verdict: Verdict
-    explanation: str
-    reason: str | None = None
-    message: str | None = None
-    position: int | None = None
     cluster_name: str | None = None
     job_id: str | None = None
-    error_kind: ErrorKind = ErrorKind.NONE
 
     def error(self, name: str, log_tail: str = "") -> RayQueueError | None:
         """The error for a ``FAIL`` verdict (``JobFailedError``, ``PreemptedError`` or
@@ -68,9 +62,7 @@ class JobAssessment:
             return None
         if self.error_kind is ErrorKind.DELETED:
             return ClusterDeletedError(f"{name} is gone while waiting: {self.explanation}")
-        decided = kueue_error(
-            self.error_kind, name, self.reason, self.message or self.explanation, str(self.phase)
-        )
+        decided = self.kueue_failure(name)
         if decided is not None:
             return decided
         status = "STOPPED" if self.phase is JobPhase.STOPPED else "FAILED"

@@ -24,8 +24,8 @@ Example:
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Generic, Literal, TypeVar
 
 from rayqueue_sdk.admission.checks import rejected_check
 from rayqueue_sdk.admission.phases import ErrorKind, Obj, Verdict
@@ -40,6 +40,7 @@ from rayqueue_sdk.admission.workload import (
 from rayqueue_sdk.errors import AdmissionCheckRejected, PreemptedError, RayQueueError
 
 __all__ = [
+    "KueueAssessment",
     "KueueKind",
     "KueueOutcome",
     "KueueVerdict",
@@ -199,6 +200,61 @@ class KueueVerdict:
                 text = queued_sentence(queue, position, "waiting for Kueue to create the Workload")
                 return KueueOutcome("queued", Verdict.WAIT, text, position=position)
         return None
+
+
+#: An owner's phase enum (:class:`ClusterPhase` or :class:`JobPhase`).
+PhaseT = TypeVar("PhaseT", bound=enum.Enum)
+
+
+@dataclass(frozen=True)
+class KueueAssessment(Generic[PhaseT]):
+    """The fields a cluster's and a job's assessment share: the owner's phase (its own enum), what a waiter
+    does, the words, and Kueue's (or KubeRay's) reason and message behind them.
+    :class:`~rayqueue_sdk.admission.cluster.Assessment` and :class:`~rayqueue_sdk.admission.job.JobAssessment`
+    add what each owner reads besides.
+
+    Attributes:
+        phase: the owner's phase (:class:`ClusterPhase` or :class:`JobPhase`).
+        verdict: :class:`Verdict` for a waiter.
+        explanation: one human sentence, quoting Kueue's or KubeRay's message as written.
+        reason / message: the condition reason and message behind the phase, or ``None``.
+        position: the queue position (0-based) when queued and known.
+        error_kind: which error a ``FAIL`` verdict stands for (keyword-only).
+
+    Example:
+        >>> from rayqueue_sdk.admission.phases import JobPhase
+        >>> a = KueueAssessment(JobPhase.DEACTIVATED, Verdict.FAIL, "deactivated", "Preempted", "m",
+        ...                     error_kind=ErrorKind.EVICTED)
+        >>> a.why, type(a.kueue_failure("train")).__name__
+        (('Preempted', 'm'), 'PreemptedError')
+    """
+
+    phase: PhaseT
+    verdict: Verdict
+    explanation: str
+    reason: str | None = None
+    message: str | None = None
+    position: int | None = None
+    error_kind: ErrorKind = field(default=ErrorKind.NONE, kw_only=True)
+
+    @property
+    def why(self) -> tuple[str | None, str | None]:
+        """``(reason, message)``."""
+        return self.reason, self.message
+
+    def kueue_failure(self, name: str) -> RayQueueError | None:
+        """The error of a failed wait that Kueue decided (:func:`kueue_error`: a rejected admission check
+        or an eviction), named ``name``; ``None`` for the other kinds, which each owner raises its own way.
+
+        Example:
+            >>> from rayqueue_sdk.admission.phases import ClusterPhase
+            >>> a = KueueAssessment(ClusterPhase.FAILED, Verdict.FAIL, "failed", error_kind=ErrorKind.FAILED)
+            >>> a.kueue_failure("ws") is None
+            True
+        """
+        return kueue_error(
+            self.error_kind, name, self.reason, self.message or self.explanation, str(self.phase)
+        )
 
 
 def kueue_verdict(workload: Obj | None, *, queue: str | None = None, suspended: bool = False) -> KueueVerdict:
