@@ -224,31 +224,21 @@ def assess_cluster(
     queue = labelled or wl.queue
     ready_w, desired_w = worker_counts(cluster)
 
-    def out(
-        phase: ClusterPhase,
-        verdict: Verdict,
-        text: str,
-        why: tuple[str | None, str | None] = (None, None),
-        pos: int | None = None,
-        kind: ErrorKind = ErrorKind.NONE,
-    ) -> Assessment:
-        return Assessment(
-            phase,
-            verdict,
-            text,
-            reason=why[0],
-            message=why[1],
-            position=pos,
-            queue=queue,
-            cluster_queue=wl.cluster_queue,
-            managed=workload is not None or bool(queue),
-            error_kind=kind,
-            workers_ready=ready_w,
-            workers_desired=desired_w,
-            position_unavailable=position_unavailable,
-            eviction=wl.eviction,
-            requeued=wl.state == "requeued",
-        )
+    # What every answer about this observation carries; each branch says its phase, verdict and words.
+    seen = Assessment(
+        ClusterPhase.UNKNOWN,
+        Verdict.WAIT,
+        "",
+        queue=queue,
+        cluster_queue=wl.cluster_queue,
+        managed=workload is not None or bool(queue),
+        workers_ready=ready_w,
+        workers_desired=desired_w,
+        position_unavailable=position_unavailable,
+        eviction=wl.eviction,
+        requeued=wl.state == "requeued",
+    )
+    out = seen.said
 
     # The RayCluster going away, or KubeRay's deprecated "failed" state (only without conditions).
     if meta_of(cluster).get("deletionTimestamp"):
@@ -268,7 +258,7 @@ def assess_cluster(
         return out(ClusterPhase.QUEUED, Verdict.FAIL, text, v.why, kind=ErrorKind.QUEUE_NOT_FOUND)
     o = v.outcome(queue, position, fair_share)  # the branches that mean the same for clusters and jobs
     if o is not None:
-        return out(ClusterPhase(o.phase), o.verdict, o.text, o.why, o.position, o.error_kind)
+        return seen.taking(o)
     clock = time.time() if now is None else now
     match v.kind:
         case KueueKind.RETRYING:

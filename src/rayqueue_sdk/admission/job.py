@@ -111,25 +111,17 @@ def assess_job(
     ray_why = (status.get("reason") or None, status.get("message") or None)
     queue = labels_of(rayjob).get(QUEUE_LABEL) or ((workload or {}).get("spec") or {}).get("queueName")
 
-    def out(
-        phase: JobPhase,
-        verdict: Verdict,
-        text: str,
-        why: tuple[str | None, str | None] = ray_why,
-        pos: int | None = None,
-        kind: ErrorKind = ErrorKind.NONE,
-    ) -> JobAssessment:
-        return JobAssessment(
-            phase,
-            verdict,
-            text,
-            why[0],
-            why[1],
-            pos,
-            cluster_name=status.get("rayClusterName") or None,
-            job_id=status.get("jobId") or None,
-            error_kind=kind,
-        )
+    # What every answer about this observation carries (KubeRay's reason and message unless a branch
+    # gives its own); each branch says its phase, verdict and words.
+    seen = JobAssessment(
+        JobPhase.UNKNOWN,
+        Verdict.WAIT,
+        "",
+        *ray_why,
+        cluster_name=status.get("rayClusterName") or None,
+        job_id=status.get("jobId") or None,
+    )
+    out = seen.said
 
     # KubeRay's terminal answers first.
     if job_status == "SUCCEEDED":
@@ -154,7 +146,7 @@ def assess_job(
     v = kueue_verdict(workload, queue=queue, suspended=bool(spec.get("suspend")) or suspended)
     o = v.outcome(queue, position)  # the branches that mean the same for clusters and jobs
     if o is not None:
-        return out(JobPhase(o.phase), o.verdict, o.text, o.why, o.position, o.error_kind)
+        return seen.taking(o)
     match v.kind:
         case KueueKind.EVICTED | KueueKind.RETRYING if v.requeued:
             text = queued_sentence(queue, position, f"requeued after {v.cause}: {v.words}")

@@ -24,8 +24,8 @@ Example:
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
-from typing import Generic, Literal, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import Generic, Literal, Self, TypeVar
 
 from rayqueue_sdk.admission.checks import rejected_check
 from rayqueue_sdk.admission.phases import ErrorKind, Obj, Verdict
@@ -255,6 +255,50 @@ class KueueAssessment(Generic[PhaseT]):
         return kueue_error(
             self.error_kind, name, self.reason, self.message or self.explanation, str(self.phase)
         )
+
+    def said(
+        self,
+        phase: PhaseT,
+        verdict: Verdict,
+        text: str,
+        why: tuple[str | None, str | None] | None = None,
+        pos: int | None = None,
+        kind: ErrorKind = ErrorKind.NONE,
+    ) -> Self:
+        """This reading with a branch's answer: its phase, verdict and words, ``why`` (reason and message;
+        ``None`` keeps this reading's), the queue position ``pos`` and the error ``kind`` of a ``FAIL``. A
+        machine reads once what every answer about an observation carries, then says each branch with it.
+
+        Example:
+            >>> from rayqueue_sdk.admission.phases import JobPhase
+            >>> seen = KueueAssessment(JobPhase.UNKNOWN, Verdict.WAIT, "", "AppFailed", "exit 1")
+            >>> a = seen.said(JobPhase.FAILED, Verdict.FAIL, "the job failed", kind=ErrorKind.FAILED)
+            >>> a.phase, a.why, a.error_kind
+            (<JobPhase.FAILED: 'failed'>, ('AppFailed', 'exit 1'), <ErrorKind.FAILED: 'failed'>)
+        """
+        reason, message = self.why if why is None else why
+        return replace(
+            self,
+            phase=phase,
+            verdict=verdict,
+            explanation=text,
+            reason=reason,
+            message=message,
+            position=pos,
+            error_kind=kind,
+        )
+
+    def taking(self, outcome: KueueOutcome) -> Self:
+        """This reading with a :class:`KueueOutcome`, its phase as this owner's own enum.
+
+        Example:
+            >>> from rayqueue_sdk.admission.phases import ClusterPhase
+            >>> seen = KueueAssessment(ClusterPhase.UNKNOWN, Verdict.WAIT, "")
+            >>> seen.taking(KueueOutcome("queued", Verdict.WAIT, "queued", position=2)).phase
+            <ClusterPhase.QUEUED: 'queued'>
+        """
+        o = outcome
+        return self.said(type(self.phase)(o.phase), o.verdict, o.text, o.why, o.position, o.error_kind)
 
 
 def kueue_verdict(workload: Obj | None, *, queue: str | None = None, suspended: bool = False) -> KueueVerdict:

@@ -18,6 +18,8 @@ from rayqueue_sdk.admission.cluster import (
     JobAssessment,
     JobPhase,
     Verdict,
+    assess_cluster,
+    assess_job,
 )
 from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.admission.fit import FitAnswer, Shortage
@@ -300,3 +302,54 @@ def test_a_fit_answer_and_a_usage_row_to_dict_are_their_fields() -> None:
         "gpu_hours_reclaimed": 0.5,
         "sources": ["prometheus"],
     }
+
+
+PENDING_WL = {
+    "spec": {"queueName": "q"},
+    "status": {
+        "conditions": [
+            {"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": "no quota"}
+        ]
+    },
+}
+
+
+def test_every_answer_about_a_job_carries_its_ids_and_kuberays_words_unless_kueue_gives_its_own() -> None:
+    status = {"rayClusterName": "j-x7k2p", "jobId": "j-1", "reason": "Why", "message": "KubeRay says"}
+    running = assess_job(
+        {"status": {**status, "jobDeploymentStatus": "Running", "jobStatus": "RUNNING"}}, None
+    )
+    assert (running.phase, running.why, running.position, running.error_kind) == (
+        JobPhase.RUNNING,
+        ("Why", "KubeRay says"),
+        None,
+        ErrorKind.NONE,
+    )
+    job = {"spec": {"suspend": True}, "status": {**status, "jobDeploymentStatus": "Suspended"}}
+    queued = assess_job(job, PENDING_WL, position=3)
+    assert (queued.phase, queued.why, queued.position) == (JobPhase.QUEUED, ("Pending", "no quota"), 3)
+    for a in (running, queued):
+        assert (a.cluster_name, a.job_id) == ("j-x7k2p", "j-1")
+
+
+def test_every_answer_about_a_cluster_carries_its_queue_and_workers() -> None:
+    rc = {
+        "metadata": {"name": "ws", "labels": {"kueue.x-k8s.io/queue-name": "q"}},
+        "spec": {"suspend": True},
+        "status": {"readyWorkerReplicas": 0, "desiredWorkerReplicas": 2},
+    }
+    queued = assess_cluster(rc, PENDING_WL, position=2, position_unavailable="partial")
+    assert (queued.phase, queued.why, queued.position, queued.queue, queued.managed) == (
+        ClusterPhase.QUEUED,
+        ("Pending", "no quota"),
+        2,
+        "q",
+        True,
+    )
+    assert (queued.workers_ready, queued.workers_desired, queued.position_unavailable) == (0, 2, "partial")
+    unmanaged = assess_cluster({"metadata": {"name": "ws"}, "spec": {"suspend": True}}, None)
+    assert (unmanaged.phase, unmanaged.why, unmanaged.managed) == (
+        ClusterPhase.SUSPENDED,
+        (None, None),
+        False,
+    )
