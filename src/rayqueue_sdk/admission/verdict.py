@@ -8,7 +8,8 @@ requeued already), its quota is reserved while admission checks run, it is pendi
 waits for Kueue to create it, it is admitted, or Kueue does not manage the owner. The result names the
 branch (:class:`KueueKind`) and carries the reason and message as Kueue wrote them.
 :func:`rayqueue_sdk.admission.cluster.assess_cluster` maps it onto a :class:`ClusterPhase`,
-:func:`rayqueue_sdk.admission.job.assess_job` onto a :class:`JobPhase`, each with its own words.
+:func:`rayqueue_sdk.admission.job.assess_job` onto a :class:`JobPhase`, each with its own words; both
+answer with a :class:`KueueAssessment` (the fields their readings share), each adding its own.
 Pure: no I/O.
 
 Example:
