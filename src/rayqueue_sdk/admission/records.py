@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import fields
+from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def record_dict(record: DataclassInstance, *, drop: Collection[str] = (), **valu
         {'namespace': 'ds', 'name': 'rc', 'queue': 'q', 'gpu_hours_allocated': 2.0, \
 'gpu_hours_busy': None, 'gpu_hours_reclaimed': 0.5, 'kind': 'RayJob'}
     """
-    out = {f.name: getattr(record, f.name) for f in fields(record) if f.name not in drop}
+    out = {name: getattr(record, name) for name in _names(type(record)) if name not in drop}
     out.update(values)
     return out
 
@@ -64,6 +65,12 @@ def carried(into: type[R], record: DataclassInstance, **values: Any) -> R:
         >>> b.position, b.explanation
         (2, 'queued again')
     """
-    names = {f.name for f in fields(into)}
-    shared = {f.name: getattr(record, f.name) for f in fields(record) if f.name in names}
+    names = _names(into)
+    shared = {name: getattr(record, name) for name in _names(type(record)) if name in names}
     return into(**{**shared, **values})
+
+
+@cache
+def _names(cls: type[DataclassInstance]) -> tuple[str, ...]:
+    """A dataclass's field names, read once per class (statuses are built on every observation)."""
+    return tuple(f.name for f in fields(cls))
