@@ -63,7 +63,7 @@ from rayqueue_sdk.admission.phases import (
     Obj,
     Verdict,
 )
-from rayqueue_sdk.admission.verdict import KueueKind, KueueVerdict, kueue_error, kueue_verdict
+from rayqueue_sdk.admission.verdict import KueueAssessment, KueueKind, KueueVerdict, kueue_verdict
 from rayqueue_sdk.admission.workload import (
     WorkloadReading,
     eviction_key,
@@ -92,8 +92,9 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Assessment:
-    """The machine's reading of one observation of a RayCluster.
+class Assessment(KueueAssessment[ClusterPhase]):
+    """The machine's reading of one observation of a RayCluster: the fields every assessment has
+    (:class:`~rayqueue_sdk.admission.verdict.KueueAssessment`) and what a cluster adds.
 
     Attributes:
         phase: the :class:`ClusterPhase`.
@@ -118,16 +119,9 @@ class Assessment:
         (<ClusterPhase.DELETED: 'deleted'>, <Verdict.FAIL: 'fail'>, <ErrorKind.DELETED: 'deleted'>)
     """
 
-    phase: ClusterPhase
-    verdict: Verdict
-    explanation: str
-    reason: str | None = None
-    message: str | None = None
-    position: int | None = None
     queue: str | None = None
     cluster_queue: str | None = None
     managed: bool = False
-    error_kind: ErrorKind = ErrorKind.NONE
     workers_ready: int | None = None
     workers_desired: int | None = None
     position_unavailable: str | None = None
@@ -161,9 +155,7 @@ class Assessment:
             return ClusterDeletedError(f"RayCluster {name} was deleted while waiting")
         if self.error_kind is ErrorKind.FAILED:
             return ClusterFailedError(name, self.reason or "Failed", self.message or self.explanation)
-        return kueue_error(
-            self.error_kind, name, self.reason, self.message or self.explanation, str(self.phase)
-        )
+        return self.kueue_failure(name)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -230,31 +222,21 @@ def assess_cluster(
     queue = labelled or wl.queue
     ready_w, desired_w = rc.workers
 
-    def out(
-        phase: ClusterPhase,
-        verdict: Verdict,
-        text: str,
-        why: tuple[str | None, str | None] = (None, None),
-        pos: int | None = None,
-        kind: ErrorKind = ErrorKind.NONE,
-    ) -> Assessment:
-        return Assessment(
-            phase,
-            verdict,
-            text,
-            reason=why[0],
-            message=why[1],
-            position=pos,
-            queue=queue,
-            cluster_queue=wl.cluster_queue,
-            managed=workload is not None or bool(queue),
-            error_kind=kind,
-            workers_ready=ready_w,
-            workers_desired=desired_w,
-            position_unavailable=position_unavailable,
-            eviction=wl.eviction,
-            requeued=wl.state == "requeued",
-        )
+    # What every answer about this observation carries; each branch says its phase, verdict and words.
+    seen = Assessment(
+        ClusterPhase.UNKNOWN,
+        Verdict.WAIT,
+        "",
+        queue=queue,
+        cluster_queue=wl.cluster_queue,
+        managed=workload is not None or bool(queue),
+        workers_ready=ready_w,
+        workers_desired=desired_w,
+        position_unavailable=position_unavailable,
+        eviction=wl.eviction,
+        requeued=wl.state == "requeued",
+    )
+    out = seen.said
 
     # The RayCluster going away, or KubeRay's deprecated "failed" state (only without conditions).
     if rc.deleting:
@@ -272,7 +254,7 @@ def assess_cluster(
         return out(ClusterPhase.QUEUED, Verdict.FAIL, text, v.why, kind=ErrorKind.QUEUE_NOT_FOUND)
     o = v.outcome(queue, position, fair_share)  # the branches that mean the same for clusters and jobs
     if o is not None:
-        return out(ClusterPhase(o.phase), o.verdict, o.text, o.why, o.position, o.error_kind)
+        return seen.taking(o)
     clock = time.time() if now is None else now
     match v.kind:
         case KueueKind.RETRYING:

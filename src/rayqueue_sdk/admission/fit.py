@@ -33,6 +33,7 @@ from decimal import Decimal
 from typing import Any
 
 from rayqueue_sdk.admission.overview import ClusterQueueSummary, format_amount
+from rayqueue_sdk.admission.records import record_dict
 from rayqueue_sdk.manifests.quantities import quantity_or_zero
 
 __all__ = ["FitAnswer", "Shortage", "fit_requests", "pod_requests", "room", "workload_requests"]
@@ -171,18 +172,14 @@ class FitAnswer:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict."""
-        return {
-            "fits": self.fits,
-            "never": self.never,
-            "reason": self.reason,
-            "queue": self.queue,
-            "cluster_queue": self.cluster_queue,
-            "cohort": self.cohort,
-            "requests": {k: format_amount(k, v) for k, v in self.requests.items()},
-            "flavors": dict(self.flavors),
-            "borrowing": {k: format_amount(k, v) for k, v in self.borrowing.items()},
-            "shortages": [s.to_dict() for s in self.shortages],
-        }
+        return record_dict(
+            self,
+            requests={k: format_amount(k, v) for k, v in self.requests.items()},
+            flavors=dict(self.flavors),
+            borrowing={k: format_amount(k, v) for k, v in self.borrowing.items()},
+            shortages=[s.to_dict() for s in self.shortages],
+            never=self.never,
+        )
 
 
 def _room(

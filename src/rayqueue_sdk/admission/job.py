@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from rayqueue_sdk.admission.checks import waiting_checks
 from rayqueue_sdk.admission.phases import QUEUE_LABEL, ErrorKind, JobPhase, Obj, Verdict
-from rayqueue_sdk.admission.verdict import KueueKind, kueue_error, kueue_verdict
+from rayqueue_sdk.admission.verdict import KueueAssessment, KueueKind, kueue_verdict
 from rayqueue_sdk.admission.workload import kueue_words, queued_sentence
 from rayqueue_sdk.errors import ClusterDeletedError, JobFailedError, RayQueueError
 from rayqueue_sdk.manifests.meta import labels_of
@@ -26,8 +26,9 @@ __all__ = ["JobAssessment", "assess_job"]
 
 
 @dataclass(frozen=True)
-class JobAssessment:
-    """The machine's reading of one observation of a RayJob.
+class JobAssessment(KueueAssessment[JobPhase]):
+    """The machine's reading of one observation of a RayJob: the fields every assessment has
+    (:class:`~rayqueue_sdk.admission.verdict.KueueAssessment`) and what a job adds.
 
     Attributes:
         phase: the :class:`JobPhase`.
@@ -44,15 +45,8 @@ class JobAssessment:
         <JobPhase.SUCCEEDED: 'succeeded'>
     """
 
-    phase: JobPhase
-    verdict: Verdict
-    explanation: str
-    reason: str | None = None
-    message: str | None = None
-    position: int | None = None
     cluster_name: str | None = None
     job_id: str | None = None
-    error_kind: ErrorKind = ErrorKind.NONE
 
     def error(self, name: str, log_tail: str = "") -> RayQueueError | None:
         """The error for a ``FAIL`` verdict (``JobFailedError``, ``PreemptedError`` or
@@ -68,9 +62,7 @@ class JobAssessment:
             return None
         if self.error_kind is ErrorKind.DELETED:
             return ClusterDeletedError(f"{name} is gone while waiting: {self.explanation}")
-        decided = kueue_error(
-            self.error_kind, name, self.reason, self.message or self.explanation, str(self.phase)
-        )
+        decided = self.kueue_failure(name)
         if decided is not None:
             return decided
         status = "STOPPED" if self.phase is JobPhase.STOPPED else "FAILED"
@@ -119,25 +111,17 @@ def assess_job(
     ray_why = (status.get("reason") or None, status.get("message") or None)
     queue = labels_of(rayjob).get(QUEUE_LABEL) or ((workload or {}).get("spec") or {}).get("queueName")
 
-    def out(
-        phase: JobPhase,
-        verdict: Verdict,
-        text: str,
-        why: tuple[str | None, str | None] = ray_why,
-        pos: int | None = None,
-        kind: ErrorKind = ErrorKind.NONE,
-    ) -> JobAssessment:
-        return JobAssessment(
-            phase,
-            verdict,
-            text,
-            why[0],
-            why[1],
-            pos,
-            cluster_name=status.get("rayClusterName") or None,
-            job_id=status.get("jobId") or None,
-            error_kind=kind,
-        )
+    # What every answer about this observation carries (KubeRay's reason and message unless a branch
+    # gives its own); each branch says its phase, verdict and words.
+    seen = JobAssessment(
+        JobPhase.UNKNOWN,
+        Verdict.WAIT,
+        "",
+        *ray_why,
+        cluster_name=status.get("rayClusterName") or None,
+        job_id=status.get("jobId") or None,
+    )
+    out = seen.said
 
     # KubeRay's terminal answers first.
     if job_status == "SUCCEEDED":
@@ -162,7 +146,7 @@ def assess_job(
     v = kueue_verdict(workload, queue=queue, suspended=bool(spec.get("suspend")) or suspended)
     o = v.outcome(queue, position)  # the branches that mean the same for clusters and jobs
     if o is not None:
-        return out(JobPhase(o.phase), o.verdict, o.text, o.why, o.position, o.error_kind)
+        return seen.taking(o)
     match v.kind:
         case KueueKind.EVICTED | KueueKind.RETRYING if v.requeued:
             text = queued_sentence(queue, position, f"requeued after {v.cause}: {v.words}")

@@ -45,6 +45,7 @@ from decimal import Decimal
 from typing import Any
 
 from rayqueue_sdk.admission.eta import AdmissionEstimate
+from rayqueue_sdk.admission.records import record_dict
 from rayqueue_sdk.errors import QueueNotFoundError
 from rayqueue_sdk.manifests.labels import DEFAULT_QUEUE_ANNOTATION
 from rayqueue_sdk.manifests.meta import condition_of, epoch_of, is_true
@@ -220,24 +221,12 @@ class WorkloadEntry:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict."""
-        return {
-            "name": self.name,
-            "namespace": self.namespace,
-            "local_queue": self.local_queue,
-            "cluster_queue": self.cluster_queue,
-            "state": self.state,
-            "priority": self.priority,
-            "priority_class": self.priority_class,
-            "owner_kind": self.owner_kind,
-            "owner_name": self.owner_name,
-            "created": self.created,
-            "reason": self.reason,
-            "message": self.message,
-            "position": self.position,
-            "mine": self.mine,
-            "admission_checks": [c.to_dict() for c in self.admission_checks],
-            "eta": None if self.eta is None else self.eta.to_dict(),
-        }
+        return record_dict(
+            self,
+            drop=("order_time",),
+            admission_checks=[c.to_dict() for c in self.admission_checks],
+            eta=None if self.eta is None else self.eta.to_dict(),
+        )
 
 
 def workload_entry(
@@ -491,18 +480,13 @@ class QueueSummary:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-friendly dict."""
-        return {
-            "name": self.name,
-            "namespace": self.namespace,
-            "cluster_queue_name": self.cluster_queue_name,
-            "default": self.default,
-            "cluster_queue": None if self.cluster_queue is None else self.cluster_queue.to_dict(),
-            "pending": [w.to_dict() for w in self.pending],
-            "holding": [w.to_dict() for w in self.holding],
-            "pending_count": self.pending_count,
-            "admitted_count": self.admitted_count,
-            "hidden_pending": self.hidden_pending,
-        }
+        return record_dict(
+            self,
+            cluster_queue=None if self.cluster_queue is None else self.cluster_queue.to_dict(),
+            pending=[w.to_dict() for w in self.pending],
+            holding=[w.to_dict() for w in self.holding],
+            hidden_pending=self.hidden_pending,
+        )
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from rayqueue_sdk.admission.records import record_dict
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.manifests.meta import condition_of, is_true, parse_time, transition_time
 from rayqueue_sdk.manifests.quantities import parse_quantity
@@ -282,16 +283,13 @@ class UsageRow:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (hours rounded to 4 decimals)."""
-        return {
-            "namespace": self.namespace,
-            "name": self.name,
-            "kind": self.kind,
-            "queue": self.queue,
-            "gpu_hours_allocated": round(self.gpu_hours_allocated, 4),
-            "gpu_hours_busy": None if self.gpu_hours_busy is None else round(self.gpu_hours_busy, 4),
-            "gpu_hours_reclaimed": round(self.gpu_hours_reclaimed, 4),
-            "sources": list(self.sources),
-        }
+        return record_dict(
+            self,
+            gpu_hours_allocated=round(self.gpu_hours_allocated, 4),
+            gpu_hours_busy=None if self.gpu_hours_busy is None else round(self.gpu_hours_busy, 4),
+            gpu_hours_reclaimed=round(self.gpu_hours_reclaimed, 4),
+            sources=list(self.sources),
+        )
 
 
 def _hours(value: float | None) -> str:

@@ -8,7 +8,8 @@ requeued already), its quota is reserved while admission checks run, it is pendi
 waits for Kueue to create it, it is admitted, or Kueue does not manage the owner. The result names the
 branch (:class:`KueueKind`) and carries the reason and message as Kueue wrote them.
 :func:`rayqueue_sdk.admission.cluster.assess_cluster` maps it onto a :class:`ClusterPhase`,
-:func:`rayqueue_sdk.admission.job.assess_job` onto a :class:`JobPhase`, each with its own words.
+:func:`rayqueue_sdk.admission.job.assess_job` onto a :class:`JobPhase`, each with its own words; both
+answer with a :class:`KueueAssessment` (the fields their readings share), each adding its own.
 Pure: no I/O.
 
 Example:
@@ -24,8 +25,8 @@ Example:
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field, replace
+from typing import Generic, Literal, Self, TypeVar
 
 from rayqueue_sdk.admission.checks import rejected_check
 from rayqueue_sdk.admission.phases import ErrorKind, Obj, Verdict
@@ -40,6 +41,7 @@ from rayqueue_sdk.admission.workload import (
 from rayqueue_sdk.errors import AdmissionCheckRejected, PreemptedError, RayQueueError
 
 __all__ = [
+    "KueueAssessment",
     "KueueKind",
     "KueueOutcome",
     "KueueVerdict",
@@ -199,6 +201,105 @@ class KueueVerdict:
                 text = queued_sentence(queue, position, "waiting for Kueue to create the Workload")
                 return KueueOutcome("queued", Verdict.WAIT, text, position=position)
         return None
+
+
+#: An owner's phase enum (:class:`ClusterPhase` or :class:`JobPhase`).
+PhaseT = TypeVar("PhaseT", bound=enum.Enum)
+
+
+@dataclass(frozen=True)
+class KueueAssessment(Generic[PhaseT]):
+    """The fields a cluster's and a job's assessment share: the owner's phase (its own enum), what a waiter
+    does, the words, and Kueue's (or KubeRay's) reason and message behind them.
+    :class:`~rayqueue_sdk.admission.cluster.Assessment` and :class:`~rayqueue_sdk.admission.job.JobAssessment`
+    add what each owner reads besides.
+
+    Attributes:
+        phase: the owner's phase (:class:`ClusterPhase` or :class:`JobPhase`).
+        verdict: :class:`Verdict` for a waiter.
+        explanation: one human sentence, quoting Kueue's or KubeRay's message as written.
+        reason / message: the condition reason and message behind the phase, or ``None``.
+        position: the queue position (0-based) when queued and known.
+        error_kind: which error a ``FAIL`` verdict stands for (keyword-only).
+
+    Example:
+        >>> from rayqueue_sdk.admission.phases import JobPhase
+        >>> a = KueueAssessment(JobPhase.DEACTIVATED, Verdict.FAIL, "deactivated", "Preempted", "m",
+        ...                     error_kind=ErrorKind.EVICTED)
+        >>> a.why, type(a.kueue_failure("train")).__name__
+        (('Preempted', 'm'), 'PreemptedError')
+    """
+
+    phase: PhaseT
+    verdict: Verdict
+    explanation: str
+    reason: str | None = None
+    message: str | None = None
+    position: int | None = None
+    error_kind: ErrorKind = field(default=ErrorKind.NONE, kw_only=True)
+
+    @property
+    def why(self) -> tuple[str | None, str | None]:
+        """``(reason, message)``."""
+        return self.reason, self.message
+
+    def kueue_failure(self, name: str) -> RayQueueError | None:
+        """The error of a failed wait that Kueue decided (:func:`kueue_error`: a rejected admission check
+        or an eviction), named ``name``; ``None`` for the other kinds, which each owner raises its own way.
+
+        Example:
+            >>> from rayqueue_sdk.admission.phases import ClusterPhase
+            >>> a = KueueAssessment(ClusterPhase.FAILED, Verdict.FAIL, "failed", error_kind=ErrorKind.FAILED)
+            >>> a.kueue_failure("ws") is None
+            True
+        """
+        return kueue_error(
+            self.error_kind, name, self.reason, self.message or self.explanation, str(self.phase)
+        )
+
+    def said(
+        self,
+        phase: PhaseT,
+        verdict: Verdict,
+        text: str,
+        why: tuple[str | None, str | None] | None = None,
+        pos: int | None = None,
+        kind: ErrorKind = ErrorKind.NONE,
+    ) -> Self:
+        """This reading with a branch's answer: its phase, verdict and words, ``why`` (reason and message;
+        ``None`` keeps this reading's), the queue position ``pos`` and the error ``kind`` of a ``FAIL``. A
+        machine reads once what every answer about an observation carries, then says each branch with it.
+
+        Example:
+            >>> from rayqueue_sdk.admission.phases import JobPhase
+            >>> seen = KueueAssessment(JobPhase.UNKNOWN, Verdict.WAIT, "", "AppFailed", "exit 1")
+            >>> a = seen.said(JobPhase.FAILED, Verdict.FAIL, "the job failed", kind=ErrorKind.FAILED)
+            >>> a.phase, a.why, a.error_kind
+            (<JobPhase.FAILED: 'failed'>, ('AppFailed', 'exit 1'), <ErrorKind.FAILED: 'failed'>)
+        """
+        reason, message = self.why if why is None else why
+        return replace(
+            self,
+            phase=phase,
+            verdict=verdict,
+            explanation=text,
+            reason=reason,
+            message=message,
+            position=pos,
+            error_kind=kind,
+        )
+
+    def taking(self, outcome: KueueOutcome) -> Self:
+        """This reading with a :class:`KueueOutcome`, its phase as this owner's own enum.
+
+        Example:
+            >>> from rayqueue_sdk.admission.phases import ClusterPhase
+            >>> seen = KueueAssessment(ClusterPhase.UNKNOWN, Verdict.WAIT, "")
+            >>> seen.taking(KueueOutcome("queued", Verdict.WAIT, "queued", position=2)).phase
+            <ClusterPhase.QUEUED: 'queued'>
+        """
+        o = outcome
+        return self.said(type(self.phase)(o.phase), o.verdict, o.text, o.why, o.position, o.error_kind)
 
 
 def kueue_verdict(workload: Obj | None, *, queue: str | None = None, suspended: bool = False) -> KueueVerdict:

@@ -22,7 +22,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from rayqueue_sdk.admission.cluster import (
@@ -34,6 +34,7 @@ from rayqueue_sdk.admission.cluster import (
 )
 from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.admission.idle import IdleState, IdleStatus, idle_from
+from rayqueue_sdk.admission.records import carried, record_dict
 from rayqueue_sdk.display import show_status
 from rayqueue_sdk.display.text import status_text
 from rayqueue_sdk.display.widgets import status_html
@@ -164,12 +165,13 @@ class ClusterStatus:
             >>> ClusterStatus("ws", "ds", ClusterPhase.QUEUED, False, "queued").to_dict()["phase"]
             'queued'
         """
-        out = asdict(self)
-        out["phase"] = self.phase.value
-        out["idle"] = None if self.idle is None else self.idle.to_dict()
-        out["scaled_to_zero"] = self.scaled_to_zero
-        out["eta"] = None if self.eta is None else self.eta.to_dict()
-        return out
+        return record_dict(
+            self,
+            phase=self.phase.value,
+            idle=None if self.idle is None else self.idle.to_dict(),
+            eta=None if self.eta is None else self.eta.to_dict(),
+            scaled_to_zero=self.scaled_to_zero,
+        )
 
     def __iter__(self) -> Iterator[Any]:
         """``(phase, ready)``, so codeflare-sdk's ``status, ready = cluster.status()`` unpacks the same way
@@ -277,22 +279,15 @@ def status_from(
     explanation = a.explanation
     if idle is not None and idle.state is IdleState.SCALED_TO_ZERO:
         explanation = idle.describe()
-    return ClusterStatus(
+    return carried(  # the assessment's phase, words, queue, position and workers, by their names
+        ClusterStatus,
+        a,
         name=the_name,
         namespace=the_ns,
-        phase=a.phase,
         ready=a.phase is ClusterPhase.READY,
         explanation=explanation,
-        queue=a.queue,
         priority_class=priority,
-        reason=a.reason,
-        message=a.message,
-        position=a.position,
-        position_unavailable=a.position_unavailable,
-        cluster_queue=a.cluster_queue,
         workload=meta_of(workload).get("name"),
-        workers_ready=a.workers_ready,
-        workers_desired=a.workers_desired,
         dashboard_url=dashboard_url,
         cluster_uri=cluster_uri,
         idle=idle,

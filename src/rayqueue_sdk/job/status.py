@@ -19,6 +19,7 @@ from typing import Any
 
 from rayqueue_sdk.admission.cluster import ErrorKind, JobAssessment, JobPhase, Verdict
 from rayqueue_sdk.admission.eta import AdmissionEstimate
+from rayqueue_sdk.admission.records import carried, record_dict
 from rayqueue_sdk.display.jobs import job_html, job_text, show_job_status
 
 __all__ = ["RayJobStatus", "assess_ray_job", "status_from_assessment", "status_from_ray"]
@@ -86,17 +87,7 @@ class RayJobStatus:
             >>> st.assessment.verdict, type(st.assessment.error("j")).__name__
             (<Verdict.FAIL: 'fail'>, 'JobFailedError')
         """
-        return JobAssessment(
-            self.phase,
-            self.verdict,
-            self.explanation,
-            self.reason,
-            self.message,
-            self.position,
-            cluster_name=self.cluster_name,
-            job_id=self.job_id,
-            error_kind=self.error_kind,
-        )
+        return carried(JobAssessment, self)
 
     @property
     def done(self) -> bool:
@@ -143,20 +134,12 @@ class RayJobStatus:
             >>> RayJobStatus("j", "ds", JobPhase.RUNNING, "running").to_dict()["phase"]
             'running'
         """
-        return {
-            "name": self.name,
-            "namespace": self.namespace,
-            "phase": self.phase.value,
-            "explanation": self.explanation,
-            "eta": None if self.eta is None else self.eta.to_dict(),
-            "reason": self.reason,
-            "message": self.message,
-            "position": self.position,
-            "cluster_name": self.cluster_name,
-            "job_id": self.job_id,
-            "owns_cluster": self.owns_cluster,
-            "ray_status": self.ray_status,
-        }
+        return record_dict(
+            self,
+            drop=("verdict", "error_kind"),
+            phase=self.phase.value,
+            eta=None if self.eta is None else self.eta.to_dict(),
+        )
 
     def __iter__(self) -> Iterator[Any]:
         """``(phase, succeeded)``, so codeflare-sdk's ``status, ready = job.status()`` unpacks the same way
@@ -193,20 +176,13 @@ def status_from_assessment(
     if ray_status is None:
         job_status = ((rayjob or {}).get("status") or {}).get("jobStatus")
         ray_status = str(job_status) if job_status else None
-    return RayJobStatus(
+    return carried(
+        RayJobStatus,
+        assessment,
         name=name,
         namespace=namespace,
-        phase=assessment.phase,
-        explanation=assessment.explanation,
-        reason=assessment.reason,
-        message=assessment.message,
-        position=assessment.position,
-        cluster_name=assessment.cluster_name,
-        job_id=assessment.job_id,
         owns_cluster=owns_cluster,
         ray_status=ray_status,
-        verdict=assessment.verdict,
-        error_kind=assessment.error_kind,
     )
 
 
