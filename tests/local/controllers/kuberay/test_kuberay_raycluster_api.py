@@ -126,3 +126,24 @@ def test_worker_replicas_follow_the_spec_and_delete_cleans_up(apis, ns):
     custom.delete_namespaced_custom_object("ray.io", "v1", ns, "rayclusters", "free")
     assert wait_for(lambda: core.list_namespaced_pod(ns).items, lambda items: not items) == []
     assert wait_for(lambda: core.list_namespaced_service(ns).items, lambda items: not items) == []
+
+
+def test_a_status_write_for_a_cluster_deleted_mid_reconcile_is_dropped_quietly(api_cp, apis, ns, caplog):
+    """A quick apply/down: the controller read the RayCluster, then it was deleted before its status was
+    written. The write finds nothing (404) and is dropped, not logged as a failed reconcile."""
+    custom, _core = apis
+    custom.create_namespaced_custom_object("ray.io", "v1", ns, "rayclusters", raycluster("gone", workers=0))
+    stale = get_rc(custom, ns, "gone")
+    custom.delete_namespaced_custom_object("ray.io", "v1", ns, "rayclusters", "gone")
+    wait_for(
+        lambda: [
+            i["metadata"]["name"]
+            for i in custom.list_namespaced_custom_object("ray.io", "v1", ns, "rayclusters")["items"]
+        ],
+        lambda names: "gone" not in names,
+    )
+    controller = next(c for c in api_cp.controllers if c.name == "kuberay-raycluster")
+    stale["status"] = {}  # differs from what it writes, so the write is attempted
+    with caplog.at_level("DEBUG", logger="rayqueue_local.controllers.kuberay.raycluster"):
+        controller._write_status(stale, [], None, False)
+    assert any("is gone" in r.getMessage() for r in caplog.records)

@@ -454,7 +454,14 @@ class RayClusterController(QueueController):
                 status["stateTransitionTimes"] = times
             fresh = dict(rc)
             fresh["status"] = status
-            self.store.update_status(RAYCLUSTERS, fresh)
+            try:
+                self.store.update_status(RAYCLUSTERS, fresh)
+            except StoreError as err:
+                if err.code != 404:
+                    raise
+                # Deleted while it was reconciled (a quick apply/down): its delete event forgets it.
+                meta = rc["metadata"]
+                log.debug("%s/%s is gone; its status is not written", meta.get("namespace"), meta["name"])
 
 
 def _suspension_done(conditions: list[dict[str, Any]], *, only_if_provisioned: bool = False) -> None:
