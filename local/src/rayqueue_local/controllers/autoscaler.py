@@ -37,10 +37,6 @@ __all__ = ["FAILED_REASON", "LocalClusterAutoscaler"]
 FAILED_REASON = "FailedToBookCapacity"
 """The ``Failed`` reason of a request the local autoscaler was told to fail (upstream's
 ``FailedToBookCapacityReason``).
-
-Example:
-    >>> FAILED_REASON
-    'FailedToBookCapacity'
 """
 
 _ACCEPTED = ("Accepted", "ProvisioningRequest is accepted by ClusterAutoscaler")

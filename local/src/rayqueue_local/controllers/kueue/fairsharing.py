@@ -84,36 +84,16 @@ __all__ = [
 ]
 
 MAX_SHARE = 9223372036854775807
-"""``weightedShare`` of a borrowing queue with weight 0 (Go's ``math.MaxInt64``).
-
-Example:
-    >>> MAX_SHARE == 2**63 - 1
-    True
-"""
+"""``weightedShare`` of a borrowing queue with weight 0 (Go's ``math.MaxInt64``)."""
 
 USAGE_BASED = "UsageBasedAdmissionFairSharing"
-"""The ``spec.admissionScope.admissionMode`` that opts a ClusterQueue into Admission Fair Sharing.
-
-Example:
-    >>> USAGE_BASED.startswith("UsageBased")
-    True
-"""
+"""The ``spec.admissionScope.admissionMode`` that opts a ClusterQueue into Admission Fair Sharing."""
 
 LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = "LessThanOrEqualToFinalShare"
-"""Fair-sharing preemption strategy S2-a.
-
-Example:
-    >>> LESS_THAN_OR_EQUAL_TO_FINAL_SHARE
-    'LessThanOrEqualToFinalShare'
-"""
+"""Fair-sharing preemption strategy S2-a."""
 
 LESS_THAN_INITIAL_SHARE = "LessThanInitialShare"
-"""Fair-sharing preemption strategy S2-b.
-
-Example:
-    >>> LESS_THAN_INITIAL_SHARE
-    'LessThanInitialShare'
-"""
+"""Fair-sharing preemption strategy S2-b."""
 
 
 @dataclass(frozen=True)
