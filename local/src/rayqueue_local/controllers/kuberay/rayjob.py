@@ -239,13 +239,7 @@ class RayJobController(QueueController):
             "spec": copy.deepcopy(spec["rayClusterSpec"]),
         }
         created = self.store.create(RAYCLUSTERS, cluster)
-        self.store.record_event(
-            job,
-            type="Normal",
-            reason="CreatedRayCluster",
-            message=f"Created RayCluster {namespace}/{status['rayClusterName']}",
-            source="rayjob-controller",
-        )
+        self._event(job, "CreatedRayCluster", f"Created RayCluster {namespace}/{status['rayClusterName']}")
         return dict(created)
 
     def _initializing(self, job: dict[str, Any], status: dict[str, Any]) -> None:
@@ -304,12 +298,15 @@ class RayJobController(QueueController):
             job_id=status["jobId"],
         )
         self.store.create(JOBS, made)
+        # KubeRay's utils.CreatedRayJobSubmitter
+        self._event(
+            job, "CreatedRayJobSubmitter", f"Created Kubernetes Job {meta.get('namespace')}/{meta['name']}"
+        )
+
+    def _event(self, job: dict[str, Any], reason: str, message: str) -> None:
+        """A Normal Event about ``job`` from KubeRay's RayJob controller."""
         self.store.record_event(
-            job,
-            type="Normal",
-            reason="CreatedRayJobSubmitter",  # KubeRay's utils.CreatedRayJobSubmitter
-            message=f"Created Kubernetes Job {meta.get('namespace')}/{meta['name']}",
-            source="rayjob-controller",
+            job, type="Normal", reason=reason, message=message, source="rayjob-controller"
         )
 
     def _submitter(self, job: dict[str, Any]) -> dict[str, Any] | None:
