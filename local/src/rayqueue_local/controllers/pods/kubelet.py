@@ -626,12 +626,7 @@ class KubeletController(QueueController):
     # -- reconcile ------------------------------------------------------------------------------
     def reconcile(self, item: tuple[str, str]) -> None:
         namespace, name = item
-        try:
-            pod: dict[str, Any] | None = self.store.get(PODS, namespace, name)
-        except StoreError as err:
-            if err.code != 404:
-                raise
-            pod = None
+        pod = get_or_none(self.store, PODS, namespace, name)
         uid = str(pod["metadata"].get("uid")) if pod is not None else None
         with self._wlock:
             known = self._names.get((namespace, name))
