@@ -38,20 +38,10 @@ __all__ = [
 ]
 
 KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"
-"""The Kueue API version of every scenario object.
-
-Example:
-    >>> KUEUE_API_VERSION.split("/")[0]
-    'kueue.x-k8s.io'
-"""
+"""The Kueue API version of every scenario object."""
 
 GPU_TOLERATION: dict[str, str] = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
-"""The toleration of seed 004's GPU flavor (and of its GPU workers).
-
-Example:
-    >>> GPU_TOLERATION["key"]
-    'nvidia.com/gpu'
-"""
+"""The toleration of seed 004's GPU flavor (and of its GPU workers)."""
 
 
 def _cluster_scoped(kind: str, name: str, **body: Any) -> dict[str, Any]:
@@ -246,12 +236,7 @@ SEED003_LEVELS = (
     "cloud.provider.com/topology-rack",
     "kubernetes.io/hostname",
 )
-"""Seed 003's Topology levels (the node labels of Kueue's TAS documentation).
-
-Example:
-    >>> SEED003_LEVELS[1]
-    'cloud.provider.com/topology-rack'
-"""
+"""Seed 003's Topology levels (the node labels of Kueue's TAS documentation)."""
 
 
 def seed003_nodes(racks: int = 2, nodes_per_rack: int = 2, gpus_per_node: int = 2) -> list[dict[str, Any]]:
@@ -430,12 +415,7 @@ SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "seed-004": seed004_queues,
     "team": team_queue,
 }
-"""Every scenario by name (``rayqueue local up --scenario NAME``), each called with its defaults.
-
-Example:
-    >>> [o["metadata"]["namespace"] for o in SCENARIOS["team"]() if o["kind"] == "LocalQueue"]
-    ['default']
-"""
+"""Every scenario by name (``rayqueue local up --scenario NAME``), each called with its defaults."""
 
 
 SCENARIO_OPTIONS: dict[str, dict[str, Any]] = {
@@ -443,10 +423,6 @@ SCENARIO_OPTIONS: dict[str, dict[str, Any]] = {
 }
 """The control-plane options a scenario needs (Kueue's manager configuration, which is not an object a
 scenario can apply): ``local up --scenario NAME`` starts with them; ``--set`` still wins.
-
-Example:
-    >>> SCENARIO_OPTIONS["seed-003"]["fair_sharing"]
-    True
 """
 
 

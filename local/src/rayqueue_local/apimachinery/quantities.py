@@ -35,12 +35,7 @@ from fractions import Fraction
 __all__ = ["BINARY_SUFFIXES", "DECIMAL_SUFFIXES", "parse_quantity"]
 
 BINARY_SUFFIXES: dict[str, int] = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
-"""Binary SI suffix -> power of two.
-
-Example:
-    >>> 2 ** BINARY_SUFFIXES["Gi"]
-    1073741824
-"""
+"""Binary SI suffix -> power of two."""
 
 DECIMAL_SUFFIXES: dict[str, int] = {
     "n": -9,
@@ -54,12 +49,7 @@ DECIMAL_SUFFIXES: dict[str, int] = {
     "P": 15,
     "E": 18,
 }
-"""Decimal SI suffix -> power of ten.
-
-Example:
-    >>> DECIMAL_SUFFIXES["m"], DECIMAL_SUFFIXES["E"]
-    (-3, 18)
-"""
+"""Decimal SI suffix -> power of ten."""
 
 _QUANTITY = re.compile(
     r"(?P<sign>[+-]?)(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"

@@ -27,7 +27,7 @@ import time
 from typing import Any
 
 from rayqueue_local.apimachinery.time import now_rfc3339
-from rayqueue_local.controllers.base import QueueController
+from rayqueue_local.controllers.base import QueueController, get_or_none
 from rayqueue_local.controllers.kueue import conditions as cond
 from rayqueue_local.controllers.kueue.provisioning import PROVISIONING_REQUESTS
 from rayqueue_local.storage.store import StoreError
@@ -37,10 +37,6 @@ __all__ = ["FAILED_REASON", "LocalClusterAutoscaler"]
 FAILED_REASON = "FailedToBookCapacity"
 """The ``Failed`` reason of a request the local autoscaler was told to fail (upstream's
 ``FailedToBookCapacityReason``).
-
-Example:
-    >>> FAILED_REASON
-    'FailedToBookCapacity'
 """
 
 _ACCEPTED = ("Accepted", "ProvisioningRequest is accepted by ClusterAutoscaler")
@@ -81,12 +77,9 @@ class LocalClusterAutoscaler(QueueController):
     def reconcile(self, item: Any) -> None:
         """Accept a new request; answer it once its delay is over."""
         _, namespace, name = item
-        try:
-            pr = dict(self.store.get(PROVISIONING_REQUESTS, namespace, name))
-        except StoreError as exc:
-            if exc.code == 404:
-                return
-            raise
+        pr = get_or_none(self.store, PROVISIONING_REQUESTS, namespace, name)
+        if pr is None:
+            return
         if _answered(pr) or pr["metadata"].get("deletionTimestamp"):
             return
         uid = pr["metadata"].get("uid", name)

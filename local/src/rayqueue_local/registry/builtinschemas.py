@@ -126,16 +126,11 @@ def _group_schemas() -> dict[str, s.Schema]:
             "v1",
             "Deployment",
             "Deployment enables declarative updates for Pods and ReplicaSets.",
-            {
-                "spec": s.field(
-                    f"{a}.DeploymentSpec",
-                    "Specification of the desired behavior of the Deployment.",
-                    default={},
-                ),
-                "status": s.field(
-                    f"{a}.DeploymentStatus", "Most recently observed status of the Deployment.", default={}
-                ),
-            },
+            s.spec_and_status(
+                f"{a}.Deployment",
+                "Specification of the desired behavior of the Deployment.",
+                "Most recently observed status of the Deployment.",
+            ),
         ),
         f"{a}.DeploymentSpec": s.obj(
             "DeploymentSpec is the specification of the desired behavior of the Deployment.",
@@ -190,12 +185,9 @@ def _group_schemas() -> dict[str, s.Schema]:
             "v1",
             "Job",
             "Job represents the configuration of a single job.",
-            {
-                "spec": s.field(
-                    f"{b}.JobSpec", "Specification of the desired behavior of a job.", default={}
-                ),
-                "status": s.field(f"{b}.JobStatus", "Current status of a job.", default={}),
-            },
+            s.spec_and_status(
+                f"{b}.Job", "Specification of the desired behavior of a job.", "Current status of a job."
+            ),
         ),
         f"{b}.JobSpec": s.obj(
             "JobSpec describes how the job execution will look like.",

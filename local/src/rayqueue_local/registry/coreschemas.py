@@ -228,12 +228,11 @@ def core_schemas() -> dict[str, s.Schema]:
             "v1",
             "Pod",
             "Pod is a collection of containers that can run on a host.",
-            {
-                "spec": s.field(
-                    f"{c}.PodSpec", "Specification of the desired behavior of the pod.", default={}
-                ),
-                "status": s.field(f"{c}.PodStatus", "Most recently observed status of the pod.", default={}),
-            },
+            s.spec_and_status(
+                f"{c}.Pod",
+                "Specification of the desired behavior of the pod.",
+                "Most recently observed status of the pod.",
+            ),
         ),
         f"{c}.Namespace": s.kind_schema(
             "",

@@ -281,18 +281,11 @@ def meta_schemas() -> dict[str, s.Schema]:
             "v1",
             "Scale",
             "Scale represents a scaling request for a resource.",
-            {
-                "spec": s.field(
-                    "io.k8s.api.autoscaling.v1.ScaleSpec",
-                    "spec defines the behavior of the scale.",
-                    default={},
-                ),
-                "status": s.field(
-                    "io.k8s.api.autoscaling.v1.ScaleStatus",
-                    "status is the current status of the scale.",
-                    default={},
-                ),
-            },
+            s.spec_and_status(
+                "io.k8s.api.autoscaling.v1.Scale",
+                "spec defines the behavior of the scale.",
+                "status is the current status of the scale.",
+            ),
         ),
         "io.k8s.api.autoscaling.v1.ScaleSpec": s.obj(
             "ScaleSpec describes the attributes of a scale subresource.",

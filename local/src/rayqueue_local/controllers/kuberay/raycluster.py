@@ -201,11 +201,13 @@ class RayClusterController(QueueController):
                 raise
             meta = head["metadata"]
             message = f"Failed to create head Pod {meta['namespace']}/{meta['name']}, {err}"
-            self.store.record_event(
-                rc, type="Warning", reason="FailedToCreateHeadPod", message=message, source="kuberay-operator"
-            )
+            self._event(rc, "Warning", "FailedToCreateHeadPod", message)
             return str(err)
         return None
+
+    def _event(self, rc: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        """An Event about ``rc`` from the KubeRay operator."""
+        self.store.record_event(rc, type=type_, reason=reason, message=message, source="kuberay-operator")
 
     def _delete_pod(self, pod: dict[str, Any]) -> None:
         store_error = _store_error()
@@ -244,21 +246,19 @@ class RayClusterController(QueueController):
                         raise
                     kind = "head" if group[0] == "head" else "worker"
                     where = f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
-                    self.store.record_event(
+                    self._event(
                         rc,
-                        type="Warning",
-                        reason="FailedToCreateHeadPod" if kind == "head" else "FailedToCreateWorkerPod",
-                        message=f"Failed to create {kind} Pod {where}, {err.message}",
-                        source="kuberay-operator",
+                        "Warning",
+                        "FailedToCreateHeadPod" if kind == "head" else "FailedToCreateWorkerPod",
+                        f"Failed to create {kind} Pod {where}, {err.message}",
                     )
                     continue
                 where = f"{created['metadata']['namespace']}/{created['metadata']['name']}"
-                self.store.record_event(
+                self._event(
                     rc,
-                    type="Normal",
-                    reason="CreatedHeadPod" if group[0] == "head" else "CreatedWorkerPod",
-                    message=f"Created {group[0]} Pod {where}",
-                    source="kuberay-operator",
+                    "Normal",
+                    "CreatedHeadPod" if group[0] == "head" else "CreatedWorkerPod",
+                    f"Created {group[0]} Pod {where}",
                 )
                 keep.append(created)
         for leftovers in by_group.values():

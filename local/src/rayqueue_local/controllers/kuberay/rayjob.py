@@ -210,11 +210,9 @@ class RayJobController(QueueController):
 
     def _cluster(self, job: dict[str, Any], status: dict[str, Any]) -> dict[str, Any] | None:
         namespace = job["metadata"].get("namespace")
-        try:
-            return dict(self.store.get(RAYCLUSTERS, namespace, status["rayClusterName"]))
-        except StoreError as err:
-            if err.code != 404:
-                raise
+        existing = get_or_none(self.store, RAYCLUSTERS, namespace, status["rayClusterName"])
+        if existing is not None:
+            return existing
         spec = job.get("spec") or {}
         if spec.get("clusterSelector") or not spec.get("rayClusterSpec"):
             return None
@@ -239,13 +237,7 @@ class RayJobController(QueueController):
             "spec": copy.deepcopy(spec["rayClusterSpec"]),
         }
         created = self.store.create(RAYCLUSTERS, cluster)
-        self.store.record_event(
-            job,
-            type="Normal",
-            reason="CreatedRayCluster",
-            message=f"Created RayCluster {namespace}/{status['rayClusterName']}",
-            source="rayjob-controller",
-        )
+        self._event(job, "CreatedRayCluster", f"Created RayCluster {namespace}/{status['rayClusterName']}")
         return dict(created)
 
     def _initializing(self, job: dict[str, Any], status: dict[str, Any]) -> None:
@@ -291,12 +283,8 @@ class RayJobController(QueueController):
     def _ensure_submitter_job(self, job: dict[str, Any], status: dict[str, Any]) -> None:
         """Create the ``batch/v1`` Job ``<rayjob>`` whose pod submits and follows the Ray job."""
         meta = job["metadata"]
-        try:
-            self.store.get(JOBS, meta.get("namespace"), meta["name"])
+        if get_or_none(self.store, JOBS, meta.get("namespace"), meta["name"]) is not None:
             return
-        except StoreError as err:
-            if err.code != 404:
-                raise
         made = submitter_job(
             job,
             (job.get("spec") or {}).get("submitterPodTemplate"),
@@ -304,23 +292,21 @@ class RayJobController(QueueController):
             job_id=status["jobId"],
         )
         self.store.create(JOBS, made)
+        # KubeRay's utils.CreatedRayJobSubmitter
+        self._event(
+            job, "CreatedRayJobSubmitter", f"Created Kubernetes Job {meta.get('namespace')}/{meta['name']}"
+        )
+
+    def _event(self, job: dict[str, Any], reason: str, message: str) -> None:
+        """A Normal Event about ``job`` from KubeRay's RayJob controller."""
         self.store.record_event(
-            job,
-            type="Normal",
-            reason="CreatedRayJobSubmitter",  # KubeRay's utils.CreatedRayJobSubmitter
-            message=f"Created Kubernetes Job {meta.get('namespace')}/{meta['name']}",
-            source="rayjob-controller",
+            job, type="Normal", reason=reason, message=message, source="rayjob-controller"
         )
 
     def _submitter(self, job: dict[str, Any]) -> dict[str, Any] | None:
         """The RayJob's submitter Job (named as the RayJob), or None when there is none."""
         meta = job["metadata"]
-        try:
-            return self.store.get(JOBS, meta.get("namespace"), meta["name"])
-        except StoreError as err:
-            if err.code != 404:
-                raise
-            return None
+        return get_or_none(self.store, JOBS, meta.get("namespace"), meta["name"])
 
     def _submitter_finished(self, job: dict[str, Any]) -> bool:
         """Whether the submitter Job has finished (a ``Complete`` or ``Failed`` condition), or is gone."""

@@ -60,19 +60,10 @@ __all__ = [
 EVICTED_BY_ADMISSION_CHECK = "AdmissionCheck"
 """The ``Evicted`` / ``Requeued`` / ``DeactivationTarget`` reason for check-based evictions
 (``WorkloadEvictedByAdmissionCheck``).
-
-Example:
-    >>> EVICTED_BY_ADMISSION_CHECK
-    'AdmissionCheck'
 """
 
 BACKOFF_FINISHED = "BackoffFinished"
-"""``Requeued=True`` reason once a Workload's requeue backoff is over (``WorkloadBackoffFinished``).
-
-Example:
-    >>> BACKOFF_FINISHED
-    'BackoffFinished'
-"""
+"""``Requeued=True`` reason once a Workload's requeue backoff is over (``WorkloadBackoffFinished``)."""
 
 _BACKOFF_FINISHED_MESSAGE = "The workload backoff was finished"
 _BACKOFF_REASONS = (EVICTED_BY_ADMISSION_CHECK, "PodsReadyTimeout")

@@ -84,36 +84,16 @@ __all__ = [
 ]
 
 MAX_SHARE = 9223372036854775807
-"""``weightedShare`` of a borrowing queue with weight 0 (Go's ``math.MaxInt64``).
-
-Example:
-    >>> MAX_SHARE == 2**63 - 1
-    True
-"""
+"""``weightedShare`` of a borrowing queue with weight 0 (Go's ``math.MaxInt64``)."""
 
 USAGE_BASED = "UsageBasedAdmissionFairSharing"
-"""The ``spec.admissionScope.admissionMode`` that opts a ClusterQueue into Admission Fair Sharing.
-
-Example:
-    >>> USAGE_BASED.startswith("UsageBased")
-    True
-"""
+"""The ``spec.admissionScope.admissionMode`` that opts a ClusterQueue into Admission Fair Sharing."""
 
 LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = "LessThanOrEqualToFinalShare"
-"""Fair-sharing preemption strategy S2-a.
-
-Example:
-    >>> LESS_THAN_OR_EQUAL_TO_FINAL_SHARE
-    'LessThanOrEqualToFinalShare'
-"""
+"""Fair-sharing preemption strategy S2-a."""
 
 LESS_THAN_INITIAL_SHARE = "LessThanInitialShare"
-"""Fair-sharing preemption strategy S2-b.
-
-Example:
-    >>> LESS_THAN_INITIAL_SHARE
-    'LessThanInitialShare'
-"""
+"""Fair-sharing preemption strategy S2-b."""
 
 
 @dataclass(frozen=True)
@@ -292,14 +272,17 @@ def tournament_order(
     lowest DRS (with the entry's usage added) winning, then ``tie_key`` (priority, age). ``node_of(e)``
     is the entry's ClusterQueue quota node, ``usage_of(e)`` its assigned usage. Entries of ClusterQueues
     without a cohort come first, in list order (upstream takes them as they come). ``cache`` keeps the
-    entries' DRS values (by ``id``) between calls: the caller drops those an admission changed.
+    entries' DRS values (by ``id``) between calls: the caller drops those an admission changed. The
+    example has nested cohorts (org -> x -> a, org -> y -> b), which :func:`flat_order` does not handle.
 
     Example:
         >>> from rayqueue_local.controllers.kueue.quota import build_tree
-        >>> cqs = [{"metadata": {"name": n}, "spec": {"cohortName": "c", "resourceGroups": [
-        ...     {"coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": [
-        ...         {"name": "cpu", "nominalQuota": 1}]}]}]}} for n in ("a", "b")]
-        >>> tree = build_tree(cqs, [])
+        >>> def cq(name, cohort):  # one CPU of nominal quota
+        ...     return {"metadata": {"name": name}, "spec": {"cohortName": cohort, "resourceGroups": [
+        ...         {"coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": [
+        ...             {"name": "cpu", "nominalQuota": 1}]}]}]}}
+        >>> org = [{"metadata": {"name": c}, "spec": {"parentName": "org"}} for c in ("x", "y")]
+        >>> tree = build_tree([cq("a", "x"), cq("b", "y")], org)
         >>> _ = q.add_usage(tree.queues["a"], ("f", "cpu"), 1500)
         >>> entries = [("a", {("f", "cpu"): 500}), ("b", {("f", "cpu"): 500})]
         >>> tournament_order(entries, lambda e: tree.queues[e[0]], lambda e: e[1], lambda e: 0, {})[0]

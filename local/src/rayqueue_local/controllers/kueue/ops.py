@@ -11,8 +11,8 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
+from rayqueue_local.controllers.base import get_or_none
 from rayqueue_local.controllers.kueue.workloads import JOB_UID_LABEL, RESOURCE_IN_USE_FINALIZER
-from rayqueue_local.storage.store import StoreError
 
 __all__ = [
     "ADMISSION_CHECKS",
@@ -128,12 +128,7 @@ class StoreOps:
         )
 
     def _get(self, key: str, namespace: str | None, name: str) -> dict[str, Any] | None:
-        try:
-            return dict(self.store.get(key, namespace, name))
-        except StoreError as exc:
-            if exc.code == 404:
-                return None
-            raise
+        return get_or_none(self.store, key, namespace, name)
 
     def _workloads_of(self, job: dict[str, Any]) -> list[dict[str, Any]]:
         uid = metadata_of(job)["uid"]

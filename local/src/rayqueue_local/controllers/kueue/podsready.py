@@ -50,10 +50,6 @@ __all__ = [
 EVICTED_BY_PODS_READY_TIMEOUT = "PodsReadyTimeout"
 """The ``Evicted`` / ``Requeued`` reason of a waitForPodsReady eviction
 (``WorkloadEvictedByPodsReadyTimeout``).
-
-Example:
-    >>> EVICTED_BY_PODS_READY_TIMEOUT
-    'PodsReadyTimeout'
 """
 
 _LIMIT_REASON = "RequeuingLimitExceeded"

@@ -73,20 +73,10 @@ __all__ = [
 ]
 
 PROVISIONING_CONTROLLER_NAME = "kueue.x-k8s.io/provisioning-request"
-"""The ``spec.controllerName`` of AdmissionChecks this controller serves.
-
-Example:
-    >>> PROVISIONING_CONTROLLER_NAME.split("/")[1]
-    'provisioning-request'
-"""
+"""The ``spec.controllerName`` of AdmissionChecks this controller serves."""
 
 PROVISIONING_REQUESTS = "provisioningrequests.autoscaling.x-k8s.io"
-"""Store key of ProvisioningRequests (autoscaling.x-k8s.io/v1).
-
-Example:
-    >>> PROVISIONING_REQUESTS.split(".", 1)[1]
-    'autoscaling.x-k8s.io'
-"""
+"""Store key of ProvisioningRequests (autoscaling.x-k8s.io/v1)."""
 
 _PODTEMPLATES = "podtemplates"
 _MANAGED_LABEL = {"kueue.x-k8s.io/managed": "true"}

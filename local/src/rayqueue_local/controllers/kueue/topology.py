@@ -59,44 +59,19 @@ __all__ = [
 ]
 
 REQUIRED_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
-"""Pod-template annotation: the pod set must run within one domain of this level.
-
-Example:
-    >>> REQUIRED_ANNOTATION.split("/")[1]
-    'podset-required-topology'
-"""
+"""Pod-template annotation: the pod set must run within one domain of this level."""
 
 PREFERRED_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
-"""Pod-template annotation: the pod set would like to run within one domain of this level.
-
-Example:
-    >>> PREFERRED_ANNOTATION.split("/")[1]
-    'podset-preferred-topology'
-"""
+"""Pod-template annotation: the pod set would like to run within one domain of this level."""
 
 BLOCK_LABEL = "cloud.provider.com/topology-block"
-"""The block level's node label in Kueue's TAS documentation (and in the local scenarios).
-
-Example:
-    >>> BLOCK_LABEL.rsplit("-", 1)[1]
-    'block'
-"""
+"""The block level's node label in Kueue's TAS documentation (and in the local scenarios)."""
 
 RACK_LABEL = "cloud.provider.com/topology-rack"
-"""The rack level's node label in Kueue's TAS documentation (and in the local scenarios).
-
-Example:
-    >>> RACK_LABEL.rsplit("-", 1)[1]
-    'rack'
-"""
+"""The rack level's node label in Kueue's TAS documentation (and in the local scenarios)."""
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
-"""The node level's label.
-
-Example:
-    >>> HOSTNAME_LABEL
-    'kubernetes.io/hostname'
-"""
+"""The node level's label."""
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,7 @@ __all__ = [
     "KUBELET_BACKOFF",
     "PODS",
     "KubeletController",
+    "NodeContext",
     "PodWorker",
     "TokenSource",
     "runs_here",
@@ -158,10 +159,30 @@ class _Container:
         return out
 
 
+@dataclass(frozen=True)
+class NodeContext:
+    """What the kubelet gives every pod it runs: the ``store`` (volumes and service accounts are read
+    from it), ``extra_env`` (the plane's ``KUBERNETES_SERVICE_*`` variables), ``token_source`` and
+    ``ca_cert`` (the projected service-account token and its ``ca.crt``) and ``backoff_initial`` (the
+    first restart back-off).
+
+    Example:
+        >>> NodeContext(store=None, extra_env={}, token_source=None, ca_cert=b"").backoff_initial
+        10.0
+    """
+
+    store: Any
+    extra_env: dict[str, str]
+    token_source: TokenSource | None
+    ca_cert: bytes
+    backoff_initial: float = KUBELET_BACKOFF
+
+
 class PodWorker:
     """One pod run on this machine, in its own thread (see the module docstring).
 
-    ``on_status(pod_status)`` is called after every change; ``event(type, reason, message)``
+    ``node`` is what the kubelet gives every pod (:class:`NodeContext`); ``on_status(pod_status)`` is
+    called after every change; ``event(type, reason, message)``
     records an Event about the pod.
     """
 
@@ -170,23 +191,15 @@ class PodWorker:
         pod: dict[str, Any],
         *,
         root: Path,
-        store: Any,
-        extra_env: dict[str, str],
-        token_source: TokenSource | None,
-        ca_cert: bytes,
+        node: NodeContext,
         on_status: Callable[[dict[str, Any]], None],
         event: Callable[[str, str, str], None],
-        backoff_initial: float = KUBELET_BACKOFF,
     ) -> None:
         self.pod = pod
         self.root = root
-        self.store = store
-        self.extra_env = extra_env
-        self.token_source = token_source
-        self.ca_cert = ca_cert
+        self.node = node
         self.on_status = on_status
         self.event = event
-        self.backoff_initial = backoff_initial
         spec = pod.get("spec") or {}
         self.restart_policy = str(spec.get("restartPolicy") or "Always")
         self.grace = float(spec.get("terminationGracePeriodSeconds", 30))
@@ -329,7 +342,7 @@ class PodWorker:
         last_error = ""
         while not self._stop.is_set():
             try:
-                self.local = materialise(self.store, namespace, self.pod.get("spec") or {}, self.root)
+                self.local = materialise(self.node.store, namespace, self.pod.get("spec") or {}, self.root)
                 break
             except PodPending as err:
                 for c in self.inits + self.mains:
@@ -357,23 +370,25 @@ class PodWorker:
 
     def _project_token(self, namespace: str) -> None:
         spec = self.pod.get("spec") or {}
-        if self.token_source is None or spec.get("automountServiceAccountToken") is False:
+        if self.node.token_source is None or spec.get("automountServiceAccountToken") is False:
             return
         account = str(spec.get("serviceAccountName") or spec.get("serviceAccount") or "default")
         if spec.get("automountServiceAccountToken") is None:
             try:
-                sa = self.store.get("serviceaccounts", namespace, account)
+                sa = self.node.store.get("serviceaccounts", namespace, account)
                 if sa.get("automountServiceAccountToken") is False:
                     return
             except StoreError:
                 pass  # no ServiceAccount object: its token is still issued (no admission here)
-        project_service_account(self.local, namespace, self.token_source(namespace, account), self.ca_cert)
+        project_service_account(
+            self.local, namespace, self.node.token_source(namespace, account), self.node.ca_cert
+        )
 
     def _launch(self, c: _Container) -> bool:
         """Start one container; False (container left waiting with the reason) if it cannot start."""
         try:
             argv, env, cwd = container_command(
-                self.local, c.spec, self.pod, store=self.store, extra_env=self.extra_env
+                self.local, c.spec, self.pod, store=self.node.store, extra_env=self.node.extra_env
             )
         except (PodPending, ValueError) as err:
             c.state = {"waiting": {"reason": "CreateContainerConfigError", "message": str(err)}}
@@ -435,7 +450,7 @@ class PodWorker:
 
     def _schedule_restart(self, c: _Container) -> None:
         """Back-off before the next start, as the kubelet's CrashLoopBackOff."""
-        c.backoff = self.backoff_initial if c.backoff == 0 else min(c.backoff * 2, _BACKOFF_MAX)
+        c.backoff = self.node.backoff_initial if c.backoff == 0 else min(c.backoff * 2, _BACKOFF_MAX)
         c.next_start = time.monotonic() + c.backoff
         meta = self.pod["metadata"]
         message = (
@@ -611,12 +626,7 @@ class KubeletController(QueueController):
     # -- reconcile ------------------------------------------------------------------------------
     def reconcile(self, item: tuple[str, str]) -> None:
         namespace, name = item
-        try:
-            pod: dict[str, Any] | None = self.store.get(PODS, namespace, name)
-        except StoreError as err:
-            if err.code != 404:
-                raise
-            pod = None
+        pod = get_or_none(self.store, PODS, namespace, name)
         uid = str(pod["metadata"].get("uid")) if pod is not None else None
         with self._wlock:
             known = self._names.get((namespace, name))
@@ -630,18 +640,21 @@ class KubeletController(QueueController):
             if self._base is None:
                 self._base = Path(tempfile.mkdtemp(prefix="rayqueue-kubelet-"))
             root = self._base / _safe(f"{namespace}_{name}_{uid}")
-            worker = PodWorker(
-                dict(pod),
-                root=root,
+            node = NodeContext(
                 store=self.store,
                 extra_env=self._service_env(),
                 token_source=self.token_source,
                 ca_cert=self.ca_cert_path.read_bytes()
                 if self.ca_cert_path and self.ca_cert_path.is_file()
                 else b"",
+                backoff_initial=self.backoff_initial,
+            )
+            worker = PodWorker(
+                dict(pod),
+                root=root,
+                node=node,
                 on_status=functools.partial(self._write_status, namespace, name, uid),
                 event=functools.partial(self._event, dict(pod)),
-                backoff_initial=self.backoff_initial,
             )
             self._workers[uid] = worker
             self._names[(namespace, name)] = uid
