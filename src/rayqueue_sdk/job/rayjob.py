@@ -38,7 +38,7 @@ from rayqueue_sdk.job.backend import JobBackend
 from rayqueue_sdk.job.existing import ExistingClusterJob
 from rayqueue_sdk.job.logs import tail
 from rayqueue_sdk.job.owned import OwnedClusterJob
-from rayqueue_sdk.job.pending import DEFAULT_CLUSTER_TIMEOUT
+from rayqueue_sdk.job.pending import DEFAULT_CLUSTER_TIMEOUT, ClusterWait
 from rayqueue_sdk.job.runtime_env import prepare_runtime_env
 from rayqueue_sdk.job.spec import _JobSpec, render_rayjob, resolve_runtime_env
 from rayqueue_sdk.job.status import RayJobStatus
@@ -427,9 +427,7 @@ class RayJob:
         """
         env = prepare_runtime_env(resolve_runtime_env(self.runtime_env), self.entrypoint)
         if isinstance(self._backend, ExistingClusterJob):
-            submitted = self._backend.submit(
-                self, env, cluster_timeout=cluster_timeout, show=show, wait_for_cluster=wait_for_cluster
-            )
+            submitted = self._backend.submit(self, env, ClusterWait(cluster_timeout, show, wait_for_cluster))
         else:
             submitted = self._backend.submit(self, env)
         self.cluster_name_in_status = self.cluster_name
