@@ -50,7 +50,7 @@ from rayqueue_sdk.kube.kinds import RAYCLUSTERS
 from rayqueue_sdk.kube.lookups import fetch_raycluster, pick_workload
 from rayqueue_sdk.kube.pods import head_pod
 from rayqueue_sdk.kube.session import KubeSession, SessionLike
-from rayqueue_sdk.kube.watch import WatchEvent
+from rayqueue_sdk.kube.watch import WatchEvent, cache_by_name
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 from rayqueue_sdk.manifests.meta import labels_of, name_of, uid_of
 
@@ -124,14 +124,8 @@ class _Observed:
                 self.cluster = event.object
 
     def _apply_workload(self, event: WatchEvent) -> None:
-        if event.type == "SYNC":
-            self.workloads = {_name(o): o for o in event.objects}
-            self.workloads_synced = True
-        elif event.object is not None:
-            if event.type == "DELETED":
-                self.workloads.pop(_name(event.object), None)
-            else:
-                self.workloads[_name(event.object)] = event.object
+        self.workloads = cache_by_name(self.workloads, event)
+        self.workloads_synced = self.workloads_synced or event.type == "SYNC"
 
 
 def _uid(obj: dict[str, Any]) -> str:

@@ -33,6 +33,8 @@ from rayqueue_sdk.manifests.rules import check_dns_label
 __all__ = [
     "COUNT_ALLOWED",
     "INT32_MAX",
+    "NODE_SELECTOR_ALLOWED",
+    "TOLERATIONS_ALLOWED",
     "Counts",
     "Cpu",
     "DictList",
@@ -55,6 +57,10 @@ _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
 _TOLERATION_KEYS = {"key", "operator", "value", "effect", "tolerationSeconds"}
 #: What a count field (replicas, accelerators) allows, in words, for its errors.
 COUNT_ALLOWED = "a whole number >= 0 (int or an integral quantity string)"
+#: What a tolerations field allows, in words: its description (the fallback "allowed" of its errors).
+TOLERATIONS_ALLOWED = "a list of Kubernetes toleration dicts"
+#: What a node selector field allows, in words: its description (the fallback "allowed" of its errors).
+NODE_SELECTOR_ALLOWED = "a dict of node label -> value"
 
 
 def _check_cpu(value: Any, info: Any) -> Any:

@@ -38,6 +38,8 @@ from rayqueue_sdk.config.errors import (
 )  # re-exported: job.spec builds its models on it
 from rayqueue_sdk.config.fields import (
     COUNT_ALLOWED,
+    NODE_SELECTOR_ALLOWED,
+    TOLERATIONS_ALLOWED,
     Counts,
     Cpu,
     DictList,
@@ -135,10 +137,10 @@ class _ClusterShape(StrictModel):
     image_pull_secrets: Names = Field(default_factory=list, description="a list of Secret names")
     envs: Envs = Field(default_factory=dict, description="a dict of environment variables")
     annotations: StrMap = Field(default_factory=dict, description="a dict of str -> str annotations")
-    head_tolerations: Tolerations = Field(default=None, description="a list of Kubernetes toleration dicts")
-    worker_tolerations: Tolerations = Field(default=None, description="a list of Kubernetes toleration dicts")
-    head_node_selector: StrMap = Field(default_factory=dict, description="a dict of node label -> value")
-    worker_node_selector: StrMap = Field(default_factory=dict, description="a dict of node label -> value")
+    head_tolerations: Tolerations = Field(default=None, description=TOLERATIONS_ALLOWED)
+    worker_tolerations: Tolerations = Field(default=None, description=TOLERATIONS_ALLOWED)
+    head_node_selector: StrMap = Field(default_factory=dict, description=NODE_SELECTOR_ALLOWED)
+    worker_node_selector: StrMap = Field(default_factory=dict, description=NODE_SELECTOR_ALLOWED)
     volumes: DictList = Field(default_factory=list, description="Kubernetes volume dicts, each with a name")
     volume_mounts: DictList = Field(
         default_factory=list, description="Kubernetes volumeMount dicts (name, mountPath) naming a volume"

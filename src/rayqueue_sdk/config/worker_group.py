@@ -18,6 +18,8 @@ from pydantic import Field, model_validator
 from rayqueue_sdk.config.errors import StrictModel
 from rayqueue_sdk.config.fields import (
     COUNT_ALLOWED,
+    NODE_SELECTOR_ALLOWED,
+    TOLERATIONS_ALLOWED,
     Counts,
     Cpu,
     Envs,
@@ -66,8 +68,8 @@ class WorkerGroup(StrictModel):
     memory_requests: Memory = Field(default=3, description=MEMORY_ALLOWED)
     memory_limits: OptMemory = Field(default=None, description=MEMORY_ALLOWED + "; >= memory_requests")
     extended_resource_requests: Counts = Field(default_factory=dict, description=COUNT_ALLOWED)
-    tolerations: Tolerations = Field(default=None, description="a list of Kubernetes toleration dicts")
-    node_selector: StrMap = Field(default_factory=dict, description="a dict of node label -> value")
+    tolerations: Tolerations = Field(default=None, description=TOLERATIONS_ALLOWED)
+    node_selector: StrMap = Field(default_factory=dict, description=NODE_SELECTOR_ALLOWED)
     labels: StrMap = Field(default_factory=dict, description="pod labels: a dict of str -> str")
     annotations: StrMap = Field(default_factory=dict, description="pod annotations: a dict of str -> str")
     envs: Envs = Field(default_factory=dict, description="extra environment variables for this group")

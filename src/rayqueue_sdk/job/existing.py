@@ -37,7 +37,7 @@ from rayqueue_sdk.errors import (
     ScaledToZeroError,
 )
 from rayqueue_sdk.job.logs import follow_lines
-from rayqueue_sdk.job.pending import DEFAULT_CLUSTER_TIMEOUT, PendingSubmission
+from rayqueue_sdk.job.pending import ClusterWait, PendingSubmission
 from rayqueue_sdk.job.runtime_env import PreparedRuntimeEnv, check_package_size
 from rayqueue_sdk.job.spec import JobFields
 from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment, status_from_ray
@@ -164,23 +164,15 @@ class ExistingClusterJob:
         return self.job_id
 
     # -- operations -------------------------------------------------------------------------------
-    def submit(
-        self,
-        job: JobFields,
-        env: PreparedRuntimeEnv,
-        *,
-        cluster_timeout: float | None = DEFAULT_CLUSTER_TIMEOUT,
-        show: bool | None = None,
-        wait_for_cluster: bool = False,
-    ) -> str:
+    def submit(self, job: JobFields, env: PreparedRuntimeEnv, wait: ClusterWait | None = None) -> str:
         """Submit through Ray's job client (Ray uploads a local working_dir); returns the new submission id.
 
         A cluster that is queued or starting (no dashboard address yet, or one that does not answer) is
-        waited for on a background thread, for at most ``cluster_timeout`` s, and the job is submitted
+        waited for on a background thread, for at most ``wait.timeout`` s, and the job is submitted
         once it is ready (:class:`~rayqueue_sdk.job.pending.PendingSubmission`); this returns at once with
-        the submission id the job will have. ``show``: the wait's progress line (``None``: in a notebook,
-        one line on stderr elsewhere; ``False``: only ``logging``). ``wait_for_cluster=True``: return only
-        once the job is submitted, raising the wait's error (``AdmissionTimeout``, ...) when it is not.
+        the submission id the job will have. ``wait.show``: the wait's progress line; ``wait.block``:
+        return only once the job is submitted, raising the wait's error (``AdmissionTimeout``, ...) when it
+        is not (see :class:`~rayqueue_sdk.job.pending.ClusterWait`; ``None``: its defaults).
 
         Raises:
             ConfigError: the zipped working_dir reaches Ray's package limit.
@@ -204,7 +196,7 @@ class ExistingClusterJob:
         except (DashboardNotFoundError, ConnectionFailedError) as err:
             if self.dashboard_override:  # an explicit address: there is no cluster to wait for
                 raise
-            self._defer(kwargs, err, cluster_timeout, show, wait_for_cluster)
+            self._defer(kwargs, err, wait or ClusterWait())
             return submission_id
         self._pending = None
         self.job_id = submission_id
@@ -229,14 +221,7 @@ class ExistingClusterJob:
             self._forget()
             raise _ray_error(err, f"submit {self.job_name!r}", self.dashboard or "?") from None
 
-    def _defer(
-        self,
-        kwargs: dict[str, Any],
-        err: RayQueueError,
-        timeout: float | None,
-        show: bool | None,
-        block: bool,
-    ) -> None:
+    def _defer(self, kwargs: dict[str, Any], err: RayQueueError, wait: ClusterWait) -> None:
         """No dashboard to submit to: wait for a queued or starting cluster, then submit (or raise)."""
         from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path, loaded on first use
 
@@ -246,14 +231,14 @@ class ExistingClusterJob:
         if first.phase is ClusterPhase.DEACTIVATED:
             _refuse_if_scaled_to_zero(first)
         submission_id = str(kwargs["submission_id"])
-        progress = None if show is False else _Progress(first, every_change=block)
+        progress = None if wait.show is False else _Progress(first, every_change=wait.block)
         pending = PendingSubmission(
             self.session,
             first,
             job_name=self.job_name,
             job_id=submission_id,
             submit_now=lambda: self._submit_now(kwargs),
-            timeout=timeout,
+            timeout=wait.timeout,
             on_progress=progress.update if progress is not None else None,
             on_end=progress.finish if progress is not None else None,
         )
@@ -261,9 +246,9 @@ class ExistingClusterJob:
         self._pending, self.job_id = pending, submission_id
         pending.start()
         pending.settle()
-        if block:
+        if wait.block:
             pending.join()
-        if pending.failure is not None and (block or not isinstance(pending.failure, AdmissionTimeout)):
+        if pending.failure is not None and (wait.block or not isinstance(pending.failure, AdmissionTimeout)):
             # known at once (deactivated, cannot start, deleted), or a blocking submit: said now, and the
             # job stays unsubmitted; otherwise a timeout, however short, is status()'s and wait()'s to say
             self.job_id, self._pending = before

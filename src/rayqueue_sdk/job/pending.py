@@ -46,6 +46,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rayqueue_sdk.admission.cluster import ClusterPhase, ErrorKind, JobAssessment, JobPhase, Verdict
@@ -62,7 +63,7 @@ from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment
 if TYPE_CHECKING:  # pragma: no cover
     from rayqueue_sdk.kube.session import KubeSession
 
-__all__ = ["DEFAULT_CLUSTER_TIMEOUT", "PendingSubmission", "waiting_status"]
+__all__ = ["DEFAULT_CLUSTER_TIMEOUT", "ClusterWait", "PendingSubmission", "waiting_status"]
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,27 @@ _FAILING = (ClusterPhase.DEACTIVATED, ClusterPhase.FAILED, ClusterPhase.DELETED)
 _STOPPED = "stopped while it waited for its cluster"
 #: Seconds between submission attempts while a ready cluster's dashboard does not answer yet.
 _DASHBOARD_RETRY = 0.5
+
+
+@dataclass(frozen=True)
+class ClusterWait:
+    """How a job submitted to a queued or starting cluster waits for it: ``RayJob.submit``'s
+    ``cluster_timeout``, ``show`` and ``wait_for_cluster``, handed down as one.
+
+    Attributes:
+        timeout: the longest wait for the cluster, in seconds (``None``: no limit).
+        show: the wait's progress line (``None``: in a notebook, one line on stderr elsewhere; ``False``:
+            only ``logging``).
+        block: return only once the job is submitted, raising the wait's error when it is not.
+
+    Example:
+        >>> ClusterWait() == ClusterWait(timeout=DEFAULT_CLUSTER_TIMEOUT, show=None, block=False)
+        True
+    """
+
+    timeout: float | None = DEFAULT_CLUSTER_TIMEOUT
+    show: bool | None = None
+    block: bool = False
 
 
 def _words(error: BaseException) -> str:

@@ -38,7 +38,7 @@ from rayqueue_sdk.job.backend import JobBackend
 from rayqueue_sdk.job.existing import ExistingClusterJob
 from rayqueue_sdk.job.logs import tail
 from rayqueue_sdk.job.owned import OwnedClusterJob
-from rayqueue_sdk.job.pending import DEFAULT_CLUSTER_TIMEOUT
+from rayqueue_sdk.job.pending import DEFAULT_CLUSTER_TIMEOUT, ClusterWait
 from rayqueue_sdk.job.runtime_env import prepare_runtime_env
 from rayqueue_sdk.job.spec import _JobSpec, render_rayjob, resolve_runtime_env
 from rayqueue_sdk.job.status import RayJobStatus
@@ -150,16 +150,13 @@ class RayJob:
         is gone:
 
         >>> from rayqueue_sdk.kube.kinds import Kind
+        >>> from rayqueue_sdk.manifests.kueue import cluster_queue, local_queue
         >>> _ = session.apply(Kind("", "v1", "namespaces", namespaced=False),
         ...     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "doc-rayjob"}})
-        >>> kueue = {"apiVersion": "kueue.x-k8s.io/v1beta2"}
-        >>> _ = session.apply(Kind("kueue.x-k8s.io", "v1beta2", "clusterqueues", namespaced=False),
-        ...     {**kueue, "kind": "ClusterQueue", "metadata": {"name": "doc-rayjob-cq"},
-        ...      "spec": {"namespaceSelector": {}, "resourceGroups": []}})
-        >>> _ = session.apply(Kind("kueue.x-k8s.io", "v1beta2", "localqueues"),
-        ...     {**kueue, "kind": "LocalQueue",
-        ...      "metadata": {"name": "doc-rayjob-q", "namespace": "doc-rayjob"},
-        ...      "spec": {"clusterQueue": "doc-rayjob-cq"}})
+        >>> _ = session.apply(session.kueue_kind("clusterqueues", namespaced=False),
+        ...     cluster_queue("doc-rayjob-cq", resource_groups=[]))
+        >>> _ = session.apply(session.kueue_kind("localqueues"),
+        ...     local_queue("doc-rayjob-q", "doc-rayjob", "doc-rayjob-cq"))
         >>> job = RayJob(job_name="doc-rayjob-queued", entrypoint="python -c 'print(42)'",
         ...              cluster_config=ClusterConfiguration(num_workers=1), namespace="doc-rayjob",
         ...              local_queue="doc-rayjob-q", client=api)
@@ -427,9 +424,7 @@ class RayJob:
         """
         env = prepare_runtime_env(resolve_runtime_env(self.runtime_env), self.entrypoint)
         if isinstance(self._backend, ExistingClusterJob):
-            submitted = self._backend.submit(
-                self, env, cluster_timeout=cluster_timeout, show=show, wait_for_cluster=wait_for_cluster
-            )
+            submitted = self._backend.submit(self, env, ClusterWait(cluster_timeout, show, wait_for_cluster))
         else:
             submitted = self._backend.submit(self, env)
         self.cluster_name_in_status = self.cluster_name

@@ -36,8 +36,7 @@ from rayqueue_sdk.errors import RayQueueError
 from rayqueue_sdk.kube.errors import translate
 from rayqueue_sdk.kube.kinds import Kind
 from rayqueue_sdk.kube.session import KubeSession
-from rayqueue_sdk.kube.watch import Watcher, WatchEvent
-from rayqueue_sdk.manifests.meta import name_of
+from rayqueue_sdk.kube.watch import Watcher, WatchEvent, cache_by_name
 
 __all__ = [
     "MIN_WATCH_SECONDS",
@@ -211,14 +210,8 @@ class SharedInformer:
         with self._lock:
             if watcher is not self._watcher:  # stopped meanwhile
                 return
-            if event.type == "SYNC":
-                self._cache = {_name(o): o for o in event.objects}
-                self._synced = True
-            elif event.object is not None:
-                if event.type == "DELETED":
-                    self._cache.pop(_name(event.object), None)
-                else:
-                    self._cache[_name(event.object)] = event.object
+            self._cache = cache_by_name(self._cache, event)
+            self._synced = self._synced or event.type == "SYNC"
             for sub in list(self._subs):
                 sub.deliver(event)
 
@@ -240,10 +233,6 @@ class SharedInformer:
     def _stopped(self) -> None:
         if self._on_stop is not None:
             self._on_stop(self)
-
-
-def _name(obj: dict[str, Any]) -> str:
-    return name_of(obj)
 
 
 _informers: dict[tuple[int, str, str, str | None], SharedInformer] = {}

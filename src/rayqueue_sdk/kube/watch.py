@@ -32,9 +32,9 @@ from rayqueue_sdk.kube.kinds import KUEUE_GROUP, Kind
 from rayqueue_sdk.kube.normalize import normalize_kueue
 from rayqueue_sdk.kube.retry import RetryPolicy, is_retryable
 from rayqueue_sdk.kube.session import KubeSession
-from rayqueue_sdk.manifests.meta import meta_of
+from rayqueue_sdk.manifests.meta import meta_of, name_of
 
-__all__ = ["UNREACHABLE_SECONDS", "WatchEvent", "Watcher"]
+__all__ = ["UNREACHABLE_SECONDS", "WatchEvent", "Watcher", "cache_by_name"]
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +72,27 @@ class WatchEvent:
     source: str = ""
     #: a ``SYNC`` from a running shared cache (an absent object may just not have arrived yet)
     cached: bool = False
+
+
+def cache_by_name(cache: dict[str, dict[str, Any]], event: WatchEvent) -> dict[str, dict[str, Any]]:
+    """The name -> object cache that ``event`` leaves: a ``SYNC``'s objects replace it (a new dict); an
+    added or modified object is stored in it, a deleted one removed from it (in place); an ``ERROR``
+    leaves it as it was. The one rule for every cache kept from watch events.
+
+    Example:
+        >>> ws = {"metadata": {"name": "ws"}}
+        >>> cache = cache_by_name({}, WatchEvent("SYNC", objects=[ws]))
+        >>> list(cache), cache_by_name(cache, WatchEvent("DELETED", object=ws))
+        (['ws'], {})
+    """
+    if event.type == "SYNC":
+        return {name_of(o): o for o in event.objects}
+    if event.object is not None:
+        if event.type == "DELETED":
+            cache.pop(name_of(event.object), None)
+        else:
+            cache[name_of(event.object)] = event.object
+    return cache
 
 
 class Watcher:

@@ -258,6 +258,26 @@ def test_codeflare_binds_its_client_and_makes_it_current() -> None:
     assert job.namespace == "ds" and job.client is api
 
 
+def test_codeflare_jobs_pass_every_job_option_to_the_rayjob() -> None:
+    cf = Codeflare(config=SDKConfig(auth=plain_api_client(), namespace="ds"))
+    job = cf.jobs.create(
+        "j",
+        "python x.py",
+        "other",
+        cluster_config=ClusterConfiguration(num_workers=1),
+        runtime_env={"pip": ["numpy"]},
+        ttl_seconds_after_finished=5,
+        active_deadline_seconds=60,
+        local_queue="q",
+        priority_class="high",
+    )
+    assert (job.namespace, job.owns_cluster, job.runtime_env) == ("other", True, {"pip": ["numpy"]})
+    assert (job.ttl_seconds_after_finished, job.active_deadline_seconds) == (5, 60)
+    assert (job.local_queue, job.priority_class) == ("q", "high")
+    with pytest.raises(TypeError, match="colour"):
+        cf.jobs.submit("j", "python x.py", cluster_name="ws", colour="red")  # type: ignore[call-arg]
+
+
 def test_codeflare_turns_a_kube_authkit_auth_config_into_a_client(monkeypatch: pytest.MonkeyPatch) -> None:
     """kube-authkit is not a dependency: an ``AuthConfig`` goes through the user's own ``get_k8s_client``."""
     made = build_api_client("https://api.example.com:6443")
