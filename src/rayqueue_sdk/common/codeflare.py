@@ -20,7 +20,7 @@ from __future__ import annotations
 import builtins
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from rayqueue_sdk.cluster.cluster import Cluster, get_cluster
 from rayqueue_sdk.cluster.compat import list_all_clusters, list_all_queued
@@ -165,9 +165,7 @@ class ClusterHandler:
 
 
 class JobOptions(TypedDict, total=False):
-    """The keyword arguments ``cf.jobs.create``/``cf.jobs.submit`` take: the job's target (``cluster_name``,
-    or ``cluster_config`` for a cluster of its own) and its options, with
-    :class:`~rayqueue_sdk.job.rayjob.RayJob`'s defaults.
+    """The keyword arguments ``cf.jobs.create``/``cf.jobs.submit`` take besides the job's target.
 
     Example:
         >>> opts: JobOptions = {"local_queue": "batch", "runtime_env": {"pip": ["numpy"]}}
@@ -175,8 +173,6 @@ class JobOptions(TypedDict, total=False):
         ['local_queue', 'runtime_env']
     """
 
-    cluster_name: str | None
-    cluster_config: ClusterConfiguration | ManagedClusterConfig | None
     runtime_env: dict[str, Any] | None
     ttl_seconds_after_finished: int
     active_deadline_seconds: int | None
@@ -201,23 +197,62 @@ class JobHandler:
         self._sdk = sdk
 
     def create(
-        self, name: str, entrypoint: str, namespace: str | None = None, **options: Unpack[JobOptions]
+        self,
+        name: str,
+        entrypoint: str,
+        namespace: str | None = None,
+        *,
+        cluster_name: str | None = None,
+        cluster_config: ClusterConfiguration | ManagedClusterConfig | None = None,
+        runtime_env: dict[str, Any] | None = None,
+        ttl_seconds_after_finished: int = 0,
+        active_deadline_seconds: int | None = None,
+        local_queue: str | None = None,
+        priority_class: str | None = None,
     ) -> RayJob:
         """A :class:`~rayqueue_sdk.job.rayjob.RayJob` (not submitted): on ``cluster_name``, or on its own
-        cluster from ``cluster_config`` (the keyword arguments: :class:`JobOptions`)."""
+        cluster from ``cluster_config``."""
         return RayJob(
             job_name=name,
             entrypoint=entrypoint,
+            cluster_name=cluster_name,
+            cluster_config=cluster_config,
             namespace=namespace or self._sdk.config.namespace,
+            runtime_env=runtime_env,
+            local_queue=local_queue,
+            priority_class=priority_class,
+            ttl_seconds_after_finished=ttl_seconds_after_finished,
+            active_deadline_seconds=active_deadline_seconds,
             client=self._sdk.client,  # the job's own ``client`` attribute stays the ApiClient given
-            **options,
         )
 
     def submit(
-        self, name: str, entrypoint: str, namespace: str | None = None, **options: Unpack[JobOptions]
+        self,
+        name: str,
+        entrypoint: str,
+        namespace: str | None = None,
+        *,
+        cluster_name: str | None = None,
+        cluster_config: ClusterConfiguration | ManagedClusterConfig | None = None,
+        runtime_env: dict[str, Any] | None = None,
+        ttl_seconds_after_finished: int = 0,
+        active_deadline_seconds: int | None = None,
+        local_queue: str | None = None,
+        priority_class: str | None = None,
     ) -> RayJob:
         """:meth:`create`, then ``submit()``; returns the submitted job."""
-        job = self.create(name, entrypoint, namespace, **options)
+        job = self.create(
+            name,
+            entrypoint,
+            namespace,
+            cluster_name=cluster_name,
+            cluster_config=cluster_config,
+            runtime_env=runtime_env,
+            ttl_seconds_after_finished=ttl_seconds_after_finished,
+            active_deadline_seconds=active_deadline_seconds,
+            local_queue=local_queue,
+            priority_class=priority_class,
+        )
         job.submit()
         return job
 
