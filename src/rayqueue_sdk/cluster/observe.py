@@ -28,7 +28,6 @@ from typing import Any
 
 from rayqueue_sdk.admission.cluster import Assessment, ClusterPhase, assess_cluster
 from rayqueue_sdk.admission.idle import policy_of
-from rayqueue_sdk.cluster.checks import check_limits, waits_for_checks
 from rayqueue_sdk.cluster.dashboard import (
     client_from_status,
     dashboard_from_exposure,
@@ -37,7 +36,7 @@ from rayqueue_sdk.cluster.dashboard import (
     in_kubernetes_pod,
 )
 from rayqueue_sdk.cluster.eta import admission_eta
-from rayqueue_sdk.cluster.fairshare import fair_share_for
+from rayqueue_sdk.cluster.kueue_context import check_limits, fair_share_for, waits_for_checks
 from rayqueue_sdk.cluster.queues import queue_positions
 from rayqueue_sdk.cluster.status import ClusterStatus, status_from
 from rayqueue_sdk.display import show_details

@@ -242,9 +242,9 @@ def status_from(
         dashboard_url, cluster_uri: addresses found by the caller (Route, Ingress, ...); the
             defaults are the in-cluster head Service addresses.
         check_limits: the ProvisioningRequest checks' retry limits, when read
-            (:func:`rayqueue_sdk.cluster.checks.check_limits`).
+            (:func:`rayqueue_sdk.cluster.kueue_context.check_limits`).
         fair_share: why fair sharing puts other queues first, when read
-            (:func:`rayqueue_sdk.cluster.fairshare.fair_share_for`).
+            (:func:`rayqueue_sdk.cluster.kueue_context.fair_share_for`).
         head_pod: the cluster's head Pod, when read (a head that cannot start makes the phase ``FAILED``).
         scaled_object, scaled_object_read: the idle policy's ScaledObject (KEDA mode) and whether the
             caller read it (the idle clock is unknown otherwise); see

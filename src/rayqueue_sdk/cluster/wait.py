@@ -38,9 +38,8 @@ from rayqueue_sdk.admission.cluster import (
     eviction_key,
 )
 from rayqueue_sdk.admission.eta import AdmissionEstimate
-from rayqueue_sdk.cluster.checks import check_limits, waits_for_checks
 from rayqueue_sdk.cluster.eta import admission_eta
-from rayqueue_sdk.cluster.fairshare import fair_share_for
+from rayqueue_sdk.cluster.kueue_context import check_limits, fair_share_for, waits_for_checks
 from rayqueue_sdk.cluster.observe import observe_cluster, observe_pair
 from rayqueue_sdk.cluster.queues import check_queue, queue_position
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, status_from

@@ -7,7 +7,7 @@ from typing import Any
 
 from rayqueue_sdk.admission.cluster import assess_cluster
 from rayqueue_sdk.admission.fairshare import cohort_of, fair_share_sentence, weighted_share
-from rayqueue_sdk.cluster.fairshare import fair_share_for, waits_for_quota
+from rayqueue_sdk.cluster.kueue_context import fair_share_for, waits_for_quota
 from rayqueue_sdk.kube.normalize import normalize_kueue
 
 
