@@ -18,9 +18,8 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "Condition",
@@ -216,10 +215,10 @@ def transition_time(cond: Mapping[str, Any] | None) -> datetime | None:
     return parse_time((cond or {}).get("lastTransitionTime"))
 
 
-@dataclass(frozen=True)
-class Condition:
-    """One status condition, decoded once: ``true``/``false`` say its ``status`` (an absent condition is
-    neither), ``reason``/``message`` are ``None`` when empty, ``since`` is ``lastTransitionTime`` parsed.
+class Condition(NamedTuple):
+    """One status condition, decoded: ``true``/``false`` say its ``status`` (an absent condition is
+    neither), ``reason``/``message`` are ``None`` when empty, ``transition`` is ``lastTransitionTime`` as
+    written (:func:`parse_time` reads it).
 
     Example:
         >>> c = conditions_of({"status": {"conditions": [{"type": "Ready", "status": "True"}]}})["Ready"]
@@ -233,13 +232,13 @@ class Condition:
     false: bool = False
     reason: str | None = None
     message: str | None = None
-    transition: str | None = None  # lastTransitionTime as written
-    since: datetime | None = None
+    transition: str | None = None
 
 
 class Conditions:
     """An object's status conditions by type (made by :func:`conditions_of`); a type the object does not
-    have reads as an absent :class:`Condition`, so ``conds["Admitted"].true`` never raises.
+    have reads as an absent :class:`Condition`, so ``conds["Admitted"].true`` never raises. Each type is
+    decoded the first time it is asked for.
 
     Example:
         >>> conds = conditions_of({"status": {"conditions": [{"type": "Evicted", "status": "False"}]}})
@@ -247,38 +246,43 @@ class Conditions:
         (True, False, True)
     """
 
-    __slots__ = ("_by_type",)
+    __slots__ = ("_decoded", "_raw")
 
-    def __init__(self, by_type: Mapping[str, Condition]) -> None:
-        self._by_type = dict(by_type)
+    def __init__(self, raw: Mapping[str, Mapping[str, Any]]) -> None:
+        self._raw = raw
+        self._decoded: dict[str, Condition] = {}
 
     def __getitem__(self, type_: str) -> Condition:
-        return self._by_type.get(type_) or Condition(type_)
+        found = self._decoded.get(type_)
+        if found is None:
+            raw = self._raw.get(type_)
+            found = self._decoded[type_] = _decoded(raw) if raw is not None else Condition(type_)
+        return found
 
     def __contains__(self, type_: object) -> bool:
-        return type_ in self._by_type
+        return type_ in self._raw
 
     def __repr__(self) -> str:
-        return f"Conditions({sorted(self._by_type)})"
+        return f"Conditions({sorted(self._raw)})"
 
 
 def _decoded(cond: Mapping[str, Any]) -> Condition:
     status = str(cond.get("status"))
     changed = cond.get("lastTransitionTime")
+    reason, message = cond.get("reason"), cond.get("message")
     return Condition(
         str(cond.get("type")),
         present=True,
         true=status == "True",
         false=status == "False",
-        reason=condition_text(cond, "reason"),
-        message=condition_text(cond, "message"),
+        reason=str(reason) if reason else None,
+        message=str(message) if message else None,
         transition=str(changed) if changed else None,
-        since=parse_time(changed),
     )
 
 
 def conditions_of(obj: Obj | None) -> Conditions:
-    """``obj.status.conditions`` decoded once into :class:`Conditions` (the first of a type wins, as
+    """``obj.status.conditions`` by type, as :class:`Conditions` (the first of a type wins, as
     :func:`condition_of` reads them).
 
     Example:
@@ -287,9 +291,9 @@ def conditions_of(obj: Obj | None) -> Conditions:
         ('Ok', False)
     """
     status = (obj or {}).get("status")
-    by_type: dict[str, Condition] = {}
+    raw: dict[str, Mapping[str, Any]] = {}
     if isinstance(status, Mapping):
-        for cond in status.get("conditions") or []:
-            if isinstance(cond, Mapping) and cond.get("type") not in by_type:
-                by_type[str(cond.get("type"))] = _decoded(cond)
-    return Conditions(by_type)
+        for cond in status.get("conditions") or ():
+            if isinstance(cond, Mapping):
+                raw.setdefault(str(cond.get("type")), cond)
+    return Conditions(raw)
