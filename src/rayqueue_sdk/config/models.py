@@ -78,6 +78,7 @@ from rayqueue_sdk.manifests.security import POD_SECURITY_LEVELS
 __all__ = [
     "DEFAULT_ACCELERATORS",
     "ClusterConfiguration",
+    "ClusterShape",
     "ManagedClusterConfig",
     "WorkerGroup",
     "accelerator_mapping",
@@ -102,8 +103,14 @@ _FLAT_TO_GROUP: dict[str, str] = {
 }
 
 
-class _ClusterShape(StrictModel):
-    """Fields shared by ClusterConfiguration and ManagedClusterConfig (head, flat workers, pods, image)."""
+class ClusterShape(StrictModel):
+    """Fields shared by ClusterConfiguration and ManagedClusterConfig (head, flat workers, pods, image):
+    what the RayCluster spec builder reads of either.
+
+    Example:
+        >>> issubclass(ClusterConfiguration, ClusterShape), issubclass(ManagedClusterConfig, ClusterShape)
+        (True, True)
+    """
 
     #: Each limit left unset and not implied by its request: the request or this default, whichever is more.
     _LIMIT_DEFAULTS: ClassVar[dict[str, Any]] = {
@@ -316,7 +323,7 @@ _UNSUPPORTED: dict[str, tuple[Any, str]] = {
 }
 
 
-class ClusterConfiguration(_ClusterShape):
+class ClusterConfiguration(ClusterShape):
     """A long-running RayCluster: head, workers, Kueue queue and priority. Pass it to :class:`Cluster`.
 
     Seed spelling works unchanged (``worker_cpu_requests=2``, ``worker_memory_requests=8`` meaning 8 GB,
@@ -429,7 +436,7 @@ class ClusterConfiguration(_ClusterShape):
         return self
 
 
-class ManagedClusterConfig(_ClusterShape):
+class ManagedClusterConfig(ClusterShape):
     """The cluster a :class:`RayJob` creates for itself and deletes when the job ends (``rayClusterSpec``).
 
     Uses the peer's spelling: ``head_accelerators`` / ``worker_accelerators`` for extended resources.
@@ -444,7 +451,7 @@ class ManagedClusterConfig(_ClusterShape):
         4
     """
 
-    _LIMIT_DEFAULTS: ClassVar[dict[str, Any]] = {**_ClusterShape._LIMIT_DEFAULTS, "worker_memory_limits": 2}
+    _LIMIT_DEFAULTS: ClassVar[dict[str, Any]] = {**ClusterShape._LIMIT_DEFAULTS, "worker_memory_limits": 2}
     _HEAD_EXTENDED: ClassVar[str] = "head_accelerators"
     _WORKER_EXTENDED: ClassVar[str] = "worker_accelerators"
 

@@ -40,7 +40,7 @@ from rayqueue_sdk.job.logs import tail
 from rayqueue_sdk.job.owned import OwnedClusterJob
 from rayqueue_sdk.job.pending import DEFAULT_CLUSTER_TIMEOUT, ClusterWait
 from rayqueue_sdk.job.runtime_env import prepare_runtime_env
-from rayqueue_sdk.job.spec import _JobSpec, render_rayjob, resolve_runtime_env
+from rayqueue_sdk.job.spec import JobSpec, render_rayjob, resolve_runtime_env
 from rayqueue_sdk.job.status import RayJobStatus
 from rayqueue_sdk.manifests import dump_yaml
 
@@ -220,7 +220,7 @@ class RayJob:
             cluster_config, local_queue, priority_class = managed_from(
                 cluster_config, local_queue, priority_class
             )
-        spec = _JobSpec(
+        spec = JobSpec(
             job_name=job_name,
             entrypoint=entrypoint,
             cluster_name=cluster_name,

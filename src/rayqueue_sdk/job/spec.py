@@ -1,8 +1,8 @@
 """The validated arguments of a :class:`~rayqueue_sdk.job.rayjob.RayJob` and its offline rendering
 (pure, no I/O).
 
-:class:`_JobSpec` holds the constructor's checks (types and cross-field rules); :class:`JobFields` is the
-shape the renderers read (a ``RayJob`` and a ``_JobSpec`` both have it, so this module needs neither the
+:class:`JobSpec` holds the constructor's checks (types and cross-field rules); :class:`JobFields` is the
+shape the renderers read (a ``RayJob`` and a ``JobSpec`` both have it, so this module needs neither the
 facade nor any I/O); :func:`render_rayjob` renders a RayJob (job-owned cluster) or the Ray
 job-submission request (existing cluster), and
 :func:`resolve_runtime_env` reads a ``pip`` requirements file. Both are re-exported by
@@ -41,7 +41,7 @@ from rayqueue_sdk.manifests.rules import (
     resolve_queue_and_priority,
 )
 
-__all__ = ["JobFields", "build_job_manifest", "render_rayjob", "resolve_runtime_env"]
+__all__ = ["JobFields", "JobSpec", "build_job_manifest", "render_rayjob", "resolve_runtime_env"]
 
 _PIP_ALLOWED = "a list of requirement strings, or the path of an existing requirements file"
 
@@ -49,10 +49,10 @@ _PIP_ALLOWED = "a list of requirement strings, or the path of an existing requir
 class JobFields(Protocol):
     """What :func:`render_rayjob` and :func:`build_job_manifest` read of a job (read-only).
 
-    :class:`~rayqueue_sdk.job.rayjob.RayJob` and :class:`_JobSpec` both provide it.
+    :class:`~rayqueue_sdk.job.rayjob.RayJob` and :class:`JobSpec` both provide it.
 
     Example:
-        >>> spec = _JobSpec(job_name="j", entrypoint="python x.py", cluster_name="ws")
+        >>> spec = JobSpec(job_name="j", entrypoint="python x.py", cluster_name="ws")
         >>> build_job_manifest(spec, None)["submission_id"]
         'j'
     """
@@ -83,8 +83,18 @@ class JobFields(Protocol):
     def submission_mode(self) -> str: ...
 
 
-class _JobSpec(StrictModel):
-    """The validated arguments of a RayJob (types and cross-field rules; no I/O)."""
+class JobSpec(StrictModel):
+    """The validated arguments of a RayJob (types and cross-field rules; no I/O): what ``RayJob(...)``
+    checks before anything is sent, each error naming the field and what is allowed.
+
+    Example:
+        >>> JobSpec(job_name="train", entrypoint="python train.py", cluster_name="ws").namespace is None
+        True
+        >>> JobSpec(job_name="train", entrypoint="")
+        Traceback (most recent call last):
+        ...
+        rayqueue_sdk.errors.ConfigError: ...entrypoint...
+    """
 
     job_name: str = Field(description="a DNS-1035 label of at most 47 characters")
     entrypoint: str = Field(min_length=1, description="a non-empty shell command, e.g. 'python train.py'")
@@ -136,7 +146,7 @@ class _JobSpec(StrictModel):
         return env
 
     @model_validator(mode="after")
-    def _rules(self) -> _JobSpec:
+    def _rules(self) -> JobSpec:
         if (self.cluster_name is None) == (self.cluster_config is None):
             given = {"cluster_name": self.cluster_name, "cluster_config": self.cluster_config}
             raise ConfigError(
@@ -218,7 +228,7 @@ def render_rayjob(job: JobFields, *, base_dir: str | os.PathLike[str] | None = N
     ``base_dir`` resolves a relative requirements-file path (default: the current directory).
 
     Example:
-        >>> spec = _JobSpec(job_name="j", entrypoint="python x.py", cluster_name="ws")
+        >>> spec = JobSpec(job_name="j", entrypoint="python x.py", cluster_name="ws")
         >>> render_rayjob(spec)["submission_id"]
         'j'
     """
@@ -229,7 +239,7 @@ def build_job_manifest(job: JobFields, runtime_env: dict[str, Any] | None) -> di
     """:func:`render_rayjob` with the runtime_env already resolved (no file is read).
 
     Example:
-        >>> job = _JobSpec(job_name="j", entrypoint="python x.py", cluster_name="ws")
+        >>> job = JobSpec(job_name="j", entrypoint="python x.py", cluster_name="ws")
         >>> build_job_manifest(job, {"env_vars": {"A": "1"}})["runtime_env"]
         {'env_vars': {'A': '1'}}
     """

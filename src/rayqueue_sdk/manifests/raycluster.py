@@ -29,7 +29,7 @@ from rayqueue_sdk.manifests.rules import ELASTIC_JOB_ANNOTATION, PRIORITY_LABEL,
 from rayqueue_sdk.manifests.security import make_restricted
 
 if TYPE_CHECKING:  # pragma: no cover
-    from rayqueue_sdk.config.models import ClusterConfiguration, WorkerGroup, _ClusterShape
+    from rayqueue_sdk.config.models import ClusterConfiguration, ClusterShape, WorkerGroup
 
 __all__ = [
     "HEAD_PORTS",
@@ -82,7 +82,7 @@ def build_raycluster(config: ClusterConfiguration) -> dict[str, Any]:
     return manifest
 
 
-def build_cluster_spec(config: _ClusterShape, *, autoscaling: bool = False) -> dict[str, Any]:
+def build_cluster_spec(config: ClusterShape, *, autoscaling: bool = False) -> dict[str, Any]:
     """Render a RayCluster ``spec`` (also a RayJob's ``rayClusterSpec``) from a configuration.
 
     Example:
@@ -155,7 +155,7 @@ def ray_resources(extended: Mapping[str, Any], mapping: Mapping[str, str]) -> tu
 
 
 def _worker_group(
-    group: WorkerGroup, config: _ClusterShape, pod_labels: dict[str, str], pod_annotations: dict[str, str]
+    group: WorkerGroup, config: ClusterShape, pod_labels: dict[str, str], pod_annotations: dict[str, str]
 ) -> dict[str, Any]:
     requests, limits = _resources(
         group.cpu_requests,
@@ -194,7 +194,7 @@ def _worker_group(
     }
 
 
-def _topology(group: WorkerGroup, config: _ClusterShape) -> dict[str, str]:
+def _topology(group: WorkerGroup, config: ClusterShape) -> dict[str, str]:
     """The group's Kueue topology annotation: its own level and mode, else the cluster's."""
     level = group.topology if group.topology is not None else config.topology
     return topology_annotation(level, group.topology_mode or config.topology_mode)
@@ -238,7 +238,7 @@ def _add_env_and_mounts(
 
 def _pod_template(
     container: dict[str, Any],
-    config: _ClusterShape,
+    config: ClusterShape,
     tolerations: list[dict[str, Any]] | None,
     node_selector: Mapping[str, str],
     labels: Mapping[str, str],
