@@ -27,7 +27,7 @@ import binascii
 import re
 from typing import Any
 
-from rayqueue_local.apimachinery.fielderrors import _type_name
+from rayqueue_local.apimachinery.fielderrors import json_type_name
 
 __all__ = ["MAX_DATA_BYTES", "builtin_causes"]
 
@@ -51,7 +51,7 @@ def _json_type(value: Any) -> str:
         return "bool"
     if isinstance(value, (int, float)):
         return "number"
-    return {"list": "array", "dict": "object"}.get(type(value).__name__, _type_name(value))
+    return {"list": "array", "dict": "object"}.get(type(value).__name__, json_type_name(value))
 
 
 def _decode_base64(value: str) -> bytes:

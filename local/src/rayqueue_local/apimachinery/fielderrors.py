@@ -1,8 +1,8 @@
 """Field errors worded as the API server words them: field paths, value renderings, causes.
 
-:func:`field_path` writes a path as upstream does (``spec.workerGroupSpecs[0].replicas``); ``_cause``
-turns one :mod:`jsonschema` ``ValidationError`` into a ``details.causes`` entry with upstream's 422
-message.
+:func:`field_path` writes a path as upstream does (``spec.workerGroupSpecs[0].replicas``);
+:func:`validation_cause` turns one :mod:`jsonschema` ``ValidationError`` into a ``details.causes``
+entry with upstream's 422 message.
 
 Example:
     >>> field_path(["spec", "workerGroupSpecs", 0, "replicas"])
@@ -15,10 +15,16 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["GO_PATTERN_KEY", "field_path"]
+__all__ = ["GO_PATTERN_KEY", "error_sort_key", "field_path", "json_type_name", "validation_cause"]
 
 
-def _type_name(value: Any) -> str:
+def json_type_name(value: Any) -> str:
+    """The JSON type of a decoded value, as the API server names it in field errors.
+
+    Example:
+        >>> json_type_name(True), json_type_name(3), json_type_name([]), json_type_name(None)
+        ('boolean', 'integer', 'array', 'null')
+    """
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -67,8 +73,16 @@ def field_path(parts: Iterable[Any]) -> str:
 GO_PATTERN_KEY = "x-rayqueue-go-pattern"
 
 
-def _cause(error: Any) -> dict[str, Any]:
-    """Turn one jsonschema ``ValidationError`` into an upstream-style cause."""
+def validation_cause(error: Any) -> dict[str, Any]:
+    """Turn one jsonschema ``ValidationError`` into an upstream-style cause.
+
+    Example:
+        >>> import jsonschema
+        >>> schema = {"type": "object", "properties": {"replicas": {"type": "integer"}}}
+        >>> error = next(jsonschema.Draft7Validator(schema).iter_errors({"replicas": "two"}))
+        >>> validation_cause(error)["field"]
+        'replicas'
+    """
     path = field_path(error.absolute_path)
     v, value, expected = error.validator, error.instance, error.validator_value
     if v == "pattern":  # the CRD's own (Go) pattern, not its Python translation
@@ -81,7 +95,7 @@ def _cause(error: Any) -> dict[str, Any]:
     if v == "type":
         types = expected if isinstance(expected, list) else [expected]
         types = [t for t in types if t != "null"] or types
-        got = _type_name(value)
+        got = json_type_name(value)
         message = f'Invalid value: "{got}": {body} in body must be of type {",".join(types)}: "{got}"'
         return {"reason": "FieldValueTypeInvalid", "message": message, "field": path}
     if v == "enum":
@@ -125,5 +139,14 @@ def _cause(error: Any) -> dict[str, Any]:
     }
 
 
-def _sort_key(error: Any) -> tuple[str, str]:
+def error_sort_key(error: Any) -> tuple[str, str]:
+    """Sort jsonschema errors as upstream lists causes: by field path, then by the failed keyword.
+
+    Example:
+        >>> import jsonschema
+        >>> schema = {"properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}
+        >>> errors = jsonschema.Draft7Validator(schema).iter_errors({"b": "x", "a": "y"})
+        >>> [error_sort_key(e) for e in sorted(errors, key=error_sort_key)]
+        [('a', 'type'), ('b', 'type')]
+    """
     return field_path(error.absolute_path), error.validator

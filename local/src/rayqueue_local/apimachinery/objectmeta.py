@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rayqueue_local.apimachinery.fielderrors import _type_name
+from rayqueue_local.apimachinery.fielderrors import json_type_name
 
 __all__ = ["MAX_ANNOTATIONS_BYTES", "NAME_RULES", "metadata_causes", "name_causes"]
 
@@ -123,7 +123,7 @@ def metadata_causes(meta: dict[str, Any]) -> list[dict[str, Any]]:
         for key, value in values.items():
             if not isinstance(value, str):
                 raise TypeError(
-                    f"json: cannot unmarshal {_type_name(value)} into Go struct field "
+                    f"json: cannot unmarshal {json_type_name(value)} into Go struct field "
                     f"ObjectMeta.metadata.{field} of type string"
                 )
             for problem in _qualified_name_problems(key):

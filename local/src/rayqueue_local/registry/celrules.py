@@ -3,7 +3,7 @@
 There is no CEL interpreter here (out of scope for a test double). The rules the SDK's workflows can
 meet are recognised by their text (:data:`KNOWN_RULES`, :data:`KNOWN_TRANSITION_RULES`, and
 ``self in ['a', ...]``) and evaluated as Python predicates; every other rule is skipped.
-:func:`known_rules` finds them in a schema; ``_check_rules`` turns failures into causes.
+:func:`known_rules` finds them in a schema; :func:`check_rules` turns failures into causes.
 
 Example:
     >>> KNOWN_TRANSITION_RULES["self == oldSelf"]("a", "b")
@@ -16,9 +16,17 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from rayqueue_local.apimachinery.fielderrors import _type_name, field_path
+from rayqueue_local.apimachinery.fielderrors import field_path, json_type_name
 
-__all__ = ["KNOWN_RULES", "KNOWN_TRANSITION_RULES", "Pred", "Rule", "TransitionPred", "known_rules"]
+__all__ = [
+    "KNOWN_RULES",
+    "KNOWN_TRANSITION_RULES",
+    "Pred",
+    "Rule",
+    "TransitionPred",
+    "check_rules",
+    "known_rules",
+]
 
 
 # -- x-kubernetes-validations: the known rules ----------------------------------------------------------
@@ -140,7 +148,14 @@ def _values_at(obj: Any, path: tuple[str, ...], where: tuple[Any, ...] = ()) -> 
         yield from _values_at(obj[step], rest, (*where, step))
 
 
-def _check_rules(rules: list[Rule], obj: dict[str, Any], old: dict[str, Any] | None) -> list[dict[str, Any]]:
+def check_rules(rules: list[Rule], obj: dict[str, Any], old: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The causes (upstream's 422 entries) of the ``rules`` that ``obj`` breaks; transition rules only on an
+    update (``old`` given).
+
+    Example:
+        >>> check_rules([], {"spec": {}}, None)
+        []
+    """
     causes: list[dict[str, Any]] = []
     for rule in rules:
         if rule.transition and old is None:
@@ -160,7 +175,7 @@ def _check_rules(rules: list[Rule], obj: dict[str, Any], old: dict[str, Any] | N
                     {
                         "reason": "FieldValueInvalid",
                         "field": field,
-                        "message": f'Invalid value: "{_type_name(value)}": {rule.message}',
+                        "message": f'Invalid value: "{json_type_name(value)}": {rule.message}',
                     }
                 )
     return causes

@@ -1,14 +1,14 @@
 """Kueue v1beta1 <-> v1beta2 conversion of objects, in place (``reference/k8s-semantics.md`` §2).
 
-``_kueue_up`` converts v1beta1 to v1beta2 (the storage version), ``_kueue_down`` back;
+:func:`kueue_up` converts v1beta1 to v1beta2 (the storage version), :func:`kueue_down` back;
 :meth:`~rayqueue_local.registry.registry.Registry.to_storage` and ``from_storage`` call them on copies.
 The renames are listed in :mod:`rayqueue_local.registry.registry`'s docstring.
 
 Example:
     >>> obj = {"spec": {"cohort": "a", "admissionChecks": ["check"]}}
-    >>> _kueue_up("clusterqueues", obj); obj["spec"]
+    >>> kueue_up("clusterqueues", obj); obj["spec"]
     {'cohortName': 'a', 'admissionChecksStrategy': {'admissionChecks': [{'name': 'check'}]}}
-    >>> _kueue_down("clusterqueues", obj); obj["spec"]
+    >>> kueue_down("clusterqueues", obj); obj["spec"]
     {'cohort': 'a', 'admissionChecks': ['check']}
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__: list[str] = []
+__all__ = ["kueue_down", "kueue_up"]
 
 
 _PRIORITY_SOURCES = {
@@ -31,8 +31,14 @@ def _rename(section: dict[str, Any] | None, old: str, new: str) -> None:
         section[new] = section.pop(old)
 
 
-def _kueue_up(plural: str, obj: dict[str, Any]) -> None:
-    """v1beta1 -> v1beta2 in place."""
+def kueue_up(plural: str, obj: dict[str, Any]) -> None:
+    """Convert a Kueue object of kind ``plural`` from v1beta1 to v1beta2, in place.
+
+    Example:
+        >>> obj = {"spec": {"cohort": "a"}}
+        >>> kueue_up("clusterqueues", obj); obj
+        {'spec': {'cohortName': 'a'}}
+    """
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else None
     status = obj.get("status") if isinstance(obj.get("status"), dict) else None
     if plural == "clusterqueues" and spec is not None:
@@ -56,8 +62,14 @@ def _kueue_up(plural: str, obj: dict[str, Any]) -> None:
         spec.pop("retryDelayMinutes", None)
 
 
-def _kueue_down(plural: str, obj: dict[str, Any]) -> None:
-    """v1beta2 -> v1beta1 in place."""
+def kueue_down(plural: str, obj: dict[str, Any]) -> None:
+    """Convert a Kueue object of kind ``plural`` from v1beta2 back to v1beta1, in place.
+
+    Example:
+        >>> obj = {"spec": {"cohortName": "a"}}
+        >>> kueue_down("clusterqueues", obj); obj
+        {'spec': {'cohort': 'a'}}
+    """
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else None
     status = obj.get("status") if isinstance(obj.get("status"), dict) else None
     if plural == "clusterqueues" and spec is not None:

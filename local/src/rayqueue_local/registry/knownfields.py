@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from rayqueue_local.apimachinery.gotypes import json_fields
-from rayqueue_local.registry.pruning import _prune, unknown_fields
+from rayqueue_local.registry.pruning import prune_in_place, unknown_fields
 from rayqueue_local.registry.resourcetypes import ResourceType
 
 __all__ = [
@@ -144,10 +144,10 @@ def prune_unknown(rt: ResourceType, version: str, obj: dict[str, Any]) -> None:
     dropped: list[str] = []
     meta = obj.get("metadata")
     if isinstance(meta, dict):
-        _prune(OBJECT_META, meta, ["metadata"], dropped)
+        prune_in_place(OBJECT_META, meta, ["metadata"], dropped)
     schema = field_schema(rt, version)
     if schema is not None:
-        _prune(schema, obj, [], dropped, root=True)
+        prune_in_place(schema, obj, [], dropped, root=True)
 
 
 def _pointer(path: str) -> list[str]:

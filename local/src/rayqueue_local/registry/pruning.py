@@ -8,7 +8,7 @@ Example:
     >>> schema = {"type": "object", "properties": {"spec": {"type": "object",
     ...     "properties": {"a": {"type": "string"}}}}}
     >>> obj, dropped = {"kind": "Foo", "spec": {"a": "x", "typo": 1}}, []
-    >>> _prune(schema, obj, [], dropped, root=True); dropped, obj
+    >>> prune_in_place(schema, obj, [], dropped, root=True); dropped, obj
     (['spec.typo'], {'kind': 'Foo', 'spec': {'a': 'x'}})
 """
 
@@ -18,11 +18,11 @@ from typing import Any
 
 from rayqueue_local.apimachinery.fielderrors import field_path
 
-__all__ = ["unknown_fields"]
+__all__ = ["prune_in_place", "unknown_fields"]
 
 
 def unknown_fields(schema: dict[str, Any], value: Any, path: list[Any] | None = None) -> list[str]:
-    """The paths :func:`_prune` would drop from ``value``, without changing it (sorted, as upstream's
+    """The paths :func:`prune_in_place` would drop from ``value``, without changing it (sorted, as upstream's
     strict decoding of custom resources reports them).
 
     ``path`` is where ``value`` sits in the object (empty for the root, whose ``apiVersion``, ``kind``
@@ -69,8 +69,15 @@ def _walk(
             _walk(schema["items"], item, [*path, i], found, drop=drop)
 
 
-def _prune(
+def prune_in_place(
     schema: dict[str, Any], value: Any, path: list[Any], dropped: list[str], *, root: bool = False
 ) -> None:
-    """Drop from ``value``, in place, the fields ``schema`` does not declare, their paths to ``dropped``."""
+    """Drop from ``value``, in place, the fields ``schema`` does not declare, their paths to ``dropped``.
+
+    Example:
+        >>> value, dropped = {"a": 1, "b": 2}, []
+        >>> prune_in_place({"type": "object", "properties": {"a": {"type": "integer"}}}, value, [], dropped)
+        >>> value, dropped
+        ({'a': 1}, ['b'])
+    """
     _walk(schema, value, path, dropped, root=root, drop=True)

@@ -52,7 +52,7 @@ from typing import Any
 
 from rayqueue_local.apimachinery.patchcore import deep_copy
 from rayqueue_local.registry.builtintypes import builtin_types
-from rayqueue_local.registry.conversion import _kueue_down, _kueue_up
+from rayqueue_local.registry.conversion import kueue_down, kueue_up
 from rayqueue_local.registry.crds import load_crd_dir
 from rayqueue_local.registry.crds import type_from_crd as type_from_crd
 from rayqueue_local.registry.discoverydocs import RegistryDiscovery
@@ -268,7 +268,7 @@ class Registry(RegistryDiscovery):
         t = self.get(key)
         out = deep_copy(obj)
         if from_version != t.storage_version and t.group == KUEUE:
-            _kueue_up(t.plural, out)
+            kueue_up(t.plural, out)
         if "apiVersion" in out or from_version != t.storage_version:
             out["apiVersion"] = t.api_version
         return out
@@ -286,6 +286,6 @@ class Registry(RegistryDiscovery):
             return obj
         out = deep_copy(obj)
         if t.group == KUEUE:
-            _kueue_down(t.plural, out)
+            kueue_down(t.plural, out)
         out["apiVersion"] = t.api_version_for(to_version)
         return out

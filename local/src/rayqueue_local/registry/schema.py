@@ -42,7 +42,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from rayqueue_local.apimachinery.fielderrors import GO_PATTERN_KEY, _cause, _sort_key
+from rayqueue_local.apimachinery.fielderrors import GO_PATTERN_KEY, error_sort_key, validation_cause
 from rayqueue_local.apimachinery.fielderrors import field_path as field_path
 from rayqueue_local.apimachinery.objectmeta import MAX_ANNOTATIONS_BYTES as MAX_ANNOTATIONS_BYTES
 from rayqueue_local.apimachinery.objectmeta import NAME_RULES as NAME_RULES
@@ -51,12 +51,12 @@ from rayqueue_local.apimachinery.objectmeta import name_causes as name_causes
 from rayqueue_local.registry.celrules import KNOWN_RULES as KNOWN_RULES
 from rayqueue_local.registry.celrules import KNOWN_TRANSITION_RULES as KNOWN_TRANSITION_RULES
 from rayqueue_local.registry.celrules import Pred as Pred
-from rayqueue_local.registry.celrules import Rule, _check_rules, known_rules
+from rayqueue_local.registry.celrules import Rule, check_rules, known_rules
 from rayqueue_local.registry.celrules import TransitionPred as TransitionPred
 from rayqueue_local.registry.defaults import apply_defaults, has_defaults
 from rayqueue_local.registry.fastcheck import Check, compile_fast
 from rayqueue_local.registry.patterns import go_pattern
-from rayqueue_local.registry.pruning import _prune
+from rayqueue_local.registry.pruning import prune_in_place
 
 if TYPE_CHECKING:
     from rayqueue_local.registry.registry import ResourceType
@@ -195,19 +195,19 @@ class SchemaValidator:
             causes = self._causes(slow, obj)
             if causes:
                 return causes
-        return _check_rules(rules, obj, old)
+        return check_rules(rules, obj, old)
 
     @staticmethod
     def _causes(compiled: Any, obj: Any) -> list[dict[str, Any]]:
-        errors = sorted(compiled.iter_errors(obj), key=_sort_key)
+        errors = sorted(compiled.iter_errors(obj), key=error_sort_key)
         causes: list[dict[str, Any]] = []
         for error in errors:
             if error.validator in ("anyOf", "oneOf", "allOf") and error.context:
                 # Report the most specific alternative's failure, as upstream reports the first branch.
                 best = min(error.context, key=lambda e: (-len(e.absolute_path), e.validator != "type"))
-                causes.append(_cause(best))
+                causes.append(validation_cause(best))
             else:
-                causes.append(_cause(error))
+                causes.append(validation_cause(error))
         seen: set[tuple[str, str]] = set()
         unique = []
         for c in causes:
@@ -258,7 +258,7 @@ class SchemaValidator:
         if schema is None:
             return []
         dropped: list[str] = []
-        _prune(schema, obj, [], dropped, root=True)
+        prune_in_place(schema, obj, [], dropped, root=True)
         return dropped
 
 
