@@ -40,6 +40,7 @@ PACKAGES = {  # proto package -> (directory in its repository, our short prefix)
     "k8s.io.api.rbac.v1": ("rbac/v1", "rbac/v1"),
     "k8s.io.api.networking.v1": ("networking/v1", "networking/v1"),
     "k8s.io.api.scheduling.v1alpha3": ("scheduling/v1alpha3", "scheduling/v1alpha3"),
+    "k8s.io.api.autoscaling.v1": ("autoscaling/v1", "autoscaling/v1"),
     "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1": (
         "pkg/apis/apiextensions/v1",
         "apiextensions/v1",
@@ -54,6 +55,7 @@ GROUPS = {  # proto package -> its API group (for a kind's x-kubernetes-group-ve
     "k8s.io.api.rbac.v1": "rbac.authorization.k8s.io",
     "k8s.io.api.networking.v1": "networking.k8s.io",
     "k8s.io.api.scheduling.v1alpha3": "scheduling.k8s.io",
+    "k8s.io.api.autoscaling.v1": "autoscaling",
     "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1": "apiextensions.k8s.io",
 }
 EXTERNAL = {  # proto message -> our name (tables written by hand)
@@ -91,6 +93,8 @@ ROOTS = [
     "core/v1.Node",
     "apiextensions/v1.CustomResourceDefinition",
 ]
+#: Kinds whose schemas are served but that no table decodes: a ``/scale`` subresource's Scale.
+SCHEMA_ROOTS = ["autoscaling/v1.Scale"]
 SOURCE = "https://github.com/kubernetes/api"
 APIEXTENSIONS_SOURCE = "https://github.com/kubernetes/apiextensions-apiserver"
 OUT = Path(__file__).parents[1] / "src/rayqueue_local/apimachinery/prototables.json"
@@ -256,25 +260,20 @@ def head(checkout: Checkout) -> str:
 
 
 class Parsed(NamedTuple):
-    """Both sources parsed: the proto messages, the Go structs, the kept messages (sorted), the
-    commits read."""
+    """Both sources parsed: the proto messages, the Go structs, the messages kept for the protobuf
+    tables and for the schemas (each sorted), the commits read."""
 
     proto: dict[str, dict[int, tuple[str, str, str]]]
     go: dict[str, GoStruct]
     kept: list[str]
+    schema_kept: list[str]
     commits: tuple[str, str]
 
 
-def read(repo: Checkout, apiextensions_repo: Checkout) -> Parsed:
-    """Parse both checkouts at their revisions."""
-    proto: dict[str, dict[int, tuple[str, str, str]]] = {}
-    go: dict[str, GoStruct] = {}
-    for package, (directory, prefix) in PACKAGES.items():
-        source = apiextensions_repo if package in APIEXTENSIONS else repo
-        proto.update(parse_proto(show(source, f"{directory}/generated.proto"), package))
-        go.update(parse_go_structs(show(source, f"{directory}/types.go"), prefix))
+def reachable(proto: dict[str, dict[int, tuple[str, str, str]]], roots: list[str]) -> list[str]:
+    """The messages reachable from ``roots`` (not EXTERNAL or OPAQUE ones), sorted."""
     done: list[str] = []
-    todo = list(ROOTS)
+    todo = list(roots)
     while todo:
         name = todo.pop(0)
         if name in done or name in EXTERNAL.values() or name in OPAQUE:
@@ -285,27 +284,39 @@ def read(repo: Checkout, apiextensions_repo: Checkout) -> Parsed:
                 raise SystemExit(f"{name} refers to {typ[1:]}, which has no table")
             if "." in typ and typ not in done:
                 todo.append(typ)
-    for name in done:
+    return sorted(done)
+
+
+def read(repo: Checkout, apiextensions_repo: Checkout) -> Parsed:
+    """Parse both checkouts at their revisions."""
+    proto: dict[str, dict[int, tuple[str, str, str]]] = {}
+    go: dict[str, GoStruct] = {}
+    for package, (directory, prefix) in PACKAGES.items():
+        source = apiextensions_repo if package in APIEXTENSIONS else repo
+        proto.update(parse_proto(show(source, f"{directory}/generated.proto"), package))
+        go.update(parse_go_structs(show(source, f"{directory}/types.go"), prefix))
+    kept, schema_kept = reachable(proto, ROOTS), reachable(proto, ROOTS + SCHEMA_ROOTS)
+    for name in schema_kept:
         for number in proto[name]:
             if name not in go or number not in go[name].fields:
                 raise SystemExit(f"{name} field {number}: no Go field")
-    return Parsed(proto, go, sorted(done), (head(repo), head(apiextensions_repo)))
+    return Parsed(proto, go, kept, schema_kept, (head(repo), head(apiextensions_repo)))
 
 
-def _about(parsed: Parsed) -> list[str]:
+def _about(parsed: Parsed, roots: list[str]) -> list[str]:
     about = {
         "source": SOURCE,
         "commit": parsed.commits[0],
         "apiextensions_source": APIEXTENSIONS_SOURCE,
         "apiextensions_commit": parsed.commits[1],
-        "roots": ROOTS,
+        "roots": roots,
     }
     return [f"  {json.dumps(key)}: {json.dumps(value)}," for key, value in about.items()]
 
 
 def render(parsed: Parsed) -> str:
     """The JSON text of the tables: the source commits, the root kinds and each kept message's fields."""
-    proto, go, kept, _ = parsed
+    proto, go, kept = parsed.proto, parsed.go, parsed.kept
     messages: list[str] = []
     for name in kept:
         fields: list[str] = []
@@ -315,7 +326,7 @@ def render(parsed: Parsed) -> str:
             fields.append(f'      "{number}": {json.dumps([f.json_name, container + typ, flags])}')
         body = "{\n" + ",\n".join(fields) + "\n    }" if fields else "{}"
         messages.append(f"    {json.dumps(name)}: {body}")
-    lines = _about(parsed)
+    lines = _about(parsed, ROOTS)
     return "{\n" + "\n".join(lines) + '\n  "messages": {\n' + ",\n".join(messages) + "\n  }\n}\n"
 
 
@@ -386,9 +397,9 @@ def render_schemas(parsed: Parsed) -> str:
     ``i`` an embedded struct whose fields are inlined, ``r`` required; extensions ``patchStrategy``,
     ``patchMergeKey`` (struct tags), ``listType``, ``listMapKeys``, ``mapType`` (markers).
     """
-    proto, go, kept, _ = parsed
+    proto, go = parsed.proto, parsed.go
     messages: list[str] = []
-    for name in kept:
+    for name in parsed.schema_kept:
         struct = go[name]
         package = next(p for p, (_, prefix) in PACKAGES.items() if name.startswith(prefix + "."))
         group_version, kind = name.split(".", 1)
@@ -416,7 +427,7 @@ def render_schemas(parsed: Parsed) -> str:
             if fields
             else f'    {json.dumps(name)}: {{{head_text}, "fields": []}}'
         )
-    lines = _about(parsed)
+    lines = _about(parsed, ROOTS + SCHEMA_ROOTS)
     return "{\n" + "\n".join(lines) + '\n  "messages": {\n' + ",\n".join(messages) + "\n  }\n}\n"
 
 

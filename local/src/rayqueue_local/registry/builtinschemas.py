@@ -1,10 +1,10 @@
 """OpenAPI v3 schemas of every built-in kind this server serves, by upstream name.
 
 :func:`builtin_schemas` gathers the definitions generated from k8s.io/api and the CRD's package
-(:mod:`~rayqueue_local.registry.coreschemas`: core, apps, batch, rbac, networking and
-``apiextensions.k8s.io/v1``, whose ``openAPIV3Schema`` is left undescribed, as a preserved object) and
-the hand-written apimachinery ones (:mod:`~rayqueue_local.registry.metaschemas`: ``meta/v1``,
-``Quantity``, and ``autoscaling/v1`` Scale).
+(:mod:`~rayqueue_local.registry.coreschemas`: core, apps, batch, rbac, networking, ``autoscaling/v1``
+Scale and ``apiextensions.k8s.io/v1``, whose ``openAPIV3Schema`` is left undescribed, as a preserved
+object) and the hand-written apimachinery ones (:mod:`~rayqueue_local.registry.metaschemas`:
+``meta/v1`` and ``Quantity``).
 
 Example:
     >>> schemas = builtin_schemas()
