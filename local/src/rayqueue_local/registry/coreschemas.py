@@ -1,20 +1,20 @@
-"""OpenAPI v3 schemas of the k8s.io/api kinds served (Pod, Deployment, Job, Role, ...) and of the
+"""OpenAPI v3 schemas of the k8s.io/api kinds served (Pod, Deployment, Job, Role, Scale, ...) and of the
 CustomResourceDefinition, built from generated data.
 
 ``schematables.json``, beside this module, is written by ``local/tools/gen_protobuf_tables.py`` together
 with the protobuf tables (:mod:`rayqueue_local.apimachinery.prototables`), from the same parse of
-k8s.io/api and k8s.io/apiextensions-apiserver at the commits both files record, for the same messages:
-per field its JSON name, type, Go doc comment (as upstream's description), whether it is required (as
-openapi-gen decides: ``+required``, or neither ``+optional`` nor ``omitempty``), its strategic-merge
-struct tags and its ``+listType``/``+listMapKey``/``+mapType`` markers. This module renders them in
-upstream's forms (:mod:`~rayqueue_local.registry.openapischema`): a field that refers to a definition
-is ``allOf`` a ``$ref`` (with ``default: {}`` unless a pointer), an ``IntOrString`` is
+k8s.io/api and k8s.io/apiextensions-apiserver at the commits both files record, for the same messages (and
+the ``/scale`` subresource's ``autoscaling/v1`` Scale, which no table decodes): per field its JSON name,
+type, Go doc comment (upstream's description), whether it is required (as openapi-gen decides:
+``+required``, or neither ``+optional`` nor ``omitempty``), its strategic-merge struct tags and its
+``+listType``/``+listMapKey``/``+mapType`` markers (and a struct's ``+structType``). This module renders
+them in upstream's forms (:mod:`~rayqueue_local.registry.openapischema`): a field that refers to a
+definition is ``allOf`` a ``$ref`` (with ``default: {}`` unless a pointer), an ``IntOrString`` is
 ``x-kubernetes-int-or-string``, an embedded struct's fields are inlined, a kind carries ``apiVersion``,
 ``kind`` and its ``x-kubernetes-group-version-kind``. The ``meta/v1`` definitions these refer to
 (ObjectMeta, Time, LabelSelector, ...) and ``Quantity`` are apimachinery's, not in these checkouts:
-:mod:`~rayqueue_local.registry.metaschemas` writes them by hand. A CRD's free-form
-``openAPIV3Schema`` (``JSONSchemaProps``, left out of the tables) is an object that preserves unknown
-fields.
+:mod:`~rayqueue_local.registry.metaschemas` writes them by hand. A CRD's free-form ``openAPIV3Schema``
+(``JSONSchemaProps``, left out of the tables) is an object that preserves unknown fields.
 
 Example:
     >>> spec = generated_schemas()["io.k8s.api.core.v1.PodSpec"]
@@ -49,7 +49,7 @@ _EXTERNAL = {
 _SCALAR_DEFINITIONS = {"meta/v1.Time", "meta/v1.MicroTime", "resource.Quantity"}
 #: Left out of the tables: a CRD's free-form schema.
 _OPAQUE = {"apiextensions/v1.JSONSchemaProps"}
-_INTEGER_FORMATS = {"int32": "int32", "int64": "int64"}
+_INTEGERS = {"int32", "int64"}  # the proto scalar is the OpenAPI format
 _EXTENSIONS = {
     "patchStrategy": "x-kubernetes-patch-strategy",
     "patchMergeKey": "x-kubernetes-patch-merge-key",
@@ -86,8 +86,8 @@ def _item(typ: str) -> s.Schema:
         return {"type": "string", "format": "byte"}
     if typ == "bool":
         return {"type": "boolean", "default": False}
-    if typ in _INTEGER_FORMATS:
-        return {"type": "integer", "format": _INTEGER_FORMATS[typ], "default": 0}
+    if typ in _INTEGERS:
+        return {"type": "integer", "format": typ, "default": 0}
     if typ == "resource.Quantity":
         return s.ref(s.QUANTITY)
     return {"allOf": [s.ref(definition_name(typ))], "default": {}}
@@ -106,8 +106,8 @@ def _property(typ: str, flags: str, description: str, extensions: dict[str, Any]
         out = s.string(description, format="byte")
     elif typ == "bool":
         out = s.boolean(description)
-    elif typ in _INTEGER_FORMATS:
-        out = s.integer(description, _INTEGER_FORMATS[typ])
+    elif typ in _INTEGERS:
+        out = s.integer(description, typ)
     elif typ == "intstr.IntOrString":
         out = {"x-kubernetes-int-or-string": True, "description": description}
     elif typ in _OPAQUE:
