@@ -9,7 +9,9 @@ from k8s.io/api (https://github.com/kubernetes/api) and k8s.io/apiextensions-api
 ``types.go`` (the JSON name of each field, ``omitempty``, Go pointers, and embedded structs whose fields
 encoding/json promotes into the parent). Only the messages reachable from the file's ``roots`` are kept
 (a CRD's free-form ``JSONSchemaProps`` is left out). The protobuf codec decodes only the kinds it lists;
-the others' tables (Event, Node, CustomResourceDefinition) give the registry their known fields.
+the others' tables (Event, Node, CustomResourceDefinition) give the registry their known fields. The same
+run writes, for the same messages, what their OpenAPI schemas need (``registry/schematables.json``, see
+:mod:`rayqueue_local.registry.coreschemas`).
 
 :data:`GENERATED` maps ``"<group>/<version>.<Message>"`` to ``{field number: (JSON name, type,
 flags)}``. The type is ``string``, ``int`` (int32/int64 varints), ``bool``, ``bytes`` or a message

@@ -1,4 +1,7 @@
-"""OpenAPI v3 schemas of ``meta/v1`` (ObjectMeta, ListMeta, Status, ...), ``Quantity`` and Scale.
+"""OpenAPI v3 schemas of ``meta/v1`` (ObjectMeta, ListMeta, Status, ...) and ``Quantity``, by hand.
+
+These are apimachinery's types, not in the k8s.io/api checkout the other built-in schemas are generated
+from (:mod:`~rayqueue_local.registry.coreschemas`).
 
 Example:
     >>> sorted(meta_schemas()["io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta"]["properties"])
@@ -13,7 +16,7 @@ __all__ = ["meta_schemas"]
 
 
 def meta_schemas() -> dict[str, s.Schema]:
-    """The ``meta/v1`` definitions (ObjectMeta, ListMeta, Status, ...), ``Quantity`` and ``Scale``."""
+    """The ``meta/v1`` definitions (ObjectMeta, ListMeta, Status, ...) and ``Quantity``."""
     m = s.META
     return {
         f"{m}.Time": {
@@ -276,31 +279,4 @@ def meta_schemas() -> dict[str, s.Schema]:
             "oneOf": [{"type": "string"}, {"type": "number"}],
             "x-kubernetes-int-or-string": True,
         },
-        "io.k8s.api.autoscaling.v1.Scale": s.kind_schema(
-            "autoscaling",
-            "v1",
-            "Scale",
-            "Scale represents a scaling request for a resource.",
-            s.spec_and_status(
-                "io.k8s.api.autoscaling.v1.Scale",
-                "spec defines the behavior of the scale.",
-                "status is the current status of the scale.",
-            ),
-        ),
-        "io.k8s.api.autoscaling.v1.ScaleSpec": s.obj(
-            "ScaleSpec describes the attributes of a scale subresource.",
-            {"replicas": s.integer("replicas is the desired number of instances for the scaled object.")},
-        ),
-        "io.k8s.api.autoscaling.v1.ScaleStatus": s.obj(
-            "ScaleStatus represents the current status of a scale subresource.",
-            {
-                "replicas": s.integer(
-                    "replicas is the actual number of observed instances of the scaled object."
-                ),
-                "selector": s.string(
-                    "selector is the label query over pods that should match the replicas count."
-                ),
-            },
-            ("replicas",),
-        ),
     }

@@ -5,7 +5,7 @@ controller/openapi/builder], every served kind gets a definition with ``x-kubern
 its list kind too, and every resource its REST paths, each operation with its
 ``x-kubernetes-action``, ``x-kubernetes-group-version-kind`` and query parameters (``fieldValidation``
 among them: kubectl reads it there to decide that the server validates fields, and then skips its
-own validation). Built-in kinds use the hand-written schemas of
+own validation). Built-in kinds use the schemas of
 :mod:`~rayqueue_local.registry.builtinschemas`; a custom resource's definition is its CRD's
 ``openAPIV3Schema`` with ``metadata`` as ``ObjectMeta``, named as upstream names it (the group's parts
 reversed: ``io.ray.v1.RayCluster``). A custom type without a schema (no CRD directory) is an object

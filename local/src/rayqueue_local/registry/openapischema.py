@@ -1,9 +1,10 @@
-"""The vocabulary of the hand-written OpenAPI v3 schemas: small builders and upstream's names.
+"""The vocabulary of the built-in OpenAPI v3 schemas: small builders and upstream's names.
 
 The real API server publishes the schemas generated from the Go types (``k8s.io/api``; see
-``api/openapi-spec/v3`` in kubernetes/kubernetes). The built-in schemas here
-(:mod:`~rayqueue_local.registry.metaschemas`, :mod:`~rayqueue_local.registry.coreschemas`,
-:mod:`~rayqueue_local.registry.builtinschemas`) are written with these builders, in upstream's forms:
+``api/openapi-spec/v3`` in kubernetes/kubernetes). The built-in schemas here (hand-written in
+:mod:`~rayqueue_local.registry.metaschemas`, rendered from generated tables in
+:mod:`~rayqueue_local.registry.coreschemas`, gathered by :mod:`~rayqueue_local.registry.builtinschemas`)
+are made with these builders, in upstream's forms:
 a field that refers to a definition is ``{"allOf": [{"$ref": ...}], "description": ...}``, a list
 merged by key carries ``x-kubernetes-patch-merge-key``/``x-kubernetes-list-map-keys``, and every kind
 carries ``x-kubernetes-group-version-kind``.

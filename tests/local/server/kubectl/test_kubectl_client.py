@@ -78,6 +78,9 @@ def test_explain_reads_the_crd_schema_and_the_builtin_schemas(kubectl: Any) -> N
     assert "FIELD: containers <[]Container>" in containers and "image\t<string>" in containers
     replicas = kubectl.run("explain", "deployments.spec.replicas").stdout
     assert "GROUP:      apps" in replicas and "Defaults to 1" in replicas
+    # Every field upstream describes, an embedded struct's included (Volume inlines VolumeSource).
+    config_map = kubectl.run("explain", "pods.spec.volumes.configMap").stdout
+    assert "FIELD: configMap <ConfigMapVolumeSource>" in config_map and "defaultMode\t<integer>" in config_map
 
 
 def test_create_namespace_configmap_secret_serviceaccount_send_protobuf(
@@ -261,3 +264,32 @@ def test_api_resources_lists_the_groups(
     rows = [line.split() for line in kubectl.run("api-resources").stdout.splitlines()[1:]]
     row = next(r for r in rows if r[0] == resource)
     assert row[-3:] == [version, namespaced, kind]
+
+
+def test_apply_deletes_list_elements_by_upstreams_merge_keys(kubectl: Any, cp: Any, namespace: str) -> None:
+    """kubectl computes apply's strategic patch from the served schema (every PodSpec field described):
+    an element dropped from a list merged by key (hostAliases by ip, imagePullSecrets by name) is sent
+    as a deletion, not as a shorter list the server would merge into the stored one."""
+    deployment = textwrap.dedent(
+        f"""\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {{name: keyed, namespace: {namespace}}}
+        spec:
+          selector: {{matchLabels: {{app: keyed}}}}
+          template:
+            metadata: {{labels: {{app: keyed}}}}
+            spec:
+              hostAliases: [{{ip: 10.0.0.1, hostnames: [one]}}, {{ip: 10.0.0.2, hostnames: [two]}}]
+              imagePullSecrets: [{{name: first}}, {{name: second}}]
+              containers: [{{name: web, image: nginx}}]
+        """
+    )
+    kubectl.run("apply", "-f", "-", stdin=deployment)
+    trimmed = deployment.replace(", {ip: 10.0.0.2, hostnames: [two]}", "").replace(", {name: second}", "")
+    applied = kubectl.run("apply", "-f", "-", stdin=trimmed)
+    # With a field missing from the schema kubectl warns and falls back to the Go types compiled into it.
+    assert "error calculating patch from openapi" not in applied.stderr
+    spec = cp.store.get("deployments.apps", namespace, "keyed")["spec"]["template"]["spec"]
+    assert spec["hostAliases"] == [{"ip": "10.0.0.1", "hostnames": ["one"]}]
+    assert spec["imagePullSecrets"] == [{"name": "first"}]
