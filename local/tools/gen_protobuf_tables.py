@@ -1,8 +1,9 @@
 """Generate ``rayqueue_local/apimachinery/prototables.json`` and ``rayqueue_local/registry/schematables.json``
 from checkouts of k8s.io/api and k8s.io/apiextensions-apiserver (run by hand).
 
-    python3 local/tools/gen_protobuf_tables.py /work/.mirror/kubernetes+api/repo \\
-        /work/.mirror/kubernetes+apiextensions-apiserver/repo [OUT [SCHEMAS_OUT]]
+    python3 local/tools/gen_protobuf_tables.py API_CHECKOUT APIEXTENSIONS_CHECKOUT [OUT [SCHEMAS_OUT]]
+
+(git clones of k8s.io/api and k8s.io/apiextensions-apiserver)
 
 writes the protobuf tables (to OUT; by default the package's ``prototables.json``, which
 :mod:`rayqueue_local.apimachinery.prototables` loads as ``GENERATED``) and, for the same messages, what

@@ -40,7 +40,6 @@ __all__ = [
     "list_of",
     "obj",
     "ref",
-    "spec_and_status",
     "strlist",
     "strmap",
     "string",
@@ -141,21 +140,6 @@ def obj(description: str, properties: dict[str, Schema], required: tuple[str, ..
     if required:
         out["required"] = list(required)
     return out
-
-
-def spec_and_status(definition: str, spec: str, status: str) -> dict[str, Schema]:
-    """A kind's ``spec`` and ``status`` where they refer to its ``<Kind>Spec`` and ``<Kind>Status``
-    definitions, each defaulted to ``{}`` (upstream's Pod, Deployment, Job and Scale).
-
-    Example:
-        >>> fields = spec_and_status("io.k8s.api.batch.v1.Job", "The job's spec.", "The job's status.")
-        >>> fields["status"]["allOf"], fields["status"]["default"]
-        ([{'$ref': '#/components/schemas/io.k8s.api.batch.v1.JobStatus'}], {})
-    """
-    return {
-        "spec": field(f"{definition}Spec", spec, default={}),
-        "status": field(f"{definition}Status", status, default={}),
-    }
 
 
 def free(description: str) -> Schema:
