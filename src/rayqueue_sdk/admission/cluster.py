@@ -243,10 +243,9 @@ def assess_cluster(
         return out(
             ClusterPhase.DELETED, Verdict.FAIL, "the RayCluster is being deleted", kind=ErrorKind.DELETED
         )
-    if rc.legacy_failure is not None:
-        (legacy_reason,) = rc.legacy_failure
-        text = f"KubeRay reports the cluster failed: {legacy_reason or 'no reason'}"
-        return out(ClusterPhase.FAILED, Verdict.FAIL, text, (legacy_reason, None), kind=ErrorKind.FAILED)
+    if rc.legacy_failed:
+        text = f"KubeRay reports the cluster failed: {rc.legacy_reason or 'no reason'}"
+        return out(ClusterPhase.FAILED, Verdict.FAIL, text, (rc.legacy_reason, None), kind=ErrorKind.FAILED)
 
     # Kueue's verdict on the Workload (the table shared with jobs), as a cluster's phase.
     if v.kind is KueueKind.PENDING and wl.queue_missing:

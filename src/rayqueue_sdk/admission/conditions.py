@@ -263,7 +263,8 @@ class RayClusterReading:
     head_progress: str
     replica_failure: tuple[str | None, str | None] | None  # ReplicaFailure=True: (reason, message)
     deleting: bool  # metadata.deletionTimestamp is set
-    legacy_failure: tuple[str | None] | None  # status.state "failed" without conditions: (status.reason,)
+    legacy_failed: bool  # KubeRay's deprecated status.state "failed", read only without conditions
+    legacy_reason: str | None  # its status.reason
 
 
 def read_raycluster(cluster: Obj, head_pod: Obj | None = None) -> RayClusterReading:
@@ -288,5 +289,6 @@ def read_raycluster(cluster: Obj, head_pod: Obj | None = None) -> RayClusterRead
         head_progress=_head_progress(conds, head_pod),
         replica_failure=(failure.reason, failure.message) if failure.true else None,
         deleting=bool(meta_of(cluster).get("deletionTimestamp")),
-        legacy_failure=(status.get("reason"),) if failed else None,
+        legacy_failed=failed,
+        legacy_reason=status.get("reason") if failed else None,
     )
