@@ -62,6 +62,7 @@ from rayqueue_sdk.cluster.eta import estimates_for
 from rayqueue_sdk.cluster.queue_reads import overview_of, read_queues
 from rayqueue_sdk.config.idle import IdlePolicy, PrometheusSource
 from rayqueue_sdk.kube.client import build_api_client
+from rayqueue_sdk.kube.session import KubeSession
 
 ROOT = Path(__file__).resolve().parents[1]
 HIGH = "eta-bench-high"
@@ -169,7 +170,7 @@ class Poller(threading.Thread):
 
     def __init__(self, api: Any, lanes: dict[str, list[Item]], source: PrometheusSource) -> None:
         super().__init__(daemon=True)
-        self.api, self.lanes, self.source = api, lanes, source
+        self.session, self.lanes, self.source = KubeSession(api), lanes, source
         self.stop = threading.Event()
         self.errors: list[str] = []
         self.estimate_cpu: list[float] = []
@@ -184,10 +185,10 @@ class Poller(threading.Thread):
             time.sleep(1.0)
 
     def poll(self, ns: str, items: list[Item]) -> None:
-        reads = read_queues(self.api, ns)
+        reads = read_queues(self.session, namespace=ns)
         overview = overview_of(reads)
         cpu = time.process_time()
-        etas = estimates_for(self.api, reads, overview)
+        etas = estimates_for(self.session, reads, overview)
         self.estimate_cpu.append(time.process_time() - cpu)
         by_owner = {_owner(w): w for w in reads.workloads if w["metadata"].get("namespace") == ns}
         # the trace's state: every admitted cluster of this namespace has its idle policy in force
