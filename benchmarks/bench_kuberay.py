@@ -35,8 +35,9 @@ from typing import Any
 from kubernetes import client as k8s
 
 from rayqueue_local import LocalControlPlane
+from rayqueue_local.runtime.interpreter import ray_command
 from rayqueue_local.runtime.processes import _kill_session, free_ports, session_pids, tree_memory
-from rayqueue_local.runtime.raylocal import RayHead, RayHeadSpec, ray_executable
+from rayqueue_local.runtime.raylocal import RayHead, RayHeadSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 NS = "bench"
@@ -104,7 +105,7 @@ def run_job(dashboard: str) -> float:
 def bare_round() -> dict[str, float]:
     tmp = tempfile.mkdtemp(prefix="rqbench-")
     gcs, dash = free_ports(2)
-    args = [ray_executable(), "start", "--head", "--port", str(gcs), "--dashboard-host", "127.0.0.1",
+    args = [*ray_command(), "start", "--head", "--port", str(gcs), "--dashboard-host", "127.0.0.1",
             "--dashboard-port", str(dash), "--temp-dir", tmp, "--disable-usage-stats"]  # fmt: skip
     start = time.monotonic()
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
