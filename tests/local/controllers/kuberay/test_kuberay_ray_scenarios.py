@@ -130,6 +130,63 @@ def test_gpu_utilisation_follows_what_a_job_does_on_the_gpus_it_was_given(cluste
     client_.stop_job(sleeper)
 
 
+#: a driver that asks for no GPU and gives its GPU work to Ray: a task given one GPU computes for
+#: ``s`` seconds, then an actor given the other GPU holds it and sleeps (the way users ask for GPUs)
+RAY_GPU_WORK = textwrap.dedent(
+    """
+    import os, time, ray
+    ray.init()
+    @ray.remote(num_gpus=1)
+    def train(s):
+        e = time.time() + s
+        any(time.time() > e for _ in iter(int, 1))
+        return os.getpid(), ray.get_gpu_ids()
+    @ray.remote(num_gpus=1)
+    class Holder:
+        def ids(self):
+            return os.getpid(), ray.get_gpu_ids()
+    holder = Holder.remote()
+    print("holder", ray.get(holder.ids.remote()), flush=True)
+    print("task", ray.get(train.remote({s})), flush=True)
+    time.sleep({s})
+    """
+)
+
+
+def test_gpu_utilisation_sees_the_gpus_ray_gives_tasks_and_actors(cluster, ray_cp):
+    """A ``@ray.remote(num_gpus=1)`` task that computes makes the GPU Ray gave it busy, though its worker
+    process never had ``CUDA_VISIBLE_DEVICES`` at start (the raylet says which worker holds which GPU);
+    an actor given the other GPU that only holds it stays idle, and so does everything once the task ends."""
+    import shlex
+
+    from ray.job_submission import JobSubmissionClient
+
+    exporter = ray_cp.gpu_metrics
+    client_ = JobSubmissionClient(f"http://127.0.0.1:{cluster['status']['endpoints']['dashboard']}")
+
+    def utilisation() -> list[float]:
+        devices = [d for d in exporter.devices() if d.cluster == "workspace" and d.namespace == NS]
+        return [exporter.utilisation(d) for d in sorted(devices, key=lambda d: d.ordinal)]
+
+    job_id = client_.submit_job(entrypoint="python -c " + shlex.quote(RAY_GPU_WORK.format(s=20)))
+    logs = wait_for(lambda: client_.get_job_logs(job_id), lambda text: "holder (" in text, timeout=180)
+    holder_gpu = int(logs.split("holder (", 1)[1].split("[", 1)[1].split("]", 1)[0])
+    busy = wait_for(utilisation, lambda values: len(values) == 2 and max(values) >= 80, timeout=60)
+    assert sorted(busy)[1] >= 80, busy  # the task's GPU is busy
+    assert busy[holder_gpu] == 0.0, (busy, holder_gpu)  # the holder's is not
+    logs = wait_for(lambda: client_.get_job_logs(job_id), lambda text: "task (" in text, timeout=120)
+    task_gpu = int(logs.split("task (", 1)[1].split("[", 1)[1].split("]", 1)[0])
+    assert task_gpu != holder_gpu
+    # the task has ended; the actor still holds its GPU and sleeps: several samples, all idle
+    assert wait_for(utilisation, lambda values: values == [0.0, 0.0], timeout=30) == [0.0, 0.0]
+    samples = []
+    for _ in range(4):
+        samples.append(utilisation())
+        time.sleep(1.1)
+    assert samples == [[0.0, 0.0]] * 4
+    client_.stop_job(job_id)
+
+
 def test_deactivation_stops_exactly_that_head(custom, cluster, ray_cp):
     handle = ray_cp.ray_runtime.find(NS, "workspace")
     assert handle is not None and handle.head is not None and handle.head.process is not None

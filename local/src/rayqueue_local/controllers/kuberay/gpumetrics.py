@@ -3,8 +3,10 @@
 :class:`GpuMetricsController` serves :class:`~rayqueue_local.runtime.metrics.GpuMetricsExporter` over
 the store's pods, with the utilisation following what each cluster's work does on the GPUs it was
 given (:class:`~rayqueue_local.runtime.gpuwork.ProcessGpuWork` over the processes of the cluster's
-head in the :class:`~.runtime.RayRuntime`: a job given a GPU that computes is busy, a ``sleep`` or
-a CPU-only job is not; the same source of truth for KEDA's query and the reaper's), and starts a
+head in the :class:`~.runtime.RayRuntime`, with the GPU ids Ray handed its workers at run time as the
+head's raylet tells them, :class:`~rayqueue_local.runtime.raygpus.RayletGpuHolders`: a job, task,
+actor or Ray Train worker given a GPU that computes is busy, a ``sleep`` or a CPU-only job is not;
+the same source of truth for KEDA's query and the reaper's), and starts a
 :class:`~rayqueue_local.runtime.prometheus.PrometheusServer`
 scraping it every second when the control plane asks for one (``cp.prometheus_enabled``).
 It publishes both on the control plane as ``cp.gpu_metrics`` and ``cp.prometheus`` (``None``
@@ -30,6 +32,7 @@ from rayqueue_local.runtime.kubestate import KubeStateExporter
 from rayqueue_local.runtime.metrics import GpuMetricsExporter
 from rayqueue_local.runtime.nvml import NvmlReader
 from rayqueue_local.runtime.prometheus import PrometheusServer
+from rayqueue_local.runtime.raygpus import RayletGpuHolders
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +57,15 @@ class GpuMetricsController:
         self.prometheus: PrometheusServer | None = None
         self.nvml: NvmlReader | None = None
         self.work = ProcessGpuWork()
+        self.holders = RayletGpuHolders()
 
     def gpu_work(self, namespace: str, cluster: str) -> set[int]:
         """The ordinals of the cluster's GPUs that its head's processes were given and compute on."""
         handle = self.runtime.find(namespace, cluster) if self.runtime is not None else None
         process = handle.head.process if handle is not None and handle.head is not None else None
-        if process is None:
+        if handle is None or process is None:
             return set()
-        return self.work.busy_gpus(process.pids())
+        return self.work.busy_gpus(process.pids(), held=self.holders.holders(handle.dashboard_url))
 
     def measured(self, namespace: str, cluster: str) -> float | None:
         """The SM use (%) that cluster's Ray head processes make of the real GPUs they hold, by NVML.
