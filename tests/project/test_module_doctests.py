@@ -37,6 +37,8 @@ ON_A_PLANE = {
     "rayqueue_sdk.kube.lookups",
     "rayqueue_sdk.kube.session",
     "rayqueue_sdk.cluster.cluster",
+    "rayqueue_sdk.cluster.rayjobs",
+    "rayqueue_sdk.cluster.scale_to_zero",
     "rayqueue_sdk.cluster.compat",
     "rayqueue_sdk.cluster.dashboard",
     "rayqueue_sdk.cluster.observe",
@@ -53,6 +55,7 @@ ON_A_PLANE = {
     "rayqueue_sdk.cluster.preflight",
     "rayqueue_sdk.scaling.policy",
     "rayqueue_sdk.job.rayjob",
+    "rayqueue_sdk.job.view",
 }
 
 MODULES = all_modules()
