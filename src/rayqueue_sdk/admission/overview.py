@@ -3,7 +3,7 @@
 in admission order out, with "who is ahead of me, and why".
 
 No I/O: :func:`build_overview` takes what three LISTs returned
-(:func:`rayqueue_sdk.cluster.overview.queue_overview` makes them). The rules it applies are Kueue v0.19's:
+(:func:`rayqueue_sdk.queues.overview.queue_overview` makes them). The rules it applies are Kueue v0.19's:
 
 - queue order in a ClusterQueue (``BestEffortFIFO`` and ``StrictFIFO`` alike): higher ``spec.priority``
   first, then the older queue-order timestamp (the ``creationTimestamp``, or the eviction time of a workload

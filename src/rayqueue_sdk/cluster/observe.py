@@ -35,9 +35,7 @@ from rayqueue_sdk.cluster.dashboard import (
     exposures,
     in_kubernetes_pod,
 )
-from rayqueue_sdk.cluster.eta import admission_eta
 from rayqueue_sdk.cluster.kueue_context import check_limits, fair_share_for, waits_for_checks
-from rayqueue_sdk.cluster.queues import queue_positions
 from rayqueue_sdk.cluster.status import ClusterStatus, status_from
 from rayqueue_sdk.display import show_details
 from rayqueue_sdk.errors import ForbiddenError, NotFoundError, RayQueueError
@@ -49,6 +47,8 @@ from rayqueue_sdk.manifests.idle import IdleMode
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 from rayqueue_sdk.manifests.meta import labels_of, name_of, namespace_of, uid_of
 from rayqueue_sdk.manifests.scaling import policy_name
+from rayqueue_sdk.queues.eta import admission_eta
+from rayqueue_sdk.queues.local_queues import queue_positions
 
 __all__ = [
     "ClusterDetails",

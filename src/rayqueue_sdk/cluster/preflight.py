@@ -12,7 +12,7 @@ It returns :class:`Facts`, plain data. :func:`decide` is pure: from the manifest
 the manifest to send (namespace set, default queue filled in) or raises the error the user reads.
 
 Example:
-    >>> from rayqueue_sdk.cluster.queues import queue_info
+    >>> from rayqueue_sdk.queues.local_queues import queue_info
     >>> facts = Facts("ds", queues=(queue_info({"metadata": {"name": "default", "namespace": "ds"}}),))
     >>> manifest = {"metadata": {"name": "ws", "labels": {}}, "spec": {}}
     >>> decide(manifest, facts)["metadata"]
@@ -34,13 +34,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from rayqueue_sdk.cluster.queues import (
-    LocalQueueInfo,
-    default_queue_of,
-    list_priority_class_choices,
-    queue_info,
-    queue_not_found,
-)
 from rayqueue_sdk.errors import ConflictError, ForbiddenError, NotFoundError, PriorityClassNotFoundError
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS, Kind
 from rayqueue_sdk.kube.lookups import list_or_none
@@ -48,6 +41,13 @@ from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE, QUEUE_LABEL
 from rayqueue_sdk.manifests.meta import name_of
 from rayqueue_sdk.manifests.rules import check_raycluster
+from rayqueue_sdk.queues.local_queues import (
+    LocalQueueInfo,
+    default_queue_of,
+    list_priority_class_choices,
+    queue_info,
+    queue_not_found,
+)
 
 __all__ = ["Facts", "check_ours", "decide", "fetch_facts"]
 

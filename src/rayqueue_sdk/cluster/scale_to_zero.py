@@ -69,7 +69,7 @@ class ScaleToZeroMixin(RayJobsMixin):
             cluster.gpu_utilisation(30, prometheus="http://prometheus.monitoring:9090")[-3:]
             # [0.0, 0.0, 87.0]
         """
-        from rayqueue_sdk.cluster.usage import utilisation_series  # lazy: usage is rarely asked for
+        from rayqueue_sdk.queues.usage import utilisation_series  # lazy: usage is rarely asked for
 
         policy = self.config.idle_scale_to_zero
         source = prometheus or (policy.prometheus if policy is not None else None)

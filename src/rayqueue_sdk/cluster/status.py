@@ -237,7 +237,7 @@ def status_from(
         cluster: the RayCluster dict, or ``None`` if it does not exist (phase ``DELETED``).
         workload: its Kueue Workload, or ``None``.
         name, namespace: used when ``cluster`` is ``None``.
-        position, position_unavailable: from :func:`rayqueue_sdk.cluster.queues.queue_position`.
+        position, position_unavailable: from :func:`rayqueue_sdk.queues.local_queues.queue_position`.
         assessment: a ready-made reading (else :func:`rayqueue_sdk.admission.cluster.assess_cluster` runs).
         dashboard_url, cluster_uri: addresses found by the caller (Route, Ingress, ...); the
             defaults are the in-cluster head Service addresses.

@@ -38,10 +38,8 @@ from rayqueue_sdk.admission.cluster import (
     eviction_key,
 )
 from rayqueue_sdk.admission.eta import AdmissionEstimate
-from rayqueue_sdk.cluster.eta import admission_eta
 from rayqueue_sdk.cluster.kueue_context import check_limits, fair_share_for, waits_for_checks
 from rayqueue_sdk.cluster.observe import observe_cluster, observe_pair
-from rayqueue_sdk.cluster.queues import check_queue, queue_position
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, status_from
 from rayqueue_sdk.errors import AdmissionTimeout, ForbiddenError, NotFoundError, ScaledToZeroError
 from rayqueue_sdk.kube.informer import read_shared
@@ -52,6 +50,8 @@ from rayqueue_sdk.kube.session import KubeSession, SessionLike
 from rayqueue_sdk.kube.watch import WatchEvent, cache_by_name
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 from rayqueue_sdk.manifests.meta import labels_of, name_of, uid_of
+from rayqueue_sdk.queues.eta import admission_eta
+from rayqueue_sdk.queues.local_queues import check_queue, queue_position
 
 # observe_cluster lives in cluster/observe.py (the one read path); it is re-exported here for the callers
 # that import it from this module (job/existing.py, tests/local).

@@ -2,10 +2,10 @@
 rows for :func:`~rayqueue_sdk.display.charts.queue_timeline`: admitted ones from their admission to their
 expected release (an idle policy's deadline if the cluster stays idle, a RayJob's deadline, now for a
 finished one; none where nothing bounds it), pending ones since their creation with their admission
-estimate's window (``eta``, :mod:`rayqueue_sdk.cluster.eta`).
+estimate's window (``eta``, :mod:`rayqueue_sdk.queues.eta`).
 
 The reads are the queue overview's (with estimates) plus the release facts of the holders in the reader's
-namespace (:func:`rayqueue_sdk.cluster.eta.releases_of`); the conversion, :func:`timeline_rows`, is pure.
+namespace (:func:`rayqueue_sdk.queues.eta.releases_of`); the conversion, :func:`timeline_rows`, is pure.
 
 Example:
     >>> from rayqueue_sdk.admission.overview import build_overview
@@ -25,12 +25,12 @@ from typing import Any
 
 from rayqueue_sdk.admission.estimate import Release
 from rayqueue_sdk.admission.overview import QueueSummary, WorkloadEntry
-from rayqueue_sdk.cluster.eta import releases_of
-from rayqueue_sdk.cluster.overview import queue_overview
 from rayqueue_sdk.display.charts import TimelineRow
 from rayqueue_sdk.errors import ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS, RAYJOBS
 from rayqueue_sdk.kube.session import KubeSession, SessionLike
+from rayqueue_sdk.queues.eta import releases_of
+from rayqueue_sdk.queues.overview import queue_overview
 
 __all__ = ["queue_timeline_rows", "timeline_rows"]
 

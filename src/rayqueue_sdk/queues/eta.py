@@ -11,7 +11,7 @@ one place that reads it). Holders in namespaces the reader cannot read have no k
 may not read ClusterQueues gets the queue position and a sentence saying what is hidden.
 
 Example:
-    >>> from rayqueue_sdk.cluster.eta import estimate_for_workload
+    >>> from rayqueue_sdk.queues.eta import estimate_for_workload
     >>> estimate_for_workload(session, namespace="default", workload="raycluster-ws-1a2b3")  # not pending
 """
 
@@ -37,13 +37,13 @@ from rayqueue_sdk.admission.estimate import (
     workload_object_requests,
 )
 from rayqueue_sdk.admission.overview import QueueOverview
-from rayqueue_sdk.cluster.queue_reads import QueueReads, overview_of, read_queues
 from rayqueue_sdk.errors import ApiError, RayQueueError
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS, RAYJOBS, SCALEDOBJECTS, Kind
 from rayqueue_sdk.kube.lookups import list_or_none
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.meta import annotations_of, condition_of, meta_of, name_of
 from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, policy_name
+from rayqueue_sdk.queues.reads import QueueReads, overview_of, read_queues
 from rayqueue_sdk.scaling.agent import AgentState, parse_time
 from rayqueue_sdk.scaling.policy import policy_of
 
@@ -288,7 +288,7 @@ def estimate_for_workload(
 def admission_eta(
     session: KubeSession, *, workload: str, namespace: str | None = None
 ) -> AdmissionEstimate | None:
-    """The admission estimate of a pending Workload (:mod:`rayqueue_sdk.cluster.eta`); ``None`` where the
+    """The admission estimate of a pending Workload (:mod:`rayqueue_sdk.queues.eta`); ``None`` where the
     queues cannot be read at all (said in the log, never an error: the status stands without it).
 
     Example:
