@@ -54,6 +54,7 @@ ON_A_PLANE = {
     "rayqueue_sdk.queues.timeline",
     "rayqueue_sdk.cluster.preflight",
     "rayqueue_sdk.scaling.policy",
+    "rayqueue_sdk.scaling.planning",
     "rayqueue_sdk.job.rayjob",
     "rayqueue_sdk.job.view",
 }

@@ -159,9 +159,9 @@ class ClusterBase:
         policy = self.idle_policy
         if policy is None:
             return text
-        from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
+        from rayqueue_sdk.scaling.planning import build_plan, offline_facts  # lazy: scale-to-zero
 
-        the_plan = scaling.plan(None, manifest, policy)
+        the_plan = build_plan(manifest, policy, offline_facts(policy))
         note = (
             f"# idle scale-to-zero, {the_plan.summary().split(':')[0]}; at apply time: ownerReferences to "
             "the RayCluster (its uid), the mode (auto: KEDA where served) and KEDA's Workload name\n"

@@ -250,6 +250,7 @@ class Cluster(ScaleToZeroMixin, CardMixin):
             >>> cluster.down()   # nothing left to delete
             False
         """
+        from rayqueue_sdk.admission.idle import policy_of  # lazy: the policy a cluster carries
         from rayqueue_sdk.cluster.preflight import check_ours  # lazy: apply's checks
         from rayqueue_sdk.kube.kinds import RAYCLUSTERS  # lazy: API calls
         from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
@@ -263,7 +264,7 @@ class Cluster(ScaleToZeroMixin, CardMixin):
             return False
         if not force:
             check_ours(obj, "down(force=True) would delete it")
-        if scaling.policy_of(obj) is not None:
+        if policy_of(obj) is not None:
             removed = scaling.remove_policy(
                 session, name=self.name, namespace=self.namespace, annotation=False
             )

@@ -239,7 +239,7 @@ def _scaled_objects(
 ) -> dict[str, dict[str, Any]] | None:
     """The ScaledObjects of the clusters with a KEDA idle policy, by name (one read: a GET for one
     cluster, else a LIST); ``{}`` when none has one, ``None`` when they cannot be read."""
-    keda = [c for c in clusters if (policy_of(c) or {}).get("mode") == IdleMode.KEDA]
+    keda = [c for c in clusters if (p := policy_of(c)) is not None and p.mode is IdleMode.KEDA]
     if not keda:
         return {}
     try:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from rayqueue_sdk.cluster.rayjobs import RayJobsMixin
 from rayqueue_sdk.config.idle import IdlePolicy, PreStopHook, PrometheusSource
 from rayqueue_sdk.errors import NotFoundError, RayQueueError, UnsupportedError
+from rayqueue_sdk.manifests.idle import IdleMode, IdleModeName, IdleSignal, StopMechanism
 from rayqueue_sdk.manifests.labels import QUEUE_LABEL
 from rayqueue_sdk.manifests.meta import labels_of, name_of, uid_of
 
@@ -94,6 +95,7 @@ class ScaleToZeroMixin(RayJobsMixin):
 
             cluster.resume(); cluster.wait_ready()
         """
+        from rayqueue_sdk.admission.idle import policy_of  # lazy: the policy a cluster carries
         from rayqueue_sdk.kube.kinds import RAYCLUSTERS  # lazy: API calls
         from rayqueue_sdk.kube.lookups import fetch_raycluster, find_workload  # lazy: API calls
         from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
@@ -101,18 +103,18 @@ class ScaleToZeroMixin(RayJobsMixin):
         session = self.session
         namespace = self.namespace
         rc = fetch_raycluster(session, name=self.name, namespace=namespace)
-        info = scaling.policy_of(rc)
+        info = policy_of(rc)
         if info is None:
             return self._set_active(True)
         uid = uid_of(rc) or ""
         workload = (
             find_workload(session, owner_uid=uid, namespace=namespace)
-            if info.get("mechanism") == "workload"
+            if info.mechanism is StopMechanism.WORKLOAD
             else None
         )
         done = scaling.on_resume(session, rc, workload)
         log.info("%s/%s: %s", namespace, self.name, done)
-        if info.get("mechanism") == "suspend":
+        if info.mechanism is StopMechanism.SUSPEND:
             session.patch(
                 RAYCLUSTERS, name=self.name, patch={"spec": {"suspend": False}}, namespace=namespace
             )
@@ -122,17 +124,19 @@ class ScaleToZeroMixin(RayJobsMixin):
 
     # -- idle scale-to-zero ------------------------------------------------------------------------
     def _enable(self, session: KubeSession, rc: dict[str, Any], policy: IdlePolicy) -> list[str]:
-        from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
+        from rayqueue_sdk.admission.idle import policy_of  # lazy: the policy a cluster carries
+        from rayqueue_sdk.scaling import planning  # lazy: scale-to-zero, loaded on first use
+        from rayqueue_sdk.scaling import policy as scaling  # lazy: as above
 
-        the_plan = scaling.plan(session, rc, policy)
-        return scaling.apply_plan(session, the_plan, previous=scaling.policy_of(rc))
+        the_plan = planning.plan(session, rc, policy)
+        return scaling.apply_plan(session, the_plan, previous=policy_of(rc))
 
     def scale_to_zero(
         self,
         idle_minutes: float | None,
         *,
-        mode: str = "auto",
-        idle_signal: str = "gpu",
+        mode: IdleMode | IdleModeName = IdleMode.AUTO,
+        idle_signal: IdleSignal = "gpu",
         prometheus: PrometheusSource | str | dict[str, Any] | None = None,
         hook: PreStopHook | str | None = None,
         initial_cooldown_minutes: float | None = None,
@@ -168,8 +172,10 @@ class ScaleToZeroMixin(RayJobsMixin):
                 cluster.scale_to_zero(idle_minutes=60)            # auto: KEDA where served, else the reaper
                 cluster.scale_to_zero(60, dry_run=True)           # what it would do now, and why
         """
+        from rayqueue_sdk.admission.idle import policy_of  # lazy: the policy a cluster carries
         from rayqueue_sdk.kube.lookups import fetch_raycluster, find_workload  # lazy: API calls
-        from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
+        from rayqueue_sdk.scaling import planning  # lazy: scale-to-zero, loaded on first use
+        from rayqueue_sdk.scaling import policy as scaling  # lazy: as above
 
         session = self.session
         if idle_minutes is None:
@@ -189,7 +195,7 @@ class ScaleToZeroMixin(RayJobsMixin):
         )
         namespace = self.namespace
         rc = fetch_raycluster(session, name=self.name, namespace=namespace)
-        the_plan = scaling.plan(session, rc, policy)
+        the_plan = planning.plan(session, rc, policy)
         if dry_run:
             from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
 
@@ -197,7 +203,7 @@ class ScaleToZeroMixin(RayJobsMixin):
             uid = uid_of(rc) or ""
             workload = (
                 find_workload(session, owner_uid=uid, namespace=namespace)
-                if the_plan.mechanism == "workload"
+                if the_plan.mechanism is StopMechanism.WORKLOAD
                 else None
             )
             gpu, reading = None, None
@@ -212,7 +218,7 @@ class ScaleToZeroMixin(RayJobsMixin):
             except (RayQueueError, OSError, RuntimeError, ValueError) as err:
                 log.debug("dry run: Ray jobs not readable: %s", err)
             return scaling.dry_run(policy, the_plan, workload, rc=rc, jobs=jobs, gpu=gpu, gpu_reading=reading)
-        made = scaling.apply_plan(session, the_plan, previous=scaling.policy_of(rc))
+        made = scaling.apply_plan(session, the_plan, previous=policy_of(rc))
         self._idle_policy = policy
         return f"{namespace}/{self.name}: {the_plan.headline}: {', '.join(made)}"
 
