@@ -45,7 +45,7 @@ from rayqueue_sdk.kube.pods import head_pod
 from rayqueue_sdk.kube.session import KubeSession, SessionLike
 from rayqueue_sdk.manifests.idle import IdleMode
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
-from rayqueue_sdk.manifests.meta import labels_of, name_of, namespace_of, uid_of
+from rayqueue_sdk.manifests.meta import labels_of, meta_of, name_of, namespace_of, uid_of
 from rayqueue_sdk.manifests.scaling import policy_name
 from rayqueue_sdk.queues.eta import admission_eta
 from rayqueue_sdk.queues.local_queues import queue_positions
@@ -290,7 +290,7 @@ def _head_of_starting(
     """The head Pod of a cluster that is starting (one read; its kubelet may say it cannot start), by uid."""
     if assess_cluster(cluster, wl).phase is not ClusterPhase.STARTING:
         return {}
-    meta = cluster.get("metadata") or {}
+    meta = meta_of(cluster)
     try:
         pod = head_pod(
             session, cluster=_name(cluster), namespace=str(meta.get("namespace") or ""), uid=_uid(cluster)

@@ -39,7 +39,7 @@ from rayqueue_sdk.kube.kinds import RAYCLUSTERS, Kind
 from rayqueue_sdk.kube.lookups import list_or_none
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE, QUEUE_LABEL
-from rayqueue_sdk.manifests.meta import name_of
+from rayqueue_sdk.manifests.meta import meta_of, name_of
 from rayqueue_sdk.manifests.rules import check_raycluster
 from rayqueue_sdk.queues.local_queues import (
     LocalQueueInfo,
@@ -98,7 +98,7 @@ def check_ours(obj: Mapping[str, Any], how: str) -> None:
 (no label app.kubernetes.io/managed-by=rayqueue-sdk); leaving it alone (down(force=True) would delete it) \
 (see docs/troubleshooting.md#conflicterror)
     """
-    meta = obj.get("metadata") or {}
+    meta = meta_of(obj)
     if (meta.get("labels") or {}).get(MANAGED_BY_LABEL) != MANAGED_BY_VALUE:
         raise ConflictError(
             409,

@@ -14,7 +14,7 @@ import functools
 from typing import TYPE_CHECKING
 
 from rayqueue_sdk.cluster.base import ClusterBase
-from rayqueue_sdk.errors import NotFoundError, ScaledToZeroError
+from rayqueue_sdk.errors import NotFoundError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ray.job_submission import JobDetails, JobStatus, JobSubmissionClient
@@ -29,13 +29,6 @@ class RayJobsMixin(ClusterBase):
         >>> [name for name in ("cluster_uri", "job_client", "list_jobs") if hasattr(RayJobsMixin, name)]
         ['cluster_uri', 'job_client', 'list_jobs']
     """
-
-    def _refuse_if_scaled_to_zero(self) -> None:
-        from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
-
-        status, _ = observe_one(self.session, name=self.name, namespace=self.namespace)
-        if status.scaled_to_zero:
-            raise ScaledToZeroError(self.name, self.namespace, status.idle_scale_to_zero or "scaled to zero")
 
     def cluster_uri(self) -> str:
         """The ``ray://host:port`` address for ``ray.init()``.
@@ -62,7 +55,10 @@ class RayJobsMixin(ClusterBase):
         try:
             return dashboard.cluster_uri(self.name, self.namespace, client=self.session)
         except NotFoundError:
-            self._refuse_if_scaled_to_zero()  # a better answer than "no address", where it applies
+            from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
+
+            # a better answer than "no address", where it applies
+            observe_one(self.session, name=self.name, namespace=self.namespace)[0].refuse_if_scaled_to_zero()
             raise
 
     def local_client_url(self) -> str:

@@ -326,9 +326,7 @@ class IdlePolicy(StrictModel):
     mode: IdleMode | IdleModeName = Field(
         default=IdleMode.AUTO, description=" or ".join(repr(m) for m in MODES)
     )
-    idle_signal: IdleSignal = Field(
-        default="gpu", description="'gpu', 'jobs' or 'gpu_and_jobs'"
-    )
+    idle_signal: IdleSignal = Field(default="gpu", description="'gpu', 'jobs' or 'gpu_and_jobs'")
     prometheus: PrometheusSource | None = Field(
         default=None, description="a PrometheusSource or an http(s) URL"
     )

@@ -133,7 +133,7 @@ def releases_of(
     sos = {name_of(o): o for o in scaled_objects or []}
     out: list[Release] = []
     for wl in workloads:
-        meta = wl.get("metadata") or {}
+        meta = meta_of(wl)
         usage = admitted_usage(wl)
         if not usage or (wl.get("spec") or {}).get("active") is False:
             continue
@@ -212,7 +212,7 @@ def estimates_for(
     releases = releases_of(reads.workloads, ns, rcs, jobs, sos, now)
     requests: dict[tuple[str, str], dict[str, Decimal]] = {}
     for wl in reads.workloads:
-        meta = wl.get("metadata") or {}
+        meta = meta_of(wl)
         requests[(str(meta.get("namespace") or ""), str(meta.get("name") or ""))] = workload_object_requests(
             wl
         )
@@ -246,7 +246,7 @@ def holds_of(
     jobs = {name_of(o): o for o in rayjobs or []}
     out: dict[tuple[str, str], Hold] = {}
     for wl in workloads:
-        meta = wl.get("metadata") or {}
+        meta = meta_of(wl)
         if meta.get("namespace") != namespace or admitted_usage(wl):
             continue
         key = (namespace, str(meta.get("name") or ""))

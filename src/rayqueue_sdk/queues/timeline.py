@@ -29,17 +29,11 @@ from rayqueue_sdk.display.charts import TimelineRow
 from rayqueue_sdk.errors import ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS, RAYJOBS
 from rayqueue_sdk.kube.session import KubeSession, SessionLike
+from rayqueue_sdk.manifests.meta import meta_of, parse_time
 from rayqueue_sdk.queues.eta import releases_of
 from rayqueue_sdk.queues.overview import queue_overview
 
 __all__ = ["queue_timeline_rows", "timeline_rows"]
-
-
-def _time(text: Any) -> datetime | None:
-    if not text:
-        return None
-    parsed = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def _label(entry: WorkloadEntry) -> str:
@@ -62,18 +56,20 @@ def timeline_rows(
     holders = sorted(
         queue.holding,
         key=lambda h: (
-            admitted_at.get((h.namespace, h.name)) or _time(h.created) or datetime.min.replace(tzinfo=UTC)
+            admitted_at.get((h.namespace, h.name))
+            or parse_time(h.created)
+            or datetime.min.replace(tzinfo=UTC)
         ),
     )
     for h in holders:
-        start = admitted_at.get((h.namespace, h.name)) or _time(h.created)
+        start = admitted_at.get((h.namespace, h.name)) or parse_time(h.created)
         if start is None:
             continue
         rel = by_key.get((h.namespace, h.name))
         end = (rel.latest or rel.earliest) if rel is not None else None
         rows.append(TimelineRow(_label(h), start, end, "admitted", note=rel.why if rel is not None else ""))
     for p in queue.pending:
-        start = _time(p.created)
+        start = parse_time(p.created)
         if start is None:
             continue
         window = None if p.eta is None else (p.eta.earliest, p.eta.latest)
@@ -113,10 +109,10 @@ def queue_timeline_rows(
     workloads = session.list(session.kueue_kind("workloads"), namespace=ns)
     admitted_at: dict[tuple[str, str], datetime] = {}
     for wl in workloads:
-        meta = wl.get("metadata") or {}
+        meta = meta_of(wl)
         for cond in (wl.get("status") or {}).get("conditions") or []:
             if cond.get("type") == "Admitted" and cond.get("status") == "True":
-                at = _time(cond.get("lastTransitionTime"))
+                at = parse_time(cond.get("lastTransitionTime"))
                 if at is not None:
                     admitted_at[(str(meta.get("namespace") or ""), str(meta.get("name") or ""))] = at
     try:

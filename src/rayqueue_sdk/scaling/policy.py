@@ -59,7 +59,7 @@ log = logging.getLogger(__name__)
 
 def _named(obj: Mapping[str, Any]) -> tuple[str, str]:
     """The name and namespace of a manifest, for the session's verbs."""
-    meta = obj.get("metadata") or {}
+    meta = meta_of(obj)
     return str(meta.get("name")), str(meta.get("namespace"))
 
 
@@ -203,7 +203,7 @@ def on_resume(session: KubeSession, rc: dict[str, Any], workload: dict[str, Any]
     info = policy_of(rc)
     if info is None:
         return None
-    meta = rc.get("metadata") or {}
+    meta = meta_of(rc)
     name, namespace = str(meta.get("name")), str(meta.get("namespace"))
     if info.mode is IdleMode.KEDA:
         ref = {
@@ -215,7 +215,7 @@ def on_resume(session: KubeSession, rc: dict[str, Any], workload: dict[str, Any]
             old = _get(session, ref)
         except NotFoundError:
             return "no ScaledObject to recreate"
-        old_meta = old.get("metadata") or {}
+        old_meta = meta_of(old)
         annotations = dict(old_meta.get("annotations") or {})
         annotations["scaling.rayqueue-sdk.io/resumed-at"] = agent.format_time(time.time()) or ""
         fresh = {
@@ -273,7 +273,7 @@ def settle_before_edit(session: KubeSession, rc: dict[str, Any] | None, *, limit
         return False
     if pods_gone(rc):
         return False
-    meta = rc.get("metadata") or {}
+    meta = meta_of(rc)
     ref = _rc_ref(name=str(meta.get("name")), namespace=str(meta.get("namespace")))
 
     def gone() -> bool:
@@ -324,7 +324,7 @@ def idle_status(
         return None
     so, read = None, True
     if info.mode is IdleMode.KEDA:
-        meta = rc.get("metadata") or {}
+        meta = meta_of(rc)
         try:
             so = _get(
                 session, _scaled_object_ref(name=str(meta.get("name")), namespace=str(meta.get("namespace")))
@@ -355,7 +355,7 @@ def read_gpu(policy: IdlePolicy, rc: dict[str, Any], dashboard: str | None) -> t
     """
     from rayqueue_sdk.scaling import agent  # lazy: the reaper (urllib, ssl), for its clock and decisions
 
-    meta = rc.get("metadata") or {}
+    meta = meta_of(rc)
     name, namespace = str(meta.get("name")), str(meta.get("namespace") or "default")
     source = policy.prometheus
     if source is not None and source.auth == "bearer":
