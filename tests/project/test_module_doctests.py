@@ -25,8 +25,6 @@ NO_EXAMPLE = {
     "rayqueue_local.pytest_plugin",
     # `rayqueue local up`: serves until interrupted.
     "rayqueue_local.serve",
-    # Watch's public home is rayqueue_local.storage.store (its __module__), whose doctests run its example.
-    "rayqueue_local.storage.watch",
 }
 
 
