@@ -125,4 +125,3 @@ class ErrorKind(enum.StrEnum):
     QUEUE_NOT_FOUND = "queue_not_found"  # QueueNotFoundError, after the driver re-checks the queue
     FAILED = "failed"  # ClusterFailed / JobFailedError
     REJECTED = "rejected"  # AdmissionCheckRejected (deactivated for a rejected admission check)
-

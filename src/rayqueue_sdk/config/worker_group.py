@@ -103,4 +103,3 @@ class WorkerGroup(StrictModel):
         check_annotations(self.annotations, "annotations")
         topology_annotation(self.topology, self.topology_mode or "required")
         return self
-
