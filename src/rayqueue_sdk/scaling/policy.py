@@ -95,7 +95,7 @@ def apply_plan(session: KubeSession, the_plan: Plan, *, previous: PolicyInForce 
 
     Example::
 
-        apply_plan(session, plan(session, stored_raycluster, IdlePolicy(idle_minutes=60)))
+        apply_plan(session, planning.plan(session, stored_raycluster, IdlePolicy(idle_minutes=60)))
     """
     if previous is not None:
         remove_policy(
@@ -140,7 +140,7 @@ def _all_kinds(*, name: str, namespace: str, mode: IdleMode | None = None) -> li
         ("v1", "Secret", token_secret_name(name)),
         ("v1", "ServiceAccount", base),
     ]
-    skip = reaper_only if mode is IdleMode.KEDA else keda_only if mode is IdleMode.REAPER else set()
+    skip = reaper_only if mode == IdleMode.KEDA else keda_only if mode == IdleMode.REAPER else set()
     return [
         {"apiVersion": v, "kind": k, "metadata": {"name": n, "namespace": namespace}}
         for v, k, n in kinds
