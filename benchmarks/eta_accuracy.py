@@ -17,8 +17,8 @@ cycles through:
 
 Ray heads are not started (``ray_enabled=False``): admissions and releases are Kueue's, KEDA's and
 KubeRay's, the Ray processes would only cost CPU. A poller reads, every second and per namespace, what the
-SDK reads (:func:`rayqueue_sdk.cluster.queue_reads.read_queues` and
-:func:`rayqueue_sdk.cluster.eta.estimates_for`: the LISTs a user's ``status()`` makes) and keeps, for each
+SDK reads (:func:`rayqueue_sdk.queues.reads.read_queues` and
+:func:`rayqueue_sdk.queues.eta.estimates_for`: the LISTs a user's ``status()`` makes) and keeps, for each
 workload, its first estimate and the one it had when it first stood next in line with every admitted cluster
 of its namespace under its idle policy (the trace sets a policy a moment after each admission; before that,
 nothing bounds the holder's release and the estimate rightly has no end). The actual admission is
@@ -58,11 +58,11 @@ from rayqueue_sdk.admission.estimate import (
     idle_release,
 )
 from rayqueue_sdk.admission.overview import build_overview
-from rayqueue_sdk.cluster.eta import estimates_for
-from rayqueue_sdk.cluster.queue_reads import overview_of, read_queues
 from rayqueue_sdk.config.idle import IdlePolicy, PrometheusSource
 from rayqueue_sdk.kube.client import build_api_client
 from rayqueue_sdk.kube.session import KubeSession
+from rayqueue_sdk.queues.eta import estimates_for
+from rayqueue_sdk.queues.reads import overview_of, read_queues
 
 ROOT = Path(__file__).resolve().parents[1]
 HIGH = "eta-bench-high"

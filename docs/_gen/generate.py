@@ -271,6 +271,12 @@ def cli_page() -> str:
     return "\n".join(parts)
 
 
+def _built_from_mixins(obj: object) -> bool:
+    """A class whose methods come from one module per concept (``Cluster``, ``RayJob``): its page lists the
+    inherited methods too, as they are its own to a user."""
+    return isinstance(obj, type) and any(base.__name__.endswith("Mixin") for base in obj.__mro__[1:])
+
+
 def api_page() -> str:
     """The API reference page: one mkdocstrings block per public name, grouped by defining module."""
     parts = [
@@ -295,7 +301,10 @@ def api_page() -> str:
         for module, names in sorted(by_module.items()):
             parts += [f"### `{module}`", ""]
             for name in sorted(names):
-                parts += [f"::: {module}.{name}", "    options:", "      heading_level: 4", ""]
+                parts += [f"::: {module}.{name}", "    options:", "      heading_level: 4"]
+                if _built_from_mixins(getattr(package, name)):
+                    parts += ["      inherited_members: true"]
+                parts += [""]
     return "\n".join(parts)
 
 

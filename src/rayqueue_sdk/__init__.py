@@ -70,11 +70,11 @@ _EXPORTS: dict[str, str] = {
     # authentication, queues, status
     "TokenAuthentication": "rayqueue_sdk.kube.auth",
     "KubeConfigFileAuthentication": "rayqueue_sdk.kube.auth",
-    "list_local_queues": "rayqueue_sdk.cluster.queues",
-    "queue_headroom": "rayqueue_sdk.cluster.overview",
-    "queue_overview": "rayqueue_sdk.cluster.overview",
-    "will_it_fit": "rayqueue_sdk.cluster.overview",
-    "view_queues": "rayqueue_sdk.cluster.overview",
+    "list_local_queues": "rayqueue_sdk.queues.local_queues",
+    "queue_headroom": "rayqueue_sdk.queues.overview",
+    "queue_overview": "rayqueue_sdk.queues.overview",
+    "will_it_fit": "rayqueue_sdk.queues.overview",
+    "view_queues": "rayqueue_sdk.queues.overview",
     "get_cluster": "rayqueue_sdk.cluster.cluster",
     "list_clusters": "rayqueue_sdk.cluster.observe",
     "view_clusters": "rayqueue_sdk.cluster.view",
@@ -94,7 +94,7 @@ _EXPORTS: dict[str, str] = {
     "list_all_clusters": "rayqueue_sdk.cluster.compat",
     "list_all_queued": "rayqueue_sdk.cluster.compat",
     # usage (GPU-hours)
-    "usage_report": "rayqueue_sdk.cluster.usage",
+    "usage_report": "rayqueue_sdk.queues.usage",
     "UsageReport": "rayqueue_sdk.admission.usage",
 }
 
@@ -170,15 +170,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from rayqueue_sdk.cluster.dashboard import DashboardNotFoundError  # noqa: F401
     from rayqueue_sdk.cluster.jobclient import RayJobClient  # noqa: F401
     from rayqueue_sdk.cluster.observe import ClusterDetails, list_clusters  # noqa: F401
-    from rayqueue_sdk.cluster.overview import (  # noqa: F401
-        queue_headroom,
-        queue_overview,
-        view_queues,
-        will_it_fit,
-    )
-    from rayqueue_sdk.cluster.queues import list_local_queues  # noqa: F401
     from rayqueue_sdk.cluster.status import ClusterStatus  # noqa: F401
-    from rayqueue_sdk.cluster.usage import usage_report  # noqa: F401
     from rayqueue_sdk.cluster.view import view_clusters  # noqa: F401
     from rayqueue_sdk.common.codeflare import Codeflare, JobOptions, SDKConfig  # noqa: F401
     from rayqueue_sdk.config.idle import IdlePolicy, PreStopHook, PrometheusSource  # noqa: F401
@@ -211,6 +203,14 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from rayqueue_sdk.kube.auth import KubeConfigFileAuthentication, TokenAuthentication  # noqa: F401
     from rayqueue_sdk.kube.client import set_api_client  # noqa: F401
     from rayqueue_sdk.manifests.idle import IdleMode  # noqa: F401
+    from rayqueue_sdk.queues.local_queues import list_local_queues  # noqa: F401
+    from rayqueue_sdk.queues.overview import (  # noqa: F401
+        queue_headroom,
+        queue_overview,
+        view_queues,
+        will_it_fit,
+    )
+    from rayqueue_sdk.queues.usage import usage_report  # noqa: F401
 
 
 def __getattr__(name: str) -> Any:

@@ -70,6 +70,9 @@ def test_mkdocs_build_strict_offline(tmp_path: Path) -> None:
     api = (site / "reference" / "api" / "index.html").read_text()
     assert 'id="rayqueue_sdk.cluster.cluster.Cluster"' in api
     assert 'class="admonition' not in api.split('id="rayqueue_sdk.cluster.cluster.Cluster"')[1][:3000]
+    # Cluster's and RayJob's methods live in one module per concept (mixins): their pages still list them
+    for method in ("Cluster.scale_to_zero", "Cluster.job_client", "Cluster.to_yaml", "RayJob.view"):
+        assert f'id="rayqueue_sdk.{"cluster.cluster" if method[0] == "C" else "job.rayjob"}.{method}"' in api
 
 
 def test_no_build_time_fetch_is_configured() -> None:

@@ -25,8 +25,6 @@ NO_EXAMPLE = {
     "rayqueue_local.pytest_plugin",
     # `rayqueue local up`: serves until interrupted.
     "rayqueue_local.serve",
-    # Watch's public home is rayqueue_local.storage.store (its __module__), whose doctests run its example.
-    "rayqueue_local.storage.watch",
 }
 
 
@@ -37,22 +35,26 @@ ON_A_PLANE = {
     "rayqueue_sdk.kube.lookups",
     "rayqueue_sdk.kube.session",
     "rayqueue_sdk.cluster.cluster",
+    "rayqueue_sdk.cluster.rayjobs",
+    "rayqueue_sdk.cluster.scale_to_zero",
     "rayqueue_sdk.cluster.compat",
     "rayqueue_sdk.cluster.dashboard",
     "rayqueue_sdk.cluster.observe",
-    "rayqueue_sdk.cluster.overview",
+    "rayqueue_sdk.queues.overview",
     "rayqueue_sdk.cluster.view",
     "rayqueue_sdk.cluster.wait",
     "rayqueue_sdk.kube.access",
     "rayqueue_sdk.kube.informer",
     "rayqueue_sdk.kube.pods",
-    "rayqueue_sdk.cluster.queues",
-    "rayqueue_sdk.cluster.queue_reads",
-    "rayqueue_sdk.cluster.eta",
-    "rayqueue_sdk.cluster.timeline",
+    "rayqueue_sdk.queues.local_queues",
+    "rayqueue_sdk.queues.reads",
+    "rayqueue_sdk.queues.eta",
+    "rayqueue_sdk.queues.timeline",
     "rayqueue_sdk.cluster.preflight",
     "rayqueue_sdk.scaling.policy",
+    "rayqueue_sdk.scaling.planning",
     "rayqueue_sdk.job.rayjob",
+    "rayqueue_sdk.job.view",
 }
 
 MODULES = all_modules()

@@ -140,7 +140,7 @@ class Shortage:
 
 @dataclass(frozen=True)
 class FitAnswer:
-    """The answer of :func:`fit_requests` (and :func:`rayqueue_sdk.cluster.overview.will_it_fit`).
+    """The answer of :func:`fit_requests` (and :func:`rayqueue_sdk.queues.overview.will_it_fit`).
 
     ``fits``: ``True`` (admissible now), ``False`` (not now, or never: see ``never``), ``None`` (cannot tell:
     the ClusterQueue cannot be read); ``flavors`` the flavor each resource would get, ``borrowing`` what

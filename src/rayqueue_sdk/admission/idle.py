@@ -32,11 +32,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rayqueue_sdk.manifests.idle import IdleMode, StopMechanism
+from rayqueue_sdk.manifests.idle import IdleMode, IdleSignal, StopMechanism
 from rayqueue_sdk.manifests.meta import annotations_of, conditions_of, epoch_of, meta_of
 from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, POLICY_ANNOTATION
 
-__all__ = ["IdleState", "IdleStatus", "idle_from", "pods_gone", "policy_of"]
+__all__ = ["IdleState", "IdleStatus", "PolicyInForce", "idle_from", "pods_gone", "policy_of"]
 
 
 class IdleState(enum.StrEnum):
@@ -72,18 +72,67 @@ def _annotations(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return annotations_of(obj)
 
 
-def policy_of(rc: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The policy annotation of a RayCluster, decoded (``None``: no policy).
+@dataclass(frozen=True)
+class PolicyInForce:
+    """The idle policy a RayCluster carries (its ``scaling.rayqueue-sdk.io/policy`` annotation), typed:
+    what :func:`policy_of` decodes, from the read path to ``Cluster.resume()``.
+
+    Attributes:
+        mode: :class:`~rayqueue_sdk.manifests.idle.IdleMode` ``KEDA`` or ``REAPER`` (the mode in force).
+        mechanism: :class:`~rayqueue_sdk.manifests.idle.StopMechanism` (the Workload or ``spec.suspend``).
+        idle_minutes, idle_signal: the policy's period and signal.
+        initial_cooldown_minutes: no scale-down before this many minutes (the annotation's, else the
+            idle period).
+
+    Example:
+        >>> p = PolicyInForce(IdleMode.KEDA, StopMechanism.WORKLOAD, 60.0, 60.0)
+        >>> p.mode is IdleMode.KEDA, p.mechanism.describe()
+        (True, 'Workload spec.active=false')
+    """
+
+    mode: IdleMode
+    mechanism: StopMechanism
+    idle_minutes: float
+    initial_cooldown_minutes: float
+    idle_signal: IdleSignal = "gpu"
+
+
+def _minutes(value: Any) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def policy_of(rc: Mapping[str, Any] | None) -> PolicyInForce | None:
+    """The idle policy a RayCluster carries, decoded and typed (``None``: no policy, or an annotation
+    this version cannot read: an unknown mode or mechanism). An annotation without a mechanism is one of
+    a queued cluster (the Workload), as the first versions wrote it.
 
     Example:
         >>> policy_of({"metadata": {"annotations": {POLICY_ANNOTATION: '{"mode": "keda"}'}}})
-        {'mode': 'keda'}
+        PolicyInForce(mode=<IdleMode.KEDA: 'keda'>, mechanism=<StopMechanism.WORKLOAD: 'workload'>, ...)
         >>> policy_of({"metadata": {}}) is None
         True
     """
-    text = _annotations(rc).get(POLICY_ANNOTATION)
-    value = _json(text)
-    return value if text and value else None
+    info = _json(_annotations(rc).get(POLICY_ANNOTATION))
+    if not info:
+        return None
+    try:
+        mode = IdleMode(str(info.get("mode")))
+        mechanism = StopMechanism(str(info.get("mechanism") or StopMechanism.WORKLOAD))
+    except ValueError:
+        return None  # an annotation this version does not know: no policy it can act on
+    signal = info.get("idle_signal")
+    minutes = _minutes(info.get("idle_minutes")) or 0.0
+    cooldown = _minutes(info.get("initial_cooldown_minutes"))
+    return PolicyInForce(
+        mode=mode,
+        mechanism=mechanism,
+        idle_minutes=minutes,
+        initial_cooldown_minutes=minutes if cooldown is None else cooldown,
+        idle_signal=signal if signal in ("gpu", "jobs", "gpu_and_jobs") else "gpu",
+    )
 
 
 @dataclass(frozen=True)
@@ -317,21 +366,13 @@ def idle_from(
     info = policy_of(rc)
     if info is None:
         return None
-    try:
-        mode = IdleMode(str(info.get("mode")))
-        mechanism = StopMechanism(str(info.get("mechanism")))
-    except ValueError:
-        return None  # an annotation this version does not know: no policy it can describe
-    try:
-        minutes = float(info.get("idle_minutes") or 0)
-        cooldown = float(info.get("initial_cooldown_minutes", minutes) or 0) * 60
-    except (TypeError, ValueError):
-        minutes, cooldown = 0.0, 0.0
+    mode, mechanism, minutes = info.mode, info.mechanism, info.idle_minutes
+    cooldown = info.initial_cooldown_minutes * 60
     base: dict[str, Any] = {
         "mode": mode,
         "mechanism": mechanism,
         "idle_minutes": minutes,
-        "idle_signal": str(info.get("idle_signal") or "gpu"),
+        "idle_signal": info.idle_signal,
     }
     deactivated = (
         ((workload or {}).get("spec") or {}).get("active") is False

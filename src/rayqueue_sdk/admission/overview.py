@@ -3,7 +3,7 @@
 in admission order out, with "who is ahead of me, and why".
 
 No I/O: :func:`build_overview` takes what three LISTs returned
-(:func:`rayqueue_sdk.cluster.overview.queue_overview` makes them). The rules it applies are Kueue v0.19's:
+(:func:`rayqueue_sdk.queues.overview.queue_overview` makes them). The rules it applies are Kueue v0.19's:
 
 - queue order in a ClusterQueue (``BestEffortFIFO`` and ``StrictFIFO`` alike): higher ``spec.priority``
   first, then the older queue-order timestamp (the ``creationTimestamp``, or the eviction time of a workload
@@ -48,7 +48,7 @@ from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.admission.records import record_dict
 from rayqueue_sdk.errors import QueueNotFoundError
 from rayqueue_sdk.manifests.labels import DEFAULT_QUEUE_ANNOTATION
-from rayqueue_sdk.manifests.meta import condition_of, epoch_of, is_true
+from rayqueue_sdk.manifests.meta import condition_of, epoch_of, is_true, meta_of
 from rayqueue_sdk.manifests.quantities import quantity_or_zero
 
 __all__ = [
@@ -241,7 +241,7 @@ def workload_entry(
         >>> w.state, w.reason
         ('pending', 'Pending')
     """
-    meta = obj.get("metadata") or {}
+    meta = meta_of(obj)
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
     owner = next(
@@ -373,7 +373,7 @@ def cluster_queue_summary(obj: Mapping[str, Any]) -> ClusterQueueSummary:
         >>> q = cq.quota("f", "cpu"); q.nominal, q.used, q.borrowed, q.borrowing_limit
         (Decimal('6'), Decimal('7'), Decimal('1'), Decimal('2'))
     """
-    meta = obj.get("metadata") or {}
+    meta = meta_of(obj)
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
     held: dict[tuple[str, str], tuple[Decimal, Decimal]] = {}
@@ -641,7 +641,7 @@ def build_overview(
     lqs = [dict(o) for o in local_queues]
     cq_of: dict[tuple[str, str], str] = {}
     for lq in [*lqs, *other_local_queues]:
-        meta = lq.get("metadata") or {}
+        meta = meta_of(lq)
         cq_of[(str(meta.get("namespace") or ""), str(meta.get("name") or ""))] = str(
             (lq.get("spec") or {}).get("clusterQueue") or ""
         )
@@ -649,7 +649,7 @@ def build_overview(
     pending: dict[str, list[WorkloadEntry]] = {}
     holding: dict[str, list[WorkloadEntry]] = {}
     for obj in workloads:
-        meta = obj.get("metadata") or {}
+        meta = meta_of(obj)
         spec = obj.get("spec") or {}
         if (
             meta.get("deletionTimestamp")
@@ -672,7 +672,7 @@ def build_overview(
     by_name = {c.name: c for c in cqs}
     queues = []
     for lq in lqs:
-        meta = lq.get("metadata") or {}
+        meta = meta_of(lq)
         status = lq.get("status") or {}
         target_cq = (lq.get("spec") or {}).get("clusterQueue")
         annotations = meta.get("annotations") or {}

@@ -1,8 +1,9 @@
 """The admission machine's vocabulary: phases, verdicts, error kinds and the Kueue labels it reads
 (defined in :mod:`rayqueue_sdk.manifests.labels`).
 
-:class:`ClusterPhase` and :class:`JobPhase` are public; their home is :mod:`rayqueue_sdk.admission.cluster`
-(their ``__module__`` says so, as ``rayqueue_sdk._EXPORTS`` does), which re-exports everything here.
+:class:`ClusterPhase` and :class:`JobPhase` are public: users import them from ``rayqueue_sdk`` or
+:mod:`rayqueue_sdk.admission.cluster` (which re-exports everything here); reprs and tracebacks name this
+module, where they are defined.
 :class:`Verdict` tells a waiter what to do with an observation, :class:`ErrorKind` which error a failed
 wait stands for. Pure: no I/O.
 
@@ -124,8 +125,3 @@ class ErrorKind(enum.StrEnum):
     QUEUE_NOT_FOUND = "queue_not_found"  # QueueNotFoundError, after the driver re-checks the queue
     FAILED = "failed"  # ClusterFailed / JobFailedError
     REJECTED = "rejected"  # AdmissionCheckRejected (deactivated for a rejected admission check)
-
-
-# Their public home (reprs, pickles, rayqueue_sdk._EXPORTS).
-ClusterPhase.__module__ = "rayqueue_sdk.admission.cluster"
-JobPhase.__module__ = "rayqueue_sdk.admission.cluster"

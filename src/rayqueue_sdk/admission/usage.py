@@ -12,7 +12,7 @@ Three figures per cluster (:class:`UsageRow`):
 :func:`gpu_hours` sums :class:`GpuInterval` s clipped to a window; :func:`integrate_samples` turns a
 Prometheus range query's ``[(t, value)]`` into hours; :func:`workload_history` reads one Kueue Workload's
 conditions into intervals. The gathering (Kubernetes API, Prometheus HTTP) lives in
-:mod:`rayqueue_sdk.cluster.usage`; this module does no I/O.
+:mod:`rayqueue_sdk.queues.usage`; this module does no I/O.
 
 Example:
     >>> from datetime import UTC, datetime

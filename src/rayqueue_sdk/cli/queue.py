@@ -24,10 +24,10 @@ from rayqueue_sdk.admission.fit import FitAnswer
 from rayqueue_sdk.cli.cluster import load_config
 from rayqueue_sdk.cli.common import add_connection_options, emit, guarded, session_of
 from rayqueue_sdk.cli.exit_codes import DOES_NOT_FIT, EXIT_CODES
-from rayqueue_sdk.cluster.overview import queue_headroom, queue_overview, will_it_fit
-from rayqueue_sdk.cluster.queues import LocalQueueInfo, list_local_queues
 from rayqueue_sdk.display.queues import queue_text
 from rayqueue_sdk.errors import ForbiddenError
+from rayqueue_sdk.queues.local_queues import LocalQueueInfo, list_local_queues
+from rayqueue_sdk.queues.overview import queue_headroom, queue_overview, will_it_fit
 
 __all__ = ["configure", "fit_text", "queues_text"]
 

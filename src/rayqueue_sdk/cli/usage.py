@@ -1,5 +1,5 @@
 """``rayqueue usage [--since 7d] [--prometheus URL] [--json]``: GPU-hours allocated, busy and reclaimed per
-cluster of the namespace (:func:`rayqueue_sdk.cluster.usage.usage_report`), for pipelines and chargeback.
+cluster of the namespace (:func:`rayqueue_sdk.queues.usage.usage_report`), for pipelines and chargeback.
 
 A bad ``--since`` is refused before anything is sent (exit 2, the message names ``since`` and the allowed
 forms). Takes the connection options and ``--json`` of every command group. Imported only when
@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 from rayqueue_sdk.admission.usage import parse_since
 from rayqueue_sdk.cli.common import add_connection_options, emit, guarded, session_of
-from rayqueue_sdk.cluster.usage import PROMETHEUS_URL_ENV, usage_report
+from rayqueue_sdk.queues.usage import PROMETHEUS_URL_ENV, usage_report
 
 __all__ = ["configure"]
 

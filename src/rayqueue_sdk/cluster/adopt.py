@@ -33,6 +33,7 @@ from rayqueue_sdk.manifests.labels import (
     PRIORITY_LABEL,
     QUEUE_LABEL,
 )
+from rayqueue_sdk.manifests.meta import meta_of
 
 __all__ = ["config_from_raycluster"]
 
@@ -99,8 +100,8 @@ def _cpu_memory(prefix: str, requests: Mapping[str, Any], limits: Mapping[str, A
     }
 
 
-def _pod_meta(template: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
-    meta = template.get("metadata") or {}
+def _podmeta_of(template: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    meta = meta_of(template)
     return dict(meta.get("labels") or {}), dict(meta.get("annotations") or {})
 
 
@@ -113,7 +114,7 @@ def _group(
     requests, limits = _res(container)
     extended = _extended(requests, limits)
     params = {str(k): str(v) for k, v in (spec.get("rayStartParams") or {}).items()}
-    labels, annotations = _pod_meta(template)
+    labels, annotations = _podmeta_of(template)
     envs = {k: v for k, v in _envs(container).items() if cluster_envs.get(k) != v}
     fields: dict[str, Any] = {
         "name": spec.get("groupName") or "worker-group",
@@ -148,7 +149,7 @@ def config_from_raycluster(obj: Mapping[str, Any]) -> ClusterConfiguration:
         >>> cfg.local_queue, cfg.labels, [(g.name, g.replicas) for g in cfg.resolved_worker_groups()]
         ('q', {'team': 'a'}, [('a', 1), ('b', 3)])
     """
-    meta = obj.get("metadata") or {}
+    meta = meta_of(obj)
     spec = obj.get("spec") or {}
     labels = dict(meta.get("labels") or {})
     annotations = dict(meta.get("annotations") or {})

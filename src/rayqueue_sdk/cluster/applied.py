@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping
 from html import escape
 from typing import Any
 
+from rayqueue_sdk.manifests.meta import meta_of
+
 __all__ = ["AppliedCluster"]
 
 
@@ -44,7 +46,7 @@ class AppliedCluster(dict[str, Any]):
 
     @property
     def _meta(self) -> Mapping[str, Any]:
-        return self.get("metadata") or {}
+        return meta_of(self)
 
     @property
     def name(self) -> str:

@@ -8,6 +8,12 @@ sends it (server-side apply), :meth:`Cluster.wait_ready` waits explaining Kueue'
 :meth:`Cluster.status` reads a typed :class:`~rayqueue_sdk.cluster.status.ClusterStatus`, and
 :meth:`Cluster.down` gives the resources back to the queue.
 
+This module is the lifecycle; ``Cluster`` gets the rest from one module per concept:
+:mod:`~rayqueue_sdk.cluster.base` (the configuration rendered offline, the connection),
+:mod:`~rayqueue_sdk.cluster.card` (the notebook card), :mod:`~rayqueue_sdk.cluster.rayjobs` (the
+addresses and Ray jobs of a running cluster) and :mod:`~rayqueue_sdk.cluster.scale_to_zero`
+(deactivate/resume and idle scale-to-zero).
+
 Example:
     >>> from rayqueue_sdk.config.models import ClusterConfiguration
     >>> Cluster(ClusterConfiguration(name="ws", local_queue="team-q")).to_dict()["kind"]
@@ -16,43 +22,23 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import logging
-import os
-import textwrap
 import time
-import weakref
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.cluster.applied import AppliedCluster
+from rayqueue_sdk.cluster.base import one_client
+from rayqueue_sdk.cluster.card import CardMixin
+from rayqueue_sdk.cluster.scale_to_zero import ScaleToZeroMixin
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, not_found_status, status_from
-from rayqueue_sdk.config.idle import IdlePolicy, PreStopHook, PrometheusSource
 from rayqueue_sdk.config.models import ClusterConfiguration
-from rayqueue_sdk.display.controls import ClusterControls
 from rayqueue_sdk.display.environment import is_notebook
 from rayqueue_sdk.display.live import execution_count
 from rayqueue_sdk.display.progress import progress_log_level, wait_progress
-from rayqueue_sdk.errors import (
-    AdmissionTimeout,
-    AlreadyExistsError,
-    ClusterNotFoundError,
-    ConfigError,
-    NotFoundError,
-    RayQueueError,
-    ScaledToZeroError,
-    UnsupportedError,
-)
-from rayqueue_sdk.manifests import dump_yaml
-from rayqueue_sdk.manifests.labels import QUEUE_LABEL
-from rayqueue_sdk.manifests.meta import labels_of, name_of, uid_of
-from rayqueue_sdk.manifests.raycluster import build_raycluster
+from rayqueue_sdk.errors import AdmissionTimeout, AlreadyExistsError, ClusterNotFoundError, NotFoundError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ray.job_submission import JobDetails, JobStatus, JobSubmissionClient
-
-    from rayqueue_sdk.cluster.live import LiveFollow
     from rayqueue_sdk.cluster.observe import ClusterDetails
     from rayqueue_sdk.kube.session import KubeSession, SessionLike
 
@@ -60,20 +46,11 @@ __all__ = ["Cluster", "get_cluster"]
 
 log = logging.getLogger(__name__)
 
-
-class _Unset:
-    """The type of ``_UNSET``: no idle policy set on the ``Cluster`` yet (the configuration's applies)."""
-
-
-_UNSET = _Unset()
-
 #: Seconds to wait for the dashboard after the cluster is ready, when ``timeout=None``.
 _DASHBOARD_TIMEOUT = 120.0
-#: How long deactivate()/resume() wait for Kueue to make the Workload of a cluster that names a queue.
-_WORKLOAD_WAIT = 30.0
 
 
-class Cluster:
+class Cluster(ScaleToZeroMixin, CardMixin):
     """A RayCluster you can render offline, apply, wait on, use and give back.
 
     The constructor only checks its argument: it does no I/O and needs no credentials, so a configuration
@@ -141,249 +118,9 @@ class Cluster:
         api_client: SessionLike = None,
         show: bool | None = None,
     ) -> None:
-        if not isinstance(config, ClusterConfiguration):
-            raise ConfigError(
-                "config",
-                config,
-                "a ClusterConfiguration (a ManagedClusterConfig belongs to RayJob(cluster_config=...))",
-                problem=f"not a ClusterConfiguration but {type(config).__name__}",
-            )
-        if not config.name:
-            raise ConfigError(
-                "name",
-                None,
-                "a DNS-1035 label of at most 53 characters: ClusterConfiguration(name=...)",
-                problem="required for a Cluster",
-            )
-        self.config = config
-        #: the idle policy that :meth:`scale_to_zero` applied or removed (``None``: removed), kept here
-        #: rather than written into the user's configuration; unset until it is called.
-        self._idle_policy: IdlePolicy | None | _Unset = _UNSET
-        self._client = _one_client(client, api_client)
-        self._session: KubeSession | None = None  # made on first use: offline, no Kubernetes code loads
-        #: the namespace once known (given, or resolved through the session), for what says it offline
-        self._namespace: str | None = config.namespace
-        self._existing_seen: dict[str, Any] | None = None  # the RayCluster apply()'s preflight read
-        #: the notebook card with its buttons (shown when built in a notebook, and by apply()/up();
-        #: followed by wait_ready(), status(), details()).
-        self._card: ClusterControls | None = None
-        self._clicked = False  # a button of the box is running apply()/wait_ready()
-        #: the card's live updates from the session's shared watches (cluster/live.py)
-        self._live: LiveFollow | None = None
-        #: where write_to_file() wrote the manifest (codeflare-sdk's ``resource_yaml`` reads it back).
-        self._written: str | None = None
-        if config.write_to_file:
-            self.write_to_file()
+        super().__init__(config, client=client, api_client=api_client)
         if show is not False and is_notebook() and execution_count() is not None:  # a kernel's cell
             self._controls().live.show_once()
-
-    # -- offline -----------------------------------------------------------------------------------
-    @property
-    def name(self) -> str:
-        """The RayCluster's name (``config.name``).
-
-        Example:
-            >>> from rayqueue_sdk.config.models import ClusterConfiguration
-            >>> Cluster(ClusterConfiguration(name="ws")).name
-            'ws'
-        """
-        return self.config.name
-
-    @property
-    def idle_policy(self) -> IdlePolicy | None:
-        """The idle scale-to-zero policy this cluster applies: the one :meth:`scale_to_zero` last set
-        (``None`` once it removed it), else the configuration's ``idle_scale_to_zero``. The
-        configuration itself stays as the user gave it.
-
-        Example:
-            >>> from rayqueue_sdk.config.idle import IdlePolicy
-            >>> from rayqueue_sdk.config.models import ClusterConfiguration
-            >>> Cluster(ClusterConfiguration(name="ws")).idle_policy is None
-            True
-            >>> Cluster(ClusterConfiguration(name="ws", idle_scale_to_zero=IdlePolicy(idle_minutes=5))
-            ...         ).idle_policy.idle_minutes == 5
-            True
-        """
-        if isinstance(self._idle_policy, _Unset):
-            return self.config.idle_scale_to_zero
-        return self._idle_policy
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``ray.io/v1`` RayCluster manifest as a plain dict (a fresh copy on every call).
-
-        Example:
-            >>> from rayqueue_sdk.config.models import ClusterConfiguration
-            >>> Cluster(ClusterConfiguration(name="ws", namespace="ds")).to_dict()["metadata"]["namespace"]
-            'ds'
-        """
-        return build_raycluster(self.config)
-
-    def to_yaml(self) -> str:
-        """The RayCluster manifest as YAML (what ``kubectl apply -f`` would take), followed by the idle
-        scale-to-zero objects when the configuration has ``idle_scale_to_zero``.
-
-        Offline, ``mode="auto"`` shows the reaper (discovery decides at apply time), and the objects'
-        ownerReferences (and KEDA's Workload name) are filled in at apply time: the server assigns the uid.
-
-        Example:
-            >>> from rayqueue_sdk.config.idle import IdlePolicy
-            >>> from rayqueue_sdk.config.models import ClusterConfiguration
-            >>> Cluster(ClusterConfiguration(name="ws")).to_yaml().splitlines()[0]
-            'apiVersion: ray.io/v1'
-            >>> text = Cluster(ClusterConfiguration(name="ws", local_queue="q",
-            ...                idle_scale_to_zero=IdlePolicy(idle_minutes=60))).to_yaml()
-            >>> "kind: Deployment" in text and "name: ws-idle" in text
-            True
-        """
-        manifest = self.to_dict()
-        text = dump_yaml(manifest)
-        policy = self.idle_policy
-        if policy is None:
-            return text
-        from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
-
-        the_plan = scaling.plan(None, manifest, policy)
-        note = (
-            f"# idle scale-to-zero, {the_plan.summary().split(':')[0]}; at apply time: ownerReferences to "
-            "the RayCluster (its uid), the mode (auto: KEDA where served) and KEDA's Workload name\n"
-        )
-        return text + "---\n" + note + dump_yaml(the_plan.objects)
-
-    def write_to_file(self, path: str | os.PathLike[str] | None = None) -> str:
-        """Write the RayCluster manifest as YAML where codeflare-sdk does,
-        ``~/.codeflare/resources/<name>.yaml`` (or ``path``), and return the path. Logged at ``INFO``.
-
-        ``ClusterConfiguration(write_to_file=True)`` calls it when the ``Cluster`` is made, as codeflare-sdk
-        does; :meth:`apply` still sends the manifest built from the configuration, not the file.
-
-        Example:
-            >>> import pathlib, tempfile
-            >>> from rayqueue_sdk.config.models import ClusterConfiguration
-            >>> target = pathlib.Path(tempfile.mkdtemp()) / "ws.yaml"
-            >>> written = Cluster(ClusterConfiguration(name="ws")).write_to_file(target)
-            >>> written == str(target), target.read_text().splitlines()[0]
-            (True, 'apiVersion: ray.io/v1')
-        """
-        default = Path.home() / ".codeflare" / "resources" / f"{self.name}.yaml"
-        target = Path(path) if path is not None else default
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(self.to_yaml(), encoding="utf-8")
-        self._written = str(target)
-        log.info("%s: RayCluster manifest written to %s", self.name, target)
-        return self._written
-
-    @property
-    def resource_yaml(self) -> str | dict[str, Any]:
-        """codeflare-sdk's ``resource_yaml``: the path :meth:`write_to_file` wrote, else the manifest dict.
-
-        Example:
-            >>> from rayqueue_sdk.config.models import ClusterConfiguration
-            >>> Cluster(ClusterConfiguration(name="ws")).resource_yaml["kind"]
-            'RayCluster'
-        """
-        return self._written if self._written is not None else self.to_dict()
-
-    def __repr__(self) -> str:
-        return f"Cluster(name={self.config.name!r}, namespace={self._namespace or self.config.namespace!r})"
-
-    # -- notebook ----------------------------------------------------------------------------------
-    def _intro(self) -> list[str]:
-        """What the box says before anything was read: the configuration, offline (no I/O)."""
-        from rayqueue_sdk.cluster.observe import summarize  # lazy: the notebook box's summary only
-
-        ns = self._namespace or self.config.namespace
-        where = f"{ns}/{self.name}" if ns else f"{self.name} (in your login's namespace)"
-        shape = summarize(self.to_dict())
-        asks = [f"{g.replicas} x {g.name}" for g in shape.groups]
-        queue = f"queue {self.config.local_queue}" if self.config.local_queue else "the default queue"
-        priority = f", priority {self.config.priority_class}" if self.config.priority_class else ""
-        said = [
-            f"{queue}{priority}; workers {', '.join(asks) or 'none'}; {shape.gpus} GPUs",
-            "Apply sends it (cluster.apply()), Down deletes it (cluster.down()); cluster.status() reads it",
-        ]
-        lines = [f"{where}: not read from the server yet"]
-        for text in said:
-            lines += textwrap.wrap(text, 80, initial_indent="  ", subsequent_indent="    ")
-        return lines
-
-    def _controls(self) -> ClusterControls:
-        """The notebook box (made once; nothing is read to make it)."""
-        if self._card is None:
-            ns = self._namespace or self.config.namespace
-            self._card = ClusterControls(
-                None,
-                intro=self._intro(),
-                apply=self._apply_clicked,
-                down=self.down,
-                label=f"{ns}/{self.name}" if ns else self.name,
-                key=("cluster", ns or "", self.name),
-            )
-        return self._card
-
-    def _box_in_cell(self) -> bool:
-        """In a notebook, show the box in this cell (once); whether it is shown."""
-        if self._card is None or not is_notebook():
-            return False
-        self._card.live.show_once()
-        return True
-
-    def _follow(self, status: ClusterStatus, gpus: int | None = None) -> None:
-        """Put ``status`` on the box, where there is one (updated in place)."""
-        if self._card is not None:
-            self._card.live.set_key(("cluster", status.namespace, status.name))
-            self._card.update(status, gpus)
-
-    def _apply_clicked(self, wait: bool) -> object:
-        """Apply, from the box's button; with ``wait``, then wait until ready. The box is the progress: a
-        click updates it in place and adds no output (a click runs outside any cell, so an output made
-        now would go nowhere and would count as shown in the next cell)."""
-        self._clicked = True
-        try:
-            applied = self.apply()
-            if wait:
-                return self.wait_ready(show=False)
-            return applied
-        finally:
-            self._clicked = False
-
-    def _ipython_display_(self) -> None:
-        """As a cell's last expression: the box with its buttons (once per cell), read from nothing."""
-        if is_notebook():
-            self._controls().live.show_once()
-            return
-        from IPython.display import display  # lazy: only IPython calls this
-
-        display({"text/plain": repr(self)}, raw=True)
-
-    # -- connection --------------------------------------------------------------------------------
-    @property
-    def session(self) -> KubeSession:
-        """The connection this cluster uses: ``client=`` (else the login, resolved on first use) in
-        ``config.namespace`` (else the credentials' namespace).
-
-        Example:
-            >>> from rayqueue_sdk.config.models import ClusterConfiguration
-            >>> Cluster(ClusterConfiguration(name="ws", namespace="ds")).session.namespace
-            'ds'
-        """
-        if self._session is None:
-            from rayqueue_sdk.kube.session import KubeSession  # lazy: offline use loads no I/O path
-
-            self._session = KubeSession.of(self._client, namespace=self.config.namespace)
-        return self._session
-
-    @property
-    def namespace(self) -> str:
-        """``config.namespace``, else the namespace of the credentials (kubeconfig context, service account).
-
-        Example:
-            >>> from rayqueue_sdk.config.models import ClusterConfiguration
-            >>> Cluster(ClusterConfiguration(name="ws", namespace="ds")).namespace
-            'ds'
-        """
-        if self._namespace is None:
-            self._namespace = self.session.namespace
-        return self._namespace
 
     def _manifest(self, session: KubeSession, *, refuse_foreign: str | None = None) -> dict[str, Any]:
         """The manifest to send: one preflight (queues, priority class, the existing object), then the
@@ -513,6 +250,7 @@ class Cluster:
             >>> cluster.down()   # nothing left to delete
             False
         """
+        from rayqueue_sdk.admission.idle import policy_of  # lazy: the policy a cluster carries
         from rayqueue_sdk.cluster.preflight import check_ours  # lazy: apply's checks
         from rayqueue_sdk.kube.kinds import RAYCLUSTERS  # lazy: API calls
         from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
@@ -526,7 +264,7 @@ class Cluster:
             return False
         if not force:
             check_ours(obj, "down(force=True) would delete it")
-        if scaling.policy_of(obj) is not None:
+        if policy_of(obj) is not None:
             removed = scaling.remove_policy(
                 session, name=self.name, namespace=self.namespace, annotation=False
             )
@@ -576,13 +314,6 @@ class Cluster:
         if self._card is not None:
             self._follow(status)
         return status
-
-    def _refuse_if_scaled_to_zero(self) -> None:
-        from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
-
-        status, _ = observe_one(self.session, name=self.name, namespace=self.namespace)
-        if status.scaled_to_zero:
-            raise ScaledToZeroError(self.name, self.namespace, status.idle_scale_to_zero or "scaled to zero")
 
     def wait_ready(
         self,
@@ -700,353 +431,6 @@ class Cluster:
         show_details(found, show=show)
         return found
 
-    def _show_card(self, session: KubeSession) -> None:
-        """In a notebook, the cluster's box: updated in place, and shown in this cell unless it already is."""
-        from rayqueue_sdk.cluster.live import follow_live  # lazy: the shared watches, for a notebook box
-        from rayqueue_sdk.cluster.observe import observe_one, summarize  # lazy: the read path
-
-        if not is_notebook() and self._card is None:
-            return
-        status, obj = observe_one(session, name=self.name, namespace=self.namespace)
-        card = self._controls()
-        card.live.set_key(("cluster", status.namespace, status.name))
-        card.update(status, summarize(obj, status).gpus)
-        if is_notebook() and not self._clicked:
-            card.live.show_once()
-        if self._live is None or self._live.closed:
-            # Live from then on, through the watches the session shares (no watch or request of its own).
-            self._live = follow_live(
-                session,
-                card.update,
-                name=self.name,
-                namespace=self.namespace,
-                last=status,
-                shown=lambda: card.status if isinstance(card.status, ClusterStatus) else None,
-            )
-            weakref.finalize(self, self._live.close)  # the shared watches end with the last reader
-
-    def cluster_uri(self) -> str:
-        """The ``ray://host:port`` address for ``ray.init()``.
-
-        Raises:
-            DashboardNotFoundError: the head has no address yet (queued or starting).
-            ScaledToZeroError: the idle policy scaled the cluster to zero ("call cluster.resume()").
-
-        Example:
-            >>> cluster = Cluster(ClusterConfiguration(name="doc-cluster-uri", namespace="default"),
-            ...                   client=api)
-            >>> cluster.cluster_uri()   # before apply(); the class example shows a queued cluster's error
-            Traceback (most recent call last):
-            ...
-            rayqueue_sdk.errors.ClusterNotFoundError: 404 NotFound: RayCluster 'doc-cluster-uri' does not ...
-
-            On a ready cluster (not run here: it needs a Ray head)::
-
-                import ray; ray.init(cluster.cluster_uri())
-        """
-        from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
-
-        try:
-            return dashboard.cluster_uri(self.name, self.namespace, client=self.session)
-        except NotFoundError:
-            self._refuse_if_scaled_to_zero()  # a better answer than "no address", where it applies
-            raise
-
-    def local_client_url(self) -> str:
-        """The ``ray://`` address for ``ray.init()`` from outside the Kubernetes cluster (codeflare-sdk).
-
-        The same as :meth:`cluster_uri`: this SDK already picks the address reachable from where it runs
-        (an exposed client port, else the head Service inside the cluster), and it needs no client
-        certificates, so codeflare-sdk's ``generate_cert`` step has no counterpart.
-
-        Raises:
-            DashboardNotFoundError: the head has no address yet (queued or starting).
-
-        Example::
-
-            import ray; ray.init(address=cluster.local_client_url())
-        """
-        return self.cluster_uri()
-
-    def cluster_dashboard_uri(self, override: str | None = None) -> str:
-        """The Ray dashboard URL (override, Route/HTTPRoute/Ingress, in-cluster Service, status address).
-
-        Example::
-
-            cluster.cluster_dashboard_uri()   # 'http://127.0.0.1:41234' on the local control plane
-        """
-        from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
-
-        return dashboard.cluster_dashboard_uri(
-            self.name, self.namespace, client=self.session, override=override
-        )
-
-    # -- jobs --------------------------------------------------------------------------------------
-    @functools.cached_property
-    def job_client(self) -> JobSubmissionClient:
-        """Ray's ``JobSubmissionClient`` for this cluster (auth header and TLS verification handled).
-
-        Example::
-
-            sid = cluster.job_client.submit_job(entrypoint="python -c 'print(42)'")
-            cluster.job_client.get_job_logs(sid)
-        """
-        from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
-
-        return dashboard.ray_job_client(
-            self.cluster_dashboard_uri(), client=self.session, verify=self.config.verify_tls
-        )
-
-    def list_jobs(self) -> list[JobDetails]:
-        """The Ray jobs of this cluster.
-
-        Example::
-
-            [j.submission_id for j in cluster.list_jobs()]
-        """
-        return list(self.job_client.list_jobs())
-
-    def job_status(self, job_id: str) -> JobStatus:
-        """The status of Ray job ``job_id``.
-
-        Example::
-
-            cluster.job_status(sid)   # <JobStatus.SUCCEEDED: 'SUCCEEDED'>
-        """
-        return self.job_client.get_job_status(job_id)
-
-    def job_logs(self, job_id: str) -> str:
-        """The logs of Ray job ``job_id``.
-
-        Example::
-
-            print(cluster.job_logs(sid))
-        """
-        return str(self.job_client.get_job_logs(job_id))
-
-    # -- Kueue -------------------------------------------------------------------------------------
-    def deactivate(self) -> str:
-        """Give the quota back without deleting the cluster: ``Workload.spec.active=false``.
-
-        Kueue evicts the cluster (pods stopped, phase ``deactivated``); :meth:`resume` requeues it.
-        Returns the Workload's name.
-
-        Raises:
-            UnsupportedError: the cluster has no Kueue Workload (not queued through Kueue; one that names
-                a queue is given 30 s for Kueue to make it).
-            ForbiddenError: the identity may not patch Workloads (names verb and resource).
-
-        Example::
-
-            cluster.deactivate(); ...; cluster.resume(); cluster.wait_ready()
-        """
-        return self._set_active(False)
-
-    def gpu_utilisation(
-        self, minutes: float = 30, *, prometheus: PrometheusSource | str | None = None
-    ) -> list[float]:
-        """The cluster's GPU utilisation (%, oldest first) over the last ``minutes`` from Prometheus'
-        DCGM series (``prometheus=``, else the idle policy's, else ``$RAYQUEUE_PROMETHEUS_URL``); the
-        card shows it as a sparkline beside the idle countdown. Empty without metrics.
-
-        Example::
-
-            cluster.gpu_utilisation(30, prometheus="http://prometheus.monitoring:9090")[-3:]
-            # [0.0, 0.0, 87.0]
-        """
-        from rayqueue_sdk.cluster.usage import utilisation_series  # lazy: usage is rarely asked for
-
-        policy = self.config.idle_scale_to_zero
-        source = prometheus or (policy.prometheus if policy is not None else None)
-        values = utilisation_series(self.namespace, self.name, source, minutes=minutes)
-        if self._card is not None:
-            self._card.set_utilisation(values)
-        return values
-
-    def resume(self) -> str:
-        """Requeue a deactivated (or scaled-to-zero) cluster: ``Workload.spec.active=true``; a cluster
-        without a queue that its idle policy suspended gets ``spec.suspend=false``. Returns the name of
-        the object changed (the Workload, or the RayCluster).
-
-        With an idle policy, the resumed cluster gets the whole idle period again: under KEDA the
-        ScaledObject is recreated first (the old one's ``lastActiveTime`` is old and its metric still 0,
-        so it would scale the cluster straight back to zero); the reaper restarts its clock at the
-        Workload's new admission. KEDA cannot see Kueue's admission, so its new object's
-        ``initialCooldownPeriod`` counts from this call: a cluster that waits in the queue longer than
-        ``initial_cooldown_minutes`` is deactivated again (size it to the wait, or use the reaper).
-
-        Example::
-
-            cluster.resume(); cluster.wait_ready()
-        """
-        from rayqueue_sdk.kube.kinds import RAYCLUSTERS  # lazy: API calls
-        from rayqueue_sdk.kube.lookups import fetch_raycluster, find_workload  # lazy: API calls
-        from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
-
-        session = self.session
-        namespace = self.namespace
-        rc = fetch_raycluster(session, name=self.name, namespace=namespace)
-        info = scaling.policy_of(rc)
-        if info is None:
-            return self._set_active(True)
-        uid = uid_of(rc) or ""
-        workload = (
-            find_workload(session, owner_uid=uid, namespace=namespace)
-            if info.get("mechanism") == "workload"
-            else None
-        )
-        done = scaling.on_resume(session, rc, workload)
-        log.info("%s/%s: %s", namespace, self.name, done)
-        if info.get("mechanism") == "suspend":
-            session.patch(
-                RAYCLUSTERS, name=self.name, patch={"spec": {"suspend": False}}, namespace=namespace
-            )
-            self.__dict__.pop("job_client", None)
-            return self.name
-        return self._set_active(True)
-
-    # -- idle scale-to-zero ------------------------------------------------------------------------
-    def _enable(self, session: KubeSession, rc: dict[str, Any], policy: IdlePolicy) -> list[str]:
-        from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
-
-        the_plan = scaling.plan(session, rc, policy)
-        return scaling.apply_plan(session, the_plan, previous=scaling.policy_of(rc))
-
-    def scale_to_zero(
-        self,
-        idle_minutes: float | None,
-        *,
-        mode: str = "auto",
-        idle_signal: str = "gpu",
-        prometheus: PrometheusSource | str | dict[str, Any] | None = None,
-        hook: PreStopHook | str | None = None,
-        initial_cooldown_minutes: float | None = None,
-        polling_seconds: int = 30,
-        dry_run: bool = False,
-    ) -> str:
-        """Give the cluster's quota back after ``idle_minutes`` without use; ``None`` removes the policy.
-
-        The arguments are those of :class:`~rayqueue_sdk.config.idle.IdlePolicy` and are checked before
-        anything is sent. ``mode="auto"`` uses KEDA where discovery shows ``workloads/scale`` and
-        ``scaledobjects.keda.sh`` (and the policy needs nothing KEDA cannot do), else the in-cluster
-        reaper; a cluster without a queue is suspended through KubeRay's ``spec.suspend``. The objects are
-        owned by the RayCluster and replace any previous policy. ``dry_run=True`` creates nothing and
-        says what the policy would decide now and why, with the GPU reading it used (read as the reaper
-        reads it: the policy's Prometheus query, else Ray's node view through the dashboard). Returns a
-        one-line report.
-
-        Raises:
-            ConfigError: a bad value; ``mode="keda"`` where KEDA or Workload ``/scale`` is not served
-                (names what is missing and offers ``mode="reaper"``).
-            ForbiddenError: the identity may not create one of the objects (names the verb and the
-                resource); nothing this call made is left behind.
-
-        Example:
-            >>> cluster = Cluster(ClusterConfiguration(name="doc-cluster-idle", namespace="default"),
-            ...                   client=api)
-            >>> cluster.scale_to_zero(None)   # remove the policy
-            'idle policy removed (nothing to remove)'
-
-            On a running cluster (not run here: the idle signal needs Ray or Prometheus)::
-
-                cluster.scale_to_zero(idle_minutes=60)            # auto: KEDA where served, else the reaper
-                cluster.scale_to_zero(60, dry_run=True)           # what it would do now, and why
-        """
-        from rayqueue_sdk.kube.lookups import fetch_raycluster, find_workload  # lazy: API calls
-        from rayqueue_sdk.scaling import policy as scaling  # lazy: scale-to-zero, loaded on first use
-
-        session = self.session
-        if idle_minutes is None:
-            removed = scaling.remove_policy(session, name=self.name, namespace=self.namespace)
-            self._idle_policy = None
-            return f"idle policy removed ({', '.join(removed) or 'nothing to remove'})"
-        policy: IdlePolicy = IdlePolicy.model_validate(
-            {
-                "idle_minutes": idle_minutes,
-                "mode": mode,
-                "idle_signal": idle_signal,
-                "prometheus": prometheus,
-                "hook": hook,
-                "initial_cooldown_minutes": initial_cooldown_minutes,
-                "polling_seconds": polling_seconds,
-            }
-        )
-        namespace = self.namespace
-        rc = fetch_raycluster(session, name=self.name, namespace=namespace)
-        the_plan = scaling.plan(session, rc, policy)
-        if dry_run:
-            from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
-
-            status, rc = observe_one(session, name=self.name, namespace=namespace)
-            uid = uid_of(rc) or ""
-            workload = (
-                find_workload(session, owner_uid=uid, namespace=namespace)
-                if the_plan.mechanism == "workload"
-                else None
-            )
-            gpu, reading = None, None
-            if policy.idle_signal != "jobs":  # read as the reaper reads it: Prometheus, else Ray's view
-                gpu, reading = scaling.read_gpu(policy, rc, status.dashboard_url)
-            jobs = None
-            try:
-                jobs = [
-                    {"submission_id": j.submission_id, "status": str(getattr(j.status, "value", j.status))}
-                    for j in self.list_jobs()
-                ]
-            except (RayQueueError, OSError, RuntimeError, ValueError) as err:
-                log.debug("dry run: Ray jobs not readable: %s", err)
-            return scaling.dry_run(policy, the_plan, workload, rc=rc, jobs=jobs, gpu=gpu, gpu_reading=reading)
-        made = scaling.apply_plan(session, the_plan, previous=scaling.policy_of(rc))
-        self._idle_policy = policy
-        return f"{namespace}/{self.name}: {the_plan.headline}: {', '.join(made)}"
-
-    def _set_active(self, active: bool) -> str:
-        from rayqueue_sdk.kube import lookups  # lazy: API calls
-        from rayqueue_sdk.kube.poll import poll_until  # lazy: as above
-
-        session = self.session
-        namespace = self.namespace
-        rc = lookups.fetch_raycluster(session, name=self.name, namespace=namespace)
-        uid = uid_of(rc) or ""
-        if QUEUE_LABEL in labels_of(rc):
-            # Kueue makes the Workload of a queued cluster moments after apply() returns: wait for it
-            # rather than call a cluster applied a second ago "not in a queue".
-            poll_until(
-                lambda: lookups.find_workload(session, owner_uid=uid, namespace=namespace),
-                timeout=_WORKLOAD_WAIT,
-                interval=0.1,
-                max_interval=1.0,
-            )
-        try:
-            wl = lookups.set_workload_active(session, owner_uid=uid, active=active, namespace=namespace)
-        except NotFoundError:
-            raise UnsupportedError(
-                f"RayCluster {self.namespace}/{self.name} has no Kueue Workload (is it in a queue?): "
-                "deactivate()/resume() work through Kueue"
-            ) from None
-        self.__dict__.pop("job_client", None)  # the head restarts: a new address
-        wl_name = name_of(wl)
-        log.info(
-            "%s/%s: Workload %s %s",
-            self.namespace,
-            self.name,
-            wl_name,
-            "resumed" if active else "deactivated",
-        )
-        return wl_name
-
-
-def _one_client(client: SessionLike, api_client: SessionLike) -> SessionLike:
-    """``client``, or codeflare-sdk's spelling ``api_client``; both (different) is an error."""
-    if client is not None and api_client is not None and client is not api_client:
-        raise ConfigError(
-            "api_client",
-            f"<{type(api_client).__name__}>",
-            "one of client= and api_client= (codeflare-sdk's name for the same thing)",
-            problem="given together with client",
-        )
-    return client if client is not None else api_client
-
 
 def get_cluster(
     name: str,
@@ -1085,7 +469,7 @@ def get_cluster(
     from rayqueue_sdk.kube.lookups import fetch_raycluster  # lazy: API calls
     from rayqueue_sdk.kube.session import KubeSession  # lazy: the API client
 
-    session = KubeSession.of(_one_client(client, api_client), namespace=namespace)
+    session = KubeSession.of(one_client(client, api_client), namespace=namespace)
     obj = fetch_raycluster(session, name=name)
     config = config_from_raycluster(obj)
     changes: dict[str, Any] = {}

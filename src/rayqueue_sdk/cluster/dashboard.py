@@ -45,6 +45,7 @@ from rayqueue_sdk.manifests.labels import (
     RAY_CLUSTER_NAME_LABEL,
     RAY_CLUSTER_NAMESPACE_LABEL,
 )
+from rayqueue_sdk.manifests.meta import meta_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from ray.job_submission import JobSubmissionClient
@@ -74,10 +75,6 @@ _SA_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
 
 # --------------------------------------------------------------------------------------------------
 # pure readings
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
 
 
 def _head_ip(cluster: Mapping[str, Any]) -> str | None:
@@ -112,12 +109,12 @@ def client_from_status(cluster: Mapping[str, Any]) -> str | None:
 
 
 def _service_host(cluster: Mapping[str, Any]) -> str:
-    return f"{head_service_name(cluster)}.{_meta(cluster).get('namespace') or 'default'}.svc"
+    return f"{head_service_name(cluster)}.{meta_of(cluster).get('namespace') or 'default'}.svc"
 
 
 def _belongs(obj: Mapping[str, Any], name: str, namespace: str) -> bool:
     """Whether a Route/HTTPRoute/Ingress was made for RayCluster ``name`` (labels, else known names)."""
-    meta = _meta(obj)
+    meta = meta_of(obj)
     labels = meta.get("labels") or {}
     if labels.get(RAY_CLUSTER_LABEL) == name or labels.get(RAY_CLUSTER_NAME_LABEL) == name:
         return bool(labels.get(RAY_CLUSTER_NAMESPACE_LABEL, namespace) == namespace)
@@ -162,7 +159,7 @@ def _httproute_uri(route: Mapping[str, Any]) -> str | None:
 
 def _ingress_uri(ingress: Mapping[str, Any]) -> str | None:
     spec = ingress.get("spec") or {}
-    annotations = _meta(ingress).get("annotations") or {}
+    annotations = meta_of(ingress).get("annotations") or {}
     for rule in spec.get("rules") or []:
         host = rule.get("host")
         if not host:
@@ -200,7 +197,7 @@ def dashboard_from_exposure(
         'https://ws.apps.example'
     """
     for objs, reader in ((routes, _route_uri), (httproutes, _httproute_uri), (ingresses, _ingress_uri)):
-        for obj in sorted(objs, key=lambda o: str(_meta(o).get("name") or "")):
+        for obj in sorted(objs, key=lambda o: str(meta_of(o).get("name") or "")):
             if _belongs(obj, name, namespace):
                 uri = reader(obj)
                 if uri:

@@ -32,12 +32,9 @@ from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.kube.watch import WatchEvent
 from rayqueue_sdk.manifests.idle import IdleMode
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
+from rayqueue_sdk.manifests.meta import meta_of
 
 __all__ = ["LiveFollow", "LiveStatus", "follow_live", "keep_idle_line"]
-
-
-def _meta(obj: dict[str, Any] | None) -> dict[str, Any]:
-    return (obj or {}).get("metadata") or {}
 
 
 class LiveStatus:
@@ -78,21 +75,21 @@ class LiveStatus:
     @property
     def uid(self) -> str:
         """The followed RayCluster's uid (empty before it is seen)."""
-        return str(_meta(self.cluster).get("uid") or "")
+        return str(meta_of(self.cluster).get("uid") or "")
 
     def owns(self, workload: dict[str, Any]) -> bool:
         """True for a Workload of the followed RayCluster (Kueue's ``job-uid`` label)."""
-        return bool(self.uid) and (_meta(workload).get("labels") or {}).get(JOB_UID_LABEL) == self.uid
+        return bool(self.uid) and (meta_of(workload).get("labels") or {}).get(JOB_UID_LABEL) == self.uid
 
     def on_cluster(self, cluster: dict[str, Any] | None) -> None:
         """The RayCluster changed (``None``: deleted)."""
         with self._lock:
-            renewed = cluster is None or _meta(cluster).get("uid") != self.uid
+            renewed = cluster is None or meta_of(cluster).get("uid") != self.uid
             self.cluster = cluster
             self.cluster_known = True
             if renewed:  # another object (or none): its Workloads are those of the cache with its uid
                 found = self.workloads_now() if self.workloads_now is not None and cluster else []
-                self.workloads = {str(_meta(w).get("name")): w for w in found if self.owns(w)}
+                self.workloads = {str(meta_of(w).get("name")): w for w in found if self.owns(w)}
         self._tell()
 
     def on_workloads(self, workloads: list[dict[str, Any]], *, replace_all: bool) -> None:
@@ -101,12 +98,12 @@ class LiveStatus:
             if replace_all:
                 self.workloads = {}
             for wl in workloads:
-                self.workloads[str(_meta(wl).get("name"))] = wl
+                self.workloads[str(meta_of(wl).get("name"))] = wl
 
     def on_workload_gone(self, workload: dict[str, Any]) -> None:
         """A Workload was deleted."""
         with self._lock:
-            self.workloads.pop(str(_meta(workload).get("name")), None)
+            self.workloads.pop(str(meta_of(workload).get("name")), None)
 
     def _tell(self) -> None:
         with self._lock:
@@ -237,6 +234,6 @@ def follow_live(
     )
     live.workloads_now = wl_sub.informer.objects
     rc_sub = read_shared(
-        session, RAYCLUSTERS, clusters, namespace=namespace, match=lambda o: _meta(o).get("name") == name
+        session, RAYCLUSTERS, clusters, namespace=namespace, match=lambda o: meta_of(o).get("name") == name
     )
     return LiveFollow([rc_sub, wl_sub])

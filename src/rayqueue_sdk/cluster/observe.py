@@ -35,9 +35,7 @@ from rayqueue_sdk.cluster.dashboard import (
     exposures,
     in_kubernetes_pod,
 )
-from rayqueue_sdk.cluster.eta import admission_eta
 from rayqueue_sdk.cluster.kueue_context import check_limits, fair_share_for, waits_for_checks
-from rayqueue_sdk.cluster.queues import queue_positions
 from rayqueue_sdk.cluster.status import ClusterStatus, status_from
 from rayqueue_sdk.display import show_details
 from rayqueue_sdk.errors import ForbiddenError, NotFoundError, RayQueueError
@@ -47,8 +45,10 @@ from rayqueue_sdk.kube.pods import head_pod
 from rayqueue_sdk.kube.session import KubeSession, SessionLike
 from rayqueue_sdk.manifests.idle import IdleMode
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
-from rayqueue_sdk.manifests.meta import labels_of, name_of, namespace_of, uid_of
+from rayqueue_sdk.manifests.meta import labels_of, meta_of, name_of, namespace_of, uid_of
 from rayqueue_sdk.manifests.scaling import policy_name
+from rayqueue_sdk.queues.eta import admission_eta
+from rayqueue_sdk.queues.local_queues import queue_positions
 
 __all__ = [
     "ClusterDetails",
@@ -239,7 +239,7 @@ def _scaled_objects(
 ) -> dict[str, dict[str, Any]] | None:
     """The ScaledObjects of the clusters with a KEDA idle policy, by name (one read: a GET for one
     cluster, else a LIST); ``{}`` when none has one, ``None`` when they cannot be read."""
-    keda = [c for c in clusters if (policy_of(c) or {}).get("mode") == IdleMode.KEDA]
+    keda = [c for c in clusters if (p := policy_of(c)) is not None and p.mode is IdleMode.KEDA]
     if not keda:
         return {}
     try:
@@ -290,7 +290,7 @@ def _head_of_starting(
     """The head Pod of a cluster that is starting (one read; its kubelet may say it cannot start), by uid."""
     if assess_cluster(cluster, wl).phase is not ClusterPhase.STARTING:
         return {}
-    meta = cluster.get("metadata") or {}
+    meta = meta_of(cluster)
     try:
         pod = head_pod(
             session, cluster=_name(cluster), namespace=str(meta.get("namespace") or ""), uid=_uid(cluster)

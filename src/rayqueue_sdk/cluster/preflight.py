@@ -12,7 +12,7 @@ It returns :class:`Facts`, plain data. :func:`decide` is pure: from the manifest
 the manifest to send (namespace set, default queue filled in) or raises the error the user reads.
 
 Example:
-    >>> from rayqueue_sdk.cluster.queues import queue_info
+    >>> from rayqueue_sdk.queues.local_queues import queue_info
     >>> facts = Facts("ds", queues=(queue_info({"metadata": {"name": "default", "namespace": "ds"}}),))
     >>> manifest = {"metadata": {"name": "ws", "labels": {}}, "spec": {}}
     >>> decide(manifest, facts)["metadata"]
@@ -34,20 +34,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from rayqueue_sdk.cluster.queues import (
+from rayqueue_sdk.errors import ConflictError, ForbiddenError, NotFoundError, PriorityClassNotFoundError
+from rayqueue_sdk.kube.kinds import RAYCLUSTERS, Kind
+from rayqueue_sdk.kube.lookups import list_or_none
+from rayqueue_sdk.kube.session import KubeSession
+from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE, QUEUE_LABEL
+from rayqueue_sdk.manifests.meta import meta_of, name_of
+from rayqueue_sdk.manifests.rules import check_raycluster
+from rayqueue_sdk.queues.local_queues import (
     LocalQueueInfo,
     default_queue_of,
     list_priority_class_choices,
     queue_info,
     queue_not_found,
 )
-from rayqueue_sdk.errors import ConflictError, ForbiddenError, NotFoundError, PriorityClassNotFoundError
-from rayqueue_sdk.kube.kinds import RAYCLUSTERS, Kind
-from rayqueue_sdk.kube.lookups import list_or_none
-from rayqueue_sdk.kube.session import KubeSession
-from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE, QUEUE_LABEL
-from rayqueue_sdk.manifests.meta import name_of
-from rayqueue_sdk.manifests.rules import check_raycluster
 
 __all__ = ["Facts", "check_ours", "decide", "fetch_facts"]
 
@@ -98,7 +98,7 @@ def check_ours(obj: Mapping[str, Any], how: str) -> None:
 (no label app.kubernetes.io/managed-by=rayqueue-sdk); leaving it alone (down(force=True) would delete it) \
 (see docs/troubleshooting.md#conflicterror)
     """
-    meta = obj.get("metadata") or {}
+    meta = meta_of(obj)
     if (meta.get("labels") or {}).get(MANAGED_BY_LABEL) != MANAGED_BY_VALUE:
         raise ConflictError(
             409,

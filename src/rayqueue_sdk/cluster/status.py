@@ -38,6 +38,7 @@ from rayqueue_sdk.admission.records import carried, record_dict
 from rayqueue_sdk.display import show_status
 from rayqueue_sdk.display.text import status_text
 from rayqueue_sdk.display.widgets import status_html
+from rayqueue_sdk.errors import ScaledToZeroError
 from rayqueue_sdk.manifests.meta import meta_of, name_of
 
 __all__ = [
@@ -136,6 +137,17 @@ class ClusterStatus:
             'reaper mode: scale to zero after 60 idle min (waiting)'
         """
         return None if self.idle is None else self.idle.text()
+
+    def refuse_if_scaled_to_zero(self) -> None:
+        """Raise :class:`~rayqueue_sdk.errors.ScaledToZeroError` when the idle policy scaled the cluster to
+        zero: it will not come back by itself (``resume()`` queues it again), so waiting for it, or for its
+        address, would only time out.
+
+        Example:
+            >>> ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready").refuse_if_scaled_to_zero()
+        """
+        if self.idle is not None and self.scaled_to_zero:
+            raise ScaledToZeroError(self.name, self.namespace, self.idle.text())
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}: {self.explanation}"
@@ -237,7 +249,7 @@ def status_from(
         cluster: the RayCluster dict, or ``None`` if it does not exist (phase ``DELETED``).
         workload: its Kueue Workload, or ``None``.
         name, namespace: used when ``cluster`` is ``None``.
-        position, position_unavailable: from :func:`rayqueue_sdk.cluster.queues.queue_position`.
+        position, position_unavailable: from :func:`rayqueue_sdk.queues.local_queues.queue_position`.
         assessment: a ready-made reading (else :func:`rayqueue_sdk.admission.cluster.assess_cluster` runs).
         dashboard_url, cluster_uri: addresses found by the caller (Route, Ingress, ...); the
             defaults are the in-cluster head Service addresses.
@@ -265,7 +277,7 @@ def status_from(
         fair_share=fair_share,
         head_pod=head_pod,
     )
-    meta = (cluster or {}).get("metadata") or {}
+    meta = meta_of(cluster)
     the_name = str(meta.get("name") or name or "")
     the_ns = str(meta.get("namespace") or namespace or "")
     labels = meta.get("labels") or {}

@@ -1,131 +1,16 @@
-"""``queue_timeline_rows()``: a LocalQueue's workloads as :class:`~rayqueue_sdk.display.charts.TimelineRow`
-rows for :func:`~rayqueue_sdk.display.charts.queue_timeline`: admitted ones from their admission to their
-expected release (an idle policy's deadline if the cluster stays idle, a RayJob's deadline, now for a
-finished one; none where nothing bounds it), pending ones since their creation with their admission
-estimate's window (``eta``, :mod:`rayqueue_sdk.cluster.eta`).
-
-The reads are the queue overview's (with estimates) plus the release facts of the holders in the reader's
-namespace (:func:`rayqueue_sdk.cluster.eta.releases_of`); the conversion, :func:`timeline_rows`, is pure.
+"""The path ``rayqueue_sdk.cluster.timeline`` that earlier docs showed: the queue timeline now lives in
+:mod:`rayqueue_sdk.queues.timeline`, with the rest of the queue read path; this module re-exports it so
+code written against the old path keeps working.
 
 Example:
-    >>> from rayqueue_sdk.admission.overview import build_overview
-    >>> lq = {"metadata": {"name": "q", "namespace": "ds"}, "spec": {"clusterQueue": "cq"}}
-    >>> wl = {"metadata": {"name": "w", "namespace": "ds", "creationTimestamp": "2026-01-01T14:00:00Z"},
-    ...       "spec": {"queueName": "q"}}
-    >>> rows = timeline_rows(build_overview("ds", [lq], [], [wl]).queue("q"), {}, [])
-    >>> [(r.name, r.kind, r.window) for r in rows]
-    [('ds/w', 'pending', None)]
+    >>> from rayqueue_sdk.cluster.timeline import queue_timeline_rows
+    >>> from rayqueue_sdk.queues import timeline
+    >>> queue_timeline_rows is timeline.queue_timeline_rows
+    True
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
-from typing import Any
-
-from rayqueue_sdk.admission.estimate import Release
-from rayqueue_sdk.admission.overview import QueueSummary, WorkloadEntry
-from rayqueue_sdk.cluster.eta import releases_of
-from rayqueue_sdk.cluster.overview import queue_overview
-from rayqueue_sdk.display.charts import TimelineRow
-from rayqueue_sdk.errors import ForbiddenError, NotFoundError
-from rayqueue_sdk.kube.kinds import RAYCLUSTERS, RAYJOBS
-from rayqueue_sdk.kube.session import KubeSession, SessionLike
+from rayqueue_sdk.queues.timeline import queue_timeline_rows, timeline_rows
 
 __all__ = ["queue_timeline_rows", "timeline_rows"]
-
-
-def _time(text: Any) -> datetime | None:
-    if not text:
-        return None
-    parsed = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def _label(entry: WorkloadEntry) -> str:
-    return entry.label
-
-
-def timeline_rows(
-    queue: QueueSummary,
-    admitted_at: Mapping[tuple[str, str], datetime],
-    releases: Iterable[Release],
-) -> list[TimelineRow]:
-    """The rows of one queue (pure): holders first (by admission), then the pending ones in queue order.
-
-    ``admitted_at`` maps a Workload ``(namespace, name)`` to its ``Admitted`` time; ``releases`` are the
-    holders' :class:`~rayqueue_sdk.admission.estimate.Release` s (the expected release is the latest bound,
-    else the earliest: an idle policy's deadline if the cluster stays idle).
-    """
-    by_key = {(r.namespace, r.name): r for r in releases}
-    rows: list[TimelineRow] = []
-    holders = sorted(
-        queue.holding,
-        key=lambda h: (
-            admitted_at.get((h.namespace, h.name)) or _time(h.created) or datetime.min.replace(tzinfo=UTC)
-        ),
-    )
-    for h in holders:
-        start = admitted_at.get((h.namespace, h.name)) or _time(h.created)
-        if start is None:
-            continue
-        rel = by_key.get((h.namespace, h.name))
-        end = (rel.latest or rel.earliest) if rel is not None else None
-        rows.append(TimelineRow(_label(h), start, end, "admitted", note=rel.why if rel is not None else ""))
-    for p in queue.pending:
-        start = _time(p.created)
-        if start is None:
-            continue
-        window = None if p.eta is None else (p.eta.earliest, p.eta.latest)
-        if window == (None, None):
-            window = None
-        rows.append(TimelineRow(_label(p), start, None, "pending", window))
-    return rows
-
-
-def queue_timeline_rows(
-    queue: str,
-    namespace: str | None = None,
-    client: SessionLike = None,
-    *,
-    now: datetime | None = None,
-) -> list[TimelineRow]:
-    """The timeline rows of LocalQueue ``queue`` in ``namespace`` (default: the credentials' one); draw them
-    with :func:`~rayqueue_sdk.display.charts.queue_timeline`.
-
-    Raises:
-        QueueNotFoundError: no such LocalQueue (the overview's error, listing those that exist).
-
-    Example:
-        >>> queue_timeline_rows("doc-timeline-q", "default", client=session)
-        Traceback (most recent call last):
-        ...
-        rayqueue_sdk.errors.QueueNotFoundError: 404 NotFound: LocalQueue 'doc-timeline-q' does not exist ...
-
-        As a chart, on a queue that exists (not run here)::
-
-            from rayqueue_sdk.display.charts import queue_timeline
-            queue_timeline(queue_timeline_rows("user-queue", "team-a"))
-    """
-    session = KubeSession.of(client, namespace=namespace)
-    ns = session.namespace
-    summary = queue_overview(ns, session).queue(queue)
-    workloads = session.list(session.kueue_kind("workloads"), namespace=ns)
-    admitted_at: dict[tuple[str, str], datetime] = {}
-    for wl in workloads:
-        meta = wl.get("metadata") or {}
-        for cond in (wl.get("status") or {}).get("conditions") or []:
-            if cond.get("type") == "Admitted" and cond.get("status") == "True":
-                at = _time(cond.get("lastTransitionTime"))
-                if at is not None:
-                    admitted_at[(str(meta.get("namespace") or ""), str(meta.get("name") or ""))] = at
-    try:
-        rcs: list[dict[str, Any]] | None = session.list(RAYCLUSTERS, namespace=ns)
-    except (ForbiddenError, NotFoundError):
-        rcs = None
-    try:
-        jobs: list[dict[str, Any]] | None = session.list(RAYJOBS, namespace=ns)
-    except (ForbiddenError, NotFoundError):
-        jobs = None
-    releases = releases_of(workloads, ns, rcs, jobs, None, now or datetime.now(UTC))
-    return timeline_rows(summary, admitted_at, releases)

@@ -38,12 +38,10 @@ from rayqueue_sdk.admission.cluster import (
     eviction_key,
 )
 from rayqueue_sdk.admission.eta import AdmissionEstimate
-from rayqueue_sdk.cluster.eta import admission_eta
 from rayqueue_sdk.cluster.kueue_context import check_limits, fair_share_for, waits_for_checks
 from rayqueue_sdk.cluster.observe import observe_cluster, observe_pair
-from rayqueue_sdk.cluster.queues import check_queue, queue_position
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, status_from
-from rayqueue_sdk.errors import AdmissionTimeout, ForbiddenError, NotFoundError, ScaledToZeroError
+from rayqueue_sdk.errors import AdmissionTimeout, ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.informer import read_shared
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS
 from rayqueue_sdk.kube.lookups import fetch_raycluster, pick_workload
@@ -52,6 +50,8 @@ from rayqueue_sdk.kube.session import KubeSession, SessionLike
 from rayqueue_sdk.kube.watch import WatchEvent, cache_by_name
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 from rayqueue_sdk.manifests.meta import labels_of, name_of, uid_of
+from rayqueue_sdk.queues.eta import admission_eta
+from rayqueue_sdk.queues.local_queues import check_queue, queue_position
 
 # observe_cluster lives in cluster/observe.py (the one read path); it is re-exported here for the callers
 # that import it from this module (job/existing.py, tests/local).
@@ -300,7 +300,10 @@ class _ClusterWait:
     def run(self) -> ClusterStatus:
         self._await_workload_listing()
         if self.refuse_scaled_to_zero:
-            self._refuse_if_scaled_to_zero()
+            # the idle policy's word on the objects in hand (nothing brings a scaled-to-zero cluster back)
+            status_from(
+                self.seen.cluster, self.seen.workload, name=self.name, namespace=self.namespace
+            ).refuse_if_scaled_to_zero()
         # An eviction that predates the wait (and that Kueue requeued) is history, not news.
         self.known_eviction = eviction_key(self.seen.workload)
         while True:
@@ -316,12 +319,6 @@ class _ClusterWait:
                 return self._status(a)
             self._check_timeouts(a)
             self._next_event(a)
-
-    def _refuse_if_scaled_to_zero(self) -> None:
-        """The idle policy's word on the objects in hand (nothing brings a scaled-to-zero cluster back)."""
-        st = status_from(self.seen.cluster, self.seen.workload, name=self.name, namespace=self.namespace)
-        if st.scaled_to_zero:
-            raise ScaledToZeroError(self.name, self.namespace, st.idle_scale_to_zero or "scaled to zero")
 
     def _cancelled(self) -> bool:
         return self.cancel is not None and self.cancel.is_set()

@@ -43,7 +43,7 @@ from pydantic import Field, field_validator, model_validator
 
 from rayqueue_sdk.config.errors import StrictModel
 from rayqueue_sdk.errors import ConfigError
-from rayqueue_sdk.manifests.idle import IdleMode, IdleModeName
+from rayqueue_sdk.manifests.idle import IdleMode, IdleModeName, IdleSignal
 
 __all__ = [
     "DEFAULT_GPU_QUERY",
@@ -326,9 +326,7 @@ class IdlePolicy(StrictModel):
     mode: IdleMode | IdleModeName = Field(
         default=IdleMode.AUTO, description=" or ".join(repr(m) for m in MODES)
     )
-    idle_signal: Literal["gpu", "jobs", "gpu_and_jobs"] = Field(
-        default="gpu", description="'gpu', 'jobs' or 'gpu_and_jobs'"
-    )
+    idle_signal: IdleSignal = Field(default="gpu", description="'gpu', 'jobs' or 'gpu_and_jobs'")
     prometheus: PrometheusSource | None = Field(
         default=None, description="a PrometheusSource or an http(s) URL"
     )

@@ -1,7 +1,7 @@
 """``WorkerGroup``: one group of identical Ray workers, for clusters with several (e.g. GPU and CPU) groups.
 
-Its public home is :mod:`rayqueue_sdk.config.models`, which re-exports it (``WorkerGroup.__module__`` says so,
-as ``rayqueue_sdk._EXPORTS`` does).
+Users import it from :mod:`rayqueue_sdk.config.models` (which re-exports it) or from ``rayqueue_sdk``;
+reprs and tracebacks name this module, where it is defined.
 
 Example:
     >>> g = WorkerGroup(name="cpu", replicas=3)
@@ -103,7 +103,3 @@ class WorkerGroup(StrictModel):
         check_annotations(self.annotations, "annotations")
         topology_annotation(self.topology, self.topology_mode or "required")
         return self
-
-
-# Its public home: reprs, pickles, rayqueue_sdk._EXPORTS.
-WorkerGroup.__module__ = "rayqueue_sdk.config.models"

@@ -6,7 +6,7 @@ Three renderings say the same things: plain text (:func:`queues_text`, the ``tex
 output, 80 columns), HTML (:func:`queues_html`) and rich for a console (:func:`queues_renderable`, fits 80
 columns). :class:`QueueView` is the notebook display: an ``ipywidgets`` box with a Refresh button, in one
 :class:`~rayqueue_sdk.display.live.LiveDisplay` carrying the widget, the text and the HTML. It is handed a
-``load()`` callable (:func:`rayqueue_sdk.cluster.overview.view_queues` wires it to the one read), so this
+``load()`` callable (:func:`rayqueue_sdk.queues.overview.view_queues` wires it to the one read), so this
 module reads nothing itself.
 
 Example:

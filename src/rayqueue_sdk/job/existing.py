@@ -34,7 +34,6 @@ from rayqueue_sdk.errors import (
     ConnectionFailedError,
     DashboardNotFoundError,
     RayQueueError,
-    ScaledToZeroError,
 )
 from rayqueue_sdk.job.logs import follow_lines
 from rayqueue_sdk.job.pending import ClusterWait, PendingSubmission
@@ -229,7 +228,7 @@ class ExistingClusterJob:
         if first.ready:
             raise err  # a ready cluster whose dashboard fails: waiting would not help
         if first.phase is ClusterPhase.DEACTIVATED:
-            _refuse_if_scaled_to_zero(first)
+            first.refuse_if_scaled_to_zero()
         submission_id = str(kwargs["submission_id"])
         progress = None if wait.show is False else _Progress(first, every_change=wait.block)
         pending = PendingSubmission(
@@ -429,13 +428,6 @@ class ExistingClusterJob:
             if "does not exist" in str(err):
                 return False
             raise _ray_error(err, f"delete {job_id}", self.dashboard or "?") from None
-
-
-def _refuse_if_scaled_to_zero(status: ClusterStatus) -> None:
-    """Raise :class:`~rayqueue_sdk.errors.ScaledToZeroError` when the cluster's idle policy deactivated it
-    (it will not come back by itself: waiting for it would only time out)."""
-    if status.idle is not None and status.scaled_to_zero:
-        raise ScaledToZeroError(status.name, status.namespace, status.idle.text())
 
 
 class _Progress:

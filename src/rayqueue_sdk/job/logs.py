@@ -19,9 +19,10 @@ import contextlib
 import logging
 import queue
 import threading
-from collections.abc import AsyncIterator, Callable, Generator
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 
-__all__ = ["follow_lines", "split_lines", "tail"]
+__all__ = ["KEPT_LINES", "LogKeeper", "follow_lines", "split_lines", "tail"]
 
 log = logging.getLogger(__name__)
 
@@ -128,3 +129,41 @@ def follow_lines(
             with contextlib.suppress(RuntimeError):  # the loop closed in between
                 loop.call_soon_threadsafe(task.cancel)
         thread.join(timeout=5)
+
+
+#: The most log lines :meth:`~rayqueue_sdk.job.rayjob.RayJob.wait` keeps of a job-owned job it followed.
+KEPT_LINES = 100_000
+
+
+class LogKeeper:
+    """Keeps a job-owned job's logs while it runs (its cluster may be deleted the moment it ends, taking
+    Ray's copy along): up to :data:`KEPT_LINES` lines, what ``wait()`` then leaves to ``logs()``."""
+
+    def __init__(self, lines: int) -> None:
+        self.lines: deque[str] = deque(maxlen=max(KEPT_LINES, lines))
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, follow: Callable[[threading.Event], Iterator[str]]) -> None:
+        if self._thread is not None:
+            return
+
+        def run() -> None:
+            try:
+                for line in follow(self._stop):
+                    self.lines.append(line)
+            except Exception as err:  # best effort: the wait reports what it has
+                log.debug("log keeper stopped: %s", err)
+
+        self._thread = threading.Thread(target=run, name="rayqueue-log-keeper", daemon=True)
+        self._thread.start()
+
+    @property
+    def seen(self) -> bool:
+        return bool(self.lines)
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    def stop(self) -> None:
+        self._stop.set()

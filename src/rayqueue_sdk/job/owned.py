@@ -94,7 +94,7 @@ class OwnedClusterJob:
 
     def check_queue_and_priority(self, queue: str | None, priority: str | None) -> None:
         """Refuse an unknown LocalQueue or WorkloadPriorityClass (the errors list what exists)."""
-        from rayqueue_sdk.cluster.queues import (  # lazy: submit's queue checks
+        from rayqueue_sdk.queues.local_queues import (  # lazy: submit's queue checks
             check_priority_class,
             check_queue,
             resolve_default_queue,
@@ -167,9 +167,9 @@ class OwnedClusterJob:
     # -- read -------------------------------------------------------------------------------------
     def observe(self) -> tuple[dict[str, Any] | None, JobAssessment]:
         """Read the RayJob, its Workload and (when queued) its position; assess them."""
-        from rayqueue_sdk.cluster.eta import admission_eta  # lazy: the queue reads of the estimate
-        from rayqueue_sdk.cluster.queues import queue_position  # lazy: submit's queue checks
         from rayqueue_sdk.kube.kinds import RAYJOBS  # lazy: API calls
+        from rayqueue_sdk.queues.eta import admission_eta  # lazy: the queue reads of the estimate
+        from rayqueue_sdk.queues.local_queues import queue_position  # lazy: submit's queue checks
 
         self._eta = None
         try:

@@ -26,7 +26,7 @@ from rayqueue_sdk.kube.kinds import RAYCLUSTERS, Kind
 from rayqueue_sdk.kube.retry import RetryPolicy
 from rayqueue_sdk.kube.session import KubeSession, Objects
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
-from rayqueue_sdk.manifests.meta import name_of
+from rayqueue_sdk.manifests.meta import meta_of, name_of
 
 __all__ = [
     "fetch_raycluster",
@@ -113,7 +113,7 @@ def pick_workload(workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
         return None
 
     def rank(w: dict[str, Any]) -> tuple[int, int, str, str]:
-        meta = w.get("metadata") or {}
+        meta = meta_of(w)
         conditions = (w.get("status") or {}).get("conditions") or []
         finished = any(c.get("type") == "Finished" and c.get("status") == "True" for c in conditions)
         return (

@@ -45,6 +45,7 @@ from rayqueue_sdk.kube.kinds import KUEUE_GROUP, Kind
 from rayqueue_sdk.kube.normalize import normalize_kueue
 from rayqueue_sdk.kube.rest import send
 from rayqueue_sdk.kube.retry import DEFAULT_POLICY, DEFAULT_REQUEST_TIMEOUT, RetryPolicy, call
+from rayqueue_sdk.manifests.meta import meta_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
@@ -329,7 +330,7 @@ class KubeSession:
                 query=query,
                 deadline=deadline,
             )
-            meta = page.get("metadata") or {}
+            meta = meta_of(page)
             found.resource_version = meta.get("resourceVersion") or found.resource_version
             found.extend(self._normalized(kind, item) for item in page.get("items") or [])
             token = meta.get("continue")
@@ -458,7 +459,7 @@ class KubeSession:
         return self._normalized(kind, self._json(method, path, **context, **options))
 
     def _named(self, kind: Kind, obj: Mapping[str, Any]) -> tuple[str, str | None]:
-        meta = obj.get("metadata") or {}
+        meta = meta_of(obj)
         return str(meta.get("name") or ""), self._where(kind, meta.get("namespace"))
 
     # -- discovery ----------------------------------------------------------------------------------

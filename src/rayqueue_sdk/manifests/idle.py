@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 from typing import Literal
 
-__all__ = ["IdleMode", "IdleModeName", "StopMechanism"]
+__all__ = ["IdleMode", "IdleModeName", "IdleSignal", "StopMechanism"]
 
 
 class IdleMode(enum.StrEnum):
@@ -38,6 +38,10 @@ class IdleMode(enum.StrEnum):
 #: :class:`IdleMode`'s values as a type, for code that passes a plain string (``IdlePolicy(mode="keda")``)
 #: and is type-checked; tests/sdk/unit/scaling/test_idle_state.py keeps it equal to the enum's values.
 IdleModeName = Literal["auto", "keda", "reaper"]
+
+
+#: What tells a cluster is idle (``IdlePolicy(idle_signal=...)``): the GPUs' use, Ray's jobs, or both.
+IdleSignal = Literal["gpu", "jobs", "gpu_and_jobs"]
 
 
 class StopMechanism(enum.StrEnum):

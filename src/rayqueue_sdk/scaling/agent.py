@@ -70,7 +70,7 @@ __all__ = [
     "jobs_busy",
     "main",
     "parse_time",
-    "pods_gone",
+    "no_pods_left",
     "prometheus_busy",
     "settle",
 ]
@@ -264,18 +264,19 @@ def decide(
     return Decision(replace(state, idle_for=idle_for, decision=decision), "wait")
 
 
-def pods_gone(rc: dict[str, Any] | None) -> bool:
+def no_pods_left(rc: dict[str, Any] | None) -> bool:
     """Whether the RayCluster's pods are all gone: suspended (KubeRay's ``spec.suspend``, which Kueue sets
     on a deactivated Workload) and KubeRay says so (``RayClusterSuspended``, or the ``state: suspended``
-    that KubeRay writes only once no pod is left). Until then the GPUs are still held.
+    that KubeRay writes only once no pod is left). Until then the GPUs are still held. The agent's own copy
+    (it ships alone, stdlib only) of :func:`rayqueue_sdk.admission.idle.pods_gone`; a test ties the two.
 
     Example:
-        >>> pods_gone({"spec": {"suspend": True}, "status": {"state": "ready"}})
+        >>> no_pods_left({"spec": {"suspend": True}, "status": {"state": "ready"}})
         False
-        >>> pods_gone({"spec": {"suspend": True}, "status": {"conditions": [
+        >>> no_pods_left({"spec": {"suspend": True}, "status": {"conditions": [
         ...     {"type": "RayClusterSuspended", "status": "True"}]}})
         True
-        >>> pods_gone(None)
+        >>> no_pods_left(None)
         True
     """
     if rc is None:  # the RayCluster itself is gone, and its pods with it
@@ -302,7 +303,7 @@ def settle(state: AgentState, rc: dict[str, Any] | None, now: float, *, mechanis
         >>> done.scaled_at, done.decision
         (5.0, 'scaled to zero after 1.0 idle min; pods gone, quota released')
     """
-    if not state.decision.startswith(SCALING_WORDS) or not pods_gone(rc):
+    if not state.decision.startswith(SCALING_WORDS) or not no_pods_left(rc):
         return state
     minutes = (state.idle_for or 0) / 60
     freed = "quota released" if mechanism == "workload" else "suspended"

@@ -1,13 +1,9 @@
-"""Idle scale-to-zero, the I/O shell: discovery, apply and removal of the policy's objects, resume, status.
+"""Idle scale-to-zero, the I/O shell: apply and removal of the policy's objects, resume, status.
 
-- :func:`discover`: whether Kueue serves ``workloads/scale`` and KEDA serves ``scaledobjects.keda.sh``
-  (discovery documents, ``GET /apis/<group>/<version>``); :func:`choose_mode` turns that, the policy and
-  whether the cluster is queued into a mode and a mechanism, refusing ``mode="keda"`` where it cannot
-  work with a :class:`~rayqueue_sdk.errors.ConfigError` that names what is missing and offers the reaper.
-- :func:`plan` builds the objects (:mod:`rayqueue_sdk.manifests.scaling`) for a stored RayCluster (its
-  uid for the ownerReferences, its Workload's name for KEDA); :func:`apply_plan` creates them in order
-  and, when one is refused (a 403 on the Role, say), deletes what it had made before re-raising: nothing
-  half-made stays behind. The RayCluster gets the annotation ``scaling.rayqueue-sdk.io/policy``.
+- :mod:`rayqueue_sdk.scaling.planning` decides the :class:`~rayqueue_sdk.scaling.planning.Plan` (a fetch
+  step, then the pure ``build_plan``); :func:`apply_plan` creates its objects in order and, when one is
+  refused (a 403 on the Role, say), deletes what it had made before re-raising: nothing half-made stays
+  behind. The RayCluster gets the annotation ``scaling.rayqueue-sdk.io/policy``.
 - :func:`remove_policy` deletes every object either mode makes (idempotent).
 - :func:`on_resume` gives a resumed cluster its whole idle period again: under KEDA the ScaledObject is
   recreated (KEDA's ``lastActiveTime`` is old and the metric still 0, so the old one would scale the
@@ -15,15 +11,12 @@
   counts from its creation); the reaper's state annotation is cleared (its clock restarts anyway at the
   Workload's new admission).
 - :func:`idle_status` reads the policy, the idle clock and whether the cluster was scaled to zero into an
-  :class:`IdleStatus`, and :func:`dry_run` says what the policy would decide now and why, using the
-  agent's own decision core (:func:`rayqueue_sdk.scaling.agent.decide`).
+  :class:`~rayqueue_sdk.admission.idle.IdleStatus`, and :func:`dry_run` says what the policy would
+  decide now and why, using the agent's own decision core (:func:`rayqueue_sdk.scaling.agent.decide`).
 
 Example:
-    >>> [str(x) for x in choose_mode(IdlePolicy(idle_minutes=5), Capabilities(True, True), queued=True)]
-    ['reaper', 'workload']
-    >>> keda_ok = IdlePolicy(idle_minutes=5, prometheus="http://p:9090")
-    >>> choose_mode(keda_ok, Capabilities(True, True), queued=True)
-    (<IdleMode.KEDA: 'keda'>, <StopMechanism.WORKLOAD: 'workload'>)
+    >>> remove_policy(session, name="no-such-cluster", namespace="default")
+    []
 """
 
 from __future__ import annotations
@@ -32,44 +25,30 @@ import contextlib
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from rayqueue_sdk.admission.idle import IdleStatus, idle_from, pods_gone, policy_of
+from rayqueue_sdk.admission.idle import IdleStatus, PolicyInForce, idle_from, pods_gone, policy_of
 from rayqueue_sdk.config.idle import IdlePolicy
-from rayqueue_sdk.errors import ConfigError, ForbiddenError, NotFoundError, RayQueueError
+from rayqueue_sdk.errors import NotFoundError, RayQueueError
 from rayqueue_sdk.kube.kinds import kind_of
-from rayqueue_sdk.kube.lookups import find_workload
 from rayqueue_sdk.kube.poll import poll_until
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.idle import IdleMode, StopMechanism
-from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
-from rayqueue_sdk.manifests.meta import condition_of, meta_of, name_of
+from rayqueue_sdk.manifests.meta import condition_of, meta_of
 from rayqueue_sdk.manifests.scaling import (
     IDLE_STATE_ANNOTATION,
     POLICY_ANNOTATION,
     agent_config,
-    keda_objects,
-    policy_annotation,
     policy_name,
-    reaper_objects,
     token_secret_name,
 )
+from rayqueue_sdk.scaling.planning import Plan, worker_group_names
 
 __all__ = [
-    "Capabilities",
-    "IdleStatus",
-    "Plan",
-    "agent_source",
     "apply_plan",
-    "choose_mode",
-    "discover",
     "dry_run",
     "idle_status",
     "on_resume",
-    "plan",
-    "policy_of",
     "read_gpu",
     "remove_policy",
     "settle_before_edit",
@@ -77,233 +56,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: How long :func:`plan` waits for Kueue to create the cluster's Workload (KEDA's target and the
-#: reaper's Role name it: the Role grants ``get``/``patch`` of that one Workload).
-_WORKLOAD_WAIT = 20.0
-
-
-@dataclass(frozen=True)
-class Capabilities:
-    """What the API server serves for KEDA mode.
-
-    Example:
-        >>> Capabilities(False, True).missing
-        ['workloads/scale (kueue.x-k8s.io: Kueue without the Workload /scale subresource, kueue#4927)']
-    """
-
-    workload_scale: bool
-    keda: bool
-
-    @property
-    def missing(self) -> list[str]:
-        """What KEDA mode lacks here, in words."""
-        out = []
-        if not self.workload_scale:
-            out.append(
-                "workloads/scale (kueue.x-k8s.io: Kueue without the Workload /scale subresource, kueue#4927)"
-            )
-        if not self.keda:
-            out.append("scaledobjects.keda.sh (KEDA is not installed)")
-        return out
-
-
-def _served_resources(session: KubeSession, path: str) -> set[str]:
-    try:
-        doc = session.get_path(path)
-    except (NotFoundError, ForbiddenError):
-        return set()
-    return {str(r.get("name")) for r in doc.get("resources") or []}
-
-
-def discover(session: KubeSession) -> Capabilities:
-    """Ask discovery whether ``workloads/scale`` and ``scaledobjects.keda.sh`` are served.
-
-    Example:
-        >>> discover(session)   # upstream Kueue has no Workload /scale; the example's server serves KEDA
-        Capabilities(workload_scale=False, keda=True)
-    """
-    version = session.kueue_version()
-    return Capabilities(
-        workload_scale="workloads/scale" in _served_resources(session, f"/apis/kueue.x-k8s.io/{version}"),
-        keda="scaledobjects" in _served_resources(session, "/apis/keda.sh/v1alpha1"),
-    )
-
-
-def choose_mode(policy: IdlePolicy, caps: Capabilities, *, queued: bool) -> tuple[IdleMode, StopMechanism]:
-    """``(mode, mechanism)``: :class:`IdleMode` ``KEDA``/``REAPER`` and :class:`StopMechanism`.
-
-    A cluster without a queue has no Workload: the reaper suspends it through KubeRay's ``spec.suspend``.
-
-    Example:
-        >>> [str(x) for x in choose_mode(IdlePolicy(idle_minutes=5), Capabilities(True, True), queued=False)]
-        ['reaper', 'suspend']
-        >>> choose_mode(IdlePolicy(idle_minutes=5, mode="keda", prometheus="http://p:9090"),
-        ...             Capabilities(False, True), queued=True)
-        Traceback (most recent call last):
-        ...
-        rayqueue_sdk.errors.ConfigError: mode: KEDA is not served here: workloads/scale ...
-    """
-    if not queued:
-        if policy.mode is IdleMode.KEDA:
-            raise ConfigError(
-                "mode",
-                "keda",
-                "mode='reaper' or 'auto' (a cluster without a queue is suspended: KubeRay's spec.suspend)",
-                problem="a cluster without a Kueue queue has no Workload for KEDA to scale",
-            )
-        return IdleMode.REAPER, StopMechanism.SUSPEND
-    if policy.mode is IdleMode.KEDA:
-        if caps.missing:
-            raise ConfigError(
-                "mode",
-                "keda",
-                "mode='reaper' (works with upstream Kueue) or mode='auto'",
-                problem=f"KEDA is not served here: {'; '.join(caps.missing)}",
-            )
-        return IdleMode.KEDA, StopMechanism.WORKLOAD
-    if policy.mode is IdleMode.AUTO and not caps.missing and policy.keda_possible():
-        return IdleMode.KEDA, StopMechanism.WORKLOAD
-    return IdleMode.REAPER, StopMechanism.WORKLOAD
-
-
-def agent_source() -> str:
-    """The agent's source text, as shipped in the ConfigMap (the very file that runs in the cluster).
-
-    Example:
-        >>> "def decide(" in agent_source() and "import rayqueue_sdk" not in agent_source()
-        True
-    """
-    # Read as data, not imported: the agent runs in the cluster, and importing it here would load urllib,
-    # http.client and ssl into every session that only renders or applies a policy.
-    return Path(__file__).with_name("agent.py").read_text(encoding="utf-8")
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What :func:`apply_plan` will create, and why.
-
-    Example:
-        >>> p = Plan("ws", "ds", IdleMode.REAPER, StopMechanism.SUSPEND, [])
-        >>> p.summary()
-        'reaper mode (RayCluster spec.suspend): 0 objects'
-        >>> p.headline
-        'reaper mode (RayCluster spec.suspend)'
-    """
-
-    cluster: str
-    namespace: str
-    mode: IdleMode
-    mechanism: StopMechanism
-    objects: list[dict[str, Any]] = field(default_factory=list)
-    annotation: str = ""
-
-    @property
-    def headline(self) -> str:
-        """The mode and the mechanism, in words."""
-        return f"{self.mode} mode ({StopMechanism(self.mechanism).describe()})"
-
-    def summary(self) -> str:
-        """One line: the mode, the mechanism and the objects."""
-        names = ", ".join(f"{o['kind']}/{o['metadata']['name']}" for o in self.objects)
-        return f"{self.headline}: {len(self.objects)} objects" + (f": {names}" if names else "")
-
-
-def _groups(rc: dict[str, Any]) -> list[str]:
-    return [str(g.get("groupName")) for g in (rc.get("spec") or {}).get("workerGroupSpecs") or []]
-
-
-def _image(rc: dict[str, Any]) -> str:
-    containers = (((rc.get("spec") or {}).get("headGroupSpec") or {}).get("template") or {}).get("spec", {})
-    return str((containers.get("containers") or [{}])[0].get("image") or "")
-
-
-def plan(
-    session: KubeSession | None,
-    rc: dict[str, Any],
-    policy: IdlePolicy,
-    *,
-    caps: Capabilities | None = None,
-    workload: str | None = None,
-) -> Plan:
-    """The objects for the stored RayCluster ``rc`` (``session=None``: offline, as ``to_yaml()`` shows them).
-
-    Offline, ``auto`` renders the reaper (discovery decides at apply time), the ownerReferences are left
-    out (the uid is the server's) and the Workload's name (KEDA's target, the reaper's Role) is a
-    placeholder. Online, the Workload is waited for (Kueue makes it within moments of the RayCluster).
-
-    Example:
-        >>> rc = {"metadata": {"name": "ws", "namespace": "ds", "labels": {"kueue.x-k8s.io/queue-name": "q"}},
-        ...       "spec": {"workerGroupSpecs": [{"groupName": "g"}]}}
-        >>> plan(None, rc, IdlePolicy(idle_minutes=5)).summary()
-        'reaper mode (Workload spec.active=false): 5 objects: ServiceAccount/ws-idle, Role/ws-idle, ...'
-    """
-    meta = rc.get("metadata") or {}
-    name, namespace = str(meta.get("name")), str(meta.get("namespace") or "default")
-    uid = meta.get("uid") or None
-    queued = bool((meta.get("labels") or {}).get("kueue.x-k8s.io/queue-name"))
-    if caps is None:
-        caps = (
-            discover(session)
-            if session is not None
-            else Capabilities(policy.mode is IdleMode.KEDA, policy.mode is IdleMode.KEDA)
-        )
-    mode, mechanism = choose_mode(policy, caps, queued=queued)
-    groups = _groups(rc)
-    if mechanism is StopMechanism.WORKLOAD and not workload:
-        # both modes name the Workload: KEDA's scaleTargetRef, the reaper's Role (resourceNames)
-        workload = (
-            _workload_name(session, namespace=namespace, uid=uid)
-            if session is not None and uid
-            else f"raycluster-{name}-<uid>"
-        )
-    if mode is IdleMode.KEDA:
-        version = session.kueue_version() if session is not None else "v1beta2"
-        objects = keda_objects(
-            policy,
-            cluster=name,
-            namespace=namespace,
-            groups=groups,
-            workload=str(workload),
-            workload_api_version=f"kueue.x-k8s.io/{version}",
-            uid=uid,
-        )
-    else:
-        objects = reaper_objects(
-            policy,
-            cluster=name,
-            namespace=namespace,
-            groups=groups,
-            image=_image(rc),
-            agent_source=agent_source(),
-            mechanism=mechanism,
-            workload=workload if mechanism == "workload" else None,
-            uid=uid,
-        )
-    return Plan(
-        name, namespace, mode, mechanism, objects, policy_annotation(policy, mode=mode, mechanism=mechanism)
-    )
-
-
-def _workload_name(session: KubeSession, *, namespace: str, uid: str) -> str:
-    found = poll_until(
-        lambda: find_workload(session, owner_uid=uid, namespace=namespace),
-        timeout=_WORKLOAD_WAIT,
-        interval=0.1,
-        max_interval=1.0,
-    )
-    if found is None:
-        raise NotFoundError(
-            404,
-            "NotFound",
-            f"Kueue made no Workload (label {JOB_UID_LABEL}={uid}) in {namespace!r} within "
-            f"{_WORKLOAD_WAIT:g}s: KEDA needs its name (is Kueue running?)",
-        )
-    return name_of(found)
-
 
 def _named(obj: Mapping[str, Any]) -> tuple[str, str]:
     """The name and namespace of a manifest, for the session's verbs."""
-    meta = obj.get("metadata") or {}
+    meta = meta_of(obj)
     return str(meta.get("name")), str(meta.get("namespace"))
 
 
@@ -330,7 +86,7 @@ def _rc_ref(*, name: str, namespace: str) -> dict[str, Any]:
     }
 
 
-def apply_plan(session: KubeSession, the_plan: Plan, *, previous: dict[str, Any] | None = None) -> list[str]:
+def apply_plan(session: KubeSession, the_plan: Plan, *, previous: PolicyInForce | None = None) -> list[str]:
     """Replace any previous policy objects with ``the_plan``'s, all or nothing; returns ``Kind/name``s.
 
     Raises:
@@ -339,7 +95,7 @@ def apply_plan(session: KubeSession, the_plan: Plan, *, previous: dict[str, Any]
 
     Example::
 
-        apply_plan(session, plan(session, stored_raycluster, IdlePolicy(idle_minutes=60)))
+        apply_plan(session, planning.plan(session, stored_raycluster, IdlePolicy(idle_minutes=60)))
     """
     if previous is not None:
         remove_policy(
@@ -347,7 +103,7 @@ def apply_plan(session: KubeSession, the_plan: Plan, *, previous: dict[str, Any]
             name=the_plan.cluster,
             namespace=the_plan.namespace,
             annotation=False,
-            mode=previous.get("mode"),
+            mode=previous.mode,
         )
     made: list[dict[str, Any]] = []
     try:
@@ -370,7 +126,7 @@ def apply_plan(session: KubeSession, the_plan: Plan, *, previous: dict[str, Any]
     return [f"{o['kind']}/{o['metadata']['name']}" for o in made]
 
 
-def _all_kinds(*, name: str, namespace: str, mode: str | None = None) -> list[dict[str, Any]]:
+def _all_kinds(*, name: str, namespace: str, mode: IdleMode | None = None) -> list[dict[str, Any]]:
     base = policy_name(name)
     keda_only = {"ScaledObject", "TriggerAuthentication", "Secret"}
     reaper_only = {"Deployment", "ConfigMap"}
@@ -384,7 +140,7 @@ def _all_kinds(*, name: str, namespace: str, mode: str | None = None) -> list[di
         ("v1", "Secret", token_secret_name(name)),
         ("v1", "ServiceAccount", base),
     ]
-    skip = reaper_only if mode == "keda" else keda_only if mode == "reaper" else set()
+    skip = reaper_only if mode == IdleMode.KEDA else keda_only if mode == IdleMode.REAPER else set()
     return [
         {"apiVersion": v, "kind": k, "metadata": {"name": n, "namespace": namespace}}
         for v, k, n in kinds
@@ -393,7 +149,12 @@ def _all_kinds(*, name: str, namespace: str, mode: str | None = None) -> list[di
 
 
 def remove_policy(
-    session: KubeSession, *, name: str, namespace: str, annotation: bool = True, mode: str | None = None
+    session: KubeSession,
+    *,
+    name: str,
+    namespace: str,
+    annotation: bool = True,
+    mode: IdleMode | None = None,
 ) -> list[str]:
     """Delete the objects ``mode`` makes (``None``: the policy annotation's mode, else both modes') for
     cluster ``name`` (idempotent); the removed ``Kind/name``s. With ``annotation`` the RayCluster's
@@ -408,7 +169,8 @@ def remove_policy(
     rc_ref = _rc_ref(name=name, namespace=namespace)
     if mode is None:
         try:
-            mode = (policy_of(_get(session, rc_ref)) or {}).get("mode")
+            found = policy_of(_get(session, rc_ref))
+            mode = found.mode if found is not None else None
         except NotFoundError:
             mode = None
     removed = []
@@ -441,9 +203,9 @@ def on_resume(session: KubeSession, rc: dict[str, Any], workload: dict[str, Any]
     info = policy_of(rc)
     if info is None:
         return None
-    meta = rc.get("metadata") or {}
+    meta = meta_of(rc)
     name, namespace = str(meta.get("name")), str(meta.get("namespace"))
-    if info.get("mode") == "keda":
+    if info.mode is IdleMode.KEDA:
         ref = {
             "apiVersion": "keda.sh/v1alpha1",
             "kind": "ScaledObject",
@@ -453,7 +215,7 @@ def on_resume(session: KubeSession, rc: dict[str, Any], workload: dict[str, Any]
             old = _get(session, ref)
         except NotFoundError:
             return "no ScaledObject to recreate"
-        old_meta = old.get("metadata") or {}
+        old_meta = meta_of(old)
         annotations = dict(old_meta.get("annotations") or {})
         annotations["scaling.rayqueue-sdk.io/resumed-at"] = agent.format_time(time.time()) or ""
         fresh = {
@@ -480,7 +242,7 @@ def on_resume(session: KubeSession, rc: dict[str, Any], workload: dict[str, Any]
         _wait_gone(session, ref)
         session.create(kind_of(fresh), fresh)
         return f"ScaledObject {policy_name(name)} recreated: KEDA counts the idle period from now"
-    holder = workload if info.get("mechanism") == "workload" else rc
+    holder = workload if info.mechanism is StopMechanism.WORKLOAD else rc
     if holder is not None:
         ref = {
             "apiVersion": holder.get("apiVersion", "ray.io/v1"),
@@ -511,7 +273,7 @@ def settle_before_edit(session: KubeSession, rc: dict[str, Any] | None, *, limit
         return False
     if pods_gone(rc):
         return False
-    meta = rc.get("metadata") or {}
+    meta = meta_of(rc)
     ref = _rc_ref(name=str(meta.get("name")), namespace=str(meta.get("namespace")))
 
     def gone() -> bool:
@@ -561,8 +323,8 @@ def idle_status(
     if info is None:
         return None
     so, read = None, True
-    if info.get("mode") == IdleMode.KEDA:
-        meta = rc.get("metadata") or {}
+    if info.mode is IdleMode.KEDA:
+        meta = meta_of(rc)
         try:
             so = _get(
                 session, _scaled_object_ref(name=str(meta.get("name")), namespace=str(meta.get("namespace")))
@@ -593,7 +355,7 @@ def read_gpu(policy: IdlePolicy, rc: dict[str, Any], dashboard: str | None) -> t
     """
     from rayqueue_sdk.scaling import agent  # lazy: the reaper (urllib, ssl), for its clock and decisions
 
-    meta = rc.get("metadata") or {}
+    meta = meta_of(rc)
     name, namespace = str(meta.get("name")), str(meta.get("namespace") or "default")
     source = policy.prometheus
     if source is not None and source.auth == "bearer":
@@ -601,7 +363,9 @@ def read_gpu(policy: IdlePolicy, rc: dict[str, Any], dashboard: str | None) -> t
             f"GPU not read: Prometheus {source.url} takes the policy's ServiceAccount token, which only "
             "the policy's pods hold"
         )
-    config = agent_config(policy, cluster=name, namespace=namespace, groups=_groups(rc), mechanism="workload")
+    config = agent_config(
+        policy, cluster=name, namespace=namespace, groups=worker_group_names(rc), mechanism="workload"
+    )
     # The reaper's own reading (agent.Agent._gpu): the same query, the same rule for a failed read.
     # No Kubernetes call is made by it (the token file is read only with auth="bearer", refused above).
     reader = agent.Agent(config, agent.KubeApi("https://unused.invalid", token_file="", ca_file=None))

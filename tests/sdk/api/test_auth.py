@@ -14,7 +14,6 @@ from sdk_helpers import NS, OTHER_NS
 
 from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk import KubeConfigFileAuthentication, TokenAuthentication
-from rayqueue_sdk.cluster.queues import list_local_queues
 from rayqueue_sdk.errors import (
     AuthenticationError,
     ConfigError,
@@ -27,6 +26,7 @@ from rayqueue_sdk.kube.auth import InClusterAuthentication, InsecureTLSWarning, 
 from rayqueue_sdk.kube.client import current_client, default_namespace, get_client
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS
 from rayqueue_sdk.kube.session import KubeSession
+from rayqueue_sdk.queues.local_queues import list_local_queues
 
 
 def _closed_port() -> int:

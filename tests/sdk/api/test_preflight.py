@@ -18,8 +18,8 @@ from kubernetes import client as k8s
 from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk import Cluster, ClusterConfiguration
 from rayqueue_sdk.cluster.preflight import Facts, decide
-from rayqueue_sdk.cluster.queues import queue_info
 from rayqueue_sdk.errors import ConflictError, PriorityClassNotFoundError, QueueNotFoundError
+from rayqueue_sdk.queues.local_queues import queue_info
 
 NS = "preflight"
 

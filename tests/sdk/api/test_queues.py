@@ -9,15 +9,15 @@ from sdk_helpers import NS, OTHER_NS
 
 from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk import list_local_queues
-from rayqueue_sdk.cluster.queues import (
+from rayqueue_sdk.errors import ForbiddenError, NotFoundError, PriorityClassNotFoundError, QueueNotFoundError
+from rayqueue_sdk.kube.lookups import list_or_none
+from rayqueue_sdk.kube.session import KubeSession
+from rayqueue_sdk.queues.local_queues import (
     check_priority_class,
     check_queue,
     queue_position,
     resolve_default_queue,
 )
-from rayqueue_sdk.errors import ForbiddenError, NotFoundError, PriorityClassNotFoundError, QueueNotFoundError
-from rayqueue_sdk.kube.lookups import list_or_none
-from rayqueue_sdk.kube.session import KubeSession
 
 
 def lq(

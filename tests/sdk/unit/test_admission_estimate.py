@@ -22,8 +22,8 @@ from rayqueue_sdk.admission.estimate import (
     workload_object_requests,
 )
 from rayqueue_sdk.admission.overview import build_overview
-from rayqueue_sdk.cluster.eta import releases_of
 from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, POLICY_ANNOTATION
+from rayqueue_sdk.queues.eta import releases_of
 
 NOW = datetime(2026, 1, 1, 14, 0, tzinfo=UTC)
 GPU = "nvidia.com/gpu"

@@ -73,7 +73,7 @@ _NOT_AT_CONSTRUCTOR_IMPORT = (
     "rayqueue_sdk.cluster.observe",
     "rayqueue_sdk.cluster.preflight",
     "rayqueue_sdk.cluster.wait",
-    "rayqueue_sdk.cluster.queues",
+    "rayqueue_sdk.queues.local_queues",
 )
 
 

@@ -76,7 +76,7 @@ Example:
     >>> store.get("rayclusters.ray.io", "default", "nope")
     Traceback (most recent call last):
     ...
-    rayqueue_local.storage.store.StoreError: rayclusters.ray.io "nope" not found
+    rayqueue_local.storage.storetypes.StoreError: rayclusters.ray.io "nope" not found
 """
 
 from __future__ import annotations

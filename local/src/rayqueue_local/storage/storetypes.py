@@ -1,10 +1,8 @@
 """The store's value types and errors: ``StoreError``, ``Event``, ``ListResult`` and small helpers.
 
-Everything here is re-exported by :mod:`rayqueue_local.storage.store`, the public home of these names
-(``StoreError``, ``Event`` and ``ListResult`` say so in their ``__module__``, so reprs, tracebacks and
-pickles name ``rayqueue_local.storage.store`` as before). ``invalid`` builds the upstream-shaped
+Everything here is re-exported by :mod:`rayqueue_local.storage.store`, where users import these names
+from; reprs and tracebacks name this module, where they are defined. ``invalid`` builds the upstream-shaped
 422 Invalid error; ``now_rfc3339`` is the timestamp format of every ``metadata`` time.
-The examples run with :mod:`rayqueue_local.storage.store`'s doctests.
 """
 
 from __future__ import annotations
@@ -49,8 +47,6 @@ class StoreError(LocalControlPlaneError):
         >>> err.to_status()["code"], err.to_status()["details"]
         (409, {'name': 'x'})
     """
-
-    __module__ = "rayqueue_local.storage.store"  # its public home: reprs, tracebacks, pickles
 
     def __init__(
         self,
@@ -113,11 +109,6 @@ class Event:
         return int(self.object["metadata"]["resourceVersion"])
 
 
-# Its public home: reprs, tracebacks, pickles. Set after the class is made: the dataclass decorator
-# looks its module up in sys.modules, which fails while ``store`` itself is still importing.
-Event.__module__ = "rayqueue_local.storage.store"
-
-
 class ListResult(NamedTuple):
     """One page of a list: items, the list's resourceVersion, the continue token and what remains."""
 
@@ -125,9 +116,6 @@ class ListResult(NamedTuple):
     resource_version: str
     continue_token: str | None
     remaining_item_count: int | None
-
-
-ListResult.__module__ = "rayqueue_local.storage.store"  # its public home (a NamedTuple body cannot say so)
 
 
 # -- helpers ----------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 The store offers every committed event to its open watches (:meth:`Watch.offer`, under the store
 lock, in commit order); a watch keeps those of its resource, namespace and selectors. It knows
 nothing of the store: closing it calls the ``on_close`` callback the store gave it. ``Watch`` is
-re-exported by :mod:`rayqueue_local.storage.store`, its public home, whose doctests run the example.
+re-exported by :mod:`rayqueue_local.storage.store`, where users import it from.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ class Watch:
     turned into ``ADDED``/``DELETED``, as the API server's watch cache does.
 
     Example:
+        >>> from rayqueue_local.storage.store import Store
         >>> store = Store()
         >>> w = store.watch("configmaps", "default")
         >>> _ = store.create("configmaps", {"metadata": {"name": "c", "namespace": "default"}})
@@ -34,8 +35,6 @@ class Watch:
         'ADDED'
         >>> w.close()
     """
-
-    __module__ = "rayqueue_local.storage.store"  # its public home: reprs, tracebacks, pickles
 
     _CLOSED = object()
 

@@ -97,7 +97,7 @@ class StoreWrites:
             >>> store.create("configmaps", {"metadata": {"name": "c", "namespace": "default"}})
             Traceback (most recent call last):
             ...
-            rayqueue_local.storage.store.StoreError: configmaps "c" already exists
+            rayqueue_local.storage.storetypes.StoreError: configmaps "c" already exists
         """
         rt = self._core.resolve(key)
         new = request_body(obj)

@@ -21,11 +21,11 @@ from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk import ClusterConfiguration, queue_headroom, queue_overview, view_queues, will_it_fit
 from rayqueue_sdk.admission.overview import QueueOverview
 from rayqueue_sdk.cli.main import main
-from rayqueue_sdk.cluster import overview as overview_module
 from rayqueue_sdk.display.console import render_text
 from rayqueue_sdk.display.queues import QueueView, queues_renderable, queues_text
 from rayqueue_sdk.errors import QueueNotFoundError
 from rayqueue_sdk.manifests.raycluster import build_raycluster
+from rayqueue_sdk.queues import overview as overview_module
 
 pytestmark = pytest.mark.slow  # a control plane with Kueue and KubeRay: about 10 s to set up
 
@@ -362,8 +362,8 @@ def test_headroom_and_estimates_as_a_namespace_limited_user(
 def test_queue_timeline_rows_from_the_plane(
     workloads: None, tokens: dict[str, str], client_for: Callable[[str], Any]
 ) -> None:
-    from rayqueue_sdk.cluster.timeline import queue_timeline_rows
     from rayqueue_sdk.display.charts import queue_timeline
+    from rayqueue_sdk.queues.timeline import queue_timeline_rows
 
     rows = queue_timeline_rows("local-queue", "team-b", client_for(tokens["b"]))
     assert [(r.name, r.kind) for r in rows] == [

@@ -7,6 +7,7 @@ import json
 import time
 from dataclasses import replace
 
+from rayqueue_sdk.admission.idle import IdleStatus
 from rayqueue_sdk.admission.phases import ClusterPhase
 from rayqueue_sdk.cluster.observe import summarize
 from rayqueue_sdk.cluster.status import ClusterStatus
@@ -16,7 +17,7 @@ from rayqueue_sdk.display.widgets import status_html
 from rayqueue_sdk.errors import ScaledToZeroError
 from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, POLICY_ANNOTATION
 from rayqueue_sdk.scaling.agent import AgentState
-from rayqueue_sdk.scaling.policy import IdleStatus, idle_status
+from rayqueue_sdk.scaling.policy import idle_status
 
 T0 = 1_780_000_000.0  # a fixed moment; the clock lines are computed against it
 

@@ -14,7 +14,7 @@ from rayqueue_sdk import Cluster, ClusterConfiguration, ConfigError, IdlePolicy
 from rayqueue_sdk.config.idle import PrometheusSource
 from rayqueue_sdk.manifests.scaling import agent_config, keda_objects, pod_regex, policy_name, reaper_objects
 from rayqueue_sdk.scaling import agent
-from rayqueue_sdk.scaling.policy import Capabilities, agent_source, choose_mode, plan
+from rayqueue_sdk.scaling.planning import Capabilities, agent_source, choose_mode, plan
 from rayqueue_sdk.scaling.seeds import render_seeds
 
 PROM = {"url": "https://thanos-querier.openshift-monitoring.svc.cluster.local:9092", "auth": "bearer"}

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from rayqueue_sdk.admission.idle import pods_gone as sdk_pods_gone
-from rayqueue_sdk.scaling.agent import AgentState, Observation, decide, pods_gone, settle
+from rayqueue_sdk.scaling.agent import AgentState, Observation, decide, no_pods_left, settle
 
 CFG = {"idle_seconds": 60.0, "initial_cooldown_seconds": 0.0}
 STOPPING = {
@@ -34,11 +34,11 @@ GONE = {
 
 
 def test_pods_gone_follows_kuberay() -> None:
-    assert not pods_gone({"spec": {}, "status": {"state": "ready"}})
-    assert not pods_gone(STOPPING)
-    assert pods_gone(GONE)
-    assert pods_gone({"spec": {"suspend": True}, "status": {"state": "suspended"}})  # KubeRay < 1.2
-    assert not pods_gone({"spec": {"suspend": True}, "status": {}})
+    assert not no_pods_left({"spec": {}, "status": {"state": "ready"}})
+    assert not no_pods_left(STOPPING)
+    assert no_pods_left(GONE)
+    assert no_pods_left({"spec": {"suspend": True}, "status": {"state": "suspended"}})  # KubeRay < 1.2
+    assert not no_pods_left({"spec": {"suspend": True}, "status": {}})
 
 
 CASES = [
@@ -64,7 +64,7 @@ CASES = [
 @pytest.mark.parametrize("rc", CASES)
 def test_the_sdk_and_the_reaper_agree_on_pods_gone(rc: dict[str, Any] | None) -> None:
     """The reaper (stdlib only in its pod) keeps its own copy of the rule; the SDK reads it the same."""
-    assert sdk_pods_gone(rc) is pods_gone(rc)
+    assert sdk_pods_gone(rc) is no_pods_left(rc)
 
 
 def test_scaled_to_zero_is_said_once_the_pods_are_gone_and_forgotten_on_resume() -> None:

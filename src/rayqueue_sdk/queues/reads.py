@@ -1,6 +1,6 @@
 """The reads behind a queue overview: one LIST of LocalQueues, one of ClusterQueues, one of Workloads (raw
-dicts), shared by :func:`rayqueue_sdk.cluster.overview.queue_overview` and the admission estimate
-(:mod:`rayqueue_sdk.cluster.eta`), which needs the Workloads as read (what each holds, its reaper state).
+dicts), shared by :func:`rayqueue_sdk.queues.overview.queue_overview` and the admission estimate
+(:mod:`rayqueue_sdk.queues.eta`), which needs the Workloads as read (what each holds, its reaper state).
 
 LocalQueues and Workloads are listed across namespaces first, so that an admin sees who else waits in a
 shared ClusterQueue; where that is forbidden (a data scientist) they are listed in the namespace, and the

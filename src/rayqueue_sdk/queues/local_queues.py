@@ -89,7 +89,7 @@ def queue_info(obj: Mapping[str, Any]) -> LocalQueueInfo:
         >>> q.cluster_queue, q.default
         ('cq', True)
     """
-    meta = obj.get("metadata") or {}
+    meta = meta_of(obj)
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
     flavors: list[str] = []

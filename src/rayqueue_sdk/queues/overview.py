@@ -46,8 +46,6 @@ from rayqueue_sdk.admission.estimate import AdmissionEstimate
 from rayqueue_sdk.admission.fit import FitAnswer, fit_requests, workload_requests
 from rayqueue_sdk.admission.headroom import QueueHeadroom, headroom_of
 from rayqueue_sdk.admission.overview import QueueOverview, WorkloadEntry
-from rayqueue_sdk.cluster.eta import estimates_for
-from rayqueue_sdk.cluster.queue_reads import overview_of, read_queues
 from rayqueue_sdk.config.models import ClusterConfiguration
 from rayqueue_sdk.display.environment import is_notebook, is_terminal
 from rayqueue_sdk.display.queues import QueueView, print_queues
@@ -57,6 +55,8 @@ from rayqueue_sdk.manifests.labels import QUEUE_LABEL
 from rayqueue_sdk.manifests.meta import labels_of
 from rayqueue_sdk.manifests.raycluster import build_raycluster
 from rayqueue_sdk.manifests.rules import check_dns_label
+from rayqueue_sdk.queues.eta import estimates_for
+from rayqueue_sdk.queues.reads import overview_of, read_queues
 
 __all__ = [
     "queue_headroom",

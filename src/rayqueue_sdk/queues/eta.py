@@ -11,7 +11,7 @@ one place that reads it). Holders in namespaces the reader cannot read have no k
 may not read ClusterQueues gets the queue position and a sentence saying what is hidden.
 
 Example:
-    >>> from rayqueue_sdk.cluster.eta import estimate_for_workload
+    >>> from rayqueue_sdk.queues.eta import estimate_for_workload
     >>> estimate_for_workload(session, namespace="default", workload="raycluster-ws-1a2b3")  # not pending
 """
 
@@ -36,16 +36,17 @@ from rayqueue_sdk.admission.estimate import (
     unbounded_release,
     workload_object_requests,
 )
+from rayqueue_sdk.admission.idle import PolicyInForce, policy_of
 from rayqueue_sdk.admission.overview import QueueOverview
-from rayqueue_sdk.cluster.queue_reads import QueueReads, overview_of, read_queues
 from rayqueue_sdk.errors import ApiError, RayQueueError
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS, RAYJOBS, SCALEDOBJECTS, Kind
 from rayqueue_sdk.kube.lookups import list_or_none
 from rayqueue_sdk.kube.session import KubeSession
+from rayqueue_sdk.manifests.idle import IdleMode, StopMechanism
 from rayqueue_sdk.manifests.meta import annotations_of, condition_of, meta_of, name_of
 from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, policy_name
+from rayqueue_sdk.queues.reads import QueueReads, overview_of, read_queues
 from rayqueue_sdk.scaling.agent import AgentState, parse_time
-from rayqueue_sdk.scaling.policy import policy_of
 
 __all__ = ["admission_eta", "estimate_for_workload", "estimates_for", "holds_of", "releases_of"]
 
@@ -70,15 +71,15 @@ def _utc(ts: float | None) -> datetime | None:
 
 
 def _idle_clock(
-    policy: Mapping[str, Any], workload: Mapping[str, Any], scaled_object: Mapping[str, Any] | None
+    policy: PolicyInForce, workload: Mapping[str, Any], scaled_object: Mapping[str, Any] | None
 ) -> tuple[float | None, float, float | None]:
     """``(idle since, idle seconds, initial cooldown end)`` from the idle policy's state: the reaper's
     annotation on the Workload, or KEDA's ``lastActiveTime``; idle since ``None``: busy or not known."""
-    idle_seconds = float(policy.get("idle_minutes") or 0) * 60
-    cooldown = float(policy.get("initial_cooldown_minutes") or 0) * 60
+    idle_seconds = policy.idle_minutes * 60
+    cooldown = policy.initial_cooldown_minutes * 60
     admitted = parse_time((condition_of(workload, "Admitted") or {}).get("lastTransitionTime"))
     cooldown_end = admitted + cooldown if admitted is not None and cooldown else None
-    if policy.get("mode") == "keda":
+    if policy.mode is IdleMode.KEDA:
         if scaled_object is None:
             return None, idle_seconds, cooldown_end
         # KEDA scales to zero at lastActiveTime + cooldownPeriod; never active: initialCooldownPeriod from
@@ -132,7 +133,7 @@ def releases_of(
     sos = {name_of(o): o for o in scaled_objects or []}
     out: list[Release] = []
     for wl in workloads:
-        meta = wl.get("metadata") or {}
+        meta = meta_of(wl)
         usage = admitted_usage(wl)
         if not usage or (wl.get("spec") or {}).get("active") is False:
             continue
@@ -164,10 +165,10 @@ def releases_of(
             continue
         rc = clusters.get(owner or "") if kind == "RayCluster" else None
         policy = policy_of(rc) if rc is not None else None
-        if policy is None or policy.get("mechanism") not in (None, "workload"):
+        if policy is None or policy.mechanism is not StopMechanism.WORKLOAD:
             out.append(unbounded_release(ns, name, label, usage))
             continue
-        so = sos.get(policy_name(str(owner))) if policy.get("mode") == "keda" else None
+        so = sos.get(policy_name(str(owner))) if policy.mode is IdleMode.KEDA else None
         since, seconds, cooldown_end = _idle_clock(policy, wl, so)
         polling = ((so or {}).get("spec") or {}).get("pollingInterval")
         slack = {"slack_seconds": float(polling) + _KUEUE_SECONDS} if polling else {}
@@ -211,7 +212,7 @@ def estimates_for(
     releases = releases_of(reads.workloads, ns, rcs, jobs, sos, now)
     requests: dict[tuple[str, str], dict[str, Decimal]] = {}
     for wl in reads.workloads:
-        meta = wl.get("metadata") or {}
+        meta = meta_of(wl)
         requests[(str(meta.get("namespace") or ""), str(meta.get("name") or ""))] = workload_object_requests(
             wl
         )
@@ -245,7 +246,7 @@ def holds_of(
     jobs = {name_of(o): o for o in rayjobs or []}
     out: dict[tuple[str, str], Hold] = {}
     for wl in workloads:
-        meta = wl.get("metadata") or {}
+        meta = meta_of(wl)
         if meta.get("namespace") != namespace or admitted_usage(wl):
             continue
         key = (namespace, str(meta.get("name") or ""))
@@ -255,16 +256,20 @@ def holds_of(
             if deadline:
                 out[key] = Hold.for_deadline(float(deadline))
         elif kind == "RayCluster" and owner in clusters:
-            policy = policy_of(clusters[owner]) or {}
-            if policy.get("mode") == "reaper" and policy.get("mechanism") in (None, "workload"):
-                idle = float(policy.get("idle_minutes") or 0) * 60
-                cooldown = float(policy.get("initial_cooldown_minutes") or 0) * 60
+            policy = policy_of(clusters[owner])
+            if (
+                policy is not None
+                and policy.mode is IdleMode.REAPER
+                and policy.mechanism is StopMechanism.WORKLOAD
+            ):
+                idle = policy.idle_minutes * 60
+                cooldown = policy.initial_cooldown_minutes * 60
                 out[key] = Hold.for_idle(max(idle, cooldown))
     return out
 
 
 def _any_keda(rcs: list[dict[str, Any]]) -> bool:
-    return any((policy_of(rc) or {}).get("mode") == "keda" for rc in rcs)
+    return any((p := policy_of(rc)) is not None and p.mode is IdleMode.KEDA for rc in rcs)
 
 
 def estimate_for_workload(
@@ -288,7 +293,7 @@ def estimate_for_workload(
 def admission_eta(
     session: KubeSession, *, workload: str, namespace: str | None = None
 ) -> AdmissionEstimate | None:
-    """The admission estimate of a pending Workload (:mod:`rayqueue_sdk.cluster.eta`); ``None`` where the
+    """The admission estimate of a pending Workload (:mod:`rayqueue_sdk.queues.eta`); ``None`` where the
     queues cannot be read at all (said in the log, never an error: the status stands without it).
 
     Example:
