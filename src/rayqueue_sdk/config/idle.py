@@ -47,6 +47,7 @@ from rayqueue_sdk.manifests.idle import IdleMode, IdleModeName, IdleSignal
 
 __all__ = [
     "DEFAULT_GPU_QUERY",
+    "KEDA_TIME_LAG_SECONDS",
     "NEW_SERIES_TERM",
     "IDLE_SIGNALS",
     "MODES",
@@ -86,6 +87,17 @@ DEFAULT_GPU_QUERY = (
 NEW_SERIES_TERM = (
     'label_replace({present} * 0 + 100, "signal", "new_series", "", "") unless on() {present_then}'
 )
+
+#: KEDA's Prometheus scaler asks for its query at the poll's time cut to the whole second (``time=`` in
+#: RFC 3339 without a fraction), up to 1 s before the poll: a window ``[W]`` there ends before the last
+#: samples. A cluster whose first busy sample (or whose first series) is younger than that second reads
+#: idle, and a fresh ScaledObject without ``initialCooldownPeriod`` deactivates it at its first poll. So
+#: KEDA's default query reads ``[W + 1s] offset -1s``: from the same start up to a second after KEDA's
+#: time, i.e. every sample up to the poll (negative offsets: Prometheus 2.33+, Thanos 0.25+). It reads
+#: idle exactly when the plain ``[W]`` would (the start does not move), and busy on the samples of that
+#: last second too.
+KEDA_TIME_LAG_SECONDS = 1
+_KEDA_SHIFT = f" offset -{KEDA_TIME_LAG_SECONDS}s"
 _PRESENT = (
     "max(max_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE"
     '{{namespace_label}="{namespace}",{pod_label}=~"{pods}"}[{window}]{offset})'
@@ -223,26 +235,37 @@ class PrometheusSource(StrictModel):
     def render_keda_query(
         self, *, pods: str, namespace: str, window: str | None = None, initial_cooldown_seconds: float = 0
     ) -> str:
-        """The query KEDA runs: :meth:`render_query`, and with the default query and an initial
-        cooldown, also busy while the cluster's GPU series are younger than it (:data:`NEW_SERIES_TERM`).
+        """The query KEDA runs. The default query's windows reach up to KEDA's poll, not to the whole
+        second before it (:data:`KEDA_TIME_LAG_SECONDS`), and with an initial cooldown the query also
+        reads busy while the cluster's GPU series are younger than it (:data:`NEW_SERIES_TERM`). A query
+        of your own is used as given (its windows end at KEDA's whole-second time).
 
         Example:
             >>> src = PrometheusSource(url="http://p:9090")
             >>> q = src.render_keda_query(pods="ws-.+", namespace="ds", initial_cooldown_seconds=600)
-            >>> '"new_series"' in q and "[1m] offset 600s)" in q
+            >>> '"new_series"' in q and "[1m] offset 600s)" in q and q.count("[61s] offset -1s)") == 4
             True
-            >>> src.render_keda_query(pods="ws-.+", namespace="ds") == src.render_query(pods="ws-.+",
-            ...                                                                       namespace="ds")
+            >>> plain = src.render_keda_query(pods="ws-.+", namespace="ds")
+            >>> plain == src.render_query(pods="ws-.+", namespace="ds").replace("[1m]", "[61s] offset -1s")
             True
         """
-        query = self.render_query(pods=pods, namespace=namespace, window=window)
-        if self.query != DEFAULT_GPU_QUERY or initial_cooldown_seconds <= 0:
+        if self.query != DEFAULT_GPU_QUERY:
+            return self.render_query(pods=pods, namespace=namespace, window=window)
+        seconds = duration_seconds(window or self.window)
+        reach = prometheus_duration(seconds + KEDA_TIME_LAG_SECONDS)
+        shifted = self.model_copy(
+            update={"query": DEFAULT_GPU_QUERY.replace("[{window}]", "[{window}]" + _KEDA_SHIFT)}
+        )
+        query = shifted.render_query(pods=pods, namespace=namespace, window=reach)
+        if initial_cooldown_seconds <= 0:
             return query
+        # present now (up to the poll); present a cooldown ago (KEDA's own time: never less than the
+        # cooldown since the series appeared)
         offset = f" offset {prometheus_duration(initial_cooldown_seconds)}"
-        present = self.model_copy(update={"query": _PRESENT.replace("{offset}", "")})
+        present = self.model_copy(update={"query": _PRESENT.replace("{offset}", _KEDA_SHIFT)})
         then = self.model_copy(update={"query": _PRESENT.replace("{offset}", offset)})
         term = NEW_SERIES_TERM.format(
-            present=present.render_query(pods=pods, namespace=namespace, window=window),
+            present=present.render_query(pods=pods, namespace=namespace, window=reach),
             present_then=then.render_query(pods=pods, namespace=namespace, window=window),
         )
         return f'max(label_replace({query}, "signal", "use", "", "") or {term})'

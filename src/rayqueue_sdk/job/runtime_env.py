@@ -45,7 +45,8 @@ from typing import Any
 
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE
-from rayqueue_sdk.manifests.rayjob import runtime_env_yaml
+from rayqueue_sdk.manifests.rayjob import runtime_env_yaml, submitter_template
+from rayqueue_sdk.manifests.security import make_restricted
 
 __all__ = [
     "OWNED_WORKING_DIR_LIMIT",
@@ -382,8 +383,9 @@ def ship_working_dir(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Give a rendered RayJob a working_dir: returns ``(rayjob, secret)`` (pure; nothing is sent).
 
-    The Secret ``<job>-working-dir`` carries the zip; the RayJob's ``submitterPodTemplate`` mounts it,
-    an init container (the head image's Python) unpacks it into an ``emptyDir`` at
+    The Secret ``<job>-working-dir`` carries the zip; the RayJob's ``submitterPodTemplate`` (the one it
+    has, e.g. Pod Security "restricted", else KubeRay's default) mounts it, an init container (the
+    submitter image's Python, as restricted as the submitter) unpacks it into an ``emptyDir`` at
     :data:`SUBMITTER_WORKING_DIR`, and ``runtimeEnvYAML.working_dir`` points there, so KubeRay's
     submitter (``ray job submit``) uploads it to the job's cluster. The caller creates the Secret
     after the RayJob, owned by it (deleted with it).
@@ -404,43 +406,34 @@ def ship_working_dir(
     spec = job["spec"]
     env = {**dict(runtime_env), "working_dir": SUBMITTER_WORKING_DIR}
     spec["runtimeEnvYAML"] = runtime_env_yaml(env)
-    head = spec["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
-    image = head.get("image") or "rayproject/ray"
+    # on the submitter template already there (pod_security="restricted" writes one), else KubeRay's default
+    template = copy.deepcopy(spec.get("submitterPodTemplate") or submitter_template(spec["rayClusterSpec"]))
+    pod = template.setdefault("spec", {})
+    pod.setdefault("restartPolicy", "Never")
+    submitter = pod["containers"][0]
+    image = submitter.get("image") or "rayproject/ray"
     mounts = [{"name": "working-dir", "mountPath": SUBMITTER_WORKING_DIR}]
     unpack = f"python3 -m zipfile -e {_SECRET_MOUNT}/{WORKING_DIR_SECRET_KEY} {SUBMITTER_WORKING_DIR}"
     small = {"cpu": "100m", "memory": "128Mi"}
-    spec["submitterPodTemplate"] = {
-        "spec": {
-            "restartPolicy": "Never",
-            "initContainers": [
-                {
-                    "name": "unpack-working-dir",
-                    "image": image,
-                    "command": ["/bin/sh", "-c", unpack],
-                    "volumeMounts": [
-                        {"name": "package", "mountPath": _SECRET_MOUNT, "readOnly": True},
-                        *mounts,
-                    ],
-                    "resources": {"requests": dict(small), "limits": dict(small)},
-                }
-            ],
-            "containers": [
-                {
-                    "name": "ray-job-submitter",
-                    "image": image,
-                    "volumeMounts": mounts,
-                    "resources": {
-                        "requests": {"cpu": "500m", "memory": "200Mi"},
-                        "limits": {"cpu": "1", "memory": "1Gi"},
-                    },
-                }
-            ],
-            "volumes": [
-                {"name": "package", "secret": {"secretName": name}},
-                {"name": "working-dir", "emptyDir": {}},
-            ],
-        }
-    }
+    pod["initContainers"] = [
+        *(pod.get("initContainers") or []),
+        {
+            "name": "unpack-working-dir",
+            "image": image,
+            "command": ["/bin/sh", "-c", unpack],
+            "volumeMounts": [{"name": "package", "mountPath": _SECRET_MOUNT, "readOnly": True}, *mounts],
+            "resources": {"requests": dict(small), "limits": dict(small)},
+        },
+    ]
+    submitter["volumeMounts"] = [*(submitter.get("volumeMounts") or []), *mounts]
+    pod["volumes"] = [
+        *(pod.get("volumes") or []),
+        {"name": "package", "secret": {"secretName": name}},
+        {"name": "working-dir", "emptyDir": {}},
+    ]
+    if (pod.get("securityContext") or {}).get("runAsNonRoot"):  # a restricted template: the unpacking too
+        template["spec"] = make_restricted(pod)
+    spec["submitterPodTemplate"] = template
     secret = {
         "apiVersion": "v1",
         "kind": "Secret",

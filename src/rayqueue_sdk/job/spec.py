@@ -26,7 +26,7 @@ from rayqueue_sdk.config.fields import Seconds
 from rayqueue_sdk.config.models import ManagedClusterConfig, StrictModel
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.manifests.raycluster import build_cluster_spec
-from rayqueue_sdk.manifests.rayjob import build_job_submission, build_rayjob
+from rayqueue_sdk.manifests.rayjob import build_job_submission, build_rayjob, check_submitter_security
 from rayqueue_sdk.manifests.rules import (
     MAX_WORKER_GROUPS_RAYJOB,
     PRIORITY_LABEL,
@@ -207,6 +207,9 @@ class JobSpec(StrictModel):
 
     def _owned_cluster_rules(self) -> None:
         assert self.cluster_config is not None
+        check_submitter_security(
+            self.cluster_config.pod_security, self.submission_mode, field="cluster_config.pod_security"
+        )
         queued = self.local_queue is not None
         check_rayjob_lifecycle(
             shutdown=self.shutdown_after_job_finishes,
@@ -263,6 +266,7 @@ def build_job_manifest(job: JobFields, runtime_env: dict[str, Any] | None) -> di
         ttl_seconds_after_finished=job.ttl_seconds_after_finished,
         active_deadline_seconds=job.active_deadline_seconds,
         submission_mode=job.submission_mode,
+        pod_security=job.cluster_config.pod_security,
     )
 
 

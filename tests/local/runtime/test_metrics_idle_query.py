@@ -4,8 +4,10 @@ exporter is gone, which KEDA's scaler with ``ignoreNullValues: "false"`` turns i
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -13,8 +15,8 @@ import pytest
 from rayqueue_local.controllers.keda.prometheus_trigger import PrometheusTrigger, TriggerError
 from rayqueue_local.runtime.metrics import GpuMetricsExporter
 from rayqueue_local.runtime.prometheus import PrometheusServer
-from rayqueue_sdk.config.idle import IdlePolicy
-from rayqueue_sdk.manifests.scaling import keda_objects
+from rayqueue_sdk.config.idle import IdlePolicy, PrometheusSource
+from rayqueue_sdk.manifests.scaling import keda_objects, pod_regex
 
 pytestmark = pytest.mark.prometheus
 
@@ -33,6 +35,7 @@ def pod(name: str, ns: str, cluster: str, gpus: int = 1) -> dict:
 
 
 LATE: list[dict] = []
+TURNED: set[str] = set()  # the clusters of namespace "turns" whose work computes (a test turns them on)
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +54,12 @@ def exporters() -> Iterator[tuple[dict[str, GpuMetricsExporter], PrometheusServe
             pods=lambda: [pod("a-head-1", "stuck", "a"), pod("b-head-1", "stuck", "b")],
             gr_engine_reads_zero=True,
         ),
+        "turns": GpuMetricsExporter(pods=lambda: [pod("c-head-1", "turns", "c")]),
     }
     for exp in exps.values():
         exp.set_activity_source(lambda ns, cluster: cluster == "a")  # cluster a computes, b does not
+    exps["turns"].set_activity_source(lambda ns, cluster: cluster in TURNED)
+    for exp in exps.values():
         exp.start()
     prom = PrometheusServer([e.target for e in exps.values()], scrape_interval=1.0)
     prom.start()
@@ -170,3 +176,54 @@ def test_kedas_query_reads_new_series_busy_for_the_initial_cooldown_then_the_rea
     assert value(poll(lambda: prom.query(q), lambda r: value(r) == 100.0)) == 100.0
     assert value(poll(lambda: prom.query(q), lambda r: value(r) == 0.0)) == 0.0
     assert time.time() - appeared >= 4 - 1  # not before the series were the initial cooldown old
+
+
+def test_kedas_first_poll_after_the_work_starts_reads_it_busy(exporters) -> None:
+    """Issue 34's first-poll 0. KEDA asks Prometheus for its query at the poll's time cut to the whole
+    second (``time=`` in RFC 3339, no fraction): a poll made just after a cluster's first busy sample
+    asks about a moment *before* that sample. A plain ``[W]`` window there holds only the idle samples
+    before the work, reads 0, and a fresh ScaledObject with ``initialCooldownPeriod: 0`` deactivated the
+    busy cluster at once (the fail-safe e2e test, 2 of 2 runs). KEDA's query reaches up to the poll.
+    Everything is read after the fact at fixed times, from the samples Prometheus holds: no timing."""
+    _, prom = exporters
+    raw = 'DCGM_FI_DEV_GPU_UTIL{exported_namespace="turns"}[1m]'
+
+    def samples() -> list[tuple[float, float]]:
+        found = prom.query(raw)
+        return [(float(t), float(v)) for t, v in found[0]["values"]] if found else []
+
+    keda_q = query(prom, "turns", "c", window="3s")  # no initial cooldown, as the fail-safe test has it
+    plain_q = PrometheusSource(url=prom.url, window="3s").render_query(
+        pods=pod_regex("c", []), namespace="turns"
+    )
+    trigger = PrometheusTrigger.from_metadata(
+        {"serverAddress": prom.url, "query": keda_q, "threshold": "100", "ignoreNullValues": "false"}, {}
+    )
+
+    def at(q: str, when: float) -> float | None:
+        return value(prom.query(q, at=when))
+
+    assert len(poll(samples, lambda s: len(s) >= 4)) >= 4  # the cluster runs idle: its series read 0
+    TURNED.add("c")  # its work starts computing
+    try:
+        busy = poll(samples, lambda s: any(v > 0 for _, v in s))
+        first = min(t for t, v in busy if v > 0)
+        assert all(v == 0 for t, v in busy if t < first) and len([t for t, _ in busy if t < first]) >= 3
+        # a poll at the first busy sample (or up to the next whole second) asks about this time:
+        asked = math.floor(first)
+        poll_time = datetime.fromtimestamp(first, UTC)
+        assert f"&time={datetime.fromtimestamp(asked, UTC).strftime('%Y-%m-%dT%H:%M:%SZ')}" in trigger.url(
+            poll_time
+        )
+        if asked < first:  # (a scrape on a whole second leaves no poll in the gap: nothing to show)
+            assert at(plain_q, asked) == 0.0  # the cause: the plain window ends before the busy sample
+        assert trigger.value(poll_time) >= 80 and trigger.is_active(trigger.value(poll_time))
+    finally:
+        TURNED.discard("c")
+    # and it reads idle exactly when the plain window does: at the first whole second whose window
+    # no longer holds the last busy sample, both read 0 (once Prometheus has the samples after it)
+    idle = poll(samples, lambda s: any(v == 0 and t > max(u for u, w in s if w > 0) + 5 for t, v in s))
+    last = max(t for t, v in idle if v > 0)
+    gone = math.ceil(last + 3)  # KEDA's first time whose plain window (gone - 3, gone] misses it
+    assert at(plain_q, gone) == 0.0 and at(keda_q, gone) == 0.0
+    assert at(plain_q, gone - 1) == at(keda_q, gone - 1) and (at(keda_q, gone - 1) or 0) >= 80

@@ -206,12 +206,14 @@ class PrometheusServer:
             return False
         return len(up) >= len(self.targets) + sum(len(job["targets"]) for job in self.extra_jobs)
 
-    def query(self, promql: str, *, timeout: float = 5.0) -> list[dict[str, Any]]:
-        """Run an instant query (``/api/v1/query``); returns ``data.result``.
+    def query(self, promql: str, *, timeout: float = 5.0, at: float | None = None) -> list[dict[str, Any]]:
+        """Run an instant query (``/api/v1/query``) now, or at the time ``at`` (seconds since the epoch);
+        returns ``data.result``.
 
         Raises :class:`ProcessStartError` with Prometheus's error text if the query fails.
         """
-        url = self.url + "/api/v1/query?" + urllib.parse.urlencode({"query": promql})
+        params = {"query": promql} if at is None else {"query": promql, "time": f"{at:.3f}"}
+        url = self.url + "/api/v1/query?" + urllib.parse.urlencode(params)
         try:
             with urllib.request.urlopen(url, timeout=timeout) as resp:
                 body = json.loads(resp.read())

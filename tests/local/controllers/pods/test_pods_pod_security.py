@@ -60,3 +60,26 @@ def test_a_refused_pod_is_failed_create_until_the_template_complies(pods_cp: Loc
     assert pod.spec.containers[0].security_context.capabilities.drop == ["ALL"]
     apps.delete_namespaced_deployment("web", ns)
     pods_cp.store.delete("namespaces", None, ns)
+
+
+def test_a_jobs_refused_pod_is_failed_create_on_the_job(pods_cp: LocalControlPlane) -> None:
+    """The Job controller reports a refused pod as upstream's does (Warning ``FailedCreate`` on the Job)
+    and makes no pod; KubeRay's submitter Job in a restricted namespace takes this path."""
+    ns = f"psa-{uuid.uuid4().hex[:6]}"
+    labels = {"pod-security.kubernetes.io/enforce": "restricted"}
+    pods_cp.store.create("namespaces", {"metadata": {"name": ns, "labels": labels}})
+    api = pods_cp.api_client()
+    batch, core = client.BatchV1Api(api), client.CoreV1Api(api)
+    pod_spec = {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x", "command": ["true"]}]}
+    batch.create_namespaced_job(
+        ns, {"metadata": {"name": "submit"}, "spec": {"template": {"spec": pod_spec}}}
+    )
+    events = eventually(
+        lambda: [e for e in core.list_namespaced_event(ns).items if e.reason == "FailedCreate"], bool
+    )
+    assert events[0].type == "Warning" and events[0].involved_object.kind == "Job"
+    assert events[0].message.startswith('Error creating: pods "submit-')
+    assert 'violates PodSecurity "restricted:latest"' in events[0].message
+    assert core.list_namespaced_pod(ns).items == []
+    batch.delete_namespaced_job("submit", ns)
+    pods_cp.store.delete("namespaces", None, ns)

@@ -261,21 +261,28 @@ def test_the_default_signal_is_gr_engine_active_cross_checked_with_gpu_util_per_
 
 
 @pytest.mark.parametrize(
-    ("idle_minutes", "window", "cooldown", "rendered"),
-    [(0.5, "1m", 5, "[30s]"), (2, "30s", 95, "[30s]"), (0.1, "5s", 6, "[5s]"), (60, "5m", 3305, "[5m]")],
+    ("idle_minutes", "window", "cooldown", "rendered", "reach"),
+    [
+        (0.5, "1m", 5, "[30s]", "[31s]"),
+        (2, "30s", 95, "[30s]", "[31s]"),
+        (0.1, "5s", 6, "[5s]", "[6s]"),
+        (60, "5m", 3305, "[5m]", "[301s]"),
+    ],
 )
 def test_the_idle_period_counts_the_querys_window(
-    idle_minutes: float, window: str, cooldown: int, rendered: str
+    idle_minutes: float, window: str, cooldown: int, rendered: str, reach: str
 ) -> None:
     """KEDA's last active poll is at least (window - polling) after the last use: that much of the idle
-    period has passed when its cooldown starts (polling 5 s here)."""
+    period has passed when its cooldown starts (polling 5 s here). KEDA's windows start where the
+    window says and reach a second past KEDA's whole-second query time, up to its poll."""
     pol = IdlePolicy(
         idle_minutes=idle_minutes, polling_seconds=5, prometheus={"url": "http://p:9090", "window": window}
     )
     so = keda_objects(pol, cluster="ws", namespace="ds", groups=[], workload="w")[-1]
     assert so["spec"]["cooldownPeriod"] == cooldown
     keda_query = so["spec"]["triggers"][0]["metadata"]["query"]
-    assert keda_query.count(rendered) == 6 and keda_query.count(rendered + " offset") == 2
+    assert keda_query.count(f"{reach} offset -1s)") == 4  # the use and "present now", up to the poll
+    assert keda_query.count(rendered) == keda_query.count(f"{rendered} offset ") == 2  # a cooldown ago
     cfg = agent_config(pol, cluster="ws", namespace="ds", groups=[], mechanism="workload")
     assert cfg["prometheus"]["query"].count(rendered) == 2
     assert cfg["prometheus"]["window_seconds"] == pol.query_window_seconds

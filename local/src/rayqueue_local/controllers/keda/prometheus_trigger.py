@@ -1,10 +1,12 @@
 """KEDA's Prometheus scaler: one instant query against any Prometheus over HTTP(S).
 
 Follows KEDA v2.20.2 [E pkg/scalers/prometheus_scaler.go]: ``GET <serverAddress>/api/v1/query``
-with ``query``, ``time`` (now, RFC 3339) and, when set, ``namespace`` and the ``queryParameters``;
-``customHeaders``; ``authModes: bearer`` sends ``Authorization: Bearer <token>``, ``basic`` sends
-basic auth; a ``ca`` from the TriggerAuthentication verifies the server (``unsafeSsl: "true"``
-skips verification). Results and errors as upstream:
+with ``query``, ``time`` (now, RFC 3339 in whole seconds as Go's ``time.RFC3339`` formats it: up
+to 1 s *before* the poll, so a range ``[W]`` ends before the newest samples) and, when set,
+``namespace`` and the ``queryParameters``; ``customHeaders``; ``authModes: bearer`` sends
+``Authorization: Bearer <token>``, ``basic`` sends basic auth; a ``ca`` from the
+TriggerAuthentication verifies the server (``unsafeSsl: "true"`` skips verification).
+Results and errors as upstream:
 
 - a non-2xx answer: ``prometheus query api returned error. status: <code>``;
 - more than one series: ``prometheus query <query> returned multiple elements``;
@@ -138,16 +140,17 @@ class PrometheusTrigger:
                 context.load_verify_locations(fh.name)
         return context
 
-    def value(self) -> float:
-        """Run the query; the metric value (KEDA's rules for empty, NaN and several series)."""
-        request = urllib.request.Request(self.url(), headers=self._headers())
+    def value(self, now: datetime | None = None) -> float:
+        """Run the query as a poll at ``now`` (default: the current time) would; the metric value
+        (KEDA's rules for empty, NaN and several series)."""
+        request = urllib.request.Request(self.url(now), headers=self._headers())
         try:
             with urllib.request.urlopen(request, timeout=self.timeout, context=self._context()) as resp:
                 body = resp.read()
         except urllib.error.HTTPError as err:
             raise TriggerError(f"prometheus query api returned error. status: {err.code}") from None
         except (OSError, urllib.error.URLError) as err:
-            raise TriggerError(f'Get "{self.url()}": {getattr(err, "reason", err)}') from None
+            raise TriggerError(f'Get "{request.full_url}": {getattr(err, "reason", err)}') from None
         try:
             result = json.loads(body)["data"]["result"]
         except (ValueError, KeyError, TypeError) as err:

@@ -22,7 +22,10 @@ would do, before the controller submits in-process with Ray's ``JobSubmissionCli
   directory, so the package uploaded is what the init containers left there.
 
 The per-job root is removed when the job's cluster goes away (or the RayJob, or the controller).
-An init container that fails fails the RayJob with KubeRay's reason ``SubmissionFailed``; the
+A pod that admission refuses (Pod Security) is a ``Warning`` Event ``FailedCreate`` ("Error creating:
+<the refusal>") on the RayJob, as the Job controller reports it on its Job, and is tried again
+(the RayJob stays ``Initializing``). An init container that fails fails the RayJob with KubeRay's
+reason ``SubmissionFailed``; the
 message adds the init container's name and stderr tail (upstream says only "Job has reached the
 specified backoff limit"; the Job's ``backoffLimit`` retries are not emulated: one attempt).
 
@@ -315,7 +318,22 @@ class SubmitterPods:
         except (PodPending, ValueError):
             shutil.rmtree(root, ignore_errors=True)
             raise
-        created = store.create(_PODS, pod)
+        try:
+            created = store.create(_PODS, pod)
+        except StoreError as err:
+            shutil.rmtree(root, ignore_errors=True)
+            if err.code != 403:
+                raise
+            # admission refused it (Pod Security): the Job controller's FailedCreate (no Job object
+            # here, so the event is on the RayJob), and the pod is tried again later
+            store.record_event(
+                job,
+                type="Warning",
+                reason="FailedCreate",
+                message=f"Error creating: {err.message}",
+                source="job-controller",
+            )
+            raise PodPending(err.message) from None
         self._status(store, created, "Pending")
         try:
             run_init_containers(local, pod["spec"], created, store=store, timeout=self.init_timeout)

@@ -21,7 +21,8 @@ mirrors it. ``/scale`` is served by the API server and moves ``spec.replicas``.
 ``controller-uid``, owned by the Job; ``parallelism`` (default 1) at once until ``completions``
 (default 1) have succeeded. A failed pod counts against ``backoffLimit`` (default 6; with
 ``restartPolicy: OnFailure`` a container restart counts too), and its replacement waits the Job's
-back-off (10 s doubling, at most 6 min). ``activeDeadlineSeconds`` and ``suspend`` are honoured.
+back-off (10 s doubling, at most 6 min). A pod that admission refuses gives a ``Warning`` Event
+``FailedCreate`` on the Job and is tried again. ``activeDeadlineSeconds`` and ``suspend`` are honoured.
 ``status``: ``startTime``, ``active``, ``ready``, ``succeeded``, ``failed``, ``completionTime`` and
 the conditions as Kubernetes 1.31+ writes them: ``SuccessCriteriaMet`` then ``Complete``, or
 ``FailureTarget`` then ``Failed`` (reasons ``BackoffLimitExceeded`` "Job has reached the specified
@@ -409,7 +410,19 @@ class JobController(_OwnerController):
                 ref = _owner(job, "batch/v1", "Job")
                 for _ in range(wanted):
                     name = f"{job['metadata']['name']}-{_rand5()}"
-                    active.append(self.store.create(PODS, _pod(job, ref, name, job_pod_labels(job))))
+                    try:
+                        active.append(self.store.create(PODS, _pod(job, ref, name, job_pod_labels(job))))
+                    except StoreError as err:  # admission refused the pod (Pod Security): FailedCreate
+                        if err.code != 403:
+                            raise
+                        self.store.record_event(
+                            job,
+                            type="Warning",
+                            reason="FailedCreate",
+                            message=f"Error creating: {err.message}",
+                            source="job-controller",
+                        )
+                        break
         status.update(
             {
                 "active": len(active),
