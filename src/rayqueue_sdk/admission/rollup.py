@@ -154,11 +154,9 @@ class Rollup:
                 f"{r.group[:40]:40} {r.clusters:>8} {r.gpu_hours_allocated:>9.3f} {busy:>9} "
                 f"{r.gpu_hours_reclaimed:>9.3f}"
             )
-        busy = self.total_busy
-        lines.append(
-            f"{'TOTAL':49} {self.total_allocated:>9.3f} {'-' if busy is None else f'{busy:.3f}':>9} "
-            f"{self.total_reclaimed:>9.3f}"
-        )
+        total_busy = self.total_busy
+        shown = "-" if total_busy is None else f"{total_busy:.3f}"
+        lines.append(f"{'TOTAL':49} {self.total_allocated:>9.3f} {shown:>9} {self.total_reclaimed:>9.3f}")
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)
 
