@@ -268,7 +268,8 @@ def workload_history(workload: Mapping[str, Any], now: datetime) -> WorkloadHist
         # given back from the eviction until the next admission (a resume), the deletion, or now
         resumed = admitted_at if admitted_at is not None and admitted_at > evicted_at else None
         reclaimed.append(GpuInterval(evicted_at, resumed or end_of_record, gpus))
-    if gpus and evicted_at is not None and admitted_at is None and not past:
+    recorded = status.get("accumulatedPastExecutionTimeSeconds") is not None
+    if gpus and evicted_at is not None and admitted_at is None and not recorded:
         notes.append(
             f"{kind} {name}: admitted before its eviction at {evicted_at:%Y-%m-%d %H:%M} UTC for a "
             "time the Workload does not record (no accumulatedPastExecutionTimeSeconds; Prometheus keeps it)"

@@ -26,10 +26,10 @@ import pytest
 from sdk_helpers import NS, OTHER_NS
 
 from rayqueue_local.controlplane import LocalControlPlane
+from rayqueue_sdk import usage_report
 from rayqueue_sdk.admission.rollup import ROLLUPS, rollup
 from rayqueue_sdk.admission.usage import step_for
 from rayqueue_sdk.cli.main import main
-from rayqueue_sdk.cluster.usage import PROMETHEUS_TOKEN_ENV, PROMETHEUS_URL_ENV, usage_report
 from rayqueue_sdk.config.idle import PrometheusSource
 
 UNTIL = datetime(2026, 3, 31, tzinfo=UTC)
@@ -259,8 +259,8 @@ def prometheus() -> Iterator[str]:
 
 @pytest.fixture(autouse=True)
 def _no_prometheus_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(PROMETHEUS_URL_ENV, raising=False)
-    monkeypatch.delenv(PROMETHEUS_TOKEN_ENV, raising=False)
+    monkeypatch.delenv("RAYQUEUE_PROMETHEUS_URL", raising=False)
+    monkeypatch.delenv("RAYQUEUE_PROMETHEUS_TOKEN", raising=False)
 
 
 def test_without_prometheus_every_admission_counts_and_the_rollups_add_up(admin: Any) -> None:
