@@ -104,6 +104,8 @@ def cond(type_: str, status: str, hours: float, reason: str = "") -> dict[str, A
     return {"type": type_, "status": status, "reason": reason, "lastTransitionTime": stamp(hours)}
 
 
+PREEMPTED_AT_2 = [cond("Admitted", "False", 2, "NoReservation"), cond("Evicted", "True", 2, "Preempted")]
+
 # (name, workload, now h, window, expected allocated, expected reclaimed)
 CASES: list[tuple[str, dict[str, Any], float, tuple[float, float], float, float]] = [
     (
@@ -203,7 +205,7 @@ CASES: list[tuple[str, dict[str, Any], float, tuple[float, float], float, float]
     (
         "a window that starts after the past admission ended does not count it",
         _workload(
-            conditions=[cond("Admitted", "False", 2, "NoReservation"), cond("Evicted", "True", 2, "Preempted")],
+            conditions=PREEMPTED_AT_2,
             past_seconds=3600,
         ),
         5,
@@ -214,7 +216,7 @@ CASES: list[tuple[str, dict[str, Any], float, tuple[float, float], float, float]
     (
         "preempted after 1 h (not a scale-to-zero): allocated from Kueue's record, nothing reclaimed",
         _workload(
-            conditions=[cond("Admitted", "False", 2, "NoReservation"), cond("Evicted", "True", 2, "Preempted")],
+            conditions=PREEMPTED_AT_2,
             past_seconds=3600,
         ),
         5,
