@@ -46,7 +46,7 @@ def record_dict(record: DataclassInstance, *, drop: Collection[str] = (), **valu
         >>> from rayqueue_sdk.admission.usage import UsageRow
         >>> record_dict(UsageRow("ds", "rc", "q", 2.0, None, 0.5), drop=("sources",), kind="RayJob")
         {'namespace': 'ds', 'name': 'rc', 'queue': 'q', 'gpu_hours_allocated': 2.0, \
-'gpu_hours_busy': None, 'gpu_hours_reclaimed': 0.5, 'kind': 'RayJob'}
+'gpu_hours_busy': None, 'gpu_hours_reclaimed': 0.5, 'kind': 'RayJob', 'cluster_queue': None}
     """
     out = {name: getattr(record, name) for name in _names(type(record)) if name not in drop}
     out.update(values)

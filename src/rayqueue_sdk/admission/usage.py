@@ -185,6 +185,8 @@ class WorkloadHistory:
     allocated: tuple[GpuInterval, ...]
     reclaimed: tuple[GpuInterval, ...]
     notes: tuple[str, ...] = ()
+    #: The ClusterQueue of its admission (``status.admission.clusterQueue``) while it holds one.
+    cluster_queue: str | None = None
 
 
 def _owner(workload: Mapping[str, Any]) -> tuple[str, str]:
@@ -195,30 +197,51 @@ def _owner(workload: Mapping[str, Any]) -> tuple[str, str]:
     return "Workload", str(meta.get("name") or "")
 
 
+def _past_end(workload: Mapping[str, Any], admitted_at: datetime | None) -> datetime | None:
+    """When the Workload's last past admission ended: ``Admitted=False``'s transition (where Kueue added
+    it to ``accumulatedPastExecutionTimeSeconds``); when admitted again, no later than the requeue that
+    preceded the new admission, nor than the new admission itself."""
+    admitted = condition_of(workload, "Admitted")
+    if admitted_at is None:
+        return transition_time(admitted) if admitted is not None else None
+    requeued = condition_of(workload, "Requeued")
+    requeued_at = transition_time(requeued) if is_true(requeued) else None
+    return min(requeued_at, admitted_at) if requeued_at is not None else admitted_at
+
+
 def workload_history(workload: Mapping[str, Any], now: datetime) -> WorkloadHistory:
     """Read one Workload (normalised to ``v1beta2``) into intervals.
 
-    * admitted (``Admitted=True``) from its ``lastTransitionTime`` until ``Finished``, the deletion or now;
+    * admitted now (``Admitted=True``): from its ``lastTransitionTime`` until ``Finished``, the deletion
+      or now;
+    * admitted before (``status.accumulatedPastExecutionTimeSeconds``, the seconds Kueue adds up each time
+      the Workload loses its admission: evicted by a scale-to-zero, a preemption, a stopped queue...):
+      one interval of that length ending where the last of them ended (``Admitted=False``'s transition,
+      or the requeue before a resumed admission). Exact in total; spread over several cycles, they are
+      placed back to back, so a window that starts among them clips them approximately;
     * deactivated (``Evicted=True`` with a deactivation reason, or ``spec.active=false``): reclaimed from
-      the eviction until the next admission, the deletion or now; the admission before it lasted
-      ``status.accumulatedPastExecutionTimeSeconds`` where Kueue records that, ending at the eviction;
-      otherwise it is unknown (conditions keep only their last transition) and a note says so.
+      the eviction until the next admission, the deletion or now. An eviction with no past admission
+      recorded (a Kueue before v0.9) gets a note: the conditions keep only their last transition.
 
     Example:
         >>> wl = {"metadata": {"namespace": "ds", "name": "raycluster-rc-1",
         ...                    "ownerReferences": [{"kind": "RayCluster", "name": "rc"}]},
         ...       "spec": {"queueName": "q", "active": False, "podSets": [{"count": 1, "template": {"spec":
         ...           {"containers": [{"resources": {"requests": {"nvidia.com/gpu": "2"}}}]}}}]},
-        ...       "status": {"conditions": [{"type": "Evicted", "status": "True", "reason": "Deactivated",
-        ...                                  "lastTransitionTime": "2026-01-01T10:00:00Z"}]}}
+        ...       "status": {"accumulatedPastExecutionTimeSeconds": 5400, "conditions": [
+        ...           {"type": "Admitted", "status": "False", "reason": "NoReservation",
+        ...            "lastTransitionTime": "2026-01-01T10:00:00Z"},
+        ...           {"type": "Evicted", "status": "True", "reason": "Deactivated",
+        ...            "lastTransitionTime": "2026-01-01T10:00:00Z"}]}}
         >>> from datetime import UTC
-        >>> h = workload_history(wl, datetime(2026, 1, 1, 12, tzinfo=UTC))
-        >>> h.name, h.gpus, gpu_hours(h.reclaimed, h.reclaimed[0].start, datetime(2026, 1, 1, 12,
-        ...                                                                  tzinfo=UTC))
-        ('rc', 2.0, 4.0)
+        >>> t, now = datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 1, 12, tzinfo=UTC)
+        >>> h = workload_history(wl, now)
+        >>> h.name, h.gpus, gpu_hours(h.allocated, t, now), gpu_hours(h.reclaimed, t, now)
+        ('rc', 2.0, 3.0, 4.0)
     """
     meta = workload.get("metadata") or {}
     spec = workload.get("spec") or {}
+    status = workload.get("status") or {}
     kind, name = _owner(workload)
     gpus = workload_gpus(workload)
     deleted = parse_time(meta.get("deletionTimestamp"))
@@ -233,6 +256,10 @@ def workload_history(workload: Mapping[str, Any], now: datetime) -> WorkloadHist
     admitted_at = transition_time(admitted) if is_true(admitted) else None
     if gpus and admitted_at is not None:
         allocated.append(GpuInterval(admitted_at, finished_at or end_of_record, gpus))
+    past = float(status.get("accumulatedPastExecutionTimeSeconds") or 0)
+    past_end = _past_end(workload, admitted_at) if past else None
+    if gpus and past_end is not None:
+        allocated.append(GpuInterval(past_end - timedelta(seconds=past), past_end, gpus))
     evicted_at = transition_time(evicted) if is_true(evicted) else None
     deactivated = evicted_at is not None and (
         spec.get("active") is False or bool(_DEACTIVATED.match(str((evicted or {}).get("reason") or "")))
@@ -241,14 +268,12 @@ def workload_history(workload: Mapping[str, Any], now: datetime) -> WorkloadHist
         # given back from the eviction until the next admission (a resume), the deletion, or now
         resumed = admitted_at if admitted_at is not None and admitted_at > evicted_at else None
         reclaimed.append(GpuInterval(evicted_at, resumed or end_of_record, gpus))
-        past = (workload.get("status") or {}).get("accumulatedPastExecutionTimeSeconds")
-        if past:
-            allocated.append(GpuInterval(evicted_at - timedelta(seconds=float(past)), evicted_at, gpus))
-        else:
-            notes.append(
-                f"{kind} {name}: admitted before its scale-to-zero at {evicted_at:%Y-%m-%d %H:%M} UTC for a "
-                "time the Workload's conditions do not keep (Prometheus keeps it)"
-            )
+    recorded = status.get("accumulatedPastExecutionTimeSeconds") is not None
+    if gpus and evicted_at is not None and admitted_at is None and not recorded:
+        notes.append(
+            f"{kind} {name}: admitted before its eviction at {evicted_at:%Y-%m-%d %H:%M} UTC for a "
+            "time the Workload does not record (no accumulatedPastExecutionTimeSeconds; Prometheus keeps it)"
+        )
     return WorkloadHistory(
         namespace=str(meta.get("namespace") or ""),
         name=name,
@@ -258,12 +283,13 @@ def workload_history(workload: Mapping[str, Any], now: datetime) -> WorkloadHist
         allocated=tuple(allocated),
         reclaimed=tuple(reclaimed),
         notes=tuple(notes),
+        cluster_queue=(status.get("admission") or {}).get("clusterQueue"),
     )
 
 
 @dataclass(frozen=True)
 class UsageRow:
-    """One cluster's GPU-hours in the report's window.
+    """One cluster's GPU-hours in the report's window (a RayJob's: its generated RayCluster's, in one row).
 
     ``gpu_hours_busy`` is ``None`` where Prometheus has no GPU metrics for the cluster.
 
@@ -280,6 +306,8 @@ class UsageRow:
     gpu_hours_reclaimed: float
     kind: str = "RayCluster"
     sources: tuple[str, ...] = ()
+    #: The ClusterQueue behind ``queue`` (the admission's, else the LocalQueue's ``spec.clusterQueue``).
+    cluster_queue: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (hours rounded to 4 decimals)."""
@@ -436,12 +464,16 @@ def build_report(
     sources: Sequence[str] = (),
     notes: Sequence[str] = (),
     cluster_queues: Mapping[str, float] | None = None,
+    owners: Mapping[UsageKey, UsageKey] | None = None,
+    local_queues: Mapping[tuple[str, str], str] | None = None,
 ) -> UsageReport:
     """Combine what the Workloads' conditions and Prometheus say into one row per cluster.
 
     Allocated GPU-hours come from ``allocated_by_metrics`` (pod GPU requests in Prometheus) when given,
     else from the Workloads' admitted intervals; reclaimed ones always from the Workloads; busy ones only
-    from ``busy_by_metrics`` (a cluster missing there gets ``None``).
+    from ``busy_by_metrics`` (a cluster missing there gets ``None``). ``owners`` maps a RayJob's generated
+    RayCluster to the RayJob (its Workload's owner), so the job is one row; ``local_queues`` maps
+    (namespace, LocalQueue) to its ClusterQueue for the rows whose Workload holds no admission now.
 
     Example:
         >>> from datetime import UTC
@@ -451,6 +483,10 @@ def build_report(
         >>> r.rows[0].gpu_hours_allocated, r.rows[0].gpu_hours_busy
         (3.0, 0.5)
     """
+    alias = dict(owners or {})
+    allocated_by_metrics = None if allocated_by_metrics is None else _merged(allocated_by_metrics, alias)
+    busy_by_metrics = None if busy_by_metrics is None else _merged(busy_by_metrics, alias)
+    queues = _merged_first(queues or {}, alias)
     by_key: dict[UsageKey, list[WorkloadHistory]] = {}
     for h in histories:
         by_key.setdefault((h.namespace, h.name), []).append(h)
@@ -473,10 +509,23 @@ def build_report(
         busy = None if busy_by_metrics is None else busy_by_metrics.get(key)
         if busy is not None:
             row_sources.append("prometheus:dcgm")
-        queue = next((h.queue for h in hs if h.queue), None) or (queues or {}).get(key)
-        kind = hs[0].kind if hs else "RayCluster"
+        queue = next((h.queue for h in hs if h.queue), None) or queues.get(key)
+        kind = hs[0].kind if hs else ("RayJob" if key in alias.values() else "RayCluster")
+        cluster_queue = next((h.cluster_queue for h in hs if h.cluster_queue), None) or (
+            (local_queues or {}).get((key[0], queue)) if queue else None
+        )
         rows.append(
-            UsageRow(key[0], key[1], queue, allocated, busy, reclaimed, kind=kind, sources=tuple(row_sources))
+            UsageRow(
+                key[0],
+                key[1],
+                queue,
+                allocated,
+                busy,
+                reclaimed,
+                kind=kind,
+                sources=tuple(row_sources),
+                cluster_queue=cluster_queue,
+            )
         )
     return UsageReport(
         since,
@@ -486,3 +535,20 @@ def build_report(
         notes=tuple(dict.fromkeys(all_notes)),
         cluster_queues=tuple(sorted((cluster_queues or {}).items())),
     )
+
+
+def _merged(values: Mapping[UsageKey, float], alias: Mapping[UsageKey, UsageKey]) -> dict[UsageKey, float]:
+    """``values`` with each aliased key's value added to its owner's."""
+    out: dict[UsageKey, float] = {}
+    for key, value in values.items():
+        owner = alias.get(key, key)
+        out[owner] = out.get(owner, 0.0) + value
+    return out
+
+
+def _merged_first(values: Mapping[UsageKey, str], alias: Mapping[UsageKey, UsageKey]) -> dict[UsageKey, str]:
+    """``values`` under their owners' keys (an owner's own value first)."""
+    out = {k: v for k, v in values.items() if k not in alias}
+    for key, value in values.items():
+        out.setdefault(alias.get(key, key), value)
+    return out

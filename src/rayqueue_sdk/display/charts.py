@@ -7,7 +7,8 @@ and embedded as base64 when matplotlib is installed (the optional extra ``rayque
 HTML table with CSS bars. matplotlib is imported only when a chart is drawn.
 
 * :func:`usage_chart` - allocated vs busy vs reclaimed GPU-hours per cluster (a
-  :class:`~rayqueue_sdk.admission.usage.UsageReport`);
+  :class:`~rayqueue_sdk.admission.usage.UsageReport`), or per namespace, LocalQueue or ClusterQueue
+  (``by=``, or a :class:`~rayqueue_sdk.admission.rollup.Rollup`);
 * :func:`sparkline` - GPU utilisation samples (0-100) with the idle countdown beside them;
 * :func:`queue_timeline` - :class:`TimelineRow` s: admitted workloads from their admission to their
   expected release, pending ones over their admission window (an open end where nothing bounds it).
@@ -27,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 from html import escape
 from typing import Any, Literal
 
+from rayqueue_sdk.admission.rollup import Rollup, rollup
 from rayqueue_sdk.admission.usage import UsageReport
 
 __all__ = ["Picture", "TimelineRow", "matplotlib_available", "queue_timeline", "sparkline", "usage_chart"]
@@ -116,8 +118,35 @@ def _css_bar(value: float | None, top: float, colour: str) -> str:
     )
 
 
-def usage_chart(report: UsageReport, *, draw: bool = True) -> Picture:
-    """Allocated vs busy vs reclaimed GPU-hours per cluster of ``report``.
+@dataclass(frozen=True)
+class _Bars:
+    """One chart row: its short and full labels and its three figures."""
+
+    short: str
+    label: str
+    allocated: float
+    busy: float | None
+    reclaimed: float
+
+
+def _bars(report: UsageReport | Rollup) -> list[_Bars]:
+    if isinstance(report, Rollup):
+        return [
+            _Bars(r.group, r.group, r.gpu_hours_allocated, r.gpu_hours_busy, r.gpu_hours_reclaimed)
+            for r in report.rows
+        ]
+    return [
+        _Bars(
+            r.name, f"{r.namespace}/{r.name}", r.gpu_hours_allocated, r.gpu_hours_busy, r.gpu_hours_reclaimed
+        )
+        for r in report.rows
+    ]
+
+
+def usage_chart(report: UsageReport | Rollup, *, by: str | None = None, draw: bool = True) -> Picture:
+    """Allocated vs busy vs reclaimed GPU-hours per cluster of ``report``, or per group of a roll-up
+    (``by="namespace"``, ``"queue"``, ``"cluster-queue"``, or a
+    :class:`~rayqueue_sdk.admission.rollup.Rollup`).
 
     ``draw=False`` (or no matplotlib) gives the HTML table with CSS bars instead of the PNG.
 
@@ -127,41 +156,42 @@ def usage_chart(report: UsageReport, *, draw: bool = True) -> Picture:
         >>> r = UsageReport(t, t + timedelta(days=1), (UsageRow("ds", "ws", "q", 4.0, 1.0, 2.0),))
         >>> print(usage_chart(r, draw=False).text.splitlines()[2])
         ws      allocated ████████████████████ 4.000
+        >>> print(usage_chart(r, by="queue", draw=False).text.splitlines()[0])
+        GPU-hours by queue 2026-01-01 00:00 - 2026-01-02 00:00 UTC
     """
-    rows = list(report.rows)
-    top = max([r.gpu_hours_allocated for r in rows] + [r.gpu_hours_reclaimed for r in rows] + [0.0])
-    title = f"GPU-hours {report.since:%Y-%m-%d %H:%M} - {report.until:%Y-%m-%d %H:%M} UTC"
+    if by is not None and isinstance(report, UsageReport):
+        report = rollup(report, by)
+    rows = _bars(report)
+    column = report.by if isinstance(report, Rollup) else "cluster"
+    top = max([r.allocated for r in rows] + [r.reclaimed for r in rows] + [0.0])
+    per = f" by {column}" if column != "cluster" else ""
+    title = f"GPU-hours{per} {report.since:%Y-%m-%d %H:%M} - {report.until:%Y-%m-%d %H:%M} UTC"
     lines = [title, ""]
-    width = min(20, max([len(r.name) for r in rows] + [7]))
+    width = min(20, max([len(r.short) for r in rows] + [7]))
     for r in rows:
-        busy = (
-            "no metrics"
-            if r.gpu_hours_busy is None
-            else f"{_bar(r.gpu_hours_busy, top)} {r.gpu_hours_busy:.3f}"
-        )
+        busy = "no metrics" if r.busy is None else f"{_bar(r.busy, top)} {r.busy:.3f}"
         lines += [
-            f"{r.name[:width]:{width}} allocated "
-            f"{_bar(r.gpu_hours_allocated, top)} {r.gpu_hours_allocated:.3f}",
+            f"{r.short[:width]:{width}} allocated {_bar(r.allocated, top)} {r.allocated:.3f}",
             f"{'':{width}} busy      {busy}",
-            f"{'':{width}} reclaimed {_bar(r.gpu_hours_reclaimed, top)} {r.gpu_hours_reclaimed:.3f}",
+            f"{'':{width}} reclaimed {_bar(r.reclaimed, top)} {r.reclaimed:.3f}",
         ]
     if not rows:
         lines.append("(no cluster held GPUs in this window)")
     lines += [f"note: {n}" for n in report.notes]
     text = "\n".join(lines)
-    png = _draw_usage(report) if draw and rows and matplotlib_available() else None
+    png = _draw_usage(rows) if draw and rows and matplotlib_available() else None
     if png is not None:
         body = _img(png, title)
     else:
         cells = "".join(
-            f"<tr><td>{escape(r.namespace)}/{escape(r.name)}</td>"
-            f"<td>{_css_bar(r.gpu_hours_allocated, top, _COLOURS['allocated'])}</td>"
-            f"<td>{_css_bar(r.gpu_hours_busy, top, _COLOURS['busy'])}</td>"
-            f"<td>{_css_bar(r.gpu_hours_reclaimed, top, _COLOURS['reclaimed'])}</td></tr>"
+            f"<tr><td>{escape(r.label)}</td>"
+            f"<td>{_css_bar(r.allocated, top, _COLOURS['allocated'])}</td>"
+            f"<td>{_css_bar(r.busy, top, _COLOURS['busy'])}</td>"
+            f"<td>{_css_bar(r.reclaimed, top, _COLOURS['reclaimed'])}</td></tr>"
             for r in rows
         )
         body = (
-            "<table class='rayqueue-usage'><tr><th>cluster</th><th>allocated</th><th>busy</th>"
+            f"<table class='rayqueue-usage'><tr><th>{escape(column)}</th><th>allocated</th><th>busy</th>"
             f"<th>reclaimed</th></tr>{cells}</table>"
         )
     notes = "".join(f"<div style='color:#57606a'>{escape(n)}</div>" for n in report.notes)
@@ -169,33 +199,32 @@ def usage_chart(report: UsageReport, *, draw: bool = True) -> Picture:
     return Picture(text, html, png)
 
 
-def _draw_usage(report: UsageReport) -> bytes:
+def _draw_usage(rows: list[_Bars]) -> bytes:
     plt = _pyplot()
-    rows = list(report.rows)
     fig, ax = plt.subplots(figsize=(7.5, 0.6 + 0.55 * len(rows)))
     height = 0.26
     for i, r in enumerate(rows):
         y = len(rows) - 1 - i
         ax.barh(
             y + height,
-            r.gpu_hours_allocated,
+            r.allocated,
             height,
             color=_COLOURS["allocated"],
             label="allocated" if i == 0 else None,
         )
-        if r.gpu_hours_busy is not None:
-            ax.barh(y, r.gpu_hours_busy, height, color=_COLOURS["busy"], label="busy" if i == 0 else None)
+        if r.busy is not None:
+            ax.barh(y, r.busy, height, color=_COLOURS["busy"], label="busy" if i == 0 else None)
         else:
             ax.text(0, y, " busy: no metrics", va="center", fontsize=8, color="#57606a")
         ax.barh(
             y - height,
-            r.gpu_hours_reclaimed,
+            r.reclaimed,
             height,
             color=_COLOURS["reclaimed"],
             label="reclaimed" if i == 0 else None,
         )
     ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([f"{r.namespace}/{r.name}" for r in reversed(rows)])
+    ax.set_yticklabels([r.label for r in reversed(rows)])
     ax.set_xlabel("GPU-hours")
     # no title in the picture: its HTML form heads it (a second title would repeat it)
     ax.legend(loc="lower right", fontsize=8)

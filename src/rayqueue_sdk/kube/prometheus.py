@@ -22,7 +22,7 @@ import requests
 
 from rayqueue_sdk.errors import ApiError, ConnectionFailedError
 
-__all__ = ["PrometheusReader", "parse_prometheus_duration"]
+__all__ = ["PrometheusReader", "bearer_token_of", "parse_prometheus_duration"]
 
 _PART = re.compile(r"(\d+)(ms|y|w|d|h|m|s)")
 _SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
@@ -39,6 +39,27 @@ def parse_prometheus_duration(text: str) -> float | None:
     if not text or _PART.sub("", text):
         return None
     return float(sum(int(n) * _SECONDS[unit] for n, unit in _PART.findall(text)))
+
+
+def bearer_token_of(api: Any) -> str | None:
+    """The bearer token a ``kubernetes`` ``ApiClient`` sends (after its refresh hook, for rotating
+    tokens), without the ``Bearer`` prefix; ``None`` for credentials without one (client certificates).
+
+    Example:
+        >>> from kubernetes.client import ApiClient, Configuration
+        >>> cfg = Configuration(); cfg.api_key = {"authorization": "Bearer abc"}
+        >>> bearer_token_of(ApiClient(cfg)), bearer_token_of(ApiClient(Configuration()))
+        ('abc', None)
+    """
+    cfg = api.configuration
+    if cfg.refresh_api_key_hook is not None:
+        cfg.refresh_api_key_hook(cfg)
+    keys = cfg.api_key or {}
+    value = keys.get("BearerToken") or keys.get("authorization")
+    if not value:
+        return None
+    token = str(value).strip().removeprefix("Bearer ").strip()
+    return token or None
 
 
 class PrometheusReader:

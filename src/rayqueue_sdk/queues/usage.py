@@ -8,7 +8,13 @@
   (busy if either says so, as the idle policies read them) give the busy ones. A ``since`` older than
   Prometheus' retention is said in the report's notes.
 * **Kueue's Workloads** otherwise, and always for the reclaimed hours: ``Admitted`` and ``Evicted``
-  (deactivation) conditions and ``spec.active`` (:func:`~rayqueue_sdk.admission.usage.workload_history`).
+  (deactivation) conditions, ``spec.active`` and ``status.accumulatedPastExecutionTimeSeconds`` (the
+  admissions that ended in an eviction) (:func:`~rayqueue_sdk.admission.usage.workload_history`).
+
+A Prometheus whose :class:`~rayqueue_sdk.config.idle.PrometheusSource` says ``auth="bearer"`` gets a
+bearer token: ``$RAYQUEUE_PROMETHEUS_TOKEN`` when set, else the Kubernetes credentials' own token. A
+RayJob's generated RayCluster is folded into the RayJob's row; each row names its ClusterQueue, for the
+roll-ups (:mod:`rayqueue_sdk.admission.rollup`).
 
 The arithmetic is pure (:mod:`rayqueue_sdk.admission.usage`); this module only gathers.
 
@@ -45,15 +51,25 @@ from rayqueue_sdk.admission.usage import (
 from rayqueue_sdk.config.idle import PrometheusSource
 from rayqueue_sdk.errors import ApiError, ConnectionFailedError, ForbiddenError
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS
-from rayqueue_sdk.kube.prometheus import PrometheusReader
+from rayqueue_sdk.kube.prometheus import PrometheusReader, bearer_token_of
 from rayqueue_sdk.kube.session import KubeSession, Objects, SessionLike
 
-__all__ = ["PROMETHEUS_URL_ENV", "allocated_query", "busy_query", "usage_report", "utilisation_series"]
+__all__ = [
+    "PROMETHEUS_TOKEN_ENV",
+    "PROMETHEUS_URL_ENV",
+    "allocated_query",
+    "busy_query",
+    "usage_report",
+    "utilisation_series",
+]
 
 log = logging.getLogger(__name__)
 
 #: The environment variable naming the Prometheus to read when ``prometheus=`` is not given.
 PROMETHEUS_URL_ENV = "RAYQUEUE_PROMETHEUS_URL"
+#: The environment variable holding the bearer token for a Prometheus source with ``auth="bearer"``
+#: (default: the Kubernetes credentials' own token).
+PROMETHEUS_TOKEN_ENV = "RAYQUEUE_PROMETHEUS_TOKEN"
 
 _QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
@@ -110,7 +126,7 @@ def _source(prometheus: PrometheusSource | str | None) -> PrometheusSource | Non
 def _from_prometheus(
     reader: PrometheusReader,
     source: PrometheusSource,
-    namespace: str,
+    namespaces: Sequence[str],
     since: datetime,
     until: datetime,
     clusters: set[str],
@@ -130,25 +146,27 @@ def _from_prometheus(
     allocated: dict[UsageKey, float] | None = None
     if reader.query('count(kube_pod_owner{owner_kind="RayCluster"}) or count(kube_pod_info)', until):
         allocated = {}
-        for series in reader.query_range(allocated_query(namespace), since, until, step):
-            metric = series.get("metric") or {}
-            key = (str(metric.get("namespace") or namespace), str(metric.get("owner_name") or ""))
-            allocated[key] = allocated.get(key, 0.0) + integrate_samples(_values(series), step)
-            clusters.add(key[1])
+        for namespace in namespaces:
+            for series in reader.query_range(allocated_query(namespace), since, until, step):
+                metric = series.get("metric") or {}
+                key = (str(metric.get("namespace") or namespace), str(metric.get("owner_name") or ""))
+                allocated[key] = allocated.get(key, 0.0) + integrate_samples(_values(series), step)
+                clusters.add(key[1])
     else:
         notes.append(
             "Prometheus has no kube-state-metrics series (kube_pod_owner): allocated GPU-hours come from "
             "the Workloads' conditions"
         )
     busy: dict[UsageKey, float] = {}
-    query = busy_query(namespace, source.pod_label, source.namespace_label)
-    for series in reader.query_range(query, since, until, step):
-        metric = series.get("metric") or {}
-        cluster = cluster_of_pod(str(metric.get(source.pod_label) or ""), clusters)
-        if cluster is None:
-            continue
-        key = (namespace, cluster)
-        busy[key] = busy.get(key, 0.0) + integrate_samples(_values(series), step)
+    for namespace in namespaces:
+        query = busy_query(namespace, source.pod_label, source.namespace_label)
+        for series in reader.query_range(query, since, until, step):
+            metric = series.get("metric") or {}
+            cluster = cluster_of_pod(str(metric.get(source.pod_label) or ""), clusters)
+            if cluster is None:
+                continue
+            key = (namespace, cluster)
+            busy[key] = busy.get(key, 0.0) + integrate_samples(_values(series), step)
     queues: dict[str, float] = {}
     if cluster_queues:
         # ClusterQueue names are DNS subdomains: only "." needs escaping, as "\\." inside a PromQL string
@@ -173,8 +191,12 @@ def usage_report(
     prometheus: PrometheusSource | str | None = None,
     client: SessionLike = None,
     until: datetime | None = None,
+    all_namespaces: bool = False,
 ) -> UsageReport:
-    """GPU-hours per cluster of ``namespace`` (default: the credentials' one) since ``since``.
+    """GPU-hours per cluster of ``namespace`` (default: the credentials' one) from ``since`` to ``until``.
+
+    Roll them up per namespace, LocalQueue or ClusterQueue with
+    :func:`~rayqueue_sdk.admission.rollup.rollup` (the totals stay the same).
 
     Args:
         namespace: the namespace to report on.
@@ -182,9 +204,11 @@ def usage_report(
             datetime (default: 7 days). Anything else is a :class:`~rayqueue_sdk.errors.ConfigError`
             naming ``since``, raised before anything is sent.
         prometheus: the Prometheus to read (URL or :class:`~rayqueue_sdk.config.idle.PrometheusSource`;
-            default ``$RAYQUEUE_PROMETHEUS_URL``); without one, busy hours are ``None``.
+            default ``$RAYQUEUE_PROMETHEUS_URL``); without one, busy hours are ``None``. A source with
+            ``auth="bearer"`` is sent ``$RAYQUEUE_PROMETHEUS_TOKEN``, else the credentials' own token.
         client: the Kubernetes client or credentials.
         until: the end of the window (default: now).
+        all_namespaces: every namespace the credentials may list, instead of ``namespace``.
 
     Returns:
         a :class:`~rayqueue_sdk.admission.usage.UsageReport`: ``rows`` (``namespace``, ``name``, ``queue``,
@@ -199,19 +223,36 @@ def usage_report(
     start = parse_since(since, end)
     source = _source(prometheus)
     session = KubeSession.of(client, namespace=namespace)
-    ns = session.namespace
-    workloads = session.list(session.kueue_kind("workloads"), namespace=ns)
+    ns = None if all_namespaces else session.namespace
+    scope: dict[str, Any] = {"all_namespaces": True} if all_namespaces else {"namespace": ns}
+    workloads = session.list(session.kueue_kind("workloads"), **scope)
     histories: list[WorkloadHistory] = [workload_history(w, end) for w in workloads]
     queues: dict[UsageKey, str] = {}
+    owners: dict[UsageKey, UsageKey] = {}
     notes: list[str] = []
     try:
-        for rc in session.list(RAYCLUSTERS, namespace=ns):
+        for rc in session.list(RAYCLUSTERS, **scope):
             meta = rc.get("metadata") or {}
+            key = (str(meta.get("namespace") or ns), str(meta.get("name")))
             queue = (meta.get("labels") or {}).get(_QUEUE_LABEL)
             if queue:
-                queues[(ns, str(meta.get("name")))] = queue
+                queues[key] = queue
+            job = next((r for r in meta.get("ownerReferences") or [] if r.get("kind") == "RayJob"), None)
+            if job is not None:
+                owners[key] = (key[0], str(job.get("name")))
     except ForbiddenError as err:
         notes.append(f"RayClusters cannot be listed ({err.reason}): queues come from the Workloads only")
+    try:
+        lqs: Objects = session.list(session.kueue_kind("localqueues"), **scope)
+    except ForbiddenError:
+        lqs = []
+    local_queues = {
+        (
+            str((lq.get("metadata") or {}).get("namespace") or ns),
+            str((lq.get("metadata") or {}).get("name")),
+        ): str((lq.get("spec") or {}).get("clusterQueue") or "")
+        for lq in lqs
+    }
     sources = ["workload-conditions"]
     allocated: dict[UsageKey, float] | None = None
     busy: dict[UsageKey, float] | None = None
@@ -222,16 +263,16 @@ def usage_report(
             "allocated ones come from the Workloads' conditions"
         )
     else:
-        clusters = {h.name for h in histories} | {k[1] for k in queues}
-        reader = PrometheusReader(source.url)
-        try:
-            lqs: Objects = session.list(session.kueue_kind("localqueues"), namespace=ns)
-        except ForbiddenError:
-            lqs = []
-        cqs = [str((lq.get("spec") or {}).get("clusterQueue") or "") for lq in lqs]
+        clusters = {h.name for h in histories} | {k[1] for k in queues} | {k[1] for k in owners}
+        namespaces = sorted(
+            {h.namespace for h in histories} | {k[0] for k in queues} | ({ns} if ns else set())
+        )
+        token = _token(session, source, notes)
+        reader = PrometheusReader(source.url, token=token)
+        cqs = sorted({q for q in local_queues.values() if q})
         try:
             allocated, busy, per_queue, more = _from_prometheus(
-                reader, source, ns, start, end, clusters, [q for q in cqs if q]
+                reader, source, namespaces, start, end, clusters, cqs
             )
         except (ApiError, ConnectionFailedError) as err:
             notes.append(f"Prometheus could not be read ({err}): busy GPU-hours are unknown")
@@ -248,7 +289,23 @@ def usage_report(
         sources=sources,
         notes=notes,
         cluster_queues=per_queue,
+        owners=owners,
+        local_queues=local_queues,
     )
+
+
+def _token(session: KubeSession, source: PrometheusSource, notes: list[str]) -> str | None:
+    """The bearer token for ``source``: none unless it says ``auth="bearer"``; then
+    ``$RAYQUEUE_PROMETHEUS_TOKEN``, else the Kubernetes credentials' own (a note when there is none)."""
+    if source.auth != "bearer":
+        return None
+    token = os.environ.get(PROMETHEUS_TOKEN_ENV, "").strip() or bearer_token_of(session.api)
+    if token is None:
+        notes.append(
+            f"the Prometheus source asks for a bearer token, but ${PROMETHEUS_TOKEN_ENV} is not set and the "
+            "Kubernetes credentials carry none: the queries were sent without one"
+        )
+    return token
 
 
 def utilisation_series(
@@ -280,7 +337,8 @@ def utilisation_series(
         f'label_replace(DCGM_FI_PROF_GR_ENGINE_ACTIVE{sel}, "field", "gr", "", ""))'
     )
     try:
-        result = PrometheusReader(source.url).query_range(query, start, end, step)
+        token = os.environ.get(PROMETHEUS_TOKEN_ENV) if source.auth == "bearer" else None
+        result = PrometheusReader(source.url, token=token).query_range(query, start, end, step)
     except (ApiError, ConnectionFailedError) as err:
         log.info("GPU utilisation of %s/%s not read: %s", namespace, cluster, err)
         return []

@@ -301,6 +301,7 @@ def test_a_fit_answer_and_a_usage_row_to_dict_are_their_fields() -> None:
         "gpu_hours_busy": 1.0,
         "gpu_hours_reclaimed": 0.5,
         "sources": ["prometheus"],
+        "cluster_queue": None,
     }
 
 

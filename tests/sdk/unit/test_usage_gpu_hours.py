@@ -104,6 +104,8 @@ def cond(type_: str, status: str, hours: float, reason: str = "") -> dict[str, A
     return {"type": type_, "status": status, "reason": reason, "lastTransitionTime": stamp(hours)}
 
 
+PREEMPTED_AT_2 = [cond("Admitted", "False", 2, "NoReservation"), cond("Evicted", "True", 2, "Preempted")]
+
 # (name, workload, now h, window, expected allocated, expected reclaimed)
 CASES: list[tuple[str, dict[str, Any], float, tuple[float, float], float, float]] = [
     (
@@ -170,6 +172,67 @@ CASES: list[tuple[str, dict[str, Any], float, tuple[float, float], float, float]
         3.0,
     ),
     (
+        "held 2 GPUs 90 s, then scaled to zero: Kueue's accumulated seconds, nothing lost",
+        _workload(
+            conditions=[
+                cond("Admitted", "False", 1, "NoReservation"),
+                cond("Evicted", "True", 1 - 10 / 3600, "Deactivated"),
+            ],
+            active=False,
+            past_seconds=90,
+        ),
+        2,
+        (0, 2),
+        2 * 90 / 3600,
+        2 * (1 + 10 / 3600),
+    ),
+    (
+        "scaled to zero (1 h), resumed (Reactivated at 3) and admitted again at 3.5: both admissions",
+        _workload(
+            conditions=[
+                cond("Admitted", "True", 3.5),
+                cond("Requeued", "True", 3, "Reactivated"),
+                cond("Evicted", "False", 3.5, "QuotaReserved"),
+            ],
+            admitted_usage=2,
+            past_seconds=3600,
+        ),
+        5,
+        (0, 5),
+        2.0 + 3.0,  # 2 GPUs x 1 h before + 2 GPUs x 1.5 h since
+        0.0,  # the reclaimed stretch ended with the readmission (Evicted is False again)
+    ),
+    (
+        "a window that starts after the past admission ended does not count it",
+        _workload(
+            conditions=PREEMPTED_AT_2,
+            past_seconds=3600,
+        ),
+        5,
+        (2, 5),
+        0.0,
+        0.0,
+    ),
+    (
+        "preempted after 1 h (not a scale-to-zero): allocated from Kueue's record, nothing reclaimed",
+        _workload(
+            conditions=PREEMPTED_AT_2,
+            past_seconds=3600,
+        ),
+        5,
+        (0, 5),
+        2.0,
+        0.0,
+    ),
+    (
+        "admitted, then its cluster deleted: allocated until the deletion",
+        _workload(conditions=[cond("Admitted", "True", 1)], admitted_usage=2, deleted=3),
+        5,
+        (0, 5),
+        4.0,
+        0.0,
+    ),
+    (
         "preempted (not a scale-to-zero): nothing reclaimed",
         _workload(conditions=[cond("Evicted", "True", 1, "Preempted")]),
         5,
@@ -207,7 +270,7 @@ def test_an_unknown_admission_before_a_scale_to_zero_is_said_not_guessed() -> No
     wl = _workload(conditions=[cond("Evicted", "True", 3, "Deactivated")], active=False)
     report = build_report(at(0), at(5), [workload_history(wl, at(5))])
     assert report.rows[0].gpu_hours_allocated == 0
-    assert any("do not keep" in n for n in report.notes)
+    assert any("does not record" in n for n in report.notes)
 
 
 def test_gpus_from_the_admission_else_from_the_pod_sets() -> None:

@@ -18,6 +18,7 @@ import yaml
 from kubernetes import client
 
 from rayqueue_local import LocalControlPlane
+from rayqueue_local.apimachinery.time import parse_rfc3339
 from rayqueue_local.controllers.kueue.controller import KueueController
 
 KUEUE, RAY = "kueue.x-k8s.io", "ray.io"
@@ -1075,6 +1076,7 @@ def test_an_admitted_workload_deactivated_then_reactivated_is_requeued_and_admit
     uid = rc["metadata"]["uid"]
     eventually(lambda: admitted(co, "deact-admitted", uid), "admission")
     eventually(lambda: not suspended(co, "deact-admitted", "running"), "the cluster to run")
+    admitted_at = condition(workload_of(co, "deact-admitted", uid), "Admitted")["lastTransitionTime"]
 
     _set_active(co, "deact-admitted", uid, False)
     eventually(lambda: suspended(co, "deact-admitted", "running"), "the cluster to be suspended")
@@ -1089,6 +1091,13 @@ def test_an_admitted_workload_deactivated_then_reactivated_is_requeued_and_admit
     assert _words(wl, "Requeued") == ("False", *DEACTIVATED)
     assert _words(wl, "Admitted")[:2] == ("False", "NoReservation")
     assert not (wl.get("status") or {}).get("admission")
+    # what Kueue keeps of the admission that ended: its whole seconds, and one Deactivated eviction
+    released_at = condition(wl, "Admitted")["lastTransitionTime"]
+    held = int((parse_rfc3339(released_at) or 0) - (parse_rfc3339(admitted_at) or 0))
+    assert wl["status"]["accumulatedPastExecutionTimeSeconds"] == held
+    assert wl["status"]["schedulingStats"]["evictions"] == [
+        {"reason": "Deactivated", "underlyingCause": "", "count": 1}
+    ]
     events = [e.reason for e in core.list_namespaced_event("deact-admitted").items]
     assert "EvictedDueToDeactivated" in events
 
@@ -1096,6 +1105,7 @@ def test_an_admitted_workload_deactivated_then_reactivated_is_requeued_and_admit
     eventually(lambda: admitted(co, "deact-admitted", uid), "re-admission")
     eventually(lambda: not suspended(co, "deact-admitted", "running"), "the cluster to run again")
     wl = workload_of(co, "deact-admitted", uid)
+    assert wl["status"]["accumulatedPastExecutionTimeSeconds"] == held  # kept across the resume
     assert _words(wl, "Evicted") == ("False", "QuotaReserved", "Previously: The workload is deactivated")
     assert _words(wl, "Requeued") == REACTIVATED
     assert _words(wl, "QuotaReserved")[:2] == ("True", "QuotaReserved")

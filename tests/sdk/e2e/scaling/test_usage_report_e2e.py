@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from scaling_helpers import seed_cluster, wait_for
 
+from rayqueue_local.apimachinery.time import parse_rfc3339
 from rayqueue_local.controlplane import LocalControlPlane
 from rayqueue_sdk import usage_report
 from rayqueue_sdk.cli.main import main
@@ -24,6 +25,9 @@ from rayqueue_sdk.kube.lookups import find_workload, set_workload_active
 from rayqueue_sdk.kube.session import KubeSession
 
 pytestmark = pytest.mark.prometheus
+
+#: Kueue's accumulated time is whole seconds (int32), so one admission may count up to 1 s short.
+_TRUNCATION_S = 1.0
 
 
 def _samples(cp: LocalControlPlane, promql: str) -> float:
@@ -113,4 +117,53 @@ def test_usage_report_from_prometheus_and_workload_conditions(
         assert not any("older than" in n for n in report.notes)
     finally:
         cp.gpu_metrics.clear_utilisation(ns)
+        cluster.down()
+
+
+def _condition(wl: dict[str, Any], ctype: str) -> dict[str, Any]:
+    return next((c for c in wl["status"].get("conditions", []) if c["type"] == ctype), {})
+
+
+def test_without_prometheus_a_cluster_scaled_to_zero_keeps_the_gpu_hours_it_held(
+    idle_plane: LocalControlPlane, idle_ns: str, idle_admin: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The 2-GPU cluster runs, is scaled to zero (``spec.active=false``), and Kueue releases it: the report
+    read from the Workload alone (no Prometheus) counts the 2 GPUs from the admission to the release,
+    which the plane's Kueue records as ``accumulatedPastExecutionTimeSeconds`` (before, this was 0.0)."""
+    monkeypatch.delenv("RAYQUEUE_PROMETHEUS_URL", raising=False)
+    ns = idle_ns
+    session = KubeSession(idle_admin)
+    cluster = seed_cluster("held-ws", ns, idle_admin)
+    cluster.apply()
+    try:
+        cluster.wait_ready(timeout=300)  # it ran: its Ray head and worker are up on the 2 GPUs
+        uid = session.get(RAYCLUSTERS, name="held-ws", namespace=ns)["metadata"]["uid"]
+        running = wait_for(
+            lambda: find_workload(session, owner_uid=uid, namespace=ns),
+            lambda wl: bool(wl) and _condition(wl, "Admitted").get("status") == "True",
+            timeout=120,
+        )
+        admitted_at = parse_rfc3339(_condition(running, "Admitted")["lastTransitionTime"]) or 0.0
+        set_workload_active(session, owner_uid=uid, active=False, namespace=ns)
+        released = wait_for(
+            lambda: find_workload(session, owner_uid=uid, namespace=ns),
+            lambda wl: _condition(wl, "Admitted").get("status") == "False",
+            timeout=120,
+        )
+        released_at = parse_rfc3339(_condition(released, "Admitted")["lastTransitionTime"]) or 0.0
+        held_s = int(released_at - admitted_at)
+        assert held_s >= 1, "the cluster held its GPUs while Ray started"
+        assert released["status"]["accumulatedPastExecutionTimeSeconds"] == held_s
+        assert _condition(released, "Evicted")["reason"] == "Deactivated"
+
+        report = usage_report(ns, since="1h", client=idle_admin)
+        assert report.sources == ("workload-conditions",)
+        (row,) = [r for r in report.rows if r.name == "held-ws"]
+        assert row.gpu_hours_allocated == pytest.approx(2 * held_s / 3600)
+        assert (
+            0 <= 2 * (released_at - admitted_at) / 3600 - row.gpu_hours_allocated <= 2 * _TRUNCATION_S / 3600
+        )
+        assert row.gpu_hours_reclaimed > 0 and row.cluster_queue == f"cq-{ns}"
+        assert not any("does not record" in n for n in report.notes)
+    finally:
         cluster.down()

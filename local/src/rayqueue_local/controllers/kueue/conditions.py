@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rayqueue_local.apimachinery.time import parse_rfc3339
 from rayqueue_local.controllers.kueue import messages as msg
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "find",
     "is_true",
     "remove_condition",
+    "count_eviction",
     "reset_checks_on_eviction",
     "set_condition",
     "set_quota_reserved",
@@ -115,13 +117,32 @@ def set_quota_reserved(wl: dict[str, Any], admission: dict[str, Any], now: str) 
 
 def unset_quota_reservation(wl: dict[str, Any], reason: str, message: str, now: str) -> bool:
     """Kueue's UnsetQuotaReservationWithCondition: ``QuotaReserved=False``, admission cleared, and
-    ``Admitted=False`` (``NoReservation``) when it was admitted."""
+    ``Admitted=False`` (``NoReservation``) when it was admitted.
+
+    Losing admission adds the whole seconds it lasted (now − ``Admitted``'s ``lastTransitionTime``) to
+    ``status.accumulatedPastExecutionTimeSeconds``, as SyncAdmittedCondition does: the total over every
+    past admit-evict cycle (the maximum-execution-time deactivation alone clears it).
+
+    Example:
+        >>> wl = {"status": {"admission": {"clusterQueue": "cq"}, "conditions": [{"type": "Admitted",
+        ...     "status": "True", "reason": "Admitted", "lastTransitionTime": "2026-01-01T00:00:00Z"}],
+        ...     "accumulatedPastExecutionTimeSeconds": 10}}
+        >>> unset_quota_reservation(wl, "Pending", "evicted", "2026-01-01T00:01:30Z")
+        True
+        >>> wl["status"]["accumulatedPastExecutionTimeSeconds"], find(wl, "Admitted")["status"]
+        (100, 'False')
+    """
     changed = set_condition(wl, msg.QUOTA_RESERVED, False, reason, message, now)
     status = wl.setdefault("status", {})
     if status.get("admission") is not None:
         status.pop("admission")
         changed = True
     if is_true(wl, msg.ADMITTED):
+        since = parse_rfc3339((find(wl, msg.ADMITTED) or {}).get("lastTransitionTime"))
+        until = parse_rfc3339(now)
+        if since is not None and until is not None:
+            past = int(status.get("accumulatedPastExecutionTimeSeconds") or 0)
+            status["accumulatedPastExecutionTimeSeconds"] = past + max(0, int(until - since))
         changed |= set_condition(wl, msg.ADMITTED, False, "NoReservation", msg.NO_RESERVATION_MESSAGE, now)
     return changed
 
@@ -129,15 +150,47 @@ def unset_quota_reservation(wl: dict[str, Any], reason: str, message: str, now: 
 def evict(
     wl: dict[str, Any], reason: str, message: str, now: str, preemption_reason: str | None = None
 ) -> bool:
-    """``Evicted=True`` with ``reason``/``message`` (and ``Preempted=True`` for preemptions); the
-    admission checks go back to ``Pending`` (:func:`reset_checks_on_eviction`)."""
+    """``Evicted=True`` with ``reason``/``message`` (and ``Preempted=True`` for preemptions), one more
+    eviction in ``status.schedulingStats`` (:func:`count_eviction`); the admission checks go back to
+    ``Pending`` (:func:`reset_checks_on_eviction`)."""
     changed = set_condition(wl, msg.EVICTED, True, reason, message, now)
+    changed |= count_eviction(wl, reason)
     changed |= reset_checks_on_eviction(wl, now)
     if preemption_reason is not None:
         changed |= set_condition(
             wl, msg.PREEMPTED, True, preemption_reason, message, now, observed_generation=False
         )
     return changed
+
+
+def count_eviction(wl: dict[str, Any], reason: str) -> bool:
+    """One more eviction in ``status.schedulingStats.evictions`` (Kueue's workloadEvictionStateInc),
+    keyed by ``reason`` and ``underlyingCause``: a ``DeactivatedDueTo<cause>`` condition reason counts
+    as ``Deactivated`` with ``<cause>`` as the underlying cause, every other reason with ``""``.
+
+    Example:
+        >>> wl = {"status": {}}
+        >>> count_eviction(wl, "Preempted"), count_eviction(wl, "Preempted")
+        (True, True)
+        >>> count_eviction(wl, "DeactivatedDueToMaximumExecutionTimeExceeded")
+        True
+        >>> wl["status"]["schedulingStats"]["evictions"][0]["count"]
+        2
+        >>> wl["status"]["schedulingStats"]["evictions"][1]["underlyingCause"]
+        'MaximumExecutionTimeExceeded'
+    """
+    cause = ""
+    prefix = msg.EVICTED_BY_DEACTIVATION + "DueTo"
+    if reason.startswith(prefix):
+        reason, cause = msg.EVICTED_BY_DEACTIVATION, reason[len(prefix) :]
+    stats = wl.setdefault("status", {}).setdefault("schedulingStats", {})
+    evictions = stats.setdefault("evictions", [])
+    for entry in evictions:
+        if entry.get("reason") == reason and entry.get("underlyingCause", "") == cause:
+            entry["count"] = int(entry.get("count") or 0) + 1
+            return True
+    evictions.append({"reason": reason, "underlyingCause": cause, "count": 1})
+    return True
 
 
 def reset_checks_on_eviction(wl: dict[str, Any], now: str) -> bool:
