@@ -34,6 +34,8 @@ class JobBackend(Protocol):
         job_id: the Ray submission id, once known.
         keeps_logs: True when the job's logs go away with it (a job-owned cluster is deleted when the
             job ends), so a waiter keeps their tail while the job runs.
+        stop_asked: True once :meth:`stop` asked Ray to stop the job (since the last :meth:`submit`): the
+            job may read as running until the stop lands (:mod:`rayqueue_sdk.job.settle`).
 
     Example:
         >>> from rayqueue_sdk.job.existing import ExistingClusterJob
@@ -46,6 +48,7 @@ class JobBackend(Protocol):
 
     job_id: str | None
     keeps_logs: bool
+    stop_asked: bool
 
     def submit(self, job: JobFields, env: PreparedRuntimeEnv) -> str:
         """Send the job with its checked runtime_env; returns its id."""

@@ -128,6 +128,8 @@ class ExistingClusterJob:
         self._client: JobSubmissionClient | None = None
         self.dashboard: str | None = None
         self._pending: PendingSubmission | None = None  # a submission waiting for its cluster
+        #: whether stop() asked Ray to stop the job since the last submit (see job/settle.py)
+        self.stop_asked = False
 
     # -- connection -------------------------------------------------------------------------------
     def job_client(self) -> JobSubmissionClient:
@@ -190,6 +192,7 @@ class ExistingClusterJob:
             "runtime_env": dict(runtime_env) if runtime_env else None,
             "metadata": {JOB_NAME_METADATA: self.job_name},
         }
+        self.stop_asked = False
         try:
             self._submit_now(kwargs)
         except (DashboardNotFoundError, ConnectionFailedError) as err:
@@ -396,6 +399,7 @@ class ExistingClusterJob:
             if not pending.submitted:
                 return False
         job_id = self._require_id()
+        self.stop_asked = True  # Ray ends the driver after this returns
         try:
             return bool(self.job_client().stop_job(job_id))
         except (RuntimeError, ConnectionError, OSError) as err:

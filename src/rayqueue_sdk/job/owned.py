@@ -64,6 +64,8 @@ class OwnedClusterJob:
         self.session = session
         self.job_id: str | None = None
         self.last: RayJobStatus | None = None
+        #: whether stop() asked Ray to stop the running job since the last submit (see job/settle.py)
+        self.stop_asked = False
         self._jc: tuple[str, JobSubmissionClient] | None = None
         self._eta: AdmissionEstimate | None = None
 
@@ -90,6 +92,7 @@ class OwnedClusterJob:
             manifest, secret = ship_working_dir(manifest, env.runtime_env, package)
         self.create(manifest, secret)
         self.job_id = None
+        self.stop_asked = False
         return self.name
 
     def check_queue_and_priority(self, queue: str | None, priority: str | None) -> None:
@@ -272,6 +275,7 @@ class OwnedClusterJob:
         if rayjob is None or assessment.phase.terminal:
             return False
         if assessment.phase is JobPhase.RUNNING and assessment.cluster_name and assessment.job_id:
+            self.stop_asked = True  # Ray ends the job, then KubeRay the RayJob: not at once
             try:
                 return bool(self._job_client(assessment.cluster_name).stop_job(assessment.job_id))
             except (RuntimeError, ConnectionError, OSError) as err:

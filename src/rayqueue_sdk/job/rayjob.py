@@ -38,6 +38,7 @@ from rayqueue_sdk.job.logs import LogKeeper
 from rayqueue_sdk.job.owned import OwnedClusterJob
 from rayqueue_sdk.job.pending import DEFAULT_CLUSTER_TIMEOUT, ClusterWait
 from rayqueue_sdk.job.runtime_env import prepare_runtime_env
+from rayqueue_sdk.job.settle import await_stop
 from rayqueue_sdk.job.spec import JobSpec, render_rayjob, resolve_runtime_env
 from rayqueue_sdk.job.status import RayJobStatus
 from rayqueue_sdk.job.view import JobViewMixin
@@ -564,7 +565,12 @@ class RayJob(JobViewMixin):
         return self._backend.stop()
 
     def resubmit(self) -> bool:
-        """Run the job again after :meth:`stop` (codeflare-sdk's name). Returns True.
+        """Run the job again after :meth:`stop` (codeflare-sdk's name). Returns True once it is resubmitted.
+
+        A stop asked through Ray lands asynchronously (the job reads RUNNING until Ray, then KubeRay, have
+        ended it), so straight after :meth:`stop` this first waits for that, saying so on stderr, up to
+        :data:`~rayqueue_sdk.job.settle.STOP_LAND_TIMEOUT` seconds (then it raises
+        :class:`~rayqueue_sdk.errors.AdmissionTimeout` and nothing is resubmitted).
 
         A job-owned job whose Kueue Workload was deactivated (stopped while queued) is reactivated
         (``Workload.spec.active=true``; Kueue queues it again), and a suspended RayJob without a Workload is
@@ -575,11 +581,13 @@ class RayJob(JobViewMixin):
 
         Raises:
             NotFoundError: a job-owned job that was never submitted (or was deleted): use :meth:`submit`.
+            AdmissionTimeout: a stop in flight did not land in time (``phase="stopping"``).
 
         Example::
 
-            job.stop(); ...; job.resubmit(); job.wait()
+            job.stop(); job.resubmit(); job.wait()   # back to back: resubmit waits for the stop
         """
+        await_stop(self._backend, self.job_name)  # a stop in flight lands first (job/settle.py)
         if not self.owns_cluster:
             self.submit()
             return True

@@ -29,6 +29,7 @@ class ScriptedBackend:
     """A JobBackend whose status follows a script (the last reading repeats)."""
 
     keeps_logs = False
+    stop_asked = False
 
     def __init__(self, readings: Sequence[RayJobStatus], logs: str = "line 1\nline 2\nboom") -> None:
         self.job_id: str | None = None

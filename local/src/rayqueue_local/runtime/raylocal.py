@@ -66,6 +66,7 @@ from rayqueue_local.runtime.processes import (
     free_ports,
     spawn,
 )
+from rayqueue_local.runtime.rayenv import diagnose, ray_process_env
 
 log = logging.getLogger(__name__)
 
@@ -292,10 +293,8 @@ class RayHead:
         # Unix socket paths must stay short (< 108 bytes), so the temp dir sits directly in /tmp.
         self.temp_dir = Path(tempfile.mkdtemp(prefix="rqray-", dir=self.base_dir or "/tmp"))
         self.ports = RayHeadPorts.allocate()
-        env = dict(os.environ)
-        for var in ("RAY_ADDRESS", "RAY_JOB_CONFIG_JSON_ENV_VAR"):
-            env.pop(var, None)
-        env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        # Its own auth settings and temp dir: nothing in the user's ~/.ray reaches it (runtime/rayenv.py).
+        env = ray_process_env(os.environ, self.temp_dir)
         env[_GRPC_FORK_SUPPORT_VAR] = "0"
         # Ray rewrites a loopback --node-ip-address to the machine's network address unless it runs
         # in its single-machine mode (ray_constants.ENABLE_RAY_CLUSTER; it only otherwise refuses
@@ -356,20 +355,22 @@ class RayHead:
             if self.probe():
                 self.ready_at = time.monotonic()
                 return self.ready_at - self.started_at
-            if self.client_proxy is not None and self.client_proxy.popen.poll() is not None:
-                raise ProcessStartError(
-                    f"{self.spec.label}: the Ray client proxy exited "
-                    f"with {self.client_proxy.popen.returncode}:\n" + self.client_proxy.log_tail()
-                )
-            if self.process.popen.poll() is not None:
-                raise ProcessStartError(
-                    f"{self.spec.label}: `ray start` exited with {self.process.popen.returncode}:\n"
-                    + self.process.log_tail()
-                )
+            for what, proc in (("the Ray client proxy", self.client_proxy), ("`ray start`", self.process)):
+                if proc is not None and proc.popen.poll() is not None:
+                    raise self._start_error(f"{what} exited with {proc.popen.returncode}", proc)
             time.sleep(0.2)
         raise ProcessStartError(
             f"{self.spec.label}: not ready after {timeout:.0f} s:\n{self.process.log_tail()}"
         )
+
+    def _start_error(self, what: str, proc: ManagedProcess) -> ProcessStartError:
+        """The error for a head process that exited: the cause and its file first, when the output
+        shows a known one (:func:`~rayqueue_local.runtime.rayenv.diagnose`), then the log's tail."""
+        proc.flush_log()
+        tail = proc.log_tail()
+        cause = diagnose(tail, os.environ, self.temp_dir)
+        first = f"{self.spec.label}: {what}" + (f": {cause}" if cause else "")
+        return ProcessStartError(f"{first}:\n{tail}")
 
     def memory(self) -> dict[str, int]:
         """Memory of the head's whole process tree: ``rss``/``pss`` in bytes and ``processes``."""
