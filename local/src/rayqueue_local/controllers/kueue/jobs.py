@@ -176,7 +176,7 @@ class JobReconciler(StoreOps):
         admission = wl["status"]["admission"]
         flavors = {metadata_of(f)["name"]: f for f in self.store.list(FLAVORS)}
         job = copy.deepcopy(job)
-        apply_admission(job, admission, flavors, wl["status"].get("admissionChecks") or [])
+        apply_admission(job, admission, flavors, wl["status"].get("admissionChecks") or [], workload=wl)
         self.store.update(key, job)
         self._event(
             job, "Started", f"Admitted by clusterQueue {admission['clusterQueue']}", source=JOB_CONTROLLER
