@@ -14,7 +14,8 @@ the manifest to send (namespace set, default queue filled in) or raises the erro
 Example:
     >>> from rayqueue_sdk.cluster.queues import queue_info
     >>> facts = Facts("ds", queues=(queue_info({"metadata": {"name": "default", "namespace": "ds"}}),))
-    >>> manifest = {"metadata": {"name": "ws", "labels": {}}, "spec": {}}
+    >>> head = {"template": {"spec": {"containers": [{"name": "ray-head"}]}}}
+    >>> manifest = {"metadata": {"name": "ws", "labels": {}}, "spec": {"headGroupSpec": head}}
     >>> decide(manifest, facts)["metadata"]
     {'name': 'ws', 'labels': {'kueue.x-k8s.io/queue-name': 'default'}, 'namespace': 'ds'}
     >>> decide(manifest, facts, local_queue="gpu")
@@ -47,6 +48,7 @@ from rayqueue_sdk.kube.lookups import list_or_none
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE, QUEUE_LABEL
 from rayqueue_sdk.manifests.meta import name_of
+from rayqueue_sdk.manifests.queuechange import check_queue_unchanged
 from rayqueue_sdk.manifests.rules import check_raycluster
 
 __all__ = ["Facts", "check_ours", "decide", "fetch_facts"]
@@ -119,14 +121,16 @@ def decide(
     """The manifest to send, or the error the user reads (pure; ``manifest`` is not changed).
 
     Checks in this order: the LocalQueue (or fills in the default one, then re-checks the rules that
-    depend on a queue), the priority class, and, with ``refuse_foreign`` (how to override, for the
-    message), that an existing RayCluster of that name was made by the SDK.
+    depend on a queue), the priority class, with ``refuse_foreign`` (how to override, for the
+    message) that an existing RayCluster of that name was made by the SDK, and that a running one keeps
+    its queue (:func:`~rayqueue_sdk.manifests.queuechange.check_queue_unchanged`).
 
     Raises:
         QueueNotFoundError: ``local_queue`` does not exist (lists those that do).
         PriorityClassNotFoundError: ``priority_class`` does not exist (lists those that do).
         ConfigError: e.g. autoscaling under the default queue without ``elastic=True``.
         ConflictError: the existing RayCluster was not made by rayqueue_sdk.
+        ConfigError: the existing RayCluster runs (is admitted) from another queue than the one sent.
 
     Example:
         >>> decide({"metadata": {"labels": {}}}, Facts("ds", queue_listing="forbidden"), local_queue="q")
@@ -152,6 +156,7 @@ def decide(
         )
     if refuse_foreign is not None and facts.existing is not None:
         check_ours(facts.existing, refuse_foreign)
+    check_queue_unchanged(facts.existing, (out["metadata"].get("labels") or {}).get(QUEUE_LABEL))
     return out
 
 
