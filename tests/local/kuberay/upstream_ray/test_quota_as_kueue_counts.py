@@ -38,7 +38,10 @@ spec:
   - coveredResources: ["cpu", "memory", "pods"]
     flavors:
     - name: qc-flavor
-      resources: [{{name: cpu, nominalQuota: 4}}, {{name: memory, nominalQuota: 1Ti}}, {{name: pods, nominalQuota: 100}}]
+      resources:
+      - {{name: cpu, nominalQuota: 4}}
+      - {{name: memory, nominalQuota: 1Ti}}
+      - {{name: pods, nominalQuota: 100}}
 ---
 apiVersion: v1
 kind: Namespace
