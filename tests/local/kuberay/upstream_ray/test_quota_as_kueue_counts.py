@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -55,17 +54,9 @@ spec: {{clusterQueue: {ns}-cq}}
 ONE_CPU = {"cpu_requests": 1, "cpu_limits": 1, "memory_requests": 1, "memory_limits": 1}
 
 
-@pytest.fixture(scope="module")
-def cp(crd_dir: Path) -> Iterator[LocalControlPlane]:
-    plane = LocalControlPlane(
-        crd_dir=crd_dir,
-        ray_enabled=False,
-        keda_enabled=False,
-        prometheus_enabled=False,
-        simulated_job_seconds=600.0,
-    )
-    with plane:
-        yield plane
+@pytest.fixture
+def cp(ray_api_cp: LocalControlPlane) -> LocalControlPlane:
+    return ray_api_cp
 
 
 def _namespace(cp: LocalControlPlane) -> str:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -165,16 +165,8 @@ def wait_for(fetch: Callable[[], Any], done: Callable[[Any], bool], timeout: flo
 
 
 @pytest.fixture(scope="module")
-def plane(crd_dir: Path) -> Iterator[Plane]:
-    cp = LocalControlPlane(
-        crd_dir=crd_dir,
-        ray_enabled=False,
-        keda_enabled=False,
-        prometheus_enabled=False,
-        simulated_job_seconds=600.0,
-    )
-    with cp:
-        yield Plane(cp)
+def plane(ray_api_cp: LocalControlPlane) -> Plane:
+    return Plane(ray_api_cp)
 
 
 def _seen(kind: str) -> Callable[[dict[str, Any]], bool]:
