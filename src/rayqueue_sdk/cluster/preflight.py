@@ -42,12 +42,19 @@ from rayqueue_sdk.cluster.queues import (
     queue_info,
     queue_not_found,
 )
-from rayqueue_sdk.errors import ConflictError, ForbiddenError, NotFoundError, PriorityClassNotFoundError
-from rayqueue_sdk.kube.kinds import RAYCLUSTERS, Kind
+from rayqueue_sdk.errors import (
+    ApiError,
+    ConflictError,
+    ForbiddenError,
+    NotFoundError,
+    PriorityClassNotFoundError,
+)
+from rayqueue_sdk.kube.kinds import KUEUE_GROUP, RAYCLUSTERS, Kind
 from rayqueue_sdk.kube.lookups import list_or_none
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE, QUEUE_LABEL
 from rayqueue_sdk.manifests.meta import name_of
+from rayqueue_sdk.manifests.podsetlimit import SMALLEST_WORKER_GROUP_LIMIT, check_served_pod_sets
 from rayqueue_sdk.manifests.queuechange import check_queue_unchanged
 from rayqueue_sdk.manifests.rules import check_raycluster
 
@@ -73,6 +80,8 @@ class Facts:
         priority_class_missing: the asked-for WorkloadPriorityClass does not exist.
         priority_class_choices, priority_class_hint: what exists instead (for the error), or why unknown.
         existing: the RayCluster of that name as stored, when it was read and exists.
+        max_pod_sets: the pod sets the served Kueue's Workload holds (read only for a cluster of more
+            worker groups than every Kueue release takes; ``None``: not read or not readable).
 
     Example:
         >>> Facts("ds").queue_listing
@@ -86,6 +95,7 @@ class Facts:
     priority_class_choices: tuple[str, ...] = ()
     priority_class_hint: str | None = None
     existing: Mapping[str, Any] | None = None
+    max_pod_sets: int | None = None
 
 
 def check_ours(obj: Mapping[str, Any], how: str) -> None:
@@ -157,6 +167,9 @@ def decide(
     if refuse_foreign is not None and facts.existing is not None:
         check_ours(facts.existing, refuse_foreign)
     check_queue_unchanged(facts.existing, (out["metadata"].get("labels") or {}).get(QUEUE_LABEL))
+    if (out["metadata"].get("labels") or {}).get(QUEUE_LABEL):
+        groups = len((out.get("spec") or {}).get("workerGroupSpecs") or ())
+        check_served_pod_sets(groups, facts.max_pod_sets, field="worker_groups", what="a RayCluster")
     return out
 
 
@@ -168,6 +181,7 @@ def fetch_facts(
     local_queue: str | None = None,
     priority_class: str | None = None,
     read_existing: bool = False,
+    worker_groups: int = 0,
 ) -> Facts:
     """Fetch what :func:`decide` needs, in at most three requests sent together (see the module).
 
@@ -188,6 +202,8 @@ def fetch_facts(
         jobs["priority"] = lambda: _priority_class(session, wpc_kind, name=priority_class)
     if read_existing:
         jobs["existing"] = lambda: _existing(session, name=name, namespace=namespace)
+    if worker_groups > SMALLEST_WORKER_GROUP_LIMIT:  # the limit depends on the Kueue release: read it
+        jobs["pod_sets"] = lambda: _served_max_pod_sets(session, lq_kind.version)
     found = _together(jobs)
     queues, listing = found["queues"]
     missing, choices, hint = found.get("priority", (False, [], None))
@@ -199,7 +215,24 @@ def fetch_facts(
         priority_class_choices=tuple(choices),
         priority_class_hint=hint,
         existing=found.get("existing"),
+        max_pod_sets=found.get("pod_sets"),
     )
+
+
+def _served_max_pod_sets(session: KubeSession, version: str) -> int | None:
+    """``spec.podSets`` ``maxItems`` of the served Workload schema (OpenAPI v3, readable by any
+    authenticated user), or ``None`` when it cannot be read."""
+    try:
+        index = session.get_path("/openapi/v3")
+        url = str(index["paths"][f"apis/{KUEUE_GROUP}/{version}"]["serverRelativeURL"])
+        path, _, query = url.partition("?")
+        doc = session.get_path(path, query=dict([query.split("=", 1)]) if "=" in query else None)
+        for schema_name, schema in doc["components"]["schemas"].items():
+            if schema_name.endswith(".Workload"):
+                return int(schema["properties"]["spec"]["properties"]["podSets"]["maxItems"])
+    except (ApiError, KeyError, TypeError, ValueError) as err:
+        log.debug("cannot read the served Workload schema: %s", err)
+    return None
 
 
 def _together(jobs: dict[str, Callable[[], T]]) -> dict[str, T]:
