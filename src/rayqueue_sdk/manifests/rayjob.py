@@ -46,7 +46,7 @@ def build_rayjob(
     ``labels`` go on the RayJob's metadata (put Kueue's queue-name and priority-class labels there).
 
     Example:
-        >>> head = {"rayStartParams": {}, "template": {"spec": {"containers": []}}}
+        >>> head = {"rayStartParams": {}, "template": {"spec": {"containers": [{"name": "ray-head"}]}}}
         >>> job = build_rayjob(name="j", namespace="ds", entrypoint="python x.py",
         ...     cluster_spec={"headGroupSpec": head},
         ...     ttl_seconds_after_finished=60, active_deadline_seconds=3600)
