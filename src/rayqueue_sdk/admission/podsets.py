@@ -42,7 +42,7 @@ SUBMITTER_RESOURCES = {
 }
 _REDIS_CLEANUP = {"cpu": "200m", "memory": "256Mi"}
 
-PodSet = tuple[str, int, dict[str, Any]]
+_PodSet = tuple[str, int, dict[str, Any]]
 
 
 def _pod(template: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -67,8 +67,8 @@ def _head(spec: Mapping[str, Any], annotations: Mapping[str, Any]) -> dict[str, 
     return pod
 
 
-def _cluster_pod_sets(spec: Mapping[str, Any], annotations: Mapping[str, Any]) -> list[PodSet]:
-    sets: list[PodSet] = [("head", 1, _head(spec, annotations))]
+def _cluster_pod_sets(spec: Mapping[str, Any], annotations: Mapping[str, Any]) -> list[_PodSet]:
+    sets: list[_PodSet] = [("head", 1, _head(spec, annotations))]
     for group in spec.get("workerGroupSpecs") or ():
         replicas = group.get("replicas")
         count = int(1 if replicas is None else replicas) * int(group.get("numOfHosts") or 1)
@@ -76,7 +76,7 @@ def _cluster_pod_sets(spec: Mapping[str, Any], annotations: Mapping[str, Any]) -
     return sets
 
 
-def kueue_pod_sets(manifest: Mapping[str, Any]) -> list[PodSet]:
+def kueue_pod_sets(manifest: Mapping[str, Any]) -> list[_PodSet]:
     """``(name, count, pod spec)`` of each pod set Kueue's Workload for ``manifest`` holds, in its order.
 
     A manifest with ``spec.rayClusterSpec`` (or ``kind: RayJob``) is a RayJob; otherwise a RayCluster.

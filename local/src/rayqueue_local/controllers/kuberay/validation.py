@@ -34,7 +34,9 @@ __all__ = [
     "rayjob_problem",
 ]
 
+#: KubeRay's longest RayCluster name (it derives pod and service names from it).
 MAX_RAYCLUSTER_NAME = 53
+#: KubeRay's longest RayJob name (its cluster's name adds a suffix).
 MAX_RAYJOB_NAME = 47
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
 _DNS1035_TEXT = (

@@ -20,12 +20,16 @@ from typing import Any
 from rayqueue_local.controllers.kueue.amounts import to_amount
 
 __all__ = [
+    "CLUSTER_QUEUE_LABEL",
     "ELASTIC_JOB_ANNOTATION",
     "JOB_UID_LABEL",
+    "LOCAL_QUEUE_LABEL",
     "MAX_EXEC_TIME_LABEL",
+    "PODSET_LABEL",
     "PRIORITY_CLASS_LABEL",
     "QUEUE_LABEL",
     "RESOURCE_IN_USE_FINALIZER",
+    "WORKLOAD_ANNOTATION",
     "apply_admission",
     "build_workload",
     "job_pod_sets",
@@ -49,8 +53,11 @@ _RAY_API_VERSION = "ray.io/v1"
 _MAX_PREFIX = 253 - 1 - 5
 #: What Kueue puts on an admitted job's pod templates (pkg/constants, apis/kueue/v1beta2/topology_types.go).
 WORKLOAD_ANNOTATION = "kueue.x-k8s.io/workload"
+#: The pod set's name, on each admitted pod template.
 PODSET_LABEL = "kueue.x-k8s.io/podset"
+#: The Workload's LocalQueue, on each admitted pod template (AssignQueueLabelsForPods).
 LOCAL_QUEUE_LABEL = "kueue.x-k8s.io/local-queue-name"
+#: The admitting ClusterQueue, on each admitted pod template when it is a DNS-1123 label.
 CLUSTER_QUEUE_LABEL = "kueue.x-k8s.io/cluster-queue-name"
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 
