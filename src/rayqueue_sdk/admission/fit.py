@@ -33,6 +33,7 @@ from decimal import Decimal
 from typing import Any
 
 from rayqueue_sdk.admission.overview import ClusterQueueSummary, format_amount
+from rayqueue_sdk.admission.podsets import kueue_pod_sets
 from rayqueue_sdk.admission.records import record_dict
 from rayqueue_sdk.manifests.quantities import quantity_or_zero
 
@@ -66,8 +67,10 @@ def pod_requests(pod_spec: Mapping[str, Any]) -> dict[str, Decimal]:
     return total
 
 
-def workload_requests(raycluster: Mapping[str, Any]) -> dict[str, Decimal]:
-    """The total requests of a RayCluster manifest, as its Kueue Workload asks them (``pods`` included).
+def workload_requests(manifest: Mapping[str, Any]) -> dict[str, Decimal]:
+    """The total requests of a RayCluster or RayJob manifest, as its Kueue Workload asks them (``pods``
+    included): the pod sets of :func:`~rayqueue_sdk.admission.podsets.kueue_pod_sets`, so the autoscaler
+    sidecar, the RayJob's submitter and the GCS fault-tolerance cleanup count as Kueue counts them.
 
     Example:
         >>> pod = {"spec": {"containers": [{"resources": {"requests": {"cpu": "1", "memory": "2Gi"}}}]}}
@@ -75,18 +78,13 @@ def workload_requests(raycluster: Mapping[str, Any]) -> dict[str, Decimal]:
         ...                "workerGroupSpecs": [{"replicas": 2, "template": pod}]}}
         >>> {k: str(v) for k, v in workload_requests(rc).items()}
         {'cpu': '3', 'memory': '6442450944', 'pods': '3'}
+        >>> job = {"kind": "RayJob", "spec": {"rayClusterSpec": rc["spec"]}}
+        >>> float(workload_requests(job)["cpu"]), int(workload_requests(job)["pods"])   # + the submitter
+        (3.5, 4)
     """
-    spec = raycluster.get("spec") or {}
-    sets: list[tuple[int, Mapping[str, Any]]] = []
-    head = spec.get("headGroupSpec") or {}
-    sets.append((1, (head.get("template") or {}).get("spec") or {}))
-    for group in spec.get("workerGroupSpecs") or []:
-        replicas = group.get("replicas")
-        count = int(1 if replicas is None else replicas) * int(group.get("numOfHosts") or 1)
-        sets.append((count, (group.get("template") or {}).get("spec") or {}))
     total: dict[str, Decimal] = {}
     pods = 0
-    for count, pod in sets:
+    for _, count, pod in kueue_pod_sets(manifest):
         pods += count
         for name, amount in pod_requests(pod).items():
             total[name] = total.get(name, _ZERO) + amount * count

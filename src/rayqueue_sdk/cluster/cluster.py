@@ -134,6 +134,7 @@ class Cluster(ScaleToZeroMixin, CardMixin):
             local_queue=self.config.local_queue,
             priority_class=self.config.priority_class,
             read_existing=refuse_foreign is not None,
+            worker_groups=len(self.config.resolved_worker_groups()),
         )
         self._existing_seen = dict(facts.existing) if facts.existing is not None else None
         return decide(

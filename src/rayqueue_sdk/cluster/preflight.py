@@ -14,7 +14,8 @@ the manifest to send (namespace set, default queue filled in) or raises the erro
 Example:
     >>> from rayqueue_sdk.queues.local_queues import queue_info
     >>> facts = Facts("ds", queues=(queue_info({"metadata": {"name": "default", "namespace": "ds"}}),))
-    >>> manifest = {"metadata": {"name": "ws", "labels": {}}, "spec": {}}
+    >>> head = {"template": {"spec": {"containers": [{"name": "ray-head"}]}}}
+    >>> manifest = {"metadata": {"name": "ws", "labels": {}}, "spec": {"headGroupSpec": head}}
     >>> decide(manifest, facts)["metadata"]
     {'name': 'ws', 'labels': {'kueue.x-k8s.io/queue-name': 'default'}, 'namespace': 'ds'}
     >>> decide(manifest, facts, local_queue="gpu")
@@ -34,12 +35,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from rayqueue_sdk.errors import ConflictError, ForbiddenError, NotFoundError, PriorityClassNotFoundError
-from rayqueue_sdk.kube.kinds import RAYCLUSTERS, Kind
+from rayqueue_sdk.errors import (
+    ApiError,
+    ConflictError,
+    ForbiddenError,
+    NotFoundError,
+    PriorityClassNotFoundError,
+)
+from rayqueue_sdk.kube.kinds import KUEUE_GROUP, RAYCLUSTERS, Kind
 from rayqueue_sdk.kube.lookups import list_or_none
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE, QUEUE_LABEL
 from rayqueue_sdk.manifests.meta import meta_of, name_of
+from rayqueue_sdk.manifests.podsetlimit import SMALLEST_WORKER_GROUP_LIMIT, check_served_pod_sets
+from rayqueue_sdk.manifests.queuechange import check_queue_unchanged
 from rayqueue_sdk.manifests.rules import check_raycluster
 from rayqueue_sdk.queues.local_queues import (
     LocalQueueInfo,
@@ -71,6 +80,8 @@ class Facts:
         priority_class_missing: the asked-for WorkloadPriorityClass does not exist.
         priority_class_choices, priority_class_hint: what exists instead (for the error), or why unknown.
         existing: the RayCluster of that name as stored, when it was read and exists.
+        max_pod_sets: the pod sets the served Kueue's Workload holds (read only for a cluster of more
+            worker groups than every Kueue release takes; ``None``: not read or not readable).
 
     Example:
         >>> Facts("ds").queue_listing
@@ -84,6 +95,7 @@ class Facts:
     priority_class_choices: tuple[str, ...] = ()
     priority_class_hint: str | None = None
     existing: Mapping[str, Any] | None = None
+    max_pod_sets: int | None = None
 
 
 def check_ours(obj: Mapping[str, Any], how: str) -> None:
@@ -119,14 +131,16 @@ def decide(
     """The manifest to send, or the error the user reads (pure; ``manifest`` is not changed).
 
     Checks in this order: the LocalQueue (or fills in the default one, then re-checks the rules that
-    depend on a queue), the priority class, and, with ``refuse_foreign`` (how to override, for the
-    message), that an existing RayCluster of that name was made by the SDK.
+    depend on a queue), the priority class, with ``refuse_foreign`` (how to override, for the
+    message) that an existing RayCluster of that name was made by the SDK, and that a running one keeps
+    its queue (:func:`~rayqueue_sdk.manifests.queuechange.check_queue_unchanged`).
 
     Raises:
         QueueNotFoundError: ``local_queue`` does not exist (lists those that do).
         PriorityClassNotFoundError: ``priority_class`` does not exist (lists those that do).
         ConfigError: e.g. autoscaling under the default queue without ``elastic=True``.
         ConflictError: the existing RayCluster was not made by rayqueue_sdk.
+        ConfigError: the existing RayCluster runs (is admitted) from another queue than the one sent.
 
     Example:
         >>> decide({"metadata": {"labels": {}}}, Facts("ds", queue_listing="forbidden"), local_queue="q")
@@ -152,6 +166,10 @@ def decide(
         )
     if refuse_foreign is not None and facts.existing is not None:
         check_ours(facts.existing, refuse_foreign)
+    check_queue_unchanged(facts.existing, (out["metadata"].get("labels") or {}).get(QUEUE_LABEL))
+    if (out["metadata"].get("labels") or {}).get(QUEUE_LABEL):
+        groups = len((out.get("spec") or {}).get("workerGroupSpecs") or ())
+        check_served_pod_sets(groups, facts.max_pod_sets, field="worker_groups", what="a RayCluster")
     return out
 
 
@@ -163,6 +181,7 @@ def fetch_facts(
     local_queue: str | None = None,
     priority_class: str | None = None,
     read_existing: bool = False,
+    worker_groups: int = 0,
 ) -> Facts:
     """Fetch what :func:`decide` needs, in at most three requests sent together (see the module).
 
@@ -183,6 +202,8 @@ def fetch_facts(
         jobs["priority"] = lambda: _priority_class(session, wpc_kind, name=priority_class)
     if read_existing:
         jobs["existing"] = lambda: _existing(session, name=name, namespace=namespace)
+    if worker_groups > SMALLEST_WORKER_GROUP_LIMIT:  # the limit depends on the Kueue release: read it
+        jobs["pod_sets"] = lambda: _served_max_pod_sets(session, lq_kind.version)
     found = _together(jobs)
     queues, listing = found["queues"]
     missing, choices, hint = found.get("priority", (False, [], None))
@@ -194,7 +215,24 @@ def fetch_facts(
         priority_class_choices=tuple(choices),
         priority_class_hint=hint,
         existing=found.get("existing"),
+        max_pod_sets=found.get("pod_sets"),
     )
+
+
+def _served_max_pod_sets(session: KubeSession, version: str) -> int | None:
+    """``spec.podSets`` ``maxItems`` of the served Workload schema (OpenAPI v3, readable by any
+    authenticated user), or ``None`` when it cannot be read."""
+    try:
+        index = session.get_path("/openapi/v3")
+        url = str(index["paths"][f"apis/{KUEUE_GROUP}/{version}"]["serverRelativeURL"])
+        path, _, query = url.partition("?")
+        doc = session.get_path(path, query=dict([query.split("=", 1)]) if "=" in query else None)
+        for schema_name, schema in doc["components"]["schemas"].items():
+            if schema_name.endswith(".Workload"):
+                return int(schema["properties"]["spec"]["properties"]["podSets"]["maxItems"])
+    except (ApiError, KeyError, TypeError, ValueError) as err:
+        log.debug("cannot read the served Workload schema: %s", err)
+    return None
 
 
 def _together(jobs: dict[str, Callable[[], T]]) -> dict[str, T]:

@@ -58,6 +58,7 @@ from rayqueue_sdk.config.fields import (
 from rayqueue_sdk.config.idle import IdlePolicy
 from rayqueue_sdk.config.worker_group import WorkerGroup
 from rayqueue_sdk.errors import ConfigError
+from rayqueue_sdk.manifests.grouprules import check_autoscaler_v2_env, check_topology_annotations
 from rayqueue_sdk.manifests.kueue import topology_annotation
 from rayqueue_sdk.manifests.quantities import CPU_ALLOWED, MEMORY_ALLOWED
 from rayqueue_sdk.manifests.ray_image import default_image
@@ -307,6 +308,11 @@ class ClusterShape(StrictModel):
                 else self._WORKER_EXTENDED
             )
             check_mapped(group.extended_resource_requests, self._mapping, field)
+            level = group.topology if group.topology is not None else self.topology
+            rendered = topology_annotation(level, group.topology_mode or self.topology_mode)
+            where = f"worker_groups[{i}].annotations" if self.worker_groups is not None else "annotations"
+            check_topology_annotations({**self.pod_annotations(), **group.annotations, **rendered}, where)
+        check_autoscaler_v2_env(self.envs, autoscaling=autoscaling, field="envs")
 
 
 _GCS = (

@@ -32,6 +32,7 @@ from rayqueue_sdk.config.fields import (
     Tolerations,
     resolve_limits,
 )
+from rayqueue_sdk.manifests.grouprules import check_ray_start_params, check_topology_annotations
 from rayqueue_sdk.manifests.kueue import topology_annotation
 from rayqueue_sdk.manifests.quantities import CPU_ALLOWED, MEMORY_ALLOWED
 from rayqueue_sdk.manifests.rules import check_annotations, check_dns_label, check_labels, check_replicas
@@ -101,5 +102,7 @@ class WorkerGroup(StrictModel):
         check_replicas(self.replicas, self.min_replicas, self.max_replicas, "")
         check_labels(self.labels, "labels")
         check_annotations(self.annotations, "annotations")
-        topology_annotation(self.topology, self.topology_mode or "required")
+        check_ray_start_params(self.ray_start_params, "ray_start_params")
+        own = topology_annotation(self.topology, self.topology_mode or "required")
+        check_topology_annotations({**self.annotations, **own}, "annotations", self.replicas)
         return self

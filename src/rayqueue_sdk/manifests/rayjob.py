@@ -132,7 +132,7 @@ def build_rayjob(
     (:func:`check_submitter_security`).
 
     Example:
-        >>> head = {"rayStartParams": {}, "template": {"spec": {"containers": []}}}
+        >>> head = {"rayStartParams": {}, "template": {"spec": {"containers": [{"name": "ray-head"}]}}}
         >>> job = build_rayjob(name="j", namespace="ds", entrypoint="python x.py",
         ...     cluster_spec={"headGroupSpec": head},
         ...     ttl_seconds_after_finished=60, active_deadline_seconds=3600)

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rayqueue_sdk.errors import ConfigError
+from rayqueue_sdk.manifests.grouprules import check_autoscaler_v2_env, check_group_manifest
 from rayqueue_sdk.manifests.labels import ELASTIC_JOB_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL
 from rayqueue_sdk.manifests.quantities import compare_quantities
 
@@ -154,6 +155,11 @@ def check_replicas(replicas: int, minimum: int | None, maximum: int | None, fiel
     """
     low = 0 if minimum is None else minimum
     high = maximum
+    for name, bound in (("min_replicas", minimum), ("max_replicas", maximum)):
+        if bound is not None and bound < 0:
+            raise ConfigError(
+                _join(field, name), bound, "an integer >= 0", problem="KubeRay refuses a negative bound"
+            )
     if high is not None and low > high:
         raise ConfigError(
             _join(field, "min_replicas"), low, f"at most max_replicas={high}", problem="min above max"
@@ -355,11 +361,21 @@ def _check_cluster_spec(
         elastic=elastic,
         field=f"{path}.enableInTreeAutoscaling",
     )
+    head = spec.get("headGroupSpec", {})
+    check_group_manifest(head, f"{path}.headGroupSpec", count=1)
+    head_env = (head.get("template", {}).get("spec", {}).get("containers") or [{}])[0].get("env") or []
+    check_autoscaler_v2_env(
+        {e.get("name"): e.get("value") for e in head_env},
+        autoscaling=bool(spec.get("enableInTreeAutoscaling")),
+        field=f"{path}.headGroupSpec.template.spec.containers[0].env",
+    )
     for i, group in enumerate(groups):
         where = f"{path}.workerGroupSpecs[{i}]"
         check_replicas(group.get("replicas", 0), group.get("minReplicas"), group.get("maxReplicas"), where)
+        count = int(group.get("replicas", 1)) * int(group.get("numOfHosts") or 1)
+        check_group_manifest(group, where, count=count)
         _check_containers(group.get("template", {}), f"{where}.template")
-    _check_containers(spec.get("headGroupSpec", {}).get("template", {}), f"{path}.headGroupSpec.template")
+    _check_containers(head.get("template", {}), f"{path}.headGroupSpec.template")
 
 
 def _check_containers(template: Mapping[str, Any], path: str) -> None:

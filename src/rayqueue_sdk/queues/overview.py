@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from rayqueue_sdk.admission.estimate import AdmissionEstimate
 from rayqueue_sdk.admission.fit import FitAnswer, fit_requests, workload_requests
@@ -148,7 +149,7 @@ def with_estimates(overview: QueueOverview, etas: dict[tuple[str, str], Admissio
 
 
 def will_it_fit(
-    config: ClusterConfiguration,
+    config: ClusterConfiguration | Mapping[str, Any],
     queue: str | None = None,
     *,
     namespace: str | None = None,
@@ -156,7 +157,10 @@ def will_it_fit(
 ) -> FitAnswer:
     """Whether the cluster ``config`` describes would be admitted now by ``queue``'s ClusterQueue, from its
     quota and current usage (borrowing from the cohort included), before anything is applied; with the
-    reason: which resource, how much short, and whether borrowing could help.
+    reason: which resource, how much short, and whether borrowing could help. ``config`` may also be a
+    RayCluster or RayJob manifest (``job.to_dict()``). Requests are counted as Kueue counts them: the
+    autoscaler sidecar of an autoscaling cluster and a RayJob's submitter included
+    (:mod:`rayqueue_sdk.admission.podsets`).
 
     ``queue`` defaults to the config's ``local_queue`` (or queue-name label), then the namespace's default
     LocalQueue. The answer is about quota only (not node labels, taints or topology); workloads already
@@ -180,14 +184,19 @@ def will_it_fit(
         >>> print(answer.reason)
         never fits: cpu 9 is more than flavor doc-overview-flavor can ever give (4; no cohort to borrow ...)
     """
-    if not isinstance(config, ClusterConfiguration):
-        raise ConfigError("config", type(config).__name__, "a ClusterConfiguration")
+    if isinstance(config, Mapping) and config.get("kind") in ("RayCluster", "RayJob"):
+        manifest = dict(config)  # e.g. RayJob(...).to_dict(): the submitter counts as Kueue counts it
+    elif isinstance(config, ClusterConfiguration):
+        manifest = build_raycluster(config)
+    else:
+        raise ConfigError(
+            "config", type(config).__name__, "a ClusterConfiguration or a RayCluster/RayJob manifest"
+        )
     if queue is not None:
         check_dns_label(queue, "queue", "LocalQueue name")
-    manifest = build_raycluster(config)
     requests = workload_requests(manifest)
     labelled = labels_of(manifest).get(QUEUE_LABEL)
-    session = KubeSession.of(client, namespace=namespace or config.namespace)
+    session = KubeSession.of(client, namespace=namespace or (manifest.get("metadata") or {}).get("namespace"))
     ns = session.namespace
     overview = queue_overview(ns, session, with_eta=False)
     name = queue or labelled or next((q.name for q in overview.queues if q.default), None)

@@ -113,12 +113,14 @@ def test_the_cluster_outlives_the_job_by_the_ttl(custom, ns):
     assert get_job(custom, ns, "ttl")["status"]["jobDeploymentStatus"] == "Complete"  # the RayJob stays
 
 
-def test_failed_submission_is_reported(custom, ns):
+def test_a_runtime_env_that_is_not_a_mapping_fails_validation(custom, ns):
+    # KubeRay v1.7.0 ValidateRayJobSpec unmarshals runtimeEnvYAML into a map before anything runs
     job = rayjob("badenv", "python x.py", runtimeEnvYAML="- not\n- a mapping\n")
     custom.create_namespaced_custom_object("ray.io", "v1", ns, "rayjobs", job)
     done = wait_for(
         lambda: get_job(custom, ns, "badenv"),
-        lambda j: (j.get("status") or {}).get("jobDeploymentStatus") == "Failed",
+        lambda j: (j.get("status") or {}).get("jobDeploymentStatus") == "ValidationFailed",
     )
-    assert done["status"]["reason"] == "SubmissionFailed"
-    assert done["status"]["message"].startswith("Job submission has failed.")
+    assert done["status"]["reason"] == "ValidationFailed"
+    assert done["status"]["message"].startswith("failed to unmarshal RuntimeEnvYAML")
+    assert clusters(custom, ns) == []

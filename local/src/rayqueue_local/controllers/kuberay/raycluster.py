@@ -50,6 +50,7 @@ from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.controllers.base import QueueController
 from rayqueue_local.controllers.kuberay import resources as R
 from rayqueue_local.controllers.kuberay.runtime import HeadHandle, HeadKey, RayRuntime
+from rayqueue_local.controllers.kuberay.validation import raycluster_problem
 from rayqueue_local.storage.store import StoreError
 
 #: The head handle's reason when admission refused the head pod (nothing is started for it).
@@ -84,6 +85,7 @@ class RayClusterController(QueueController):
     def __init__(self, runtime: RayRuntime) -> None:
         super().__init__()
         self.runtime = runtime
+        self._reported: set[tuple[str, Any]] = set()  # (uid, generation) whose validation Event was recorded
 
     # -- events -----------------------------------------------------------------------------------
     def start(self, store: Any) -> None:
@@ -146,6 +148,8 @@ class RayClusterController(QueueController):
         if rc["metadata"].get("deletionTimestamp"):
             self.runtime.release(key)
             return
+        if self._invalid(rc):
+            return
         suspended = bool((rc.get("spec") or {}).get("suspend"))
         pods = self._pods(rc)
         if suspended:
@@ -169,6 +173,25 @@ class RayClusterController(QueueController):
             pods = self._ensure_pods(rc, pods, handle) if refused is None else pods
         self._ensure_service(rc, handle)
         self._write_status(rc, pods, handle, suspended)
+
+    def _invalid(self, rc: dict[str, Any]) -> bool:
+        """KubeRay's validation: an invalid cluster gets a Warning Event (once per generation), no more."""
+        problem = raycluster_problem(rc)
+        if problem is None:
+            return False
+        meta = rc["metadata"]
+        seen = (meta["uid"], meta.get("generation"))
+        if seen not in self._reported:
+            self._reported.add(seen)
+            reason, error = problem
+            what = "metadata" if reason == "InvalidRayClusterMetadata" else "spec"
+            self._event(
+                rc,
+                "Warning",
+                reason,
+                f"The RayCluster {what} is invalid {meta.get('namespace')}/{meta['name']}: {error}",
+            )
+        return True
 
     def _forget(self, namespace: str, name: str, uid: str | None) -> None:
         for handle in self.runtime.handles():

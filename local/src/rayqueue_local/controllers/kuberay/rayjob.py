@@ -59,6 +59,7 @@ from rayqueue_local.controllers.kuberay.submitter import (
     SubmitterRun,
     submitter_job,
 )
+from rayqueue_local.controllers.kuberay.validation import rayjob_problem
 from rayqueue_local.controllers.pods.workloads import JOBS
 from rayqueue_local.storage.store import StoreError
 
@@ -144,7 +145,18 @@ class RayJobController(QueueController):
         status = copy.deepcopy(job.get("status") or {})
         spec = job.get("spec") or {}
         phase = status.get("jobDeploymentStatus", "")
-        if phase == "":
+        problem = rayjob_problem(job) if phase != "ValidationFailed" else None
+        if problem is not None:  # KubeRay fails the job at once: a Warning Event and ValidationFailed
+            reason, error = problem
+            self.store.record_event(
+                job,
+                type="Warning",
+                reason=reason,
+                message=f"{namespace}/{name}: {error}",
+                source="kuberay-operator",
+            )
+            status.update(jobDeploymentStatus="ValidationFailed", reason="ValidationFailed", message=error)
+        elif phase == "":
             self._initialize(job, status)
         elif phase == "Initializing":
             if not (self._suspending(spec, status) or self._deadline(spec, status)):

@@ -96,6 +96,9 @@ class JobReconciler(StoreOps):
             if wl is not None:
                 self._finish(job, wl)
             return
+        if job.get("kind") == "RayJob" and status.get("jobDeploymentStatus") == "ValidationFailed":
+            self._hold(wl)  # IsOnHold (reconciler.go step 2): KubeRay failed its validation
+            return
         if wl is None:
             self._create_workload(key, job)
             return
@@ -173,7 +176,7 @@ class JobReconciler(StoreOps):
         admission = wl["status"]["admission"]
         flavors = {metadata_of(f)["name"]: f for f in self.store.list(FLAVORS)}
         job = copy.deepcopy(job)
-        apply_admission(job, admission, flavors, wl["status"].get("admissionChecks") or [])
+        apply_admission(job, admission, flavors, wl["status"].get("admissionChecks") or [], workload=wl)
         self.store.update(key, job)
         self._event(
             job, "Started", f"Admitted by clusterQueue {admission['clusterQueue']}", source=JOB_CONTROLLER
@@ -198,6 +201,13 @@ class JobReconciler(StoreOps):
                 wl, msg.PODS_READY, False, "WaitForStart", "Not all pods are ready or succeeded", now
             )
         self.store.update_status(WORKLOADS, wl)
+
+    def _hold(self, wl: dict[str, Any] | None) -> None:
+        """A job on hold gives its quota back (``QuotaReserved`` False, reason ``OnHold``)."""
+        if wl is not None and cond.is_true(wl, msg.QUOTA_RESERVED):
+            wl = copy.deepcopy(wl)
+            if cond.unset_quota_reservation(wl, "OnHold", "Job is on hold", now_rfc3339()):
+                self.store.update_status(WORKLOADS, wl)
 
     def _finish(self, job: dict[str, Any], wl: dict[str, Any]) -> None:
         if not cond.is_true(wl, msg.FINISHED):

@@ -7,7 +7,8 @@ elastic jobs get the ``kueue.x-k8s.io/elastic-job`` scheduling gate. Validating 
 update, as ``vraycluster.kb.io``/``vrayjob.kb.io``) with upstream's field errors, rejected with 403
 and ``admission webhook "<name>" denied the request: <errors>`` as the API server reports it.
 Sources: Kueue v0.19.2 pkg/controller/jobs/raycluster/raycluster_webhook.go, common.go,
-jobs/rayjob/rayjob_webhook.go, jobframework/defaults.go and validation.go.
+jobs/rayjob/rayjob_webhook.go, jobframework/defaults.go and validation.go; the topology rules in
+:mod:`.tasvalidation`.
 
 Example:
     >>> field_error("spec.shutdownAfterJobFinishes", "Invalid value", False, "a kueue managed job should ...")
@@ -21,6 +22,7 @@ import re
 from typing import Any
 
 from rayqueue_local.apimachinery.status import aggregate
+from rayqueue_local.controllers.kueue.tasvalidation import topology_errors
 from rayqueue_local.controllers.kueue.workloads import (
     ELASTIC_JOB_ANNOTATION,
     PRIORITY_CLASS_LABEL,
@@ -36,6 +38,7 @@ _UNMANAGED_NAMESPACES = ("kube-system", "kueue-system")
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 _MAX_EXEC_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
 _IMMUTABLE = "field is immutable"
+_MULTIKUEUE = "kueue.x-k8s.io/multikueue"
 
 
 def _go(value: Any) -> str:
@@ -77,6 +80,14 @@ def _cluster_spec_errors(job: dict[str, Any], spec: dict[str, Any], path: str, r
                 f'"{ELASTIC_JOB_ANNOTATION}": "true" annotation'
             )
         errors.append(field_error(f"{path}.enableInTreeAutoscaling", "Invalid value", True, detail))
+    if (
+        not rayjob
+        and _elastic(job)
+        and spec.get("enableInTreeAutoscaling")
+        and spec.get("managedBy") == _MULTIKUEUE
+    ):
+        detail = "in-tree autoscaling is not supported for a MultiKueue-managed elastic RayCluster"
+        errors.append(field_error(f"{path}.enableInTreeAutoscaling", "Forbidden", None, detail))
     count = len(spec.get("workerGroupSpecs") or ()) + 1
     if count > _MAX_POD_SETS:
         errors.append(
@@ -148,7 +159,7 @@ def validate_create(job: dict[str, Any]) -> list[str]:
             errors += _cluster_spec_errors(job, cluster, "spec.rayClusterSpec", True)
         else:
             errors += _cluster_spec_errors(job, spec, "spec", False)
-    return errors + _job_errors(job)
+    return errors + _job_errors(job) + topology_errors(job)
 
 
 def validate_update(old: dict[str, Any], new: dict[str, Any], default_queue_exists: bool) -> list[str]:

@@ -14,17 +14,22 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import re
 from typing import Any
 
 from rayqueue_local.controllers.kueue.amounts import to_amount
 
 __all__ = [
+    "CLUSTER_QUEUE_LABEL",
     "ELASTIC_JOB_ANNOTATION",
     "JOB_UID_LABEL",
+    "LOCAL_QUEUE_LABEL",
     "MAX_EXEC_TIME_LABEL",
+    "PODSET_LABEL",
     "PRIORITY_CLASS_LABEL",
     "QUEUE_LABEL",
     "RESOURCE_IN_USE_FINALIZER",
+    "WORKLOAD_ANNOTATION",
     "apply_admission",
     "build_workload",
     "job_pod_sets",
@@ -46,6 +51,15 @@ MAX_EXEC_TIME_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
 _KUEUE_GROUP = "kueue.x-k8s.io"
 _RAY_API_VERSION = "ray.io/v1"
 _MAX_PREFIX = 253 - 1 - 5
+#: What Kueue puts on an admitted job's pod templates (pkg/constants, apis/kueue/v1beta2/topology_types.go).
+WORKLOAD_ANNOTATION = "kueue.x-k8s.io/workload"
+#: The pod set's name, on each admitted pod template.
+PODSET_LABEL = "kueue.x-k8s.io/podset"
+#: The Workload's LocalQueue, on each admitted pod template (AssignQueueLabelsForPods).
+LOCAL_QUEUE_LABEL = "kueue.x-k8s.io/local-queue-name"
+#: The admitting ClusterQueue, on each admitted pod template when it is a DNS-1123 label.
+CLUSTER_QUEUE_LABEL = "kueue.x-k8s.io/cluster-queue-name"
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 
 _AUTOSCALER = {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"cpu": "500m", "memory": "512Mi"}}
 _REDIS_CLEANUP = {"cpu": "200m", "memory": "256Mi"}
@@ -175,7 +189,9 @@ def job_pod_sets(job: dict[str, Any]) -> list[dict[str, Any]]:
         pod_sets = _cluster_pod_sets(spec.get("rayClusterSpec") or {}, annotations)
         mode = spec.get("submissionMode") or "K8sJobMode"
         if mode == "K8sJobMode":
-            pod_sets.append({"name": "submitter", "count": 1, "template": _submitter_template(job)})
+            submitter = {"name": "submitter", "count": 1, "template": _submitter_template(job)}
+            _topology_request(submitter)  # addSubmitterPodSet: from submitterPodTemplate's annotations
+            pod_sets.append(submitter)
         elif mode == "SidecarMode":
             pod_sets[0]["template"].setdefault("spec", {}).setdefault("containers", []).append(
                 {"name": "ray-job-submitter", "resources": copy.deepcopy(_SUBMITTER)}
@@ -290,6 +306,7 @@ def apply_admission(
     admission: dict[str, Any],
     flavors: dict[str, dict[str, Any]],
     admission_checks: list[dict[str, Any]] | tuple[()] = (),
+    workload: dict[str, Any] | None = None,
 ) -> None:
     """Unsuspend ``job`` in place and merge each assigned flavor's nodeLabels and tolerations, then
     the admission checks' ``podSetUpdates`` (labels, annotations, nodeSelector, tolerations), into the
@@ -313,6 +330,8 @@ def apply_admission(
         if psa is None:
             continue
         pod = template.setdefault("spec", {})
+        if workload is not None:
+            _mark_admitted(template, name, workload, str(admission.get("clusterQueue") or ""))
         tolerations: list[dict[str, Any]] = []
         for flavor_name in sorted(set((psa.get("flavors") or {}).values())):
             flavor_spec = (flavors.get(flavor_name) or {}).get("spec") or {}
@@ -330,6 +349,20 @@ def apply_admission(
         for toleration in tolerations:
             if toleration not in pod.setdefault("tolerations", []):
                 pod["tolerations"].append(copy.deepcopy(toleration))
+
+
+def _mark_admitted(template: dict[str, Any], pod_set: str, workload: dict[str, Any], cq: str) -> None:
+    """What getPodSetsInfoFromStatus adds to every admitted pod template (TopologyAwareScheduling and
+    AssignQueueLabelsForPods on, their v0.19 defaults): the ``kueue.x-k8s.io/workload`` annotation, the
+    ``kueue.x-k8s.io/podset`` label and the LocalQueue and ClusterQueue name labels (the latter only when
+    it is a DNS-1123 label)."""
+    meta = template.setdefault("metadata", {})
+    meta.setdefault("annotations", {})[WORKLOAD_ANNOTATION] = (workload.get("metadata") or {}).get("name", "")
+    labels = meta.setdefault("labels", {})
+    labels[PODSET_LABEL] = pod_set
+    labels[LOCAL_QUEUE_LABEL] = (workload.get("spec") or {}).get("queueName", "")
+    if len(cq) <= 63 and _DNS1123_LABEL.match(cq):
+        labels[CLUSTER_QUEUE_LABEL] = cq
 
 
 def restore_pod_templates(job: dict[str, Any], workload: dict[str, Any]) -> None:
