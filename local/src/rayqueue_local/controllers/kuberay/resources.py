@@ -189,16 +189,31 @@ def _group_size(spec: dict[str, Any]) -> tuple[Decimal, Decimal, Decimal, dict[s
     return cpus, gpus, memory, custom
 
 
-def sizes(rc: dict[str, Any]) -> dict[str, Any]:
+def group_size(group: dict[str, Any]) -> tuple[Decimal, Decimal, Decimal, dict[str, float]]:
+    """One Pod of a head or worker group: CPUs, GPUs, memory (bytes) and custom Ray resources."""
+    return _group_size(group)
+
+
+def sizes(rc: dict[str, Any], *, head_only: bool = False) -> dict[str, Any]:
     """What the whole cluster asks for: ``cpus`` (float), ``gpus`` (int), ``memory`` (bytes),
     ``resources`` (custom Ray resources), summed over the head and every desired worker pod.
 
     The local Ray head advertises these sums (workers are Pod objects only; their CPUs and GPUs
     are added to the one real head so that work sized for the whole cluster can be scheduled).
+    ``head_only``: the head's own (an autoscaling cluster's workers are Ray nodes of their own,
+    :mod:`.autoscaling`), and ``monitor`` False (the autoscaler runs beside the head, not in it).
     """
     spec = rc.get("spec") or {}
     cpus, gpus, memory, custom = _group_size(spec.get("headGroupSpec") or {})
     resources = dict(custom)
+    if head_only:
+        return {
+            "cpus": float(cpus),
+            "gpus": int(math.ceil(gpus)),
+            "memory": int(memory),
+            "resources": resources,
+            "monitor": False,
+        }
     for group in spec.get("workerGroupSpecs") or []:
         count = worker_group_replicas(group)
         c, g, m, r = _group_size(group)
