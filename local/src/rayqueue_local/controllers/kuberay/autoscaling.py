@@ -95,7 +95,7 @@ def _group_resources(rc: dict[str, Any], group_name: str) -> tuple[int, int, dic
     for group in (rc.get("spec") or {}).get("workerGroupSpecs") or []:
         if group.get("groupName") == group_name:
             cpus, gpus, _memory, custom = R.group_size(group)
-            return max(1, int(-(-cpus // 1))), int(-(-gpus // 1)), dict(custom)
+            return int(-(-cpus // 1)), int(-(-gpus // 1)), dict(custom)
     return 1, 0, {}
 
 

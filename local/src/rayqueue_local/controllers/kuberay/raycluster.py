@@ -19,11 +19,12 @@ What it does, as KubeRay v1.7.0 does [R controllers/ray/raycluster_controller.go
   (ready/suspended), worker replica counts, ``desiredCPU/Memory/GPU/TPU``, ``head`` (127.0.0.1),
   ``endpoints`` with the real local ports, ``observedGeneration``.
 
-**KubeRay's in-tree autoscaler is not run** (``spec.enableInTreeAutoscaling: true``): worker replicas
-stay at the spec's value (clamped to min/max) whatever Ray's demand, since workers are not Ray nodes here.
-The plane says so rather than pretending: condition ``InTreeAutoscaling`` ``False`` with reason
-``NotRunByLocalControlPlane`` (not an upstream condition), a ``Warning`` Event with that reason when it
-first appears, and a warning in the plane's log.
+**In-tree autoscaling** (``spec.enableInTreeAutoscaling: true``) runs for real with Ray enabled
+(:mod:`.autoscaling`): Ray's own KubeRay autoscaler beside a head that advertises only its own resources,
+a real Ray worker node per ungated worker Pod, ``workersToDelete`` honoured and no random trimming.
+Without Ray processes worker replicas stay at the spec's value (clamped to min/max), and the plane says
+so: condition ``InTreeAutoscaling`` ``False`` with reason ``NotRunByLocalControlPlane`` (not an upstream
+condition), a ``Warning`` Event with that reason when it first appears, and a warning in the plane's log.
 
 A head that fails to start (after the runtime's retries) is reported as condition ``ReplicaFailure``
 (KubeRay's ``RayClusterReplicaFailure`` constant; reason ``FailedCreateHeadPod``), and its pod shows what

@@ -62,13 +62,14 @@ LOCAL_IP = "127.0.0.1"  # every pod's (and the head service's) IP: all runs on t
 
 #: The RayCluster condition by which the local plane says it does not run KubeRay's in-tree autoscaler
 #: (not an upstream condition: upstream runs the autoscaler as a sidecar of the head pod and reports
-#: nothing). ``False`` with reason :data:`AUTOSCALING_NOT_RUN` while ``spec.enableInTreeAutoscaling``.
+#: nothing). ``False`` with reason :data:`AUTOSCALING_NOT_RUN` while ``spec.enableInTreeAutoscaling`` on a
+#: plane without Ray processes (``ray_enabled=False``); with Ray, the autoscaler runs (:mod:`.autoscaling`).
 AUTOSCALING_CONDITION = "InTreeAutoscaling"
 #: Its reason, and the reason of the ``Warning`` Event recorded when it is first set.
 AUTOSCALING_NOT_RUN = "NotRunByLocalControlPlane"
 AUTOSCALING_NOT_RUN_MESSAGE = (
-    "enableInTreeAutoscaling is not emulated: the local control plane does not run KubeRay's "
-    "autoscaler, so worker replicas stay at each group's spec replicas (within minReplicas and "
+    "enableInTreeAutoscaling is not emulated: this local control plane runs no Ray processes "
+    "(ray_enabled=False), so it does not run KubeRay's autoscaler, and worker replicas stay at each group's spec replicas (within minReplicas and "
     "maxReplicas) whatever Ray's demand, and the local Ray head advertises their resources from "
     "the start; change spec.workerGroupSpecs[].replicas to resize by hand"
 )
