@@ -138,6 +138,8 @@ def test_autoscaled_cluster_grows_as_a_queued_slice_and_shrinks_returning_quota(
     assert _condition(current, "Admitted").get("status") == "True"
     (psa,) = [p for p in current["status"]["admission"]["podSetAssignments"] if p["name"] == "small"]
     assert psa["count"] == 0
-    gone = wait_for(lambda: cp.store.list("pods", ns, label_selector="ray.io/node-type=worker"), lambda p: not p)
+    gone = wait_for(
+        lambda: cp.store.list("pods", ns, label_selector="ray.io/node-type=worker"), lambda p: not p
+    )
     assert gone == []
     cp.store.delete("rayclusters.ray.io", ns, "elastic")

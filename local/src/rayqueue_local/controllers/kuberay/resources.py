@@ -69,9 +69,9 @@ AUTOSCALING_CONDITION = "InTreeAutoscaling"
 AUTOSCALING_NOT_RUN = "NotRunByLocalControlPlane"
 AUTOSCALING_NOT_RUN_MESSAGE = (
     "enableInTreeAutoscaling is not emulated: this local control plane runs no Ray processes "
-    "(ray_enabled=False), so it does not run KubeRay's autoscaler, and worker replicas stay at each group's spec replicas (within minReplicas and "
-    "maxReplicas) whatever Ray's demand, and the local Ray head advertises their resources from "
-    "the start; change spec.workerGroupSpecs[].replicas to resize by hand"
+    "(ray_enabled=False), so it does not run KubeRay's autoscaler, and worker replicas stay at "
+    "each group's spec replicas (within minReplicas and maxReplicas) whatever Ray's demand; "
+    "change spec.workerGroupSpecs[].replicas to resize by hand"
 )
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' rand.String alphabet (no vowels)
 
