@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 from kuberay_helpers import queues, raycluster, wait_for
 
+from rayqueue_sdk import get_cluster
+
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
@@ -106,6 +108,13 @@ def test_autoscaled_cluster_grows_as_a_queued_slice_and_shrinks_returning_quota(
     assert len(worker_pods) == 1 and worker_pods[0]["spec"].get("schedulingGates")
     assert _condition(worker_pods[0], "PodScheduled").get("reason") == "SchedulingGated"
     assert cluster()["status"].get("state") == "ready"  # the cluster runs on at its admitted size
+    seen = get_cluster("elastic", ns, client=cp.api_client()).status()  # what the SDK says meanwhile
+    assert seen.ready and seen.scaling is not None, seen
+    assert (seen.scaling.desired, seen.scaling.running, seen.scaling.waiting) == (1, 0, True)
+    assert seen.scaling.slice == waiting["metadata"]["name"] and seen.scaling.queue == "user-queue"
+    assert "scale-up waits in queue 'user-queue'" in seen.explanation
+    assert "insufficient unused quota" in seen.explanation
+    assert seen.to_dict()["scaling"]["reason"] == "Pending"
 
     cp.store.delete("workloads.kueue.x-k8s.io", ns, "blocker")  # the quota frees up
     admitted = wait_for(pending_slice, lambda wl: _condition(wl, "Admitted").get("status") == "True")
@@ -142,4 +151,6 @@ def test_autoscaled_cluster_grows_as_a_queued_slice_and_shrinks_returning_quota(
         lambda: cp.store.list("pods", ns, label_selector="ray.io/node-type=worker"), lambda p: not p
     )
     assert gone == []
+    seen = get_cluster("elastic", ns, client=cp.api_client()).status()
+    assert seen.scaling is not None and (seen.scaling.desired, seen.scaling.waiting) == (0, False)
     cp.store.delete("rayclusters.ray.io", ns, "elastic")
