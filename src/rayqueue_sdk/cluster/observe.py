@@ -36,6 +36,7 @@ from rayqueue_sdk.cluster.dashboard import (
     in_kubernetes_pod,
 )
 from rayqueue_sdk.cluster.kueue_context import check_limits, fair_share_for, waits_for_checks
+from rayqueue_sdk.cluster.scaling_read import with_scaling
 from rayqueue_sdk.cluster.status import ClusterStatus, status_from
 from rayqueue_sdk.display import show_details
 from rayqueue_sdk.errors import ForbiddenError, NotFoundError, RayQueueError
@@ -346,7 +347,7 @@ def observe_one(
     )[0]
     if with_position and wl is not None and assess_cluster(cluster, wl).pending:
         status = replace(status, eta=admission_eta(session, workload=_name(wl), namespace=namespace))
-    return status, rc
+    return with_scaling(session, status, cluster, namespace=namespace), rc
 
 
 def observe_pair(

@@ -35,6 +35,7 @@ from rayqueue_sdk.admission.cluster import (
 from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.admission.idle import IdleState, IdleStatus, idle_from
 from rayqueue_sdk.admission.records import carried, record_dict
+from rayqueue_sdk.admission.scaling_status import ScalingStatus
 from rayqueue_sdk.display import show_status
 from rayqueue_sdk.display.text import status_text
 from rayqueue_sdk.display.widgets import status_html
@@ -90,6 +91,9 @@ class ClusterStatus:
             quota back (``resume()`` queues the cluster again).
         eta: while queued, when it may be admitted and on what basis
             (:class:`~rayqueue_sdk.admission.eta.AdmissionEstimate`); ``None`` once admitted or unknown.
+        scaling: an autoscaling cluster's desired vs running workers and a scale-up waiting in the
+            queue as a Kueue Workload slice (:class:`~rayqueue_sdk.admission.scaling_status.ScalingStatus`;
+            ``None``: no in-tree autoscaling).
 
     Example:
         >>> st = ClusterStatus("ws", "ds", ClusterPhase.READY, True, "ready (2/2 workers ready)")
@@ -116,6 +120,7 @@ class ClusterStatus:
     cluster_uri: str | None = None
     idle: IdleStatus | None = None
     eta: AdmissionEstimate | None = None
+    scaling: ScalingStatus | None = None
 
     @property
     def scaled_to_zero(self) -> bool:
@@ -182,6 +187,7 @@ class ClusterStatus:
             phase=self.phase.value,
             idle=None if self.idle is None else self.idle.to_dict(),
             eta=None if self.eta is None else self.eta.to_dict(),
+            scaling=None if self.scaling is None else self.scaling.to_dict(),
             scaled_to_zero=self.scaled_to_zero,
         )
 

@@ -279,6 +279,13 @@ class ClusterShape(StrictModel):
             high = max_workers if max_workers is not None else max(self.num_workers, low)
             if low > high:
                 raise ConfigError("min_workers", low, f"at most max_workers={high}", problem="min above max")
+            if autoscaling and high < 1:
+                raise ConfigError(
+                    "max_workers",
+                    high,
+                    "at least 1 with enable_autoscaling=True (the autoscaler could never add a worker)",
+                    problem="no room to scale",
+                )
             if not low <= self.num_workers <= high:
                 raise ConfigError(
                     "num_workers",

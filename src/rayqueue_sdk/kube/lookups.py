@@ -103,7 +103,8 @@ def pick_workload(workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The Workload that stands for a job among those carrying its ``job-uid`` label.
 
     Kueue may briefly keep a replaced Workload (or several slices): prefer one not being deleted and
-    not ``Finished``, then the newest. This only chooses which object is current (as a read would).
+    not ``Finished``, then one holding quota (an elastic job's scale-up slice waits beside the admitted
+    one), then the newest. This only chooses which object is current (as a read would).
 
     Example:
         >>> pick_workload([]) is None
@@ -112,13 +113,15 @@ def pick_workload(workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
     if not workloads:
         return None
 
-    def rank(w: dict[str, Any]) -> tuple[int, int, str, str]:
+    def rank(w: dict[str, Any]) -> tuple[int, int, int, str, str]:
         meta = meta_of(w)
         conditions = (w.get("status") or {}).get("conditions") or []
         finished = any(c.get("type") == "Finished" and c.get("status") == "True" for c in conditions)
+        reserved = any(c.get("type") == "QuotaReserved" and c.get("status") == "True" for c in conditions)
         return (
             0 if meta.get("deletionTimestamp") else 1,
             0 if finished else 1,
+            1 if reserved else 0,  # an elastic job's admitted slice, not its scale-up waiting for quota
             str(meta.get("creationTimestamp") or ""),
             str(meta.get("name") or ""),
         )

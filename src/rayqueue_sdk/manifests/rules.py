@@ -207,7 +207,9 @@ def check_worker_groups(names: list[str], *, field: str, limit: int | None, what
 def check_autoscaling(
     enabled: bool, *, queued: bool, elastic: bool, field: str = "enable_autoscaling"
 ) -> None:
-    """In-tree autoscaling under Kueue needs the elastic-job annotation (``elastic=True``).
+    """In-tree autoscaling under Kueue needs the elastic-job annotation (``elastic=True``), and a Kueue
+    that admits autoscaling RayClusters as elastic workloads (v0.14+, kubernetes-sigs/kueue#6662, with
+    the ``ElasticJobsViaWorkloadSlices`` feature gate).
 
     Example:
         >>> check_autoscaling(True, queued=True, elastic=True)
@@ -221,7 +223,9 @@ def check_autoscaling(
             field,
             True,
             "enable_autoscaling=False under a Kueue queue, or elastic=True "
-            f"(adds the annotation {ELASTIC_JOB_ANNOTATION}: 'true')",
+            f"(adds the annotation {ELASTIC_JOB_ANNOTATION}: 'true'; the cluster's Kueue must be v0.14 "
+            "or later with the ElasticJobsViaWorkloadSlices feature gate on, an alpha gate that is off "
+            "by default: ask the admin)",
             problem="Kueue rejects in-tree autoscaling for a non-elastic workload",
         )
 

@@ -67,12 +67,25 @@ def test_json_patch_operations() -> None:
     assert doc["foo"] == ["bar", "baz"]  # untouched
 
 
+def test_replace_of_a_key_an_existing_object_lacks_adds_it_as_the_api_server_does() -> None:
+    # evanphx/json-patch v4 (the API server's): what Ray's autoscaler does to a group without scaleStrategy
+    doc = {"spec": {"workerGroupSpecs": [{"replicas": 1}]}}
+    ops = [
+        {
+            "op": "replace",
+            "path": "/spec/workerGroupSpecs/0/scaleStrategy",
+            "value": {"workersToDelete": ["w"]},
+        }
+    ]
+    assert json_patch(doc, ops)["spec"]["workerGroupSpecs"][0]["scaleStrategy"] == {"workersToDelete": ["w"]}
+
+
 @pytest.mark.parametrize(
     "ops",
     [
         [{"op": "test", "path": "/a", "value": 2}],
         [{"op": "remove", "path": "/missing"}],
-        [{"op": "replace", "path": "/missing", "value": 1}],
+        [{"op": "replace", "path": "/x/missing", "value": 1}],
         [{"op": "add", "path": "/list/5", "value": 1}],
         [{"op": "add", "path": "/x/y", "value": 1}],
         [{"op": "move", "from": "/list", "path": "/list/0"}],
@@ -99,7 +112,10 @@ REJECTED = "the server rejected our request due to an error in our request"
             f"{REJECTED}: doc is missing path: /zz: missing value",
         ),
         ([{"op": "remove", "path": "/missing"}], "Unable to remove nonexistent key: missing: missing value"),
-        ([{"op": "replace", "path": "/missing", "value": 1}], "doc is missing path: /missing: missing value"),
+        (
+            [{"op": "replace", "path": "/x/missing", "value": 1}],
+            "doc is missing path: /x/missing: missing value",
+        ),
         ([{"op": "add", "path": "/x/y", "value": 1}], "doc is missing path: /x/y: missing value"),
         ([{"op": "copy", "from": "/zz", "path": "/b"}], "doc is missing path: /zz: missing value"),
         ([{"op": "add", "path": "/list/5", "value": 1}], "unable to access invalid index: 5 in path /list/5"),

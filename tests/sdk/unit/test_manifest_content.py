@@ -247,6 +247,31 @@ def test_elastic_autoscaling_under_a_queue(crd_dir: Path) -> None:
     assert "kueue.x-k8s.io/elastic-job" not in pod_annotations
 
 
+@pytest.mark.parametrize(
+    ("fields", "field", "words"),
+    [
+        ({"num_workers": 5, "min_workers": 1, "max_workers": 4}, "num_workers", "within [min_workers=1"),
+        ({"num_workers": 2, "min_workers": 3, "max_workers": 2}, "min_workers", "at most max_workers=2"),
+        ({"num_workers": 0, "min_workers": 0, "max_workers": 0}, "max_workers", "at least 1"),
+    ],
+)
+def test_autoscaling_bounds_that_contradict_the_worker_counts_are_refused(
+    fields: dict[str, int], field: str, words: str
+) -> None:
+    with pytest.raises(ConfigError) as err:
+        ClusterConfiguration(name="bad", enable_autoscaling=True, elastic=True, **fields)
+    assert err.value.field == field and words in str(err.value)
+
+
+def test_autoscaling_under_a_queue_without_elastic_says_how_and_which_kueue() -> None:
+    with pytest.raises(ConfigError) as err:
+        ClusterConfiguration(name="as", local_queue="q", enable_autoscaling=True, max_workers=2)
+    text = str(err.value)
+    assert err.value.field == "enable_autoscaling"
+    assert "elastic=True" in text and "kueue.x-k8s.io/elastic-job" in text
+    assert "v0.14" in text and "ElasticJobsViaWorkloadSlices" in text
+
+
 def test_to_dict_returns_a_fresh_copy() -> None:
     cluster = workspace_cluster()
     first = cluster.to_dict()

@@ -99,6 +99,12 @@ def json_patch(target: Any, operations: list[dict[str, Any]]) -> Any:
         ):
             if field not in op:
                 raise PatchError(422, "Invalid", f"operation {kind!r} is missing the {field!r} field")
+        if kind == "replace" and _missing_member(doc, path):
+            # The API server's JSON patch library (gopkg.in/evanphx/json-patch.v4, whose object get never
+            # fails on a missing key) replaces a member an existing object lacks by adding it: Ray's
+            # KubeRay autoscaler relies on it to write scaleStrategy.workersToDelete into a worker group
+            # that has no scaleStrategy yet.
+            op = {**op, "op": "add"}
         try:
             doc = jsonpatch.JsonPatch([deep_copy(op)]).apply(doc, in_place=True)
         except jsonpatch.JsonPatchTestFailed:
@@ -110,6 +116,22 @@ def json_patch(target: Any, operations: list[dict[str, Any]]) -> Any:
             # document): the operation cannot apply, which is the client's 422, not our 500.
             raise _failure(op, type(err).__name__) from None
     return doc
+
+
+def _missing_member(doc: Any, path: str) -> bool:
+    """Whether ``path`` names a key that its parent, an existing object, does not have.
+
+    Example:
+        >>> _missing_member({"a": {}}, "/a/b"), _missing_member({"a": {}}, "/x/b"), _missing_member([], "/0")
+        (True, False, False)
+    """
+    parent, _, last = path.rpartition("/")
+    try:
+        container = jsonpointer.resolve_pointer(doc, parent)
+    except jsonpointer.JsonPointerException:
+        return False
+    key = last.replace("~1", "/").replace("~0", "~")
+    return bool(path) and isinstance(container, dict) and key not in container
 
 
 def _test_failed(doc: Any, path: str) -> PatchError:

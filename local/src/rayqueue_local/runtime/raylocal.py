@@ -137,6 +137,8 @@ class RayHeadSpec:
     resources: dict[str, float] = field(default_factory=dict)
     object_store_bytes: int = 128 * 1024 * 1024
     label: str = "ray-head"
+    #: False: ``--no-monitor`` (KubeRay's autoscaler runs beside the head instead of Ray's own monitor)
+    monitor: bool = True
 
     def ray_cpus(self) -> int:
         """CPUs to advertise: the spec's, rounded up, capped to this machine's cores, at least 1."""
@@ -265,6 +267,8 @@ class RayHead:
         ]
         if self.spec.resources:
             args += ["--resources", json.dumps(self.spec.resources)]
+        if not self.spec.monitor:
+            args.append("--no-monitor")
         return args
 
     def client_proxy_command(self) -> list[str]:

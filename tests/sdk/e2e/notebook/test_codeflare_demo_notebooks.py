@@ -242,9 +242,8 @@ def test_remote_ray_job_client_submits_to_a_dashboard_it_was_given(
 def test_6_autoscaling_is_refused_before_anything_is_sent_with_the_fix(
     peer_plane: PeerPlane, tmp_path: Path, artefacts: Path
 ) -> None:
-    """The local plane does not run Ray's autoscaler (workers are advertised, not started). The peer's
-    notebook asks for in-tree autoscaling under the namespace's default queue, which Kueue refuses for a
-    workload not marked elastic: ``apply()`` says so, with the fix, and nothing is created."""
+    """The peer's notebook asks for in-tree autoscaling under the namespace's default queue, which Kueue
+    refuses for a workload not marked elastic: ``apply()`` says so, with the fix, and nothing is created."""
     notebook = prepare("guided-demos/6_autoscaling.ipynb", peer_plane.plane(), tmp_path / "nb")
     with pytest.raises(CellExecutionError) as raised:
         execute_notebook(

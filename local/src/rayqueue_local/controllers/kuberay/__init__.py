@@ -9,6 +9,7 @@ clusters are ready at once on KubeRay's default ports and RayJobs are simulated 
 found it cannot run here) is not attempted: a cluster's head fails at once with that reason.
 
 Modules: :mod:`.raycluster` and :mod:`.rayjob` (the controllers), :mod:`.runtime` (the Ray heads),
+:mod:`.autoscaling` (Ray's own autoscaler and real worker nodes for ``enableInTreeAutoscaling``),
 :mod:`.submitter` (the RayJob's K8sJobMode submitter pod from ``submitterPodTemplate``) over
 :mod:`rayqueue_local.runtime.kubelet` (a pod's volumes and init containers, run locally),
 :mod:`.resources` (pure helpers), :mod:`.gpumetrics`.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rayqueue_local.controllers.kuberay.autoscaling import InTreeAutoscaling
 from rayqueue_local.controllers.kuberay.gpumetrics import GpuMetricsController
 from rayqueue_local.controllers.kuberay.raycluster import RayClusterController
 from rayqueue_local.controllers.kuberay.rayjob import RayJobController
@@ -56,8 +58,14 @@ def kuberay_controllers(cp: Plane) -> list[Any]:
     )
     cp.ray_runtime = runtime  # published for tests and tools
     prometheus = options.prometheus_enabled and "prometheus" not in unavailable
+    # Ray's own autoscaler and real worker nodes for clusters with in-tree autoscaling (needs Ray)
+    autoscaling = (
+        InTreeAutoscaling(lambda: (cp.server, cp.ca_cert_path, cp.auth))
+        if options.ray_enabled and "ray" not in unavailable
+        else None
+    )
     return [
-        RayClusterController(runtime),
+        RayClusterController(runtime, autoscaling),
         RayJobController(runtime, simulated_job_seconds=options.simulated_job_seconds),
         GpuMetricsController(cp, runtime=runtime, prometheus=prometheus),
     ]

@@ -19,11 +19,12 @@ What it does, as KubeRay v1.7.0 does [R controllers/ray/raycluster_controller.go
   (ready/suspended), worker replica counts, ``desiredCPU/Memory/GPU/TPU``, ``head`` (127.0.0.1),
   ``endpoints`` with the real local ports, ``observedGeneration``.
 
-**KubeRay's in-tree autoscaler is not run** (``spec.enableInTreeAutoscaling: true``): worker replicas
-stay at the spec's value (clamped to min/max) whatever Ray's demand, since workers are not Ray nodes here.
-The plane says so rather than pretending: condition ``InTreeAutoscaling`` ``False`` with reason
-``NotRunByLocalControlPlane`` (not an upstream condition), a ``Warning`` Event with that reason when it
-first appears, and a warning in the plane's log.
+**In-tree autoscaling** (``spec.enableInTreeAutoscaling: true``) runs for real with Ray enabled
+(:mod:`.autoscaling`): Ray's own KubeRay autoscaler beside a head that advertises only its own resources,
+a real Ray worker node per ungated worker Pod, ``workersToDelete`` honoured and no random trimming.
+Without Ray processes worker replicas stay at the spec's value (clamped to min/max), and the plane says
+so: condition ``InTreeAutoscaling`` ``False`` with reason ``NotRunByLocalControlPlane`` (not an upstream
+condition), a ``Warning`` Event with that reason when it first appears, and a warning in the plane's log.
 
 A head that fails to start (after the runtime's retries) is reported as condition ``ReplicaFailure``
 (KubeRay's ``RayClusterReplicaFailure`` constant; reason ``FailedCreateHeadPod``), and its pod shows what
@@ -49,6 +50,12 @@ from typing import Any
 from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.controllers.base import QueueController
 from rayqueue_local.controllers.kuberay import resources as R
+from rayqueue_local.controllers.kuberay.autoscaling import (
+    InTreeAutoscaling,
+    gated_pod_status,
+    worker_pod_status,
+    workers_to_delete,
+)
 from rayqueue_local.controllers.kuberay.runtime import HeadHandle, HeadKey, RayRuntime
 from rayqueue_local.controllers.kuberay.validation import raycluster_problem
 from rayqueue_local.storage.store import StoreError
@@ -82,10 +89,12 @@ class RayClusterController(QueueController):
     watches = (RAYCLUSTERS, "pods")
     resync_seconds = 2.0
 
-    def __init__(self, runtime: RayRuntime) -> None:
+    def __init__(self, runtime: RayRuntime, autoscaling: InTreeAutoscaling | None = None) -> None:
         super().__init__()
         self.runtime = runtime
         self._reported: set[tuple[str, Any]] = set()  # (uid, generation) whose validation Event was recorded
+        #: Ray's autoscaler and worker nodes of autoscaling clusters (None: in-tree autoscaling not run)
+        self.autoscaling = autoscaling
 
     # -- events -----------------------------------------------------------------------------------
     def start(self, store: Any) -> None:
@@ -96,6 +105,8 @@ class RayClusterController(QueueController):
     def stop(self) -> None:
         """Stop the worker thread, then every Ray head."""
         super().stop()
+        if self.autoscaling is not None:
+            self.autoscaling.release_all()
         self.runtime.stop()
 
     def container_log(self, pod: dict[str, Any], container: str, previous: bool) -> Any:
@@ -146,14 +157,14 @@ class RayClusterController(QueueController):
         self._forget(namespace, name, uid=uid)  # a head of an older cluster of the same name
         key: HeadKey = (namespace, name, uid)
         if rc["metadata"].get("deletionTimestamp"):
-            self.runtime.release(key)
+            self._release(key)
             return
         if self._invalid(rc):
             return
         suspended = bool((rc.get("spec") or {}).get("suspend"))
         pods = self._pods(rc)
         if suspended:
-            self.runtime.release(key)
+            self._release(key)
             for pod in pods:
                 self._delete_pod(pod)
             pods = []
@@ -169,7 +180,7 @@ class RayClusterController(QueueController):
                 old = self.runtime.get(key)
                 if old is not None and old.reason == _FAILED_CREATE_HEAD:
                     self.runtime.release(key)  # the template was fixed: start the head now
-                handle = self.runtime.ensure(key, R.sizes(rc))
+                handle = self.runtime.ensure(key, R.sizes(rc, head_only=self._autoscaled(rc)))
             pods = self._ensure_pods(rc, pods, handle) if refused is None else pods
         self._ensure_service(rc, handle)
         self._write_status(rc, pods, handle, suspended)
@@ -196,7 +207,16 @@ class RayClusterController(QueueController):
     def _forget(self, namespace: str, name: str, uid: str | None) -> None:
         for handle in self.runtime.handles():
             if handle.key[0] == namespace and handle.key[1] == name and handle.key[2] != uid:
-                self.runtime.release(handle.key)
+                self._release(handle.key)
+
+    def _release(self, key: HeadKey) -> None:
+        if self.autoscaling is not None:
+            self.autoscaling.release(key)
+        self.runtime.release(key)
+
+    def _autoscaled(self, rc: dict[str, Any]) -> bool:
+        """Whether Ray's autoscaler and real worker nodes run for ``rc`` (:mod:`.autoscaling`)."""
+        return self.autoscaling is not None and R.in_tree_autoscaling(rc)
 
     # -- pods -------------------------------------------------------------------------------------
     def _pods(self, rc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -245,6 +265,11 @@ class RayClusterController(QueueController):
     ) -> list[dict[str, Any]]:
         """Create missing pods, delete surplus ones, and move them to Running once the head is."""
         wanted = R.desired_pods(rc)
+        autoscaled = self._autoscaled(rc)
+        doomed = workers_to_delete(rc)  # KubeRay deletes the Pods the autoscaler names first
+        for pod in [p for p in pods if p["metadata"]["name"] in doomed]:
+            self._delete_pod(pod)
+        pods = [p for p in pods if p["metadata"]["name"] not in doomed]
         by_group: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for pod in pods:
             labels = pod["metadata"].get("labels") or {}
@@ -258,9 +283,13 @@ class RayClusterController(QueueController):
             wanted_groups.setdefault((labels["ray.io/node-type"], labels["ray.io/group"]), []).append(pod)
         for group, fresh in wanted_groups.items():
             have = sorted(by_group.pop(group, []), key=lambda p: p["metadata"]["name"])
-            for pod in have[len(fresh) :]:
-                self._delete_pod(pod)
-            keep.extend(have[: len(fresh)])
+            if autoscaled and group[0] == "worker":  # no random deletion: the autoscaler names them
+                keep.extend(have)
+                have = have[: len(fresh)] if len(have) > len(fresh) else have
+            else:
+                for pod in have[len(fresh) :]:
+                    self._delete_pod(pod)
+                keep.extend(have[: len(fresh)])
             for pod in fresh[len(have) :]:
                 try:
                     created = self.store.create("pods", pod)
@@ -288,6 +317,7 @@ class RayClusterController(QueueController):
             for pod in leftovers:
                 self._delete_pod(pod)
         running = handle.state == "ready"
+        nodes = self.autoscaling.sync(rc, keep, handle) if autoscaled and self.autoscaling else {}
         out = []
         for pod in keep:
             status = pod.get("status") or {}
@@ -302,12 +332,36 @@ class RayClusterController(QueueController):
                     pod = dict(pod)
                     pod["status"] = broken
                     pod = self.store.update_status("pods", pod)
+            elif autoscaled and not is_head:
+                pod = self._autoscaled_worker_status(pod, nodes.get(pod["metadata"]["name"]))
             elif phase != target or (is_head and status.get("containerStatuses")):
                 pod = dict(pod)
                 pod["status"] = R.pod_status(target, ready=running)
                 pod = self.store.update_status("pods", pod)
             out.append(pod)
         return out
+
+    def _autoscaled_worker_status(self, pod: dict[str, Any], node: tuple[str, str] | None) -> dict[str, Any]:
+        """An autoscaling cluster's worker Pod: Running at its Ray node's address once that runs,
+        ``SchedulingGated`` while it has gates, Pending otherwise."""
+        status = pod.get("status") or {}
+        if node is not None:
+            want = worker_pod_status(*node)
+            if status.get("podIP") == node[0] and status.get("phase") == "Running":
+                return pod
+        elif (pod.get("spec") or {}).get("schedulingGates"):
+            want = gated_pod_status()
+            if status.get("phase") == "Pending" and any(
+                c.get("reason") == "SchedulingGated" for c in status.get("conditions") or []
+            ):
+                return pod
+        else:
+            want = R.pod_status("Pending", ready=False)
+            if status.get("phase") == "Pending" and not status.get("podIP"):
+                return pod
+        pod = dict(pod)
+        pod["status"] = want
+        return dict(self.store.update_status("pods", pod))
 
     # -- service ----------------------------------------------------------------------------------
     def _ensure_service(self, rc: dict[str, Any], handle: HeadHandle | None) -> None:
@@ -391,7 +445,7 @@ class RayClusterController(QueueController):
 
         # In-tree autoscaling: asked for, but not run here. Said on the RayCluster (a condition, and a
         # Warning Event when it first appears) rather than silently left at the spec's replicas.
-        if R.in_tree_autoscaling(rc):
+        if R.in_tree_autoscaling(rc) and not self._autoscaled(rc):
             if not any(c.get("type") == R.AUTOSCALING_CONDITION for c in conditions):
                 self.store.record_event(
                     rc,

@@ -62,15 +62,16 @@ LOCAL_IP = "127.0.0.1"  # every pod's (and the head service's) IP: all runs on t
 
 #: The RayCluster condition by which the local plane says it does not run KubeRay's in-tree autoscaler
 #: (not an upstream condition: upstream runs the autoscaler as a sidecar of the head pod and reports
-#: nothing). ``False`` with reason :data:`AUTOSCALING_NOT_RUN` while ``spec.enableInTreeAutoscaling``.
+#: nothing). ``False`` with reason :data:`AUTOSCALING_NOT_RUN` while ``spec.enableInTreeAutoscaling`` on a
+#: plane without Ray processes (``ray_enabled=False``); with Ray, the autoscaler runs (:mod:`.autoscaling`).
 AUTOSCALING_CONDITION = "InTreeAutoscaling"
 #: Its reason, and the reason of the ``Warning`` Event recorded when it is first set.
 AUTOSCALING_NOT_RUN = "NotRunByLocalControlPlane"
 AUTOSCALING_NOT_RUN_MESSAGE = (
-    "enableInTreeAutoscaling is not emulated: the local control plane does not run KubeRay's "
-    "autoscaler, so worker replicas stay at each group's spec replicas (within minReplicas and "
-    "maxReplicas) whatever Ray's demand, and the local Ray head advertises their resources from "
-    "the start; change spec.workerGroupSpecs[].replicas to resize by hand"
+    "enableInTreeAutoscaling is not emulated: this local control plane runs no Ray processes "
+    "(ray_enabled=False), so it does not run KubeRay's autoscaler, and worker replicas stay at "
+    "each group's spec replicas (within minReplicas and maxReplicas) whatever Ray's demand; "
+    "change spec.workerGroupSpecs[].replicas to resize by hand"
 )
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' rand.String alphabet (no vowels)
 
@@ -189,16 +190,31 @@ def _group_size(spec: dict[str, Any]) -> tuple[Decimal, Decimal, Decimal, dict[s
     return cpus, gpus, memory, custom
 
 
-def sizes(rc: dict[str, Any]) -> dict[str, Any]:
+def group_size(group: dict[str, Any]) -> tuple[Decimal, Decimal, Decimal, dict[str, float]]:
+    """One Pod of a head or worker group: CPUs, GPUs, memory (bytes) and custom Ray resources."""
+    return _group_size(group)
+
+
+def sizes(rc: dict[str, Any], *, head_only: bool = False) -> dict[str, Any]:
     """What the whole cluster asks for: ``cpus`` (float), ``gpus`` (int), ``memory`` (bytes),
     ``resources`` (custom Ray resources), summed over the head and every desired worker pod.
 
     The local Ray head advertises these sums (workers are Pod objects only; their CPUs and GPUs
     are added to the one real head so that work sized for the whole cluster can be scheduled).
+    ``head_only``: the head's own (an autoscaling cluster's workers are Ray nodes of their own,
+    :mod:`.autoscaling`), and ``monitor`` False (the autoscaler runs beside the head, not in it).
     """
     spec = rc.get("spec") or {}
     cpus, gpus, memory, custom = _group_size(spec.get("headGroupSpec") or {})
     resources = dict(custom)
+    if head_only:
+        return {
+            "cpus": float(cpus),
+            "gpus": int(math.ceil(gpus)),
+            "memory": int(memory),
+            "resources": resources,
+            "monitor": False,
+        }
     for group in spec.get("workerGroupSpecs") or []:
         count = worker_group_replicas(group)
         c, g, m, r = _group_size(group)

@@ -168,6 +168,7 @@ class RayRuntime:
                 num_gpus=int(sizes.get("gpus") or 0),
                 resources=dict(sizes.get("resources") or {}),
                 label=f"{key[0]}/{key[1]}",
+                monitor=bool(sizes.get("monitor", True)),
             )
             handle = HeadHandle(key, RayHead(spec))
             self._heads[key] = handle

@@ -15,9 +15,11 @@ scheduler, queue status) and :mod:`.visibility` (the pending-workloads API).
 options) and :mod:`.topology` (topology-aware scheduling for flavors with a ``topologyName``) plug into
 the engine and the controller.
 
-Not emulated: MultiKueue and custom admission check controllers, TAS pod slices and leader groups, partial
-admission, elastic jobs' Workload slices (an elastic RayCluster whose replicas change is stopped
-and its Workload replaced, as for a non-elastic one), PriorityClass-based priorities. Deliberate
+Elastic RayClusters (``kueue.x-k8s.io/elastic-job: "true"``, Kueue's ``ElasticJobsViaWorkloadSlices``)
+change size by Workload slices (:mod:`.slices`, :mod:`.elastic`): a scale-down in place, a scale-up as a
+new slice that queues for its delta. Not emulated: MultiKueue and custom admission check controllers,
+TAS pod slices and leader groups, partial admission (and a slice's ``minCount``), PriorityClass-based
+priorities. Deliberate
 differences: a ``Pending`` event is recorded when the message changes rather than on every
 scheduling attempt, and a priority-class label naming no WorkloadPriorityClass gives an
 ``ErrWorkloadCompose`` event on the job (upstream only logs the error).

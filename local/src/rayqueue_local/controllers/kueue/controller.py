@@ -38,7 +38,7 @@ from rayqueue_local.controllers.base import QueueController
 from rayqueue_local.controllers.kueue import conditions as cond
 from rayqueue_local.controllers.kueue import fairsharing as fs
 from rayqueue_local.controllers.kueue import messages as msg
-from rayqueue_local.controllers.kueue import queue_status, visibility, webhook
+from rayqueue_local.controllers.kueue import queue_status, slices, visibility, webhook
 from rayqueue_local.controllers.kueue.admissionchecks import (
     all_checks_ready,
     checks_for_admission,
@@ -262,7 +262,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
             cohorts=cohorts,
             resource_flavors=flavors,
             local_queues=self._with_consumed(local_queues) if fair.admission else local_queues,
-            workloads=workloads,
+            workloads=slices.scheduling_views(workloads),  # a scale-up slice asks for its delta
             namespaces=namespaces,
             now=time.time(),
             fair_sharing=fair,
@@ -356,6 +356,9 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         for admission in result.admitted:
             wl = copy.deepcopy(admission.workload.obj)
             previously = cond.find(wl, msg.ADMITTED)
+            replaced = self._replaced_slice(wl)
+            if replaced is not None:  # a scale-up slice holds what its old slice held, and its delta
+                admission.admission = slices.merged_admission(admission.admission, replaced)
             cond.set_quota_reserved(wl, admission.admission, now)
             wl["status"].pop("resourceRequests", None)  # admission.resourceUsage says it now
             checks = checks_for_admission(
@@ -374,6 +377,8 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
             stored = self._write(wl)
             if stored is None:
                 continue
+            if replaced is not None:
+                self._finish_replaced(replaced, stored)
             cq = admission.admission["clusterQueue"]
             queued_at = cond.find(stored, msg.REQUEUED) or {}
             since = parse_rfc3339(

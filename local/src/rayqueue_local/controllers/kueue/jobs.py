@@ -1,7 +1,8 @@
 """Kueue's job reconciler for RayCluster and RayJob (jobframework/reconciler.go, v0.19.2).
 
 One managed job (queue label, not owned by a queued RayJob) has one Workload: it is created with
-the job, replaced when the job's pod sets change, finished when a RayJob completes. An admitted
+the job, replaced when the job's pod sets change (an admitted elastic RayCluster's counts instead
+change by Workload slices, :mod:`.elastic`), finished when a RayJob completes. An admitted
 Workload unsuspends the job with the flavors' nodeLabels and tolerations and its admission checks'
 ``podSetUpdates`` (e.g. the ProvisioningRequest annotations); an evicted one suspends it (restoring
 the pod templates) and, once the job is no longer active, gives the quota back and
@@ -20,12 +21,12 @@ from typing import Any
 from rayqueue_local.apimachinery.time import now_rfc3339
 from rayqueue_local.controllers.kueue import conditions as cond
 from rayqueue_local.controllers.kueue import messages as msg
+from rayqueue_local.controllers.kueue.elastic import ElasticReconciler, is_elastic_cluster, live_slices
 from rayqueue_local.controllers.kueue.ops import (
     FLAVORS,
     JOB_CONTROLLER,
     PRIORITY_CLASSES,
     WORKLOADS,
-    StoreOps,
     metadata_of,
 )
 from rayqueue_local.controllers.kueue.workloads import (
@@ -57,7 +58,7 @@ def pods_ready(job: dict[str, Any]) -> bool:
     return status.get("state") == "ready"
 
 
-class JobReconciler(StoreOps):
+class JobReconciler(ElasticReconciler):
     """The job half of the Kueue controller (a mixin over :class:`~.ops.StoreOps`)."""
 
     def _stop_job(self, key: str, job: dict[str, Any], wl: dict[str, Any] | None, message: str) -> None:
@@ -90,6 +91,8 @@ class JobReconciler(StoreOps):
         if job is None or metadata_of(job).get("deletionTimestamp") or not self._managed(job):
             return
         workloads = self._workloads_of(job)
+        if is_elastic_cluster(job):  # Workload slices (.elastic): the one holding quota first
+            workloads = live_slices(workloads)
         wl = workloads[0] if workloads else None
         status = job.get("status") or {}
         if job.get("kind") == "RayJob" and status.get("jobDeploymentStatus") in ("Complete", "Failed"):
@@ -105,6 +108,8 @@ class JobReconciler(StoreOps):
         if metadata_of(wl).get("deletionTimestamp"):
             self._stop_job(key, job, wl, "Workload is deleted")
             self._drop_finalizer(wl)
+            return
+        if is_elastic_cluster(job) and self._reconcile_slices(job, workloads):
             return
         if not pod_sets_match(wl, job):
             self._replace_workload(key, job, wl)
