@@ -53,6 +53,7 @@ ON_A_PLANE = {
     "rayqueue_sdk.cluster.preflight",
     "rayqueue_sdk.scaling.policy",
     "rayqueue_sdk.job.rayjob",
+    "rayqueue_sdk.job.peer_api",
 }
 
 MODULES = all_modules()

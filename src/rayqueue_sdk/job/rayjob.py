@@ -38,6 +38,7 @@ from rayqueue_sdk.job.backend import JobBackend
 from rayqueue_sdk.job.existing import ExistingClusterJob
 from rayqueue_sdk.job.logs import tail
 from rayqueue_sdk.job.owned import OwnedClusterJob
+from rayqueue_sdk.job.peer_api import PeerJobApi
 from rayqueue_sdk.job.pending import DEFAULT_CLUSTER_TIMEOUT, ClusterWait
 from rayqueue_sdk.job.runtime_env import prepare_runtime_env
 from rayqueue_sdk.job.spec import JobSpec, render_rayjob, resolve_runtime_env
@@ -271,6 +272,11 @@ class RayJob:
             cluster_name=spec.cluster_name,
             dashboard_url=self._dashboard_override,
         )
+
+    @functools.cached_property
+    def _api(self) -> PeerJobApi:
+        """codeflare-sdk's private KubeRay client, for copied cells (:mod:`rayqueue_sdk.job.peer_api`)."""
+        return PeerJobApi(self.session)
 
     @property
     def job_id(self) -> str | None:
