@@ -397,6 +397,7 @@ class Cluster:
             local_queue=self.config.local_queue,
             priority_class=self.config.priority_class,
             read_existing=refuse_foreign is not None,
+            password_secret=self.config.redis_password_secret,
         )
         self._existing_seen = dict(facts.existing) if facts.existing is not None else None
         return decide(

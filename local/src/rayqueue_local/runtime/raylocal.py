@@ -136,6 +136,10 @@ class RayHeadSpec:
     resources: dict[str, float] = field(default_factory=dict)
     object_store_bytes: int = 128 * 1024 * 1024
     label: str = "ray-head"
+    #: Extra environment of the head's processes (GCS fault tolerance: ``RAY_REDIS_ADDRESS``, ...).
+    env: dict[str, str] = field(default_factory=dict)
+    #: The external Redis's password (``--redis-password``); never in a repr.
+    redis_password: str | None = field(default=None, repr=False)
 
     def ray_cpus(self) -> int:
         """CPUs to advertise: the spec's, rounded up, capped to this machine's cores, at least 1."""
@@ -264,6 +268,8 @@ class RayHead:
         ]
         if self.spec.resources:
             args += ["--resources", json.dumps(self.spec.resources)]
+        if self.spec.redis_password:
+            args += ["--redis-password", self.spec.redis_password]
         return args
 
     def client_proxy_command(self) -> list[str]:
@@ -296,6 +302,7 @@ class RayHead:
         for var in ("RAY_ADDRESS", "RAY_JOB_CONFIG_JSON_ENV_VAR"):
             env.pop(var, None)
         env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        env.update(self.spec.env)
         env[_GRPC_FORK_SUPPORT_VAR] = "0"
         # Ray rewrites a loopback --node-ip-address to the machine's network address unless it runs
         # in its single-machine mode (ray_constants.ENABLE_RAY_CLUSTER; it only otherwise refuses
@@ -315,9 +322,13 @@ class RayHead:
             self.client_proxy_command(),
             name=f"ray client proxy {self.spec.label}",
             log_path=self.temp_dir / "ray-client-proxy.log",
-            env={**env, _CLIENT_CHANNEL_TIMEOUT_VAR: str(_CLIENT_CHANNEL_TIMEOUT_S)},
+            env={**env, _CLIENT_CHANNEL_TIMEOUT_VAR: str(_CLIENT_CHANNEL_TIMEOUT_S), **self._proxy_env()},
         )
         log.info("%s: starting Ray head, dashboard %s", self.spec.label, self.dashboard_url)
+
+    def _proxy_env(self) -> dict[str, str]:
+        """The external Redis's password for the client proxy, as Ray's ``ray start`` hands it over."""
+        return {"RAY_REDIS_PASSWORD": self.spec.redis_password} if self.spec.redis_password else {}
 
     def probe(self) -> bool:
         """One readiness check, as KubeRay's head readiness probe does it: the dashboard agent
