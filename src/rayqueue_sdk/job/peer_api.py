@@ -28,7 +28,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.errors import NotFoundError
-from rayqueue_sdk.kube.kinds import RAYJOBS
 
 if TYPE_CHECKING:  # pragma: no cover
     from rayqueue_sdk.kube.session import KubeSession
@@ -83,6 +82,8 @@ class PeerJobApi:
             status = job._api.get_job_status(name=job.name, k8s_namespace="ds")
             (status or {}).get("rayClusterName")      # 'checkpointing-job-x7k2p'
         """
+        from rayqueue_sdk.kube.kinds import RAYJOBS  # lazy: RayJob's import loads no Kubernetes code
+
         remaining = float(timeout)
         while True:
             try:

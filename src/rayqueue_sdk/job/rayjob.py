@@ -40,6 +40,7 @@ from rayqueue_sdk.job.logs import tail
 from rayqueue_sdk.job.owned import OwnedClusterJob
 from rayqueue_sdk.job.peer_api import PeerJobApi
 from rayqueue_sdk.job.pending import DEFAULT_CLUSTER_TIMEOUT, ClusterWait
+from rayqueue_sdk.job.resume import ResumeWatch, with_resumption
 from rayqueue_sdk.job.runtime_env import prepare_runtime_env
 from rayqueue_sdk.job.spec import JobSpec, render_rayjob, resolve_runtime_env
 from rayqueue_sdk.job.status import RayJobStatus
@@ -245,6 +246,7 @@ class RayJob:
         self._card: JobCard | None = None  # the job view in a notebook (view(), wait())
         self._patch_answer: str | None = None  # stop_permission's SelfSubjectAccessReview ("" = allowed)
         self._dashboard_override = dashboard_url
+        self._resume_watch = ResumeWatch()  # whether a run resumed from a checkpoint (job/resume)
 
     @functools.cached_property
     def session(self) -> KubeSession:
@@ -447,7 +449,7 @@ class RayJob:
             job.status().phase          # <JobPhase.RUNNING: 'running'>
             job.status().cluster_name   # 'final-training-run-x7k2p'
         """
-        st = self._backend.status()
+        st = with_resumption(self._backend.status(), self._resume_watch, self._backend.logs)
         if st.cluster_name:
             self.cluster_name_in_status = st.cluster_name
         return st

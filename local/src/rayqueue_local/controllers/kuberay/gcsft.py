@@ -42,6 +42,7 @@ __all__ = [
     "CONFIG_ERROR",
     "EXTERNAL_STORAGE_NS_ANNOTATION",
     "GcsFtLaunch",
+    "SecretReader",
     "gcs_ft_launch",
     "restarting_head_status",
 ]
