@@ -104,8 +104,9 @@ def find_resumption(logs: str) -> Resumption | None:
 
 
 class ResumeWatch:
-    """Reads a job's logs for a :class:`Resumption`, once it has one, and at most every ``recheck``
-    seconds until then (``clock`` is injectable for tests).
+    """Reads a job's logs for a :class:`Resumption` at most every ``recheck`` seconds until it has a complete
+    one: Ray Train's snapshot line comes before the training function says which epoch it starts at, so a
+    resumption without an epoch is read again later (``clock`` is injectable for tests).
 
     Example:
         >>> calls = []
@@ -125,16 +126,17 @@ class ResumeWatch:
         self._asked: dict[str, float] = {}
 
     def check(self, job_id: str, read_logs: Callable[[], str]) -> Resumption | None:
-        """The resumption of Ray job ``job_id``: remembered once found; else the logs read now, unless they
-        were read less than ``recheck`` seconds ago."""
-        if job_id in self._found:
-            return self._found[job_id]
+        """The resumption of Ray job ``job_id``: remembered once complete; else the logs read now, unless
+        they were read less than ``recheck`` seconds ago (then what is known so far)."""
+        known = self._found.get(job_id)
+        if known is not None and known.epoch is not None:
+            return known
         now = self._clock()
         last = self._asked.get(job_id)
         if last is not None and now - last < self._recheck:
-            return None
+            return known
         self._asked[job_id] = now
-        found = find_resumption(read_logs())
+        found = find_resumption(read_logs()) or known
         if found is not None:
             self._found[job_id] = found
         return found
