@@ -118,9 +118,9 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 
 @pytest.fixture(scope="session")
 def s3_store() -> Iterator[Any]:
-    """An S3-compatible object store on loopback (moto's server, see ``tests/objectstore.py``) with bucket
-    ``ray-checkpoints``; ``s3_store.env()`` are the AWS variables a job needs to checkpoint to it."""
-    from objectstore import ObjectStore
+    """An S3-compatible object store on loopback (moto's server, :mod:`rayqueue_local.runtime.objectstore`)
+    with bucket ``ray-checkpoints``; ``s3_store.env()``: the AWS variables a job needs to checkpoint to it."""
+    from rayqueue_local.runtime.objectstore import ObjectStore
 
     store = ObjectStore()
     try:

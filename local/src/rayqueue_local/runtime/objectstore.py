@@ -1,4 +1,7 @@
-"""An S3-compatible object store on loopback for the tests: moto's server (``moto[server]``), one bucket.
+"""An S3-compatible object store on loopback: moto's server (``moto[server]``, an optional dependency that
+the test extra installs), one bucket. The tests start it as the session fixture ``s3_store``; ``python -m
+rayqueue_local.runtime.objectstore`` serves one until interrupted and prints the variables to export (for
+codeflare-sdk's checkpointing notebook, which reads ``AWS_S3_BUCKET`` and the credentials).
 
 Ray Train checkpoints to it through pyarrow's S3 filesystem, which reads the standard AWS variables
 (:meth:`ObjectStore.env`: ``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
@@ -9,23 +12,35 @@ moto 5.2.1 answers ``CompleteMultipartUpload`` with the wrong root element (getm
 regression), which pyarrow (it checks the root since apache/arrow#11594) takes for an error embedded in a
 200 and retries until it fails: every pyarrow upload is a multipart one. The server here runs moto's own WSGI
 application behind :func:`_complete_multipart_root`, which renames that root to S3's
-``CompleteMultipartUploadResult``; nothing else is touched.
+``CompleteMultipartUploadResult`` (:func:`fix_complete_multipart_root`); nothing else is touched.
+
+Example:
+    >>> fix_complete_multipart_root(b"<CompleteMultipartUpload><Key>k</Key></CompleteMultipartUpload>")
+    b'<CompleteMultipartUploadResult><Key>k</Key></CompleteMultipartUploadResult>'
+
+Serving one (not run here)::
+
+    store = ObjectStore(); os.environ.update(store.env()); ...; store.stop()
 """
 
 from __future__ import annotations
 
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["ObjectStore"]
+__all__ = ["ObjectStore", "fix_complete_multipart_root", "main"]
 
 
-def _fix_root(body: bytes) -> bytes:
+def fix_complete_multipart_root(body: bytes) -> bytes:
     """Rename the XML root element of a CompleteMultipartUpload answer to ``CompleteMultipartUploadResult``.
 
-    >>> _fix_root(b'<?xml version="1.0"?><CompleteMultipartUpload><K>k</K></CompleteMultipartUpload>')
-    b'<?xml version="1.0"?><CompleteMultipartUploadResult><K>k</K></CompleteMultipartUploadResult>'
+    >>> fix_complete_multipart_root(b'<?xml version="1.0"?><CompleteMultipartUpload/>')
+    b'<?xml version="1.0"?><CompleteMultipartUpload/>'
+    >>> fix_complete_multipart_root(b'<?xml version="1.0"?><R xmlns="x"><K>k</K></R>')
+    b'<?xml version="1.0"?><CompleteMultipartUploadResult xmlns="x"><K>k</K></CompleteMultipartUploadResult>'
     """
     start = body.find(b"<", body.find(b"?>") + 2 if body.startswith(b"<?xml") else 0)
     end = body.find(b">", start)
@@ -52,7 +67,7 @@ def _fix_root(body: bytes) -> bytes:
 
 
 def _complete_multipart_root(app: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable[bytes]]:
-    """WSGI middleware: :func:`_fix_root` on the answers to ``POST ...?uploadId=`` (complete an upload)."""
+    """WSGI middleware: :func:`fix_complete_multipart_root` on the answers to ``POST ...?uploadId=``."""
 
     def wrapped(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         if environ.get("REQUEST_METHOD") != "POST" or "uploadId=" not in environ.get("QUERY_STRING", ""):
@@ -63,7 +78,7 @@ def _complete_multipart_root(app: Callable[..., Iterable[bytes]]) -> Callable[..
             captured.update(status=status, headers=headers)
             return lambda data: None
 
-        body = _fix_root(b"".join(app(environ, capture)))
+        body = fix_complete_multipart_root(b"".join(app(environ, capture)))
         headers = [(k, v) for k, v in captured["headers"] if k.lower() != "content-length"]
         start_response(captured["status"], [*headers, ("Content-Length", str(len(body)))])
         return [body]
@@ -78,13 +93,20 @@ class ObjectStore:
     secret_key = "rayqueue-test-secret"  # a throwaway credential moto accepts; never a real one
     region = "us-east-1"
 
-    def __init__(self, bucket: str = "ray-checkpoints") -> None:
-        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
-        from werkzeug.serving import make_server
+    def __init__(self, bucket: str = "ray-checkpoints", port: int = 0) -> None:
+        from moto.moto_server.werkzeug_app import (  # lazy: moto is optional (the test extra)
+            DomainDispatcherApplication,
+            create_backend_app,
+        )
+        from werkzeug.serving import WSGIRequestHandler, make_server  # lazy: moto's server, optional
+
+        class _Quiet(WSGIRequestHandler):
+            def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+                """No line per request."""
 
         self.bucket = bucket
         app = _complete_multipart_root(DomainDispatcherApplication(create_backend_app))
-        self._server = make_server("127.0.0.1", 0, app, threaded=True)
+        self._server = make_server("127.0.0.1", port, app, threaded=True, request_handler=_Quiet)
         self.endpoint = f"http://127.0.0.1:{self._server.server_port}"
         self._thread = threading.Thread(target=self._server.serve_forever, name="s3-store", daemon=True)
         self._thread.start()
@@ -95,7 +117,7 @@ class ObjectStore:
 
     def client(self) -> Any:
         """A boto3 S3 client of this store."""
-        import boto3
+        import boto3  # lazy: with moto, optional
 
         return boto3.client(
             "s3",
@@ -124,3 +146,21 @@ class ObjectStore:
         """Stop serving."""
         self._server.shutdown()
         self._thread.join(timeout=10)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve an object store until interrupted: ``python -m rayqueue_local.runtime.objectstore [PORT]``;
+    prints the ``export`` lines of its variables."""
+    args = sys.argv[1:] if argv is None else argv
+    store = ObjectStore(port=int(args[0]) if args else 0)
+    for key, value in store.env().items():
+        print(f"export {key}={value}")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        store.stop()
+
+
+if __name__ == "__main__":
+    main()
