@@ -143,8 +143,8 @@ class ResumeWatch:
 
 
 def with_resumption(status: RayJobStatus, watch: ResumeWatch, read_logs: Callable[[], str]) -> RayJobStatus:
-    """``status`` with ``resumed_from`` and its explanation ending "; resumed from ...", when the job's
-    logs say it resumed from a Ray Train checkpoint; ``status`` unchanged otherwise (or when the logs
+    """``status`` with ``resumed_from`` and its explanation ending "; resumed from ...", when a job-owned
+    job's logs say it resumed from a Ray Train checkpoint; ``status`` unchanged otherwise (or when the logs
     cannot be read now: that is for :meth:`~rayqueue_sdk.job.rayjob.RayJob.logs` to report).
 
     Example:
@@ -153,8 +153,8 @@ def with_resumption(status: RayJobStatus, watch: ResumeWatch, read_logs: Callabl
         >>> with_resumption(st, ResumeWatch(), lambda: logs).explanation
         'running; resumed from the Ray Train run at ckpt/run'
     """
-    if status.phase not in _WITH_LOGS or not status.job_id:
-        return status
+    if not status.owns_cluster or status.phase not in _WITH_LOGS or not status.job_id:
+        return status  # only a job-owned RayJob is run again by Kueue after a preemption
     try:
         found = watch.check(status.job_id, read_logs)
     except RayQueueError as err:

@@ -47,3 +47,9 @@ def test_the_watch_reads_again_until_it_knows_the_epoch_then_stops() -> None:
     assert with_resumption(status, watch, read) == done and len(reads) == 2  # complete: not read again
     queued = RayJobStatus("j", "ds", JobPhase.QUEUED, "queued", job_id="raysubmit_1", owns_cluster=True)
     assert with_resumption(queued, watch, read) is queued  # no logs to read while queued
+
+
+def test_a_job_on_an_existing_cluster_is_not_read_for_a_resumption() -> None:
+    reads: list[int] = []
+    st = RayJobStatus("j", "ds", JobPhase.RUNNING, "running", job_id="j-1", owns_cluster=False)
+    assert with_resumption(st, ResumeWatch(), lambda: reads.append(1) or SNAPSHOT) is st and reads == []
