@@ -91,6 +91,15 @@ _CLIENT_CHANNEL_TIMEOUT_S = 180
 # Ray's processes fork only to exec, which needs no fork support (grpc/grpc#13873, #43055).
 _GRPC_FORK_SUPPORT_VAR = "GRPC_ENABLE_FORK_SUPPORT"
 
+# The raylet gives its dashboard agent a short time to report its ports and aborts when it misses it
+# ("Check failed" in NodeManager::WaitForDashboardAgentPorts; `ray start` then fails with "The current node
+# timed out during startup"). On this 2-core machine under a test run's load (load average 12-28) the agent
+# spent ~14 s importing before its first log line; heads with an external Redis failed to start in 4 of 7
+# tries, and every restart after a kill failed (1 alone, 2 in the plane with 3 attempts each). With this wait
+# raised (Ray reads it as agent_register_timeout_ms), one started in 15 s and restarted in 17 s.
+_AGENT_WAIT_VAR = "RAY_agent_register_timeout_ms"
+_AGENT_WAIT_MS = "120000"
+
 #: Port names as KubeRay names them in ``status.endpoints`` (plus the extra ones Ray needs).
 _PORT_NAMES = (
     "gcs-server",
@@ -302,6 +311,7 @@ class RayHead:
         for var in ("RAY_ADDRESS", "RAY_JOB_CONFIG_JSON_ENV_VAR"):
             env.pop(var, None)
         env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        env.setdefault(_AGENT_WAIT_VAR, _AGENT_WAIT_MS)
         env.update(self.spec.env)
         env[_GRPC_FORK_SUPPORT_VAR] = "0"
         # Ray rewrites a loopback --node-ip-address to the machine's network address unless it runs
