@@ -13,14 +13,19 @@ command -v kubectl >/dev/null 2>&1 || MISSING="$MISSING kubernetes-client"
 # Chromium for the notebook widgets' real-browser test (driven by Playwright through executable_path;
 # no browser download is possible or wanted).
 command -v chromium >/dev/null 2>&1 || MISSING="$MISSING chromium"
+# Redis for GCS fault tolerance (the tests start their own redis-server on a free port).
+command -v redis-server >/dev/null 2>&1 || MISSING="$MISSING redis-server"
 if [ -n "$MISSING" ] && command -v apt-get >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   # shellcheck disable=SC2086
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $MISSING >/dev/null
 fi
-# Debian starts the packaged service; the tests run their own Prometheus on free ports.
-if command -v systemctl >/dev/null 2>&1; then systemctl stop prometheus >/dev/null 2>&1 || true; fi
+# Debian starts the packaged services; the tests run their own Prometheus and Redis on free ports.
+if command -v systemctl >/dev/null 2>&1; then
+  systemctl stop prometheus >/dev/null 2>&1 || true
+  systemctl stop redis-server >/dev/null 2>&1 || true
+fi
 
 # Both distributions from this checkout: the SDK (with its test and lint tools) and the local control plane.
 python3 -m pip install -q -e ./local -e '.[test,lint]'

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -64,3 +66,64 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if any(item.get_closest_marker(name) for name in _SLOW_MARKERS) or _uses_ray_plane(item):
             item.add_marker(pytest.mark.slow)
+
+
+class RedisServer:
+    """A Redis for GCS fault tolerance (Debian's ``redis-server``) on loopback: ``address``, ``password``."""
+
+    def __init__(self, address: str, password: str) -> None:
+        self.address = address
+        self.password = password
+
+    def __repr__(self) -> str:
+        return f"RedisServer({self.address!r})"  # never the password
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """One ``redis-server`` for the session (started by the first test that needs it), with a password,
+    nothing persisted. Stopped exactly (its own session) at the end."""
+    import secrets
+    import shutil
+    import socket
+    import time
+
+    from rayqueue_local.runtime.processes import free_ports, spawn
+
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("redis-server not found: install Debian's redis-server (scripts/test.sh does)")
+    port, password = free_ports(1)[0], secrets.token_hex(16)
+    logs = tmp_path_factory.mktemp("redis")
+    process = spawn(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--requirepass", password, "--save", "",
+         "--appendonly", "no", "--dir", str(logs)],
+        name="redis-server",
+        log_path=logs / "redis.log",
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if process.popen.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"redis-server did not start:\n{process.log_tail()}") from None
+            time.sleep(0.05)
+    try:
+        yield RedisServer(f"127.0.0.1:{port}", password)
+    finally:
+        process.stop(2.0)
+
+
+@pytest.fixture(scope="session")
+def s3_store() -> Iterator[Any]:
+    """An S3-compatible object store on loopback (moto's server, :mod:`rayqueue_local.runtime.objectstore`)
+    with bucket ``ray-checkpoints``; ``s3_store.env()``: the AWS variables a job needs to checkpoint to it."""
+    from rayqueue_local.runtime.objectstore import ObjectStore
+
+    store = ObjectStore()
+    try:
+        yield store
+    finally:
+        store.stop()

@@ -49,6 +49,9 @@ LAZY_ALLOWED = frozenset(
         "asyncio",  # ~10 ms with ssl and socket: only where a job's logs are followed
         "kube_authkit",  # optional, the user's own: imported only to turn their AuthConfig into a client
         "matplotlib",  # optional (the plot extra), ~300 ms: only when a chart is drawn (display/charts.py)
+        "moto",  # optional (the test extra): the S3 store of rayqueue_local.runtime.objectstore
+        "werkzeug",  # moto's server, same
+        "boto3",  # same: the store's bucket
     }
 )
 LAZY_MARK = "# lazy:"

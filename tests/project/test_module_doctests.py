@@ -55,6 +55,7 @@ ON_A_PLANE = {
     "rayqueue_sdk.scaling.planning",
     "rayqueue_sdk.job.rayjob",
     "rayqueue_sdk.job.view",
+    "rayqueue_sdk.job.peer_api",
 }
 
 MODULES = all_modules()

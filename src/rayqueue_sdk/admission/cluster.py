@@ -52,6 +52,7 @@ from rayqueue_sdk.admission.conditions import (
     head_failure,
     read_raycluster,
 )
+from rayqueue_sdk.admission.headrestart import head_restart
 from rayqueue_sdk.admission.job import JobAssessment, assess_job
 from rayqueue_sdk.admission.phases import (
     JOB_UID_LABEL,
@@ -310,12 +311,15 @@ def assess_cluster(
         text = f"the head cannot start: {kueue_words(*broken)}"
         return out(ClusterPhase.FAILED, Verdict.FAIL, text, broken, kind=ErrorKind.FAILED)
     parts = [_admitted_sentence(wl)] if admitted else []
-    starting = "starting" + (
+    restarting = head_restart(head_pod)  # the kubelet restarts the head container: not failed
+    starting = restarting or "starting" + (
         f", {ready_w}/{desired_w} workers ready" if None not in (ready_w, desired_w) else ""
     )
     if rc.replica_failure is not None:
         why_reason, why_message = rc.replica_failure
         parts.append(f"KubeRay cannot create pods: {kueue_words(why_reason, why_message)}")
+    elif restarting is not None:
+        pass  # the restart is the news: KubeRay's HeadPodReady=False (ContainersNotReady) stays the reason
     elif why_reason == UNKNOWN_REASON and not why_message:
         # KubeRay's "Unknown": no word for a person; say what is known of the head instead
         starting += f": {rc.head_progress}"

@@ -23,9 +23,9 @@ from datetime import UTC, datetime
 from rayqueue_sdk.admission.rollup import ROLLUPS, clusters_csv, rollup
 from rayqueue_sdk.admission.usage import parse_since
 from rayqueue_sdk.cli.common import add_connection_options, emit, guarded, session_of
-from rayqueue_sdk.queues.usage import PROMETHEUS_TOKEN_ENV, PROMETHEUS_URL_ENV, usage_report
 from rayqueue_sdk.config.idle import PrometheusSource
 from rayqueue_sdk.errors import ConfigError
+from rayqueue_sdk.queues.usage import PROMETHEUS_TOKEN_ENV, PROMETHEUS_URL_ENV, usage_report
 
 __all__ = ["configure"]
 

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rayqueue_sdk.config.models import DEFAULT_ACCELERATORS, ClusterConfiguration, WorkerGroup
+from rayqueue_sdk.manifests.gcs import gcs_fields_from_spec
 from rayqueue_sdk.manifests.labels import (
     ELASTIC_JOB_ANNOTATION,
     MANAGED_BY_LABEL,
@@ -196,5 +197,6 @@ def config_from_raycluster(obj: Mapping[str, Any]) -> ClusterConfiguration:
         fields["image"] = head_container["image"]
     if mapping:
         fields["extended_resource_mapping"] = mapping
+    fields.update(gcs_fields_from_spec(spec))
     fields.update(_cpu_memory("head_", head_requests, head_limits))
     return ClusterConfiguration(**fields)

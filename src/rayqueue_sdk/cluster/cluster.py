@@ -135,6 +135,7 @@ class Cluster(ScaleToZeroMixin, CardMixin):
             priority_class=self.config.priority_class,
             read_existing=refuse_foreign is not None,
             worker_groups=len(self.config.resolved_worker_groups()),
+            password_secret=self.config.redis_password_secret,
         )
         self._existing_seen = dict(facts.existing) if facts.existing is not None else None
         return decide(

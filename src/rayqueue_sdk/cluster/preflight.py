@@ -1,12 +1,14 @@
 """The preflight of ``Cluster.apply()`` and ``Cluster.up()``: what they must know, fetched once, then decided.
 
-:func:`fetch_facts` asks the API server for everything in at most three independent requests, sent
+:func:`fetch_facts` asks the API server for everything in at most four independent requests, sent
 together (one round trip; plus Kueue's version discovery, once per client):
 
 - one LIST of the namespace's LocalQueues: it checks ``local_queue``, lists the queues for the error,
   and finds the default queue when none is given;
 - one GET of the WorkloadPriorityClass, when one is asked for (a LIST follows only to word a 404);
-- one GET of the RayCluster, when ``apply()`` must refuse to take over one the SDK did not make.
+- one GET of the RayCluster, when ``apply()`` must refuse to take over one the SDK did not make;
+- one GET of the Secret holding the Redis password (GCS fault tolerance, ``redis_password_secret``): a
+  missing Secret or key would keep the head from starting (the kubelet's ``CreateContainerConfigError``).
 
 It returns :class:`Facts`, plain data. :func:`decide` is pure: from the manifest and the facts it returns
 the manifest to send (namespace set, default queue filled in) or raises the error the user reads.
@@ -37,6 +39,7 @@ from typing import Any, TypeVar
 
 from rayqueue_sdk.errors import (
     ApiError,
+    ConfigError,
     ConflictError,
     ForbiddenError,
     NotFoundError,
@@ -65,6 +68,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 #: Why the LocalQueues could not be listed: the hint of a QueueNotFoundError.
+#: Secrets (the Redis password's, for GCS fault tolerance).
+_SECRETS = Kind("", "v1", "secrets")
 _QUEUES_ABSENT = "This cluster does not serve Kueue's LocalQueue API (is Kueue installed?)."
 
 
@@ -82,6 +87,7 @@ class Facts:
         existing: the RayCluster of that name as stored, when it was read and exists.
         max_pod_sets: the pod sets the served Kueue's Workload holds (read only for a cluster of more
             worker groups than every Kueue release takes; ``None``: not read or not readable).
+        secret_problem: what is wrong with the Redis password Secret (missing, or without the key).
 
     Example:
         >>> Facts("ds").queue_listing
@@ -96,6 +102,7 @@ class Facts:
     priority_class_hint: str | None = None
     existing: Mapping[str, Any] | None = None
     max_pod_sets: int | None = None
+    secret_problem: str | None = None
 
 
 def check_ours(obj: Mapping[str, Any], how: str) -> None:
@@ -138,7 +145,8 @@ def decide(
     Raises:
         QueueNotFoundError: ``local_queue`` does not exist (lists those that do).
         PriorityClassNotFoundError: ``priority_class`` does not exist (lists those that do).
-        ConfigError: e.g. autoscaling under the default queue without ``elastic=True``.
+        ConfigError: e.g. autoscaling under the default queue without ``elastic=True``, or a Redis
+            password Secret (``redis_password_secret``) that does not exist or lacks the key.
         ConflictError: the existing RayCluster was not made by rayqueue_sdk.
         ConfigError: the existing RayCluster runs (is admitted) from another queue than the one sent.
 
@@ -164,6 +172,15 @@ def decide(
         raise PriorityClassNotFoundError(
             priority_class, list(facts.priority_class_choices), hint=facts.priority_class_hint
         )
+    if facts.secret_problem is not None:
+        ref = ((out.get("spec") or {}).get("gcsFaultToleranceOptions") or {}).get("redisPassword") or {}
+        raise ConfigError(
+            "redis_password_secret",
+            (ref.get("valueFrom") or {}).get("secretKeyRef"),
+            f"a Secret of namespace {facts.namespace!r} with the Redis password under that key "
+            "(kubectl create secret generic <name> --from-literal=<key>=...)",
+            problem=facts.secret_problem,
+        )
     if refuse_foreign is not None and facts.existing is not None:
         check_ours(facts.existing, refuse_foreign)
     check_queue_unchanged(facts.existing, (out["metadata"].get("labels") or {}).get(QUEUE_LABEL))
@@ -182,6 +199,7 @@ def fetch_facts(
     priority_class: str | None = None,
     read_existing: bool = False,
     worker_groups: int = 0,
+    password_secret: Mapping[str, str] | None = None,
 ) -> Facts:
     """Fetch what :func:`decide` needs, in at most three requests sent together (see the module).
 
@@ -204,6 +222,8 @@ def fetch_facts(
         jobs["existing"] = lambda: _existing(session, name=name, namespace=namespace)
     if worker_groups > SMALLEST_WORKER_GROUP_LIMIT:  # the limit depends on the Kueue release: read it
         jobs["pod_sets"] = lambda: _served_max_pod_sets(session, lq_kind.version)
+    if password_secret is not None:
+        jobs["secret"] = lambda: _secret_problem(session, password_secret, namespace=namespace)
     found = _together(jobs)
     queues, listing = found["queues"]
     missing, choices, hint = found.get("priority", (False, [], None))
@@ -216,6 +236,7 @@ def fetch_facts(
         priority_class_hint=hint,
         existing=found.get("existing"),
         max_pod_sets=found.get("pod_sets"),
+        secret_problem=found.get("secret"),
     )
 
 
@@ -287,6 +308,24 @@ def _existing(session: KubeSession, *, name: str, namespace: str) -> dict[str, A
         return session.get(RAYCLUSTERS, name=name, namespace=namespace)
     except (NotFoundError, ForbiddenError):  # a 403 is for the write to report
         return None
+
+
+def _secret_problem(session: KubeSession, ref: Mapping[str, str], *, namespace: str) -> str | None:
+    """What is wrong with the Secret ``ref`` names (``None``: it has the key). Only the key's presence is
+    read; the value is never kept or logged. A 403 leaves the check to the kubelet."""
+    try:
+        secret = session.get(_SECRETS, name=ref["name"], namespace=namespace)
+    except ForbiddenError as err:
+        log.warning("cannot check Secret %r (%s); leaving the check to the kubelet", ref["name"], err.message)
+        return None
+    except NotFoundError:
+        return f"Secret {ref['name']!r} does not exist in namespace {namespace!r}"
+    keys = set(secret.get("data") or {}) | set(secret.get("stringData") or {})
+    if ref["key"] not in keys:
+        return (
+            f"Secret {ref['name']!r} has no key {ref['key']!r} (it has: {', '.join(sorted(keys)) or 'none'})"
+        )
+    return None
 
 
 def _name(obj: Mapping[str, Any]) -> str:

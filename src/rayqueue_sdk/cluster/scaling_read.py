@@ -19,12 +19,12 @@ from dataclasses import replace
 from typing import Any
 
 from rayqueue_sdk.admission.scaling_status import pending_slice, scaling_from
-from rayqueue_sdk.queues.local_queues import queue_position
 from rayqueue_sdk.cluster.status import ClusterStatus
 from rayqueue_sdk.errors import ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 from rayqueue_sdk.manifests.meta import name_of, uid_of
+from rayqueue_sdk.queues.local_queues import queue_position
 
 log = logging.getLogger(__name__)
 

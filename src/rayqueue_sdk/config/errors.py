@@ -30,7 +30,6 @@ __all__ = ["StrictModel"]
 
 _HINTS = {
     "write_to_file": "a ClusterConfiguration field (Cluster(config).to_yaml() gives the manifest)",
-    "enable_gcs_ft": "GCS fault tolerance is not supported yet",
     "accelerator_configs": "use extended_resource_mapping",
 }
 

@@ -58,6 +58,7 @@ from rayqueue_sdk.config.fields import (
 from rayqueue_sdk.config.idle import IdlePolicy
 from rayqueue_sdk.config.worker_group import WorkerGroup
 from rayqueue_sdk.errors import ConfigError
+from rayqueue_sdk.manifests.gcs import check_gcs_ft
 from rayqueue_sdk.manifests.grouprules import check_autoscaler_v2_env, check_topology_annotations
 from rayqueue_sdk.manifests.kueue import topology_annotation
 from rayqueue_sdk.manifests.quantities import CPU_ALLOWED, MEMORY_ALLOWED
@@ -322,16 +323,8 @@ class ClusterShape(StrictModel):
         check_autoscaler_v2_env(self.envs, autoscaling=autoscaling, field="envs")
 
 
-_GCS = (
-    "left unset: GCS fault tolerance (an external Redis) is not supported yet; a head that restarts "
-    "loses its job records"
-)
 #: codeflare-sdk's ClusterConfiguration fields kept only at their default: field -> (default, what to do).
 _UNSUPPORTED: dict[str, tuple[Any, str]] = {
-    "enable_gcs_ft": (False, "False: " + _GCS),
-    "redis_address": (None, "None: " + _GCS),
-    "redis_password_secret": (None, "None: " + _GCS),
-    "external_storage_namespace": (None, "None: " + _GCS),
     "additional_worker_groups": (None, "None: give every group in worker_groups=[WorkerGroup(...), ...]"),
 }
 
@@ -397,16 +390,23 @@ class ClusterConfiguration(ClusterShape):
     enable_usage_stats: bool = Field(
         default=False, description="True or False: Ray's usage stats (RAY_USAGE_STATS_ENABLED)"
     )
-    # codeflare-sdk's fields that have no meaning here yet: accepted only at their default, so a notebook that
-    # sets one learns why instead of reading "unknown field" (see _UNSUPPORTED).
-    enable_gcs_ft: bool = Field(default=False, description="False (GCS fault tolerance is not supported)")
-    redis_address: str | None = Field(default=None, description="None (GCS fault tolerance is not supported)")
+    enable_gcs_ft: bool = Field(
+        default=False,
+        description="True or False: GCS fault tolerance with an external Redis (KubeRay's "
+        "gcsFaultToleranceOptions; needs redis_address)",
+    )
+    redis_address: str | None = Field(
+        default=None, description="host:port of the external Redis (with enable_gcs_ft=True), or None"
+    )
     redis_password_secret: dict[str, str] | None = Field(
-        default=None, description="None (GCS fault tolerance is not supported)"
+        default=None,
+        description="{'name': <Secret>, 'key': <key>}: the Secret holding the Redis password, or None",
     )
     external_storage_namespace: str | None = Field(
-        default=None, description="None (GCS fault tolerance is not supported)"
+        default=None, description="the Redis key prefix of the cluster's GCS data (default: the UID), or None"
     )
+    # codeflare-sdk's field that has no meaning here: accepted only at its default, so a notebook that sets
+    # it learns why instead of reading "unknown field" (see _UNSUPPORTED).
     additional_worker_groups: list[Any] | None = Field(
         default=None, description="None: use worker_groups=[WorkerGroup(...), ...] for several groups"
     )
@@ -446,6 +446,12 @@ class ClusterConfiguration(ClusterShape):
             what="a RayCluster",
         )
         check_autoscaling(self.enable_autoscaling, queued=queued, elastic=self.is_elastic)
+        check_gcs_ft(
+            self.enable_gcs_ft,
+            self.redis_address,
+            self.redis_password_secret,
+            self.external_storage_namespace,
+        )
         return self
 
 
@@ -526,6 +532,7 @@ def managed_from(
         "idle_scale_to_zero": (config.idle_scale_to_zero, "None: a RayJob's cluster ends with the job"),
         "name": (config.name, "left out: the RayJob names its cluster <job_name>-..."),
         "namespace": (config.namespace, "left out: use RayJob(namespace=...)"),
+        "enable_gcs_ft": (config.enable_gcs_ft, "False: a RayJob's cluster lives as long as its job"),
     }
     for field, (value, allowed) in refused.items():
         if value:

@@ -36,7 +36,9 @@ from rayqueue_sdk.job.backend import JobBackend
 from rayqueue_sdk.job.existing import ExistingClusterJob
 from rayqueue_sdk.job.logs import LogKeeper
 from rayqueue_sdk.job.owned import OwnedClusterJob
+from rayqueue_sdk.job.peer_api import PeerJobApi
 from rayqueue_sdk.job.pending import DEFAULT_CLUSTER_TIMEOUT, ClusterWait
+from rayqueue_sdk.job.resume import ResumeWatch, with_resumption
 from rayqueue_sdk.job.runtime_env import prepare_runtime_env
 from rayqueue_sdk.job.settle import await_stop
 from rayqueue_sdk.job.spec import JobSpec, render_rayjob, resolve_runtime_env
@@ -242,6 +244,7 @@ class RayJob(JobViewMixin):
         self._card: JobCard | None = None  # the job view in a notebook (view(), wait())
         self._patch_answer: str | None = None  # stop_permission's SelfSubjectAccessReview ("" = allowed)
         self._dashboard_override = dashboard_url
+        self._resume_watch = ResumeWatch()  # whether a run resumed from a checkpoint (job/resume)
 
     @functools.cached_property
     def session(self) -> KubeSession:
@@ -269,6 +272,11 @@ class RayJob(JobViewMixin):
             cluster_name=spec.cluster_name,
             dashboard_url=self._dashboard_override,
         )
+
+    @functools.cached_property
+    def _api(self) -> PeerJobApi:
+        """codeflare-sdk's private KubeRay client, for copied cells (:mod:`rayqueue_sdk.job.peer_api`)."""
+        return PeerJobApi(self.session)
 
     @property
     def job_id(self) -> str | None:
@@ -439,7 +447,7 @@ class RayJob(JobViewMixin):
             job.status().phase          # <JobPhase.RUNNING: 'running'>
             job.status().cluster_name   # 'final-training-run-x7k2p'
         """
-        st = self._backend.status()
+        st = with_resumption(self._backend.status(), self._resume_watch, self._backend.logs)
         if st.cluster_name:
             self.cluster_name_in_status = st.cluster_name
         return st

@@ -55,6 +55,8 @@ class RayJobStatus:
         error_kind: which error a ``FAIL`` verdict stands for.
         eta: while a job-owned cluster waits for quota, when it may be admitted and on what basis
             (:class:`~rayqueue_sdk.admission.eta.AdmissionEstimate`); ``None`` once admitted.
+        resumed_from: after a preemption, the Ray Train checkpoint the job resumed from (run folder,
+            epoch), as its logs say (:mod:`rayqueue_sdk.job.resume`); ``None`` when it started fresh.
 
     Example:
         >>> st = RayJobStatus("j", "ds", JobPhase.QUEUED, "queued in LocalQueue 'batch' at position 2",
@@ -77,6 +79,7 @@ class RayJobStatus:
     verdict: Verdict = Verdict.WAIT
     error_kind: ErrorKind = ErrorKind.NONE
     eta: AdmissionEstimate | None = None
+    resumed_from: str | None = None
 
     @property
     def assessment(self) -> JobAssessment:

@@ -21,6 +21,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from rayqueue_sdk.manifests.gcs import gcs_fault_tolerance_options
 from rayqueue_sdk.manifests.kueue import topology_annotation
 from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 from rayqueue_sdk.manifests.quantities import cpu_quantity, cpu_to_ray_count, memory_quantity, parse_quantity
@@ -72,12 +73,12 @@ def build_raycluster(config: ClusterConfiguration) -> dict[str, Any]:
         annotations[ELASTIC_JOB_ANNOTATION] = "true"
     if annotations:
         metadata["annotations"] = annotations
-    manifest = {
-        "apiVersion": "ray.io/v1",
-        "kind": "RayCluster",
-        "metadata": metadata,
-        "spec": build_cluster_spec(config, autoscaling=config.enable_autoscaling),
-    }
+    spec = build_cluster_spec(config, autoscaling=config.enable_autoscaling)
+    if config.enable_gcs_ft and config.redis_address is not None:
+        spec["gcsFaultToleranceOptions"] = gcs_fault_tolerance_options(
+            config.redis_address, config.redis_password_secret, config.external_storage_namespace
+        )
+    manifest = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": metadata, "spec": spec}
     check_raycluster(manifest)
     return manifest
 

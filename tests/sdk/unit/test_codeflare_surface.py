@@ -165,21 +165,77 @@ def test_autoscaling_in_a_queue_needs_the_elastic_annotation() -> None:
     ClusterConfiguration(name="a", enable_autoscaling=True, max_workers=2, local_queue="q", elastic=True)
 
 
+def test_the_peers_unsupported_field_says_why() -> None:
+    with pytest.raises(ConfigError) as info:
+        ClusterConfiguration(name="c", additional_worker_groups=[{"group_name": "g"}])
+    assert info.value.field == "additional_worker_groups" and "not supported by rayqueue_sdk" in str(
+        info.value
+    )
+    ClusterConfiguration(name="c", additional_worker_groups=None)
+
+
+def test_gcs_fault_tolerance_renders_kuberays_options_and_validates(crd_dir: Path) -> None:
+    cfg = ClusterConfiguration(
+        name="ft", enable_gcs_ft=True, redis_address="redis.ds.svc:6379",
+        redis_password_secret={"name": "redis-pw", "key": "password"}, external_storage_namespace="ws-ft",
+    )  # fmt: skip
+    manifest = Cluster(cfg).to_dict()
+    validate(manifest, crd_dir)
+    assert manifest["spec"]["gcsFaultToleranceOptions"] == {
+        "redisAddress": "redis.ds.svc:6379",
+        "redisPassword": {"valueFrom": {"secretKeyRef": {"name": "redis-pw", "key": "password"}}},
+        "externalStorageNamespace": "ws-ft",
+    }
+    assert "gcsFaultToleranceOptions" not in Cluster(ClusterConfiguration(name="plain")).to_dict()["spec"]
+
+
 @pytest.mark.parametrize(
-    ("field", "value"),
+    ("fields", "field", "words"),
     [
-        ("enable_gcs_ft", True),
-        ("redis_address", "redis:6379"),
-        ("redis_password_secret", {"name": "s", "key": "k"}),
-        ("external_storage_namespace", "ns"),
-        ("additional_worker_groups", [{"group_name": "g"}]),
+        ({"enable_gcs_ft": True}, "redis_address", "required when enable_gcs_ft is True"),
+        ({"enable_gcs_ft": True, "redis_address": "redis"}, "redis_address", "not host:port"),
+        ({"enable_gcs_ft": True, "redis_address": "redis:0"}, "redis_address", "not host:port"),
+        ({"enable_gcs_ft": True, "redis_address": "http://r:6379"}, "redis_address", "not host:port"),
+        ({"redis_address": "redis:6379"}, "redis_address", "set without enable_gcs_ft=True"),
+        (
+            {"enable_gcs_ft": True, "redis_address": "r:6379", "redis_password_secret": {"name": "s"}},
+            "redis_password_secret",
+            "not a Secret reference",
+        ),
+        (
+            {
+                "enable_gcs_ft": True,
+                "redis_address": "r:6379",
+                "redis_password_secret": {"name": "S!", "key": "k"},
+            },
+            "redis_password_secret['name']",
+            "Secret name",
+        ),
     ],
 )
-def test_the_peers_unsupported_fields_say_why(field: str, value: Any) -> None:
+def test_gcs_fault_tolerance_bad_fields_are_typed_errors(
+    fields: dict[str, Any], field: str, words: str
+) -> None:
     with pytest.raises(ConfigError) as info:
-        ClusterConfiguration(name="c", **{field: value})
-    assert info.value.field == field and "not supported by rayqueue_sdk" in str(info.value)
-    ClusterConfiguration(name="c", **{field: ClusterConfiguration.model_fields[field].default})
+        ClusterConfiguration(name="c", **fields)
+    assert info.value.field == field and words in str(info.value)
+
+
+def test_gcs_fault_tolerance_accepts_the_address_forms_ray_reads() -> None:
+    for address in (
+        "10.0.0.7:6379",
+        "redis://redis.ns.svc.cluster.local:6379",
+        "rediss://r:6380",
+        "[::1]:6379",
+    ):
+        ClusterConfiguration(name="c", enable_gcs_ft=True, redis_address=address)
+
+
+def test_a_jobs_cluster_config_refuses_gcs_fault_tolerance() -> None:
+    cfg = ClusterConfiguration(enable_gcs_ft=True, redis_address="r:6379")
+    with pytest.raises(ConfigError) as info:
+        RayJob(job_name="j", entrypoint="python x.py", cluster_config=cfg)
+    assert info.value.field == "cluster_config.enable_gcs_ft"
 
 
 def test_enable_usage_stats_reaches_ray() -> None:

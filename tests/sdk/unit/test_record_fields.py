@@ -107,6 +107,7 @@ def test_a_job_status_to_dict_is_its_fields_but_the_verdict() -> None:
         Verdict.WAIT,
         ErrorKind.NONE,
         ETA,
+        "resumed from the Ray Train run at b/p/run (epoch 2)",
     )
     assert st.to_dict() == {
         "name": "j",
@@ -121,6 +122,7 @@ def test_a_job_status_to_dict_is_its_fields_but_the_verdict() -> None:
         "job_id": "id",
         "owns_cluster": True,
         "ray_status": "PENDING",
+        "resumed_from": "resumed from the Ray Train run at b/p/run (epoch 2)",
     }
 
 

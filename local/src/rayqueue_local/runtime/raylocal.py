@@ -92,6 +92,15 @@ _CLIENT_CHANNEL_TIMEOUT_S = 180
 # Ray's processes fork only to exec, which needs no fork support (grpc/grpc#13873, #43055).
 _GRPC_FORK_SUPPORT_VAR = "GRPC_ENABLE_FORK_SUPPORT"
 
+# The raylet gives its dashboard agent a short time to report its ports and aborts when it misses it
+# ("Check failed" in NodeManager::WaitForDashboardAgentPorts; `ray start` then fails with "The current node
+# timed out during startup"). On this 2-core machine under a test run's load (load average 12-28) the agent
+# spent ~14 s importing before its first log line; heads with an external Redis failed to start in 4 of 7
+# tries, and every restart after a kill failed (1 alone, 2 in the plane with 3 attempts each). With this wait
+# raised (Ray reads it as agent_register_timeout_ms), one started in 15 s and restarted in 17 s.
+_AGENT_WAIT_VAR = "RAY_agent_register_timeout_ms"
+_AGENT_WAIT_MS = "120000"
+
 #: Port names as KubeRay names them in ``status.endpoints`` (plus the extra ones Ray needs).
 _PORT_NAMES = (
     "gcs-server",
@@ -139,6 +148,10 @@ class RayHeadSpec:
     label: str = "ray-head"
     #: False: ``--no-monitor`` (KubeRay's autoscaler runs beside the head instead of Ray's own monitor)
     monitor: bool = True
+    #: Extra environment of the head's processes (GCS fault tolerance: ``RAY_REDIS_ADDRESS``, ...).
+    env: dict[str, str] = field(default_factory=dict)
+    #: The external Redis's password (``--redis-password``); never in a repr.
+    redis_password: str | None = field(default=None, repr=False)
 
     def ray_cpus(self) -> int:
         """CPUs to advertise: the spec's, rounded up, capped to this machine's cores, at least 1."""
@@ -269,6 +282,8 @@ class RayHead:
             args += ["--resources", json.dumps(self.spec.resources)]
         if not self.spec.monitor:
             args.append("--no-monitor")
+        if self.spec.redis_password:
+            args += ["--redis-password", self.spec.redis_password]
         return args
 
     def client_proxy_command(self) -> list[str]:
@@ -299,6 +314,8 @@ class RayHead:
         self.ports = RayHeadPorts.allocate()
         # Its own auth settings and temp dir: nothing in the user's ~/.ray reaches it (runtime/rayenv.py).
         env = ray_process_env(os.environ, self.temp_dir)
+        env.setdefault(_AGENT_WAIT_VAR, _AGENT_WAIT_MS)
+        env.update(self.spec.env)
         env[_GRPC_FORK_SUPPORT_VAR] = "0"
         # Ray rewrites a loopback --node-ip-address to the machine's network address unless it runs
         # in its single-machine mode (ray_constants.ENABLE_RAY_CLUSTER; it only otherwise refuses
@@ -318,9 +335,13 @@ class RayHead:
             self.client_proxy_command(),
             name=f"ray client proxy {self.spec.label}",
             log_path=self.temp_dir / "ray-client-proxy.log",
-            env={**env, _CLIENT_CHANNEL_TIMEOUT_VAR: str(_CLIENT_CHANNEL_TIMEOUT_S)},
+            env={**env, _CLIENT_CHANNEL_TIMEOUT_VAR: str(_CLIENT_CHANNEL_TIMEOUT_S), **self._proxy_env()},
         )
         log.info("%s: starting Ray head, dashboard %s", self.spec.label, self.dashboard_url)
+
+    def _proxy_env(self) -> dict[str, str]:
+        """The external Redis's password for the client proxy, as Ray's ``ray start`` hands it over."""
+        return {"RAY_REDIS_PASSWORD": self.spec.redis_password} if self.spec.redis_password else {}
 
     def probe(self) -> bool:
         """One readiness check, as KubeRay's head readiness probe does it: the dashboard agent

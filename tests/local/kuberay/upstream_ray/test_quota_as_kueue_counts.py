@@ -18,10 +18,10 @@ from kubernetes import client as k8s
 
 from rayqueue_local import LocalControlPlane
 from rayqueue_sdk.admission.fit import workload_requests
-from rayqueue_sdk.queues.overview import will_it_fit
 from rayqueue_sdk.config.models import ClusterConfiguration, ManagedClusterConfig
 from rayqueue_sdk.job.rayjob import RayJob
 from rayqueue_sdk.manifests.raycluster import build_raycluster
+from rayqueue_sdk.queues.overview import will_it_fit
 
 QUEUE = """
 apiVersion: kueue.x-k8s.io/v1beta2

@@ -13,11 +13,11 @@ import pytest
 
 from rayqueue_local import LocalControlPlane
 from rayqueue_sdk.cluster.preflight import Facts, decide, fetch_facts
-from rayqueue_sdk.queues.local_queues import queue_info
 from rayqueue_sdk.config.models import ClusterConfiguration, WorkerGroup
 from rayqueue_sdk.errors import ConfigError
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.raycluster import build_raycluster
+from rayqueue_sdk.queues.local_queues import queue_info
 
 
 def _manifest(groups: int) -> dict:

@@ -20,7 +20,13 @@ from notebook_helpers import ROOT, WIDGET_VIEW, NotebookRun, displays, errors, e
 pytestmark = pytest.mark.slow  # each runs a kernel and a control plane
 
 NOTEBOOKS = ROOT / "demo-notebooks"
-GUIDED = ["1_workspace_and_jobs", "2_job_owned", "3_two_teams_preemption", "5_admin_setup"]
+GUIDED = [
+    "1_workspace_and_jobs",
+    "2_job_owned",
+    "3_two_teams_preemption",
+    "5_admin_setup",
+    "7_checkpoints_and_preemption",
+]
 
 
 def run(name: str, artefacts: Path) -> NotebookRun:
@@ -122,3 +128,20 @@ def test_workspace_cluster_interactive_work_and_jobs_on_it(artefacts: Path) -> N
     printed = "\n".join(lines(at["cell-12"]))
     assert "job client: SUCCEEDED" in printed and "hello from the job client" in printed
     assert lines(at["cell-14"]) == ["deleted: True"]
+
+
+@pytest.mark.ray
+def test_checkpoints_survive_preemption_and_the_status_says_where_it_resumed(artefacts: Path) -> None:
+    done = run("7_checkpoints_and_preemption", artefacts)
+    at = done.at_end_of_cell
+    first = lines(at["cell-05"])
+    assert "NO CHECKPOINT FOUND" in first[0] and first[-1] == "checkpoints in S3: True"
+    phase, _reason = lines(at["cell-07"])[0].split(" | ")
+    assert (
+        phase in ("preempted", "requeued", "queued") and lines(at["cell-07"])[-1] == "production: succeeded"
+    )
+    finished, resumed, resuming = lines(at["cell-09"])
+    assert finished == "succeeded"
+    assert resumed.startswith("resumed from the Ray Train run at ray-checkpoints/ray-checkpoints/notebook/")
+    assert "(epoch " in resumed and resuming.startswith("RESUMING FROM CHECKPOINT - Starting at epoch ")
+    assert lines(at["cell-11"]) == ["deleted: True"]

@@ -56,6 +56,7 @@ from rayqueue_local.controllers.kuberay.autoscaling import (
     worker_pod_status,
     workers_to_delete,
 )
+from rayqueue_local.controllers.kuberay.gcsft import CONFIG_ERROR, gcs_ft_launch, restarting_head_status
 from rayqueue_local.controllers.kuberay.runtime import HeadHandle, HeadKey, RayRuntime
 from rayqueue_local.controllers.kuberay.validation import raycluster_problem
 from rayqueue_local.storage.store import StoreError
@@ -176,11 +177,15 @@ class RayClusterController(QueueController):
                 handle = self.runtime.fail(key, "InvalidImageName", problem)
             elif refused is not None:  # admission (Pod Security) refuses the head pod: start nothing
                 handle = self.runtime.fail(key, _FAILED_CREATE_HEAD, refused)
+            elif (gcs_ft := gcs_ft_launch(rc, self._secret_data)) is not None and gcs_ft.problem:
+                handle = self.runtime.fail(key, CONFIG_ERROR, gcs_ft.problem)  # a missing password Secret
             else:
                 old = self.runtime.get(key)
-                if old is not None and old.reason == _FAILED_CREATE_HEAD:
-                    self.runtime.release(key)  # the template was fixed: start the head now
-                handle = self.runtime.ensure(key, R.sizes(rc, head_only=self._autoscaled(rc)))
+                if old is not None and old.reason in (_FAILED_CREATE_HEAD, CONFIG_ERROR):
+                    self.runtime.release(key)  # the template or the Secret was fixed: start the head now
+                handle = self.runtime.ensure(
+                    key, {**R.sizes(rc, head_only=self._autoscaled(rc)), "gcs_ft": gcs_ft}
+                )
             pods = self._ensure_pods(rc, pods, handle) if refused is None else pods
         self._ensure_service(rc, handle)
         self._write_status(rc, pods, handle, suspended)
@@ -203,6 +208,15 @@ class RayClusterController(QueueController):
                 f"The RayCluster {what} is invalid {meta.get('namespace')}/{meta['name']}: {error}",
             )
         return True
+
+    def _secret_data(self, namespace: str, name: str) -> dict[str, str] | None:
+        """A Secret's ``data`` (base64 values), or ``None`` when it does not exist."""
+        try:
+            return dict(self.store.get("secrets", namespace, name).get("data") or {})
+        except StoreError as err:
+            if err.code != 404:
+                raise
+            return None
 
     def _forget(self, namespace: str, name: str, uid: str | None) -> None:
         for handle in self.runtime.handles():
@@ -318,13 +332,21 @@ class RayClusterController(QueueController):
                 self._delete_pod(pod)
         running = handle.state == "ready"
         nodes = self.autoscaling.sync(rc, keep, handle) if autoscaled and self.autoscaling else {}
+        restarting = handle.state == "restarting"  # the head container restarts; the workers run on
         out = []
         for pod in keep:
             status = pod.get("status") or {}
             phase = status.get("phase")
-            target = "Running" if running else "Pending"
             is_head = (pod["metadata"].get("labels") or {}).get("ray.io/node-type") == "head"
-            if handle.state == "failed" and is_head:
+            target = "Running" if running or (restarting and not is_head) else "Pending"
+            if restarting and is_head:
+                container = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name") or "ray-head"
+                counted = [c.get("restartCount") for c in status.get("containerStatuses") or []]
+                if counted != [handle.restarts]:
+                    pod = dict(pod)
+                    pod["status"] = restarting_head_status(container, handle.restarts, handle.last_exit)
+                    pod = self.store.update_status("pods", pod)
+            elif handle.state == "failed" and is_head:
                 # The kubelet's report of a container that cannot run (KubeRay itself only recreates
                 # head pods that end Failed; a crash-looping or unpullable head stays as it is).
                 broken = R.failed_head_status(pod, handle.reason, handle.error)
@@ -336,7 +358,7 @@ class RayClusterController(QueueController):
                 pod = self._autoscaled_worker_status(pod, nodes.get(pod["metadata"]["name"]))
             elif phase != target or (is_head and status.get("containerStatuses")):
                 pod = dict(pod)
-                pod["status"] = R.pod_status(target, ready=running)
+                pod["status"] = R.pod_status(target, ready=running or (restarting and not is_head))
                 pod = self.store.update_status("pods", pod)
             out.append(pod)
         return out

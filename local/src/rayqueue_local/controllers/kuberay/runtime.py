@@ -60,7 +60,10 @@ HeadKey = tuple[str, str, str]  # (namespace, cluster name, cluster uid)
 
 @dataclass
 class HeadHandle:
-    """One cluster's head as the controllers see it: ``state`` is starting | ready | failed.
+    """One cluster's head as the controllers see it: ``state`` is starting | ready | restarting | failed.
+
+    ``restarting``: the head process died after it was ready and is being started again, as the kubelet
+    restarts the head container (``restarts`` counts them, ``last_exit`` is the last exit status).
 
     A failed head has ``error`` (what went wrong) and ``reason``: the kubelet's waiting reason its pod
     shows (``CrashLoopBackOff`` for a head that exited, ``InvalidImageName`` for an image the kubelet
@@ -75,6 +78,8 @@ class HeadHandle:
     ready_since: float | None = None
     busy: bool = False
     jobs: dict[str, str] = field(default_factory=dict)
+    restarts: int = 0
+    last_exit: int | None = None
 
     def endpoints(self) -> dict[str, str]:
         """``status.endpoints``: the real local ports (KubeRay's defaults without Ray)."""
@@ -163,12 +168,15 @@ class RayRuntime:
                 handle = HeadHandle(key, None, state="failed", error=self.unavailable)
                 self._heads[key] = handle
                 return handle
+            gcs_ft = sizes.get("gcs_ft")  # a GcsFtLaunch: the external Redis (controllers/kuberay/gcsft)
             spec = RayHeadSpec(
                 num_cpus=max(1.0, float(sizes.get("cpus") or 1)),
                 num_gpus=int(sizes.get("gpus") or 0),
                 resources=dict(sizes.get("resources") or {}),
                 label=f"{key[0]}/{key[1]}",
                 monitor=bool(sizes.get("monitor", True)),
+                env=dict(gcs_ft.env) if gcs_ft is not None else {},
+                redis_password=gcs_ft.password if gcs_ft is not None else None,
             )
             handle = HeadHandle(key, RayHead(spec))
             self._heads[key] = handle
@@ -240,6 +248,31 @@ class RayRuntime:
                     return ""
         return error
 
+    def _restart(self, handle: HeadHandle) -> None:
+        """The ready head's process died: start it again in the background, as the kubelet restarts the
+        head container of a running pod (KubeRay leaves that to the kubelet). ``state`` is ``restarting``
+        until the new process is ready; a cluster with GCS fault tolerance keeps its state (Redis)."""
+        assert handle.head is not None
+        process = handle.head.process
+        handle.last_exit = process.popen.poll() if process is not None else None
+        handle.restarts += 1
+        handle.state, handle.ready_since, handle.busy, handle.jobs = "restarting", None, False, {}
+        log.warning(
+            "Ray head %s/%s exited (%s); restarting it (restart %d)",
+            handle.key[0],
+            handle.key[1],
+            handle.last_exit,
+            handle.restarts,
+        )
+        handle.head.stop(grace=0)  # what is left of its session, and its temp dir
+        thread = threading.Thread(
+            target=self._start, args=(handle,), name=f"ray-head-restart-{handle.key[1]}", daemon=True
+        )
+        with self._lock:
+            self._threads.append(thread)
+        self._notify(handle.key)
+        thread.start()
+
     def _current(self, handle: HeadHandle) -> HeadHandle | None:
         with self._lock:
             return self._heads.get(handle.key)
@@ -303,6 +336,9 @@ class RayRuntime:
         while not self._stop.wait(self.poll_seconds):
             for handle in self.handles():
                 if handle.state != "ready" or handle.head is None:
+                    continue
+                if not handle.head.running:
+                    self._restart(handle)
                     continue
                 jobs = _list_jobs(handle.dashboard_url)
                 if jobs is None:
