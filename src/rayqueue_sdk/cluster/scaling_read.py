@@ -5,10 +5,14 @@ visibility API where a waiting scale-up slice stands in its LocalQueue, and retu
 ``scaling`` set and, while a scale-up waits, its line appended to the explanation (what ``status()``, the
 card and ``rayqueue cluster status --json`` show).
 
-Example::
+Example (a cluster without in-tree autoscaling comes back as it was, with no request)::
 
     status = with_scaling(session, status, raycluster, namespace="team-a")
     status.scaling.text()   # 'autoscaling: 1 of 2 workers running (min 0, max 2); scale-up waits ...'
+
+    >>> from rayqueue_sdk.cluster.status import ClusterStatus
+    >>> with_scaling(None, "unchanged", {"spec": {}}, namespace="ds")  # type: ignore[arg-type]
+    'unchanged'
 """
 
 from __future__ import annotations

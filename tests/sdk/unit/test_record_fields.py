@@ -208,6 +208,7 @@ def test_a_cluster_status_to_dict_is_its_fields_and_whether_it_scaled_to_zero() 
         "cluster_uri": "ray://c",
         "idle": idle.to_dict(),
         "eta": ETA.to_dict(),
+        "scaling": None,
         "scaled_to_zero": False,
     }
 

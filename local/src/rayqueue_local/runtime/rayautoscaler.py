@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 
 __all__ = ["main", "parse_args"]
@@ -40,8 +41,6 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run Ray's KubeRay autoscaler with the token at ``--token-file``."""
-    import sys
-
     args = parse_args(sys.argv[1:] if argv is None else argv)
     # lazy: ray is heavy; only this process runs it
     from ray.autoscaler._private.kuberay import node_provider

@@ -39,7 +39,7 @@ from ray.core.generated import node_manager_pb2, node_manager_pb2_grpc
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RayletGpuHolders", "holders_from_reply"]
+__all__ = ["RayletGpuHolders", "WorkerSlots", "holders_from_reply"]
 
 #: What a raylet's answer says of one worker: its pid and resource name -> the slots (ids) it uses.
 WorkerSlots = tuple[int, Mapping[str, Sequence[int]]]

@@ -173,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     rest = args[args.index("--") + 1 :] if "--" in args else args
     from ray._private import ray_constants, services  # lazy: ray is heavy; only this process runs it
-    from ray.scripts import scripts
+    from ray.scripts import scripts  # lazy: ray is heavy; only this process runs it
 
     # This process only: let `ray start --address` start a worker node, and keep the head's loopback
     # address as given (Ray would resolve it to the machine's network address). Children inherit the

@@ -40,6 +40,7 @@ __all__ = [
     "condition_true",
     "desired_pods",
     "desired_resources",
+    "group_size",
     "desired_worker_replicas",
     "in_tree_autoscaling",
     "failed_head_status",

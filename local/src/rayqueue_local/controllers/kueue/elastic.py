@@ -6,6 +6,13 @@ Workload at once (the quota is returned), a scale-up becomes a new slice that wa
 the cluster runs at its admitted size; once the slice is admitted (:meth:`ElasticReconciler._finish_replaced`
 from the scheduler) the old slice is ``Finished`` and the Pods' ``kueue.x-k8s.io/elastic-job`` gates are
 removed up to the admitted counts (:meth:`ElasticReconciler._ungate`).
+
+Example:
+    >>> is_elastic_cluster({"kind": "RayCluster",
+    ...                     "metadata": {"annotations": {"kueue.x-k8s.io/elastic-job": "true"}}})
+    True
+    >>> live_slices([])
+    []
 """
 
 from __future__ import annotations

@@ -47,6 +47,7 @@ __all__ = [
     "merged_admission",
     "new_slice",
     "replaced_condition",
+    "scheduling_views",
     "replacement_for",
     "shrink",
 ]
