@@ -240,6 +240,8 @@ def test_the_ready_checks_pod_set_updates_annotate_the_pods_until_suspended(
     expected = {
         PROVISIONING_ANNOTATIONS[0]: request,
         PROVISIONING_ANNOTATIONS[1]: "best-effort-atomic-scale-up.autoscaling.x-k8s.io",
+        # Kueue's own pod-set info annotation, beside the check's (podset.FromAssignment).
+        "kueue.x-k8s.io/workload": admitted["metadata"]["name"],
     }
     started = wait_for(
         "started", lambda: (rc := cp.store.get(RC, NS, "annotated"))["spec"].get("suspend") is False and rc
