@@ -49,6 +49,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -580,5 +581,7 @@ class UnsupportedError(RayQueueError):
 
 
 def _short_repr(value: Any, limit: int = 80) -> str:
+    if isinstance(value, os.PathLike):  # a file's name is what finds it: never clipped
+        return repr(os.fspath(value))
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."

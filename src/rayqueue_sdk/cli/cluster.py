@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+from pathlib import PurePath
 
 from rayqueue_sdk.cli.common import add_connection_options, emit, guarded, seconds, session_of
 from rayqueue_sdk.cli.files import read_yaml_file
@@ -88,15 +89,16 @@ def load_config(path: str, namespace: str | None) -> ClusterConfiguration:
     """
     doc = read_yaml_file(path, "--file")
     if not isinstance(doc, dict):
-        raise ConfigError("--file", path, "a YAML mapping of ClusterConfiguration fields or a RayCluster")
+        allowed = "a YAML mapping of ClusterConfiguration fields or a RayCluster"
+        raise ConfigError("--file", PurePath(path), allowed)
     if doc.get("kind") == "RayCluster":
         config = config_from_raycluster(doc)
     elif "kind" in doc or "apiVersion" in doc:
         raise ConfigError(
             "--file",
-            f"{path} (kind {doc.get('kind')!r})",
+            PurePath(path),
             "a RayCluster manifest (apiVersion ray.io/v1, kind RayCluster) or ClusterConfiguration fields",
-            problem="not a RayCluster",
+            problem=f"not a RayCluster (kind {doc.get('kind')!r})",
         )
     else:
         config = ClusterConfiguration.model_validate(doc)

@@ -20,8 +20,10 @@ Example:
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
+from pathlib import PurePath
 from typing import Any
 
 import yaml
@@ -55,16 +57,20 @@ def read_text_file(path: str, option: str, allowed: str) -> str:
         with open(path, "rb") as fh:
             data = fh.read(MAX_FILE_BYTES + 1)
     except OSError as err:
-        raise ConfigError(option, path, allowed, problem=err.strerror or type(err).__name__) from None
+        raise ConfigError(
+            option, PurePath(path), allowed, problem=err.strerror or type(err).__name__
+        ) from None
     if len(data) > MAX_FILE_BYTES:
-        raise ConfigError(option, path, allowed, problem=f"larger than {MAX_FILE_BYTES // 2**20} MiB")
+        raise ConfigError(
+            option, PurePath(path), allowed, problem=f"larger than {MAX_FILE_BYTES // 2**20} MiB"
+        )
     if b"\x00" in data:
-        raise ConfigError(option, path, allowed, problem="a binary file, not text")
+        raise ConfigError(option, PurePath(path), allowed, problem="a binary file, not text")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise ConfigError(
-            option, path, allowed, problem=f"not UTF-8 text (byte {err.start} cannot be decoded)"
+            option, PurePath(path), allowed, problem=f"not UTF-8 text (byte {err.start} cannot be decoded)"
         ) from None
 
 
@@ -84,10 +90,12 @@ def read_yaml_file(path: str, option: str, allowed: str = "a readable YAML file"
         ...     print(err.problem)
         an alias refers to itself (a recursive structure has no JSON form)
     """
-    return parse_yaml_text(read_text_file(path, option, allowed), option, path, allowed)
+    return parse_yaml_text(read_text_file(path, option, allowed), option, PurePath(path), allowed)
 
 
-def parse_yaml_text(text: str, option: str, shown: str, allowed: str = "YAML or JSON") -> Any:
+def parse_yaml_text(
+    text: str, option: str, shown: str | os.PathLike[str], allowed: str = "YAML or JSON"
+) -> Any:
     """The one YAML (or JSON) document in ``text``, within the module's limits; errors name ``option``
     and show ``shown`` (the file's path, or the text itself).
 
