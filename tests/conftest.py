@@ -50,22 +50,43 @@ _RAY_PLANE_FIXTURES = {
 }
 
 
-def _uses_ray_plane(item: pytest.Item) -> bool:
+# Session fixtures that cost a Ray head or a notebook run each time they start: under pytest-xdist, the
+# tests on one of them run in one worker, so it starts once per run (see pytest_collection_modifyitems).
+_ONCE_PER_RUN = {
+    ("tests/sdk/e2e/job", "workspace"),
+    ("tests/sdk/e2e/notebook", "quickstart_run"),
+}
+
+
+def _fixture_keys(item: pytest.Item) -> set[tuple[str, str]]:
+    """The fixtures ``item`` uses, as ``(directory of the conftest that defines it, name)``."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
-        return False
-    for name, defs in info.name2fixturedefs.items():
-        for fixturedef in defs:
-            if (fixturedef.baseid.split("::")[0].rstrip("/"), name) in _RAY_PLANE_FIXTURES:
-                return True
-    return False
+        return set()
+    return {
+        (fixturedef.baseid.split("::")[0].rstrip("/"), name)
+        for name, defs in info.name2fixturedefs.items()
+        for fixturedef in defs
+    }
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (--dist loadgroup)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark ``slow`` every ``ray`` or ``prometheus`` test and every test on a Ray-enabled plane fixture."""
+    """Mark ``slow`` every ``ray`` or ``prometheus`` test and every test on a Ray-enabled plane fixture.
+
+    Under pytest-xdist (scripts/test.sh runs two workers with ``--dist loadgroup``), the slow tests of one
+    module run in one worker, in order, sharing its module fixtures; the tests on a fixture of
+    ``_ONCE_PER_RUN`` run in one worker, so it starts once; the fast tests go wherever a worker is free.
+    A session plane itself is cheap, and each worker has its own.
+    """
     for item in items:
-        if any(item.get_closest_marker(name) for name in _SLOW_MARKERS) or _uses_ray_plane(item):
+        fixtures = _fixture_keys(item)
+        if any(item.get_closest_marker(name) for name in _SLOW_MARKERS) or fixtures & _RAY_PLANE_FIXTURES:
             item.add_marker(pytest.mark.slow)
+        elif not item.get_closest_marker("slow"):
+            continue
+        once = sorted("::".join(key) for key in fixtures & _ONCE_PER_RUN)
+        item.add_marker(pytest.mark.xdist_group(once[0] if once else item.nodeid.split("::")[0]))
 
 
 class RedisServer:

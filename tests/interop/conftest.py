@@ -13,6 +13,7 @@ is built under a ``.partial`` name and renamed when complete, so an interrupted 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -50,6 +51,16 @@ def ensure_codeflare_venv(version: str = CODEFLARE_VERSION) -> Path:
     python = target / "bin" / "python"
     if python.is_file():
         return python
+    CACHE.mkdir(parents=True, exist_ok=True)
+    # Two pytest-xdist workers may both need it: one builds, the other waits for it.
+    with open(CACHE / f"{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not python.is_file():
+            _build_codeflare_venv(version, target)
+    return python
+
+
+def _build_codeflare_venv(version: str, target: Path) -> None:
     partial = CACHE / f"{target.name}.partial"
     shutil.rmtree(partial, ignore_errors=True)
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -58,7 +69,6 @@ def ensure_codeflare_venv(version: str = CODEFLARE_VERSION) -> Path:
     subprocess.run([*pip, "--no-deps", f"codeflare-sdk=={version}"], check=True, timeout=600)
     subprocess.run([*pip, *CODEFLARE_DEPENDENCIES], check=True, timeout=600)
     partial.rename(target)
-    return python
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,7 @@ peer's cells.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -43,14 +44,19 @@ def peer_wheel(version: str = CODEFLARE_VERSION) -> Path:
     """codeflare-sdk's published wheel, downloaded once (``pip download --no-deps``) into the cache."""
     folder = CACHE / "wheels"
     wheel = folder / f"codeflare_sdk-{version}-py3-none-any.whl"
-    if not wheel.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", f"codeflare-sdk=={version}"]
-            + ["-d", str(folder)],
-            check=True,
-            timeout=600,
-        )
+    if wheel.is_file():
+        return wheel
+    folder.mkdir(parents=True, exist_ok=True)
+    # Two pytest-xdist workers may both need it: one downloads, the other waits for it.
+    with open(folder / f"{wheel.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not wheel.is_file():
+            subprocess.run(
+                [sys.executable, "-m", "pip", "download", "-q", "--no-deps", f"codeflare-sdk=={version}"]
+                + ["-d", str(folder)],
+                check=True,
+                timeout=600,
+            )
     return wheel
 
 
