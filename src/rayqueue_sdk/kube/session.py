@@ -10,7 +10,8 @@ A :class:`KubeSession` is what the layers above the kube package hold instead of
   :meth:`~KubeSession.apply` (server-side), :meth:`~KubeSession.patch` (merge),
   :meth:`~KubeSession.delete`;
 * :meth:`~KubeSession.get_path` / :meth:`~KubeSession.get_text` for paths no kind covers (discovery,
-  pod logs, the visibility API);
+  pod logs, the visibility API), :meth:`~KubeSession.stream` for a streamed answer (a watch:
+  :mod:`~rayqueue_sdk.kube.watch`);
 * :meth:`~KubeSession.kueue_kind`: a Kueue kind at the version the server serves (``v1beta2``, else
   ``v1beta1``; discovered once per client). Kueue objects are normalised to ``v1beta2`` field names on
   every read, so nothing above reads ``v1beta1`` names.
@@ -50,7 +51,7 @@ from rayqueue_sdk.kube.client import default_namespace, get_client
 from rayqueue_sdk.kube.connection import ClientInfo, ClientSource, ClientState, state_of
 from rayqueue_sdk.kube.kinds import KUEUE_GROUP, Kind
 from rayqueue_sdk.kube.normalize import normalize_kueue
-from rayqueue_sdk.kube.rest import send
+from rayqueue_sdk.kube.rest import open_stream, send
 from rayqueue_sdk.kube.retry import (
     DEFAULT_POLICY,
     DEFAULT_REQUEST_TIMEOUT,
@@ -231,6 +232,37 @@ class KubeSession:
             deadline=deadline,
             request_timeout=None,
             failures=failures,
+        )
+
+    def stream(
+        self,
+        path: str,
+        *,
+        verb: str,
+        resource: str,
+        namespace: str | None = None,
+        name: str | None = None,
+        query: Mapping[str, Any] | None = None,
+        deadline: float | None = None,
+        request_timeout: tuple[float, float] | float = DEFAULT_REQUEST_TIMEOUT,
+    ) -> Any:
+        """GET a path whose answer is a stream (a watch) over the same path as :meth:`request`: the
+        opening is retried within the default policy and its failures are typed errors; the answer is
+        the ``urllib3`` response, its body unread (see :func:`~rayqueue_sdk.kube.rest.open_stream`)."""
+        api = self.api
+        return call(
+            open_stream,
+            api,
+            path,
+            query=query,
+            timeout=request_timeout,
+            verb=verb,
+            resource=resource,
+            namespace=namespace,
+            name=name,
+            server=str(api.configuration.host),
+            deadline=deadline,
+            request_timeout=None,
         )
 
     def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
