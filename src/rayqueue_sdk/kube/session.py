@@ -41,6 +41,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from rayqueue_sdk.errors import (
+    AlreadyExistsError,
     ConnectionFailedError,
     ForbiddenError,
     NotFoundError,
@@ -59,7 +60,7 @@ from rayqueue_sdk.kube.retry import (
     answer_lost,
     call,
 )
-from rayqueue_sdk.manifests.meta import meta_of
+from rayqueue_sdk.manifests.meta import meta_of, stored_as_sent
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
@@ -436,10 +437,10 @@ class KubeSession:
         lost: ConnectionFailedError,
     ) -> dict[str, Any]:
         """A create whose answer was lost, settled by reading the object back: there with what was sent →
-        it is the one this create made; absent → the create was not made, so it is sent again (once)."""
-        try:
-            found = self.get(kind, name=name, namespace=namespace)
-        except NotFoundError:
+        it is the one this create made; absent → the create was not made, so it is sent again (once; if
+        that one meets the first, landed late, it is read back again)."""
+        found = self._read_back(kind, name, namespace, lost)
+        if found is None:
             log.info(
                 "create %s %s: the answer was lost and it is not there: creating it again", kind.key, name
             )
@@ -449,11 +450,11 @@ class KubeSession:
                 )
             except ConnectionFailedError as err:
                 raise OutcomeUnknownError("create", kind.key, namespace, name, str(err)) from err
-        except RayQueueError as err:
-            raise OutcomeUnknownError(
-                "create", kind.key, namespace, name, f"{lost}; reading it back failed too: {err}"
-            ) from lost
-        if _contains(found, _written(obj)):
+            except AlreadyExistsError:
+                found = self._read_back(kind, name, namespace, lost)
+                if found is None:
+                    raise
+        if stored_as_sent(found, obj):
             log.info("create %s %s: the answer was lost; read back, it is there as sent", kind.key, name)
             return found
         raise OutcomeUnknownError(
@@ -464,6 +465,19 @@ class KubeSession:
             "it exists now, but not as this call sent it: another client may have made or changed it",
             "read it before writing over it",
         ) from lost
+
+    def _read_back(
+        self, kind: Kind, name: str, namespace: str | None, lost: ConnectionFailedError
+    ) -> dict[str, Any] | None:
+        """The object after a lost answer, ``None`` if it is not there; OutcomeUnknownError if unreadable."""
+        try:
+            return self.get(kind, name=name, namespace=namespace)
+        except NotFoundError:
+            return None
+        except RayQueueError as err:
+            raise OutcomeUnknownError(
+                "create", kind.key, namespace, name, f"{lost}; reading it back failed too: {err}"
+            ) from lost
 
     def apply(
         self, kind: Kind, obj: Mapping[str, Any], *, field_manager: str = FIELD_MANAGER, force: bool = True
@@ -621,38 +635,6 @@ class KubeSession:
 
 def _lost(failures: list[BaseException]) -> bool:
     return any(answer_lost(exc) for exc in failures)
-
-
-def _written(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """What a create sends that the stored object must still hold: labels, annotations, and every
-    top-level field but the type, the rest of the metadata and the status."""
-    meta = meta_of(obj)
-    kept = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata", "status")}
-    kept["metadata"] = {k: meta[k] for k in ("name", "labels", "annotations") if meta.get(k)}
-    return kept
-
-
-def _contains(stored: Any, sent: Any) -> bool:
-    """Whether ``stored`` holds everything in ``sent``: every key of a mapping (the server may add
-    defaults beside them), lists item by item, other values equal.
-
-    Example:
-        >>> _contains({"spec": {"a": 1, "b": [{"x": 1, "y": 2}]}}, {"spec": {"b": [{"x": 1}]}})
-        True
-        >>> _contains({"spec": {"a": 1}}, {"spec": {"a": 2}}), _contains({"spec": {}}, {"spec": {"a": 1}})
-        (False, False)
-    """
-    if isinstance(sent, Mapping):
-        return isinstance(stored, Mapping) and all(
-            k in stored and _contains(stored[k], v) for k, v in sent.items()
-        )
-    if isinstance(sent, list):
-        return (
-            isinstance(stored, list)
-            and len(stored) == len(sent)
-            and all(_contains(a, b) for a, b in zip(stored, sent, strict=True))
-        )
-    return bool(stored == sent)
 
 
 #: What the SDK's entry points accept where a session is meant: a session, an ``ApiClient``, an

@@ -117,6 +117,22 @@ def test_up_whose_create_never_arrived_is_sent_again_after_reading(
     assert _cluster("lost-none", api).down() is True
 
 
+def test_up_whose_lost_create_lands_after_the_read_back_is_still_returned(
+    plane: LocalControlPlane, sdk: tuple[Any, str]
+) -> None:
+    api, agent = sdk
+    plane.faults.inject("POST", _path("rayclusters"), drop_response=True)
+    # a slow server: the read-back does not see the first create yet (404), the second create meets it
+    late = plane.faults.inject("GET", _path("rayclusters", "lost-late"), status=404)
+    stored = _cluster("lost-late", api).up()
+    assert late.hits == 1 and _sent(plane, agent, "POST", "rayclusters") == 2
+    assert _sent(plane, agent, "GET", "rayclusters/lost-late") == 2  # read back again after the 409
+    assert (
+        stored["metadata"]["uid"] == plane.store.get("rayclusters.ray.io", NS, "lost-late")["metadata"]["uid"]
+    )
+    assert _cluster("lost-late", api).down() is True
+
+
 def test_up_that_cannot_settle_says_the_cluster_may_exist_and_apply_settles_it(
     plane: LocalControlPlane, sdk: tuple[Any, str]
 ) -> None:
