@@ -358,7 +358,8 @@ class Watcher:
                     break
         finally:
             self._response = None
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception):  # closed, not pooled: the body may not be read to its end
+                response.close()
                 response.release_conn()
 
     # -- threads ------------------------------------------------------------------------------
