@@ -312,12 +312,9 @@ class Watcher:
         timeout = max(1, int(min(self.stream_seconds, remaining + 1)))
         # One watch request over the session's REST path (its retries, credentials, User-Agent and the
         # kind's URL), from the last resourceVersion seen; the answer is one JSON event a line.
-        query: dict[str, Any] = {
-            "watch": "true",
-            "resourceVersion": self.resource_version,
-            "timeoutSeconds": timeout,
-            "allowWatchBookmarks": "true",
-        }
+        query: dict[str, Any] = {"watch": "true", "timeoutSeconds": timeout, "allowWatchBookmarks": "true"}
+        if self.resource_version:
+            query["resourceVersion"] = self.resource_version
         if self.label_selector:
             query["labelSelector"] = self.label_selector
         if field_selector:
