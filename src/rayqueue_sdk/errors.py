@@ -19,7 +19,8 @@ table of them, keyed by class, is :data:`rayqueue_sdk.cli.exit_codes.EXIT_CODES`
     │   ├── AlreadyExistsError              409 AlreadyExists
     │   └── ConflictError                   409 Conflict (stale resourceVersion)
     ├── ConnectionFailedError(ConnectionError) [7]  the API server or the Ray dashboard cannot be reached
-    │   └── TLSVerificationError            the server certificate was not trusted
+    │   ├── TLSVerificationError            the server certificate was not trusted
+    │   └── OutcomeUnknownError             a write's answer was lost and reading back could not settle it
     ├── AdmissionTimeout(TimeoutError) [4]  gave up waiting; carries the phase, Kueue's reason, the position
     ├── ClusterDeletedError [5]             the cluster went away while we waited
     ├── ClusterFailedError [5]              the cluster's head cannot start (image, crash loop, ...)
@@ -69,6 +70,7 @@ __all__ = [
     "ForbiddenError",
     "JobFailedError",
     "NotFoundError",
+    "OutcomeUnknownError",
     "PreemptedError",
     "PriorityClassNotFoundError",
     "QueueNotFoundError",
@@ -383,6 +385,45 @@ class TLSVerificationError(ConnectionFailedError):
         >>> issubclass(TLSVerificationError, ConnectionFailedError)
         True
     """
+
+
+class OutcomeUnknownError(ConnectionFailedError):
+    """A write may have been carried out, but its answer was lost and reading the object back could not
+    settle what happened (the server is still unreachable, or the object is there but not as sent).
+
+    The message names the object and what to do; calling ``apply()`` again settles a lost create or
+    update (it creates or updates, whichever is needed), ``status()`` reads what is there now.
+
+    Attributes:
+        verb: the write (``create``, ``patch``, ``delete``).
+        resource: the resource (``rayclusters.ray.io``).
+        namespace, name: the object.
+        why: what was lost, and why reading back did not settle it.
+
+    Example:
+        >>> err = OutcomeUnknownError("create", "rayclusters.ray.io", "ds", "ws", "the server is unreachable")
+        >>> isinstance(err, ConnectionFailedError), err.name
+        (True, 'ws')
+        >>> print(str(err).split(" (see")[0])
+        create rayclusters.ray.io ds/ws: the answer was lost and the outcome is unknown \
+(the server is unreachable); it may have been done: read it back, or repeat the call
+    """
+
+    fix = "read the object back (status()), or repeat the call: apply() settles a lost create or update"
+
+    def __init__(
+        self, verb: str, resource: str, namespace: str | None, name: str, why: str, advice: str | None = None
+    ) -> None:
+        self.verb = verb
+        self.resource = resource
+        self.namespace = namespace
+        self.name = name
+        self.why = why
+        where = f"{namespace}/{name}" if namespace else name
+        super().__init__(
+            f"{verb} {resource} {where}: the answer was lost and the outcome is unknown ({why}); "
+            f"{advice or 'it may have been done: read it back, or repeat the call'}"
+        )
 
 
 class AdmissionTimeout(RayQueueError, TimeoutError):

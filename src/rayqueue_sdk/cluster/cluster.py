@@ -36,7 +36,13 @@ from rayqueue_sdk.config.models import ClusterConfiguration
 from rayqueue_sdk.display.environment import is_notebook
 from rayqueue_sdk.display.live import execution_count
 from rayqueue_sdk.display.progress import progress_log_level, wait_progress
-from rayqueue_sdk.errors import AdmissionTimeout, AlreadyExistsError, ClusterNotFoundError, NotFoundError
+from rayqueue_sdk.errors import (
+    AdmissionTimeout,
+    AlreadyExistsError,
+    ClusterNotFoundError,
+    NotFoundError,
+    OutcomeUnknownError,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from rayqueue_sdk.cluster.observe import ClusterDetails
@@ -198,6 +204,11 @@ class Cluster(ScaleToZeroMixin, CardMixin):
         """Create the RayCluster (the seed-000 form); an existing one is an :class:`AlreadyExistsError`.
         Returns what :meth:`apply` returns.
 
+        A create whose answer was lost is settled by reading the RayCluster back: there as sent, it is
+        returned; absent, it is created. When reading back cannot settle it,
+        :class:`~rayqueue_sdk.errors.OutcomeUnknownError` says the RayCluster may exist and that
+        :meth:`apply` settles it.
+
         Example:
             >>> cluster = Cluster(ClusterConfiguration(name="doc-cluster-up", namespace="default"),
             ...                   client=api)
@@ -228,6 +239,16 @@ class Cluster(ScaleToZeroMixin, CardMixin):
                 f"RayCluster {self.namespace}/{self.name} already exists: use apply() to update it, "
                 f"get_cluster({self.name!r}, {self.namespace!r}) to adopt it, or down() first",
             ) from err
+        except OutcomeUnknownError as err:  # the create's answer was lost and reading back did not settle it
+            raise OutcomeUnknownError(
+                err.verb,
+                err.resource,
+                err.namespace,
+                err.name,
+                err.why,
+                "the RayCluster may exist: cluster.apply() settles it (it creates or updates, whichever is "
+                "needed), cluster.status() reads what is there",
+            ) from err
         log.info("%s/%s: created", self.namespace, self.name)
         if self.idle_policy is not None:
             self._enable(session, stored, self.idle_policy)
@@ -238,7 +259,8 @@ class Cluster(ScaleToZeroMixin, CardMixin):
         """Delete the RayCluster (its pods and Kueue Workload go with it); idempotent.
 
         Only a cluster the SDK made (label ``app.kubernetes.io/managed-by: rayqueue-sdk``) is deleted
-        unless ``force=True``. Returns whether something was deleted.
+        unless ``force=True``. Returns whether something was deleted (``True`` too when the DELETE's
+        answer was lost and its retry found the cluster gone: that DELETE removed it).
 
         Raises:
             ConflictError: the cluster of that name was not made by rayqueue_sdk.

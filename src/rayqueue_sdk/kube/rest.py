@@ -1,4 +1,5 @@
-"""The one place the SDK turns a method, path, query and body into an HTTP request (:func:`send`), and
+"""The one place the SDK turns a method, path, query and body into an HTTP request (:func:`send`; a
+streamed answer, a watch's, from :func:`open_stream`), and
 the one GET made before any :class:`~rayqueue_sdk.kube.session.KubeSession` exists (:func:`get_json`:
 the credential check of :mod:`~rayqueue_sdk.kube.auth` GETs ``/apis``).
 
@@ -17,7 +18,7 @@ from rayqueue_sdk.kube.retry import DEFAULT_POLICY, DEFAULT_REQUEST_TIMEOUT, Ret
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
 
-__all__ = ["get_json", "send"]
+__all__ = ["get_json", "open_stream", "send"]
 
 
 def get_json(
@@ -84,6 +85,49 @@ def send(
         ...     print(type(err).__name__)
         NewConnectionError
     """
+    response = _issue(
+        api, method, path, body=body, query=query, content_type=content_type, accept=accept, timeout=timeout
+    )
+    return bytes(response.read() or b"")
+
+
+def open_stream(
+    api: ApiClient,
+    path: str,
+    *,
+    query: Mapping[str, Any] | None = None,
+    accept: str = "application/json",
+    timeout: tuple[float, float] | float = DEFAULT_REQUEST_TIMEOUT,
+) -> Any:
+    """GET an API path whose answer is a stream (a watch), once: the ``urllib3`` response, its body not
+    read yet (iterate it for its lines; ``release_conn()`` when done, ``shutdown()`` from another thread
+    ends a blocked read), or ``ApiException`` for a non-2xx answer. The same request as :func:`send`'s.
+
+    Example:
+        >>> from rayqueue_sdk.kube.connection import build_api_client
+        >>> api = build_api_client("https://127.0.0.1:1")  # nothing listens on port 1
+        >>> try:
+        ...     open_stream(api, "/api/v1/namespaces/ds/pods", query={"watch": "true"}, timeout=1.0)
+        ... except Exception as err:
+        ...     print(type(err).__name__)
+        NewConnectionError
+    """
+    return _issue(api, "GET", path, query=query, accept=accept, timeout=timeout).response
+
+
+def _issue(
+    api: ApiClient,
+    method: str,
+    path: str,
+    *,
+    body: Any = None,
+    query: Mapping[str, Any] | None = None,
+    content_type: str = "application/json",
+    accept: str = "application/json",
+    timeout: tuple[float, float] | float,
+) -> Any:
+    """The request, through the ``ApiClient``'s configuration (server, TLS, bearer token, User-Agent); its
+    ``RESTResponse`` with the body unread, or ``ApiException`` (the body read) for a non-2xx answer."""
     from kubernetes.client.exceptions import ApiException  # lazy: kubernetes is slow to import
 
     headers = {"Accept": accept}
@@ -98,8 +142,8 @@ def send(
         auth_settings=["BearerToken"],
     )
     response = api.call_api(*params, _request_timeout=timeout)
-    response.read()
     if not 200 <= response.status <= 299:
+        response.read()
         text = response.data.decode("utf-8", errors="replace") if response.data else None
         raise ApiException.from_response(http_resp=response, body=text, data=None)
-    return bytes(response.data or b"")
+    return response

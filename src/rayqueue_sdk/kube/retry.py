@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 from rayqueue_sdk.errors import RayQueueError
 from rayqueue_sdk.kube.errors import is_tls_failure, retry_after, status_code, translate
 
-__all__ = ["DEFAULT_POLICY", "DEFAULT_REQUEST_TIMEOUT", "RetryPolicy", "call", "is_retryable"]
+__all__ = ["DEFAULT_POLICY", "DEFAULT_REQUEST_TIMEOUT", "RetryPolicy", "answer_lost", "call", "is_retryable"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -98,21 +98,47 @@ def is_retryable(exc: BaseException, *, idempotent: bool = True) -> bool:
         return False
     if is_tls_failure(exc):
         return False
+    sent = _transport_sent(exc)
+    if sent is None:
+        return isinstance(exc, OSError) and idempotent
+    return not sent or idempotent
+
+
+def _transport_sent(exc: BaseException) -> bool | None:
+    """For a failure without an answer: ``False`` if the request never left (no connection was made),
+    ``True`` if it may have reached the server, ``None`` if the exception says neither."""
     try:
         import urllib3.exceptions as u3  # lazy: urllib3 (kubernetes' transport) costs ~70 ms to import
     except ImportError:  # pragma: no cover
-        return False
+        return None
     cur: BaseException | None = exc
     for _ in range(5):
         if cur is None:
             break
         if isinstance(cur, u3.NewConnectionError | u3.ConnectTimeoutError | ConnectionRefusedError):
-            return True  # the request was never sent
+            return False  # the request was never sent
         if isinstance(cur, u3.ProtocolError | u3.ReadTimeoutError | ConnectionError | TimeoutError):
-            return idempotent
+            return True
         reason = getattr(cur, "reason", None)
         cur = reason if isinstance(reason, BaseException) else cur.__cause__
-    return isinstance(exc, OSError) and idempotent
+    return None
+
+
+def answer_lost(exc: BaseException) -> bool:
+    """Whether ``exc`` says a request may have reached the server and been carried out, though no
+    answer came back (the connection dropped or timed out after the request was sent): after a write,
+    only reading the object back tells what happened.
+
+    Example:
+        >>> import urllib3.exceptions as u3
+        >>> answer_lost(u3.ProtocolError("Connection aborted.", ConnectionResetError()))
+        True
+        >>> answer_lost(u3.NewConnectionError(None, "refused")), answer_lost(ValueError("bad"))
+        (False, False)
+    """
+    if isinstance(exc, RayQueueError) or status_code(exc) != 0 or is_tls_failure(exc):
+        return False
+    return bool(_transport_sent(exc))
 
 
 def call(
@@ -128,6 +154,7 @@ def call(
     deadline: float | None = None,
     request_timeout: tuple[float, float] | float | None = DEFAULT_REQUEST_TIMEOUT,
     sleep: Callable[[float], None] = time.sleep,
+    failures: list[BaseException] | None = None,
     **kwargs: Any,
 ) -> T:
     """Call ``fn(*args, **kwargs)`` with retries, raising a typed error when it gives up.
@@ -140,6 +167,8 @@ def call(
         deadline: an absolute ``time.monotonic()`` after which no new attempt starts.
         request_timeout: passed as ``_request_timeout`` (``None`` leaves it out).
         sleep: injectable for tests.
+        failures: when given, every failed attempt's exception is appended to it (so a write can tell
+            whether an attempt's answer was lost: :func:`answer_lost`).
 
     Raises:
         RayQueueError: the mapped error (see :func:`rayqueue_sdk.kube.errors.translate`).
@@ -163,6 +192,8 @@ def call(
             return fn(*args, **kwargs)
         except Exception as exc:  # mapped to the error tree below
             attempt += 1
+            if failures is not None:
+                failures.append(exc)
             err_ctx = {
                 "verb": verb,
                 "resource": resource,

@@ -10,7 +10,8 @@ A :class:`KubeSession` is what the layers above the kube package hold instead of
   :meth:`~KubeSession.apply` (server-side), :meth:`~KubeSession.patch` (merge),
   :meth:`~KubeSession.delete`;
 * :meth:`~KubeSession.get_path` / :meth:`~KubeSession.get_text` for paths no kind covers (discovery,
-  pod logs, the visibility API);
+  pod logs, the visibility API), :meth:`~KubeSession.stream` for a streamed answer (a watch:
+  :mod:`~rayqueue_sdk.kube.watch`);
 * :meth:`~KubeSession.kueue_kind`: a Kueue kind at the version the server serves (``v1beta2``, else
   ``v1beta1``; discovered once per client). Kueue objects are normalised to ``v1beta2`` field names on
   every read, so nothing above reads ``v1beta1`` names.
@@ -34,23 +35,39 @@ Example:
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
-from rayqueue_sdk.errors import ForbiddenError, NotFoundError
+from rayqueue_sdk.errors import (
+    AlreadyExistsError,
+    ConnectionFailedError,
+    ForbiddenError,
+    NotFoundError,
+    OutcomeUnknownError,
+    RayQueueError,
+)
 from rayqueue_sdk.kube.client import default_namespace, get_client
 from rayqueue_sdk.kube.connection import ClientInfo, ClientSource, ClientState, state_of
 from rayqueue_sdk.kube.kinds import KUEUE_GROUP, Kind
 from rayqueue_sdk.kube.normalize import normalize_kueue
-from rayqueue_sdk.kube.rest import send
-from rayqueue_sdk.kube.retry import DEFAULT_POLICY, DEFAULT_REQUEST_TIMEOUT, RetryPolicy, call
-from rayqueue_sdk.manifests.meta import meta_of
+from rayqueue_sdk.kube.rest import open_stream, send
+from rayqueue_sdk.kube.retry import (
+    DEFAULT_POLICY,
+    DEFAULT_REQUEST_TIMEOUT,
+    RetryPolicy,
+    answer_lost,
+    call,
+)
+from rayqueue_sdk.manifests.meta import meta_of, stored_as_sent
 
 if TYPE_CHECKING:  # pragma: no cover
     from kubernetes.client import ApiClient
 
 __all__ = ["FIELD_MANAGER", "KubeSession", "ObjectList", "Objects", "SessionLike"]
+
+log = logging.getLogger(__name__)
 
 #: The field manager of the SDK's server-side applies.
 FIELD_MANAGER = "rayqueue-sdk"
@@ -188,10 +205,12 @@ class KubeSession:
         policy: RetryPolicy = DEFAULT_POLICY,
         deadline: float | None = None,
         request_timeout: tuple[float, float] | float = DEFAULT_REQUEST_TIMEOUT,
+        failures: list[BaseException] | None = None,
     ) -> bytes:
         """Send one request (retried within ``policy``; typed errors naming ``verb`` and ``resource``).
 
-        ``idempotent=False`` (a create) is not repeated after an unclear failure.
+        ``idempotent=False`` (a create) is not repeated after an unclear failure. ``failures``, when
+        given, collects every failed attempt (so a write can tell whether an answer was lost).
         """
         api = self.api
         return call(
@@ -211,6 +230,38 @@ class KubeSession:
             server=str(api.configuration.host),
             idempotent=idempotent,
             policy=policy,
+            deadline=deadline,
+            request_timeout=None,
+            failures=failures,
+        )
+
+    def stream(
+        self,
+        path: str,
+        *,
+        verb: str,
+        resource: str,
+        namespace: str | None = None,
+        name: str | None = None,
+        query: Mapping[str, Any] | None = None,
+        deadline: float | None = None,
+        request_timeout: tuple[float, float] | float = DEFAULT_REQUEST_TIMEOUT,
+    ) -> Any:
+        """GET a path whose answer is a stream (a watch) over the same path as :meth:`request`: the
+        opening is retried within the default policy and its failures are typed errors; the answer is
+        the ``urllib3`` response, its body unread (see :func:`~rayqueue_sdk.kube.rest.open_stream`)."""
+        api = self.api
+        return call(
+            open_stream,
+            api,
+            path,
+            query=query,
+            timeout=request_timeout,
+            verb=verb,
+            resource=resource,
+            namespace=namespace,
+            name=name,
+            server=str(api.configuration.host),
             deadline=deadline,
             request_timeout=None,
         )
@@ -359,7 +410,74 @@ class KubeSession:
             rayqueue_sdk.errors.AlreadyExistsError: ...
         """
         name, ns = self._named(kind, obj)
-        return self._object("POST", kind, "create", name=name, namespace=ns, body=dict(obj), idempotent=False)
+        failures: list[BaseException] = []
+        try:
+            return self._object(
+                "POST",
+                kind,
+                "create",
+                name=name,
+                namespace=ns,
+                body=dict(obj),
+                idempotent=False,
+                failures=failures,
+            )
+        except ConnectionFailedError as err:
+            if not name or not _lost(failures) or isinstance(err, OutcomeUnknownError):
+                raise
+            return self._settle_create(kind, obj, name=name, namespace=ns, lost=err)
+
+    def _settle_create(
+        self,
+        kind: Kind,
+        obj: Mapping[str, Any],
+        *,
+        name: str,
+        namespace: str | None,
+        lost: ConnectionFailedError,
+    ) -> dict[str, Any]:
+        """A create whose answer was lost, settled by reading the object back: there with what was sent →
+        it is the one this create made; absent → the create was not made, so it is sent again (once; if
+        that one meets the first, landed late, it is read back again)."""
+        found = self._read_back(kind, name, namespace, lost)
+        if found is None:
+            log.info(
+                "create %s %s: the answer was lost and it is not there: creating it again", kind.key, name
+            )
+            try:
+                return self._object(
+                    "POST", kind, "create", name=name, namespace=namespace, body=dict(obj), idempotent=False
+                )
+            except ConnectionFailedError as err:
+                raise OutcomeUnknownError("create", kind.key, namespace, name, str(err)) from err
+            except AlreadyExistsError:
+                found = self._read_back(kind, name, namespace, lost)
+                if found is None:
+                    raise
+        if stored_as_sent(found, obj):
+            log.info("create %s %s: the answer was lost; read back, it is there as sent", kind.key, name)
+            return found
+        raise OutcomeUnknownError(
+            "create",
+            kind.key,
+            namespace,
+            name,
+            "it exists now, but not as this call sent it: another client may have made or changed it",
+            "read it before writing over it",
+        ) from lost
+
+    def _read_back(
+        self, kind: Kind, name: str, namespace: str | None, lost: ConnectionFailedError
+    ) -> dict[str, Any] | None:
+        """The object after a lost answer, ``None`` if it is not there; OutcomeUnknownError if unreadable."""
+        try:
+            return self.get(kind, name=name, namespace=namespace)
+        except NotFoundError:
+            return None
+        except RayQueueError as err:
+            raise OutcomeUnknownError(
+                "create", kind.key, namespace, name, f"{lost}; reading it back failed too: {err}"
+            ) from lost
 
     def apply(
         self, kind: Kind, obj: Mapping[str, Any], *, field_manager: str = FIELD_MANAGER, force: bool = True
@@ -433,12 +551,21 @@ class KubeSession:
             (True, False)
         """
         body = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation}
+        failures: list[BaseException] = []
         try:
             self._object(
-                "DELETE", kind, "delete", name=name, namespace=self._where(kind, namespace), body=body
+                "DELETE",
+                kind,
+                "delete",
+                name=name,
+                namespace=self._where(kind, namespace),
+                body=body,
+                failures=failures,
             )
         except NotFoundError:
-            return False
+            # After an attempt whose answer was lost, the retry's 404 is the read-back: that attempt
+            # deleted it.
+            return _lost(failures)
         return True
 
     def _object(
@@ -456,7 +583,17 @@ class KubeSession:
         answer normalised (Kueue objects to ``v1beta2`` names)."""
         path = kind.path(namespace) if method == "POST" else kind.path(namespace, name) + subresource
         context = {"verb": verb, "resource": kind.key, "namespace": namespace, "name": name}
-        return self._normalized(kind, self._json(method, path, **context, **options))
+        if method == "GET":
+            return self._normalized(kind, self._json(method, path, **context, **options))
+        given: list[BaseException] | None = options.pop("failures", None)
+        failures: list[BaseException] = [] if given is None else given
+        try:
+            return self._normalized(kind, self._json(method, path, failures=failures, **context, **options))
+        except ConnectionFailedError as err:
+            if method == "POST" or not _lost(failures):
+                raise  # a create settles by itself (KubeSession.create); nothing was lost
+            # a write retried after a lost answer, until the server was out of reach: it may be done
+            raise OutcomeUnknownError(verb, kind.key, namespace, name, str(err)) from err
 
     def _named(self, kind: Kind, obj: Mapping[str, Any]) -> tuple[str, str | None]:
         meta = meta_of(obj)
@@ -494,6 +631,10 @@ class KubeSession:
             'v1beta2'
         """
         return Kind(KUEUE_GROUP, self.kueue_version(), plural, namespaced)
+
+
+def _lost(failures: list[BaseException]) -> bool:
+    return any(answer_lost(exc) for exc in failures)
 
 
 #: What the SDK's entry points accept where a session is meant: a session, an ``ApiClient``, an

@@ -1,7 +1,11 @@
 """A list-then-watch loop over one object or a label selector, driven by a deadline.
 
-Built on ``kubernetes.watch.Watch``. It lists first (yielding a ``SYNC`` event with every object that
-matches), then watches from the list's ``resourceVersion``; after a dropped stream or a server-side
+Both its requests go over the session's one REST path (:meth:`KubeSession.list_at
+<rayqueue_sdk.kube.session.KubeSession.list_at>`, :meth:`KubeSession.stream
+<rayqueue_sdk.kube.session.KubeSession.stream>`): the same retries, credentials, User-Agent and URL of the
+kind (``/api/v1/...`` for a core kind). It lists first (yielding a ``SYNC`` event with every object that
+matches), then watches from the list's ``resourceVersion`` (with bookmarks, so an idle stream resumes from
+a recent version); after a dropped stream or a server-side
 timeout it resumes from the last ``resourceVersion`` seen; on ``410 Gone`` it lists again (another
 ``SYNC``); on 429/5xx and connection failures it backs off with jitter (honouring ``Retry-After``).
 401/403/404 end it with a typed error. It never runs past its deadline, and :meth:`Watcher.stop`
@@ -17,6 +21,8 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import queue
 import random
@@ -26,7 +32,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from rayqueue_sdk.errors import ConnectionFailedError, RayQueueError
+from rayqueue_sdk.errors import ConnectionFailedError, RayQueueError, TLSVerificationError
 from rayqueue_sdk.kube.errors import retry_after, status_code, translate
 from rayqueue_sdk.kube.kinds import KUEUE_GROUP, Kind
 from rayqueue_sdk.kube.normalize import normalize_kueue
@@ -72,6 +78,15 @@ class WatchEvent:
     source: str = ""
     #: a ``SYNC`` from a running shared cache (an absent object may just not have arrived yet)
     cached: bool = False
+
+
+def _status_error(status: dict[str, Any]) -> BaseException:
+    """The ``ApiException`` of a watch's ``ERROR`` event (its object is a ``Status``), as if answered."""
+    from kubernetes.client.exceptions import ApiException  # lazy: kubernetes is slow to import
+
+    err = ApiException(status=int(status.get("code") or 500), reason=str(status.get("reason") or "Error"))
+    err.body = json.dumps(status)
+    return err
 
 
 def cache_by_name(cache: dict[str, dict[str, Any]], event: WatchEvent) -> dict[str, dict[str, Any]]:
@@ -134,7 +149,7 @@ class Watcher:
         self.relists = 0
         self.resumes = 0
         self._stopped = threading.Event()
-        self._watch: Any = None
+        self._response: Any = None  # the open stream's urllib3 response (stop() shuts it down)
         self._sleep = sleep
 
     @property
@@ -150,9 +165,11 @@ class Watcher:
     def stop(self) -> None:
         """End the loop from any thread; a blocked stream is shut down at once."""
         self._stopped.set()
-        w = self._watch
-        if w is not None:
-            w.stop()
+        response = self._response
+        if response is not None:
+            with contextlib.suppress(Exception):  # the stream may be ending by itself meanwhile
+                # urllib3 >= 2.3: shutdown() wakes a read blocked on the socket; close() where older
+                (getattr(response, "shutdown", None) or response.close)()
 
     @property
     def stopped(self) -> bool:
@@ -205,18 +222,31 @@ class Watcher:
                 else:
                     failures = 0
             except RayQueueError as err:
-                if not self._retry_typed(err):
+                if getattr(err, "status", None) == 410:  # the watch request itself answered 410 Gone
+                    self._gone()
+                    continue
+                if self.stopped:
+                    return
+                streaming = self.resource_version is not None  # else the LIST failed
+                if (
+                    streaming
+                    and isinstance(err, ConnectionFailedError)
+                    and not isinstance(err, TLSVerificationError)
+                ):
+                    # the session's retries of the watch request are spent: the watch keeps trying until
+                    # the server has been out of reach for UNREACHABLE_SECONDS
+                    now = time.monotonic()
+                    unreachable_since = unreachable_since if unreachable_since is not None else now
+                    if now - unreachable_since >= UNREACHABLE_SECONDS:
+                        raise
+                elif not self._retry_typed(err):
                     raise
                 failures += 1
+                self.resumes += int(streaming)
                 self._pause(self._backoff(failures, None))
-            except Exception as exc:  # kubernetes/urllib3 exceptions from the stream
+            except Exception as exc:  # urllib3 exceptions from the stream, an ERROR event's Status
                 if status_code(exc) == 410:
-                    log.debug(
-                        "%s watch: 410 Gone at resourceVersion %s; relisting",
-                        self.label,
-                        self.resource_version,
-                    )
-                    self.resource_version = None
+                    self._gone()
                     continue
                 if self.stopped:
                     return
@@ -245,6 +275,10 @@ class Watcher:
                 self.resumes += 1
                 self._pause(pause)
 
+    def _gone(self) -> None:
+        log.debug("%s watch: 410 Gone at resourceVersion %s; relisting", self.label, self.resource_version)
+        self.resource_version = None
+
     def _translated(self, exc: BaseException) -> RayQueueError:
         return translate(exc, verb="watch", resource=self.kind.key, namespace=self.namespace, name=self.name)
 
@@ -272,42 +306,43 @@ class Watcher:
         return self.name is None or meta_of(obj).get("name") == self.name
 
     def _stream(self, field_selector: str | None) -> Iterator[WatchEvent]:
-        from kubernetes import client as k8s  # lazy: kubernetes is slow to import
-        from kubernetes import watch as k8s_watch  # lazy: as above
-
         remaining = self._remaining()
         if remaining <= 0:
             return
         timeout = max(1, int(min(self.stream_seconds, remaining + 1)))
-        # The stream stays on kubernetes.watch.Watch over the generated list function: the library decodes
-        # the chunked watch stream (one JSON event a line); the LIST above is the session's one REST path.
-        custom = k8s.CustomObjectsApi(self.session.api)
-        kwargs: dict[str, Any] = {
-            "resource_version": self.resource_version,
-            "timeout_seconds": timeout,
-            "allow_watch_bookmarks": True,
-            "_request_timeout": (5.0, timeout + 5.0),
-        }
+        # One watch request over the session's REST path (its retries, credentials, User-Agent and the
+        # kind's URL), from the last resourceVersion seen; the answer is one JSON event a line.
+        query: dict[str, Any] = {"watch": "true", "timeoutSeconds": timeout, "allowWatchBookmarks": "true"}
+        if self.resource_version:
+            query["resourceVersion"] = self.resource_version
         if self.label_selector:
-            kwargs["label_selector"] = self.label_selector
+            query["labelSelector"] = self.label_selector
         if field_selector:
-            kwargs["field_selector"] = field_selector
-        if self.kind.namespaced and self.namespace:
-            func: Any = custom.list_namespaced_custom_object
-            args: tuple[Any, ...] = (self.kind.group, self.kind.version, self.namespace, self.kind.plural)
-        else:
-            func = custom.list_cluster_custom_object
-            args = (self.kind.group, self.kind.version, self.kind.plural)
-        w = k8s_watch.Watch()
-        self._watch = w
-        if self.stopped:
-            return
+            query["fieldSelector"] = field_selector
+        response = self.session.stream(
+            self.kind.path(self.namespace),
+            verb="watch",
+            resource=self.kind.key,
+            namespace=self.namespace,
+            name=self.name,
+            query=query,
+            deadline=self.deadline,
+            request_timeout=(5.0, timeout + 5.0),
+        )
+        self._response = response
         try:
-            for raw in w.stream(func, *args, **kwargs):
-                obj = raw.get("raw_object") if isinstance(raw, dict) else None
+            if self.stopped:
+                return
+            for line in response:
+                if not line.strip():
+                    continue
+                raw = json.loads(line)
                 etype = raw.get("type") if isinstance(raw, dict) else None
+                obj = raw.get("object") if isinstance(raw, dict) else None
                 if not isinstance(obj, dict):
                     continue
+                if etype == "ERROR":  # a Status: 410 Gone (relist) or another failure of the watch
+                    raise _status_error(obj)
                 rv = meta_of(obj).get("resourceVersion")
                 if rv:
                     self.resource_version = rv
@@ -319,8 +354,10 @@ class Watcher:
                 if self.stopped or self._remaining() <= 0:
                     break
         finally:
-            self._watch = None
-            w.stop()
+            self._response = None
+            with contextlib.suppress(Exception):  # closed, not pooled: the body may not be read to its end
+                response.close()
+                response.release_conn()
 
     # -- threads ------------------------------------------------------------------------------
     def run_into(self, sink: queue.Queue[WatchEvent]) -> threading.Thread:

@@ -38,6 +38,7 @@ __all__ = [
     "name_of",
     "namespace_of",
     "parse_time",
+    "stored_as_sent",
     "transition_time",
     "uid_of",
 ]
@@ -297,3 +298,45 @@ def conditions_of(obj: Obj | None) -> Conditions:
             if isinstance(cond, Mapping):
                 raw.setdefault(str(cond.get("type")), cond)
     return Conditions(raw)
+
+
+def stored_as_sent(stored: Obj, sent: Obj) -> bool:
+    """Whether the object the API server holds still has everything a write sent: the name, labels and
+    annotations, and every top-level field but the type, the rest of the metadata and the status (the
+    server may add defaults beside them; lists compare item by item). How a create whose answer was lost
+    tells the object it made.
+
+    Example:
+        >>> sent = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"a": "1"}},
+        ...         "data": {"k": "v"}}
+        >>> stored = {**sent, "metadata": {"name": "c", "uid": "u", "labels": {"a": "1", "b": "2"}}}
+        >>> stored_as_sent(stored, sent), stored_as_sent({**stored, "data": {"k": "other"}}, sent)
+        (True, False)
+    """
+    meta = meta_of(sent)
+    written = {k: v for k, v in sent.items() if k not in ("apiVersion", "kind", "metadata", "status")}
+    written["metadata"] = {k: meta[k] for k in ("name", "labels", "annotations") if meta.get(k)}
+    return _holds(stored, written)
+
+
+def _holds(stored: Any, sent: Any) -> bool:
+    """Whether ``stored`` holds everything in ``sent``: every key of a mapping, lists item by item, other
+    values equal.
+
+    Example:
+        >>> _holds({"spec": {"a": 1, "b": [{"x": 1, "y": 2}]}}, {"spec": {"b": [{"x": 1}]}})
+        True
+        >>> _holds({"spec": {"a": 1}}, {"spec": {"a": 2}}), _holds({"spec": {}}, {"spec": {"a": 1}})
+        (False, False)
+    """
+    if isinstance(sent, Mapping):
+        return isinstance(stored, Mapping) and all(
+            k in stored and _holds(stored[k], v) for k, v in sent.items()
+        )
+    if isinstance(sent, list):
+        return (
+            isinstance(stored, list)
+            and len(stored) == len(sent)
+            and all(_holds(a, b) for a, b in zip(stored, sent, strict=True))
+        )
+    return bool(stored == sent)

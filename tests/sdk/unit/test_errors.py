@@ -18,6 +18,7 @@ from rayqueue_sdk.cli.exit_codes import code_for, exit_code
         (errors.AdmissionTimeout, TimeoutError),
         (errors.ConnectionFailedError, ConnectionError),
         (errors.TLSVerificationError, ConnectionError),
+        (errors.OutcomeUnknownError, ConnectionError),
     ],
 )
 def test_leaves_inherit_the_stdlib_exception_a_caller_expects(cls: type, std: type) -> None:
@@ -120,6 +121,7 @@ def test_every_error_class_has_a_stable_cli_exit_code() -> None:
         "ConflictError": 1,
         "ConnectionFailedError": 7,
         "TLSVerificationError": 7,
+        "OutcomeUnknownError": 7,
         "AdmissionTimeout": 4,
         "ClusterDeletedError": 5,
         "ClusterFailedError": 5,
