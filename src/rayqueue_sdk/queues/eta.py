@@ -17,7 +17,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -25,6 +24,7 @@ from decimal import Decimal
 from typing import Any
 
 from rayqueue_sdk.admission.estimate import (
+    DEFAULT_SLACK_SECONDS,
     AdmissionEstimate,
     Hold,
     Release,
@@ -36,17 +36,17 @@ from rayqueue_sdk.admission.estimate import (
     unbounded_release,
     workload_object_requests,
 )
-from rayqueue_sdk.admission.idle import PolicyInForce, policy_of
+from rayqueue_sdk.admission.idle import IdleStatus, idle_from, policy_of
 from rayqueue_sdk.admission.overview import QueueOverview
 from rayqueue_sdk.errors import ApiError, RayQueueError
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS, RAYJOBS, SCALEDOBJECTS, Kind
 from rayqueue_sdk.kube.lookups import list_or_none
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.idle import IdleMode, StopMechanism
-from rayqueue_sdk.manifests.meta import annotations_of, condition_of, meta_of, name_of
-from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, policy_name
+from rayqueue_sdk.manifests.meta import condition_of, meta_of, name_of
+from rayqueue_sdk.manifests.scaling import policy_name
 from rayqueue_sdk.queues.reads import QueueReads, overview_of, read_queues
-from rayqueue_sdk.scaling.agent import AgentState, parse_time
+from rayqueue_sdk.scaling.agent import parse_time
 
 __all__ = ["admission_eta", "estimate_for_workload", "estimates_for", "holds_of", "releases_of"]
 
@@ -68,39 +68,6 @@ def _list(session: KubeSession, kind: Kind, namespace: str) -> list[dict[str, An
 
 def _utc(ts: float | None) -> datetime | None:
     return None if ts is None else datetime.fromtimestamp(ts, tz=UTC)
-
-
-def _idle_clock(
-    policy: PolicyInForce, workload: Mapping[str, Any], scaled_object: Mapping[str, Any] | None
-) -> tuple[float | None, float, float | None]:
-    """``(idle since, idle seconds, initial cooldown end)`` from the idle policy's state: the reaper's
-    annotation on the Workload, or KEDA's ``lastActiveTime``; idle since ``None``: busy or not known."""
-    idle_seconds = policy.idle_minutes * 60
-    cooldown = policy.initial_cooldown_minutes * 60
-    admitted = parse_time((condition_of(workload, "Admitted") or {}).get("lastTransitionTime"))
-    cooldown_end = admitted + cooldown if admitted is not None and cooldown else None
-    if policy.mode is IdleMode.KEDA:
-        if scaled_object is None:
-            return None, idle_seconds, cooldown_end
-        # KEDA scales to zero at lastActiveTime + cooldownPeriod; never active: initialCooldownPeriod from
-        # the ScaledObject's creation (KEDA scale_scaledobjects.go)
-        spec = scaled_object.get("spec") or {}
-        last = parse_time((scaled_object.get("status") or {}).get("lastActiveTime"))
-        if last is not None:
-            return last, float(spec.get("cooldownPeriod") or idle_seconds), None
-        created = parse_time(meta_of(scaled_object).get("creationTimestamp"))
-        return created, float(spec.get("initialCooldownPeriod") or idle_seconds), None
-    text = annotations_of(workload).get(IDLE_STATE_ANNOTATION)
-    try:
-        data = json.loads(text) if text else None
-    except ValueError:
-        data = None
-    if not isinstance(data, dict):
-        return None, idle_seconds, cooldown_end
-    state = AgentState.from_json(data)
-    if state.decision == "busy" or state.decision.startswith(("signal unavailable", "starting")):
-        return None, idle_seconds, cooldown_end
-    return state.idle_since, idle_seconds, cooldown_end
 
 
 def _owner(workload: Mapping[str, Any]) -> tuple[str | None, str | None]:
@@ -169,23 +136,38 @@ def releases_of(
             out.append(unbounded_release(ns, name, label, usage))
             continue
         so = sos.get(policy_name(str(owner))) if policy.mode is IdleMode.KEDA else None
-        since, seconds, cooldown_end = _idle_clock(policy, wl, so)
-        polling = ((so or {}).get("spec") or {}).get("pollingInterval")
-        slack = {"slack_seconds": float(polling) + _KUEUE_SECONDS} if polling else {}
-        out.append(
-            idle_release(
-                ns,
-                name,
-                label,
-                usage,
-                idle_since=_utc(since),
-                idle_seconds=seconds,
-                now=now,
-                cooldown_until=_utc(cooldown_end),
-                **slack,
-            )
-        )
+        out.append(_idle_release(ns, name, label, usage, idle_from(rc, wl, so), now))
     return out
+
+
+def _idle_release(
+    ns: str,
+    name: str,
+    label: str,
+    usage: Mapping[tuple[str, str], Decimal],
+    idle: IdleStatus | None,
+    now: datetime,
+) -> Release:
+    """The release of a holder under an idle policy, from its typed :class:`IdleStatus`: the controller
+    acts at :attr:`~IdleStatus.releases_at` at the earliest, and by one polling interval later
+    (:attr:`~IdleStatus.acts_by`) plus Kueue's eviction and next cycle; an interval not said: the
+    default slack. No clock running (busy, not read): a whole period from now, nothing bounds when."""
+    if idle is None:
+        return unbounded_release(ns, name, label, usage)
+    at, by = idle.releases_at, idle.acts_by
+    slack = DEFAULT_SLACK_SECONDS if at is None or by is None else by - at + _KUEUE_SECONDS
+    period = idle.idle_minutes * 60 if idle.period_seconds is None else idle.period_seconds
+    return idle_release(
+        ns,
+        name,
+        label,
+        usage,
+        idle_since=_utc(idle.idle_since),
+        idle_seconds=period,
+        now=now,
+        cooldown_until=_utc(idle.cooldown_until),
+        slack_seconds=slack,
+    )
 
 
 def estimates_for(
@@ -256,12 +238,10 @@ def holds_of(
             if deadline:
                 out[key] = Hold.for_deadline(float(deadline))
         elif kind == "RayCluster" and owner in clusters:
+            # either mode acts no sooner than its idle period and its initial cooldown after the
+            # admission (KEDA: the query reads a new cluster busy for the cooldown, then cooldownPeriod)
             policy = policy_of(clusters[owner])
-            if (
-                policy is not None
-                and policy.mode is IdleMode.REAPER
-                and policy.mechanism is StopMechanism.WORKLOAD
-            ):
+            if policy is not None and policy.mechanism is StopMechanism.WORKLOAD:
                 idle = policy.idle_minutes * 60
                 cooldown = policy.initial_cooldown_minutes * 60
                 out[key] = Hold.for_idle(max(idle, cooldown))
