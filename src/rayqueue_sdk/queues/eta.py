@@ -4,11 +4,17 @@
 :func:`estimates_for` takes an overview's reads (LocalQueues, ClusterQueues, Workloads) and lists, in the
 reader's namespace, the RayClusters (their idle policy annotation), the RayJobs (``activeDeadlineSeconds``,
 start time, finished) and KEDA's ScaledObjects (``lastActiveTime``, ``cooldownPeriod``): up to three LISTs,
-made only where a workload waits behind a holder of the reader's namespace, each skipped quietly where
-forbidden or not served. The reaper's clock is its state annotation on the Workload,
-read through the agent's own :class:`~rayqueue_sdk.scaling.agent.AgentState` (:func:`_idle_clock` is the
-one place that reads it). Holders in namespaces the reader cannot read have no known release; a reader who
-may not read ClusterQueues gets the queue position and a sentence saying what is hidden.
+made only where a workload waits behind a holder of the reader's namespace (RayJobs only where a Workload
+there is a RayJob's, ScaledObjects only where a cluster has a KEDA policy), each skipped quietly where
+forbidden or not served. :func:`estimate_from_reads` is the wait's: it takes the Workloads and RayClusters
+from the wait's shared watches and the queues read with the position, and lists nothing more unless a
+RayJob or a KEDA policy is involved. The idle clock of either mode is the typed
+:class:`~rayqueue_sdk.admission.idle.IdleStatus` (:func:`~rayqueue_sdk.admission.idle.idle_from`, the
+one place that decodes the reaper's state annotation and the ScaledObject): the release is due at its
+``releases_at`` and comes by its ``acts_by`` (one polling interval later, the interval from the reaper's
+annotation or KEDA's ``pollingInterval``) plus Kueue's eviction and next cycle. Holders in namespaces the
+reader cannot read have no known release; a reader who may not read ClusterQueues gets the queue position
+and a sentence saying what is hidden.
 
 Example:
     >>> from rayqueue_sdk.queues.eta import estimate_for_workload
@@ -48,12 +54,19 @@ from rayqueue_sdk.manifests.scaling import policy_name
 from rayqueue_sdk.queues.reads import QueueReads, overview_of, read_queues
 from rayqueue_sdk.scaling.agent import parse_time
 
-__all__ = ["admission_eta", "estimate_for_workload", "estimates_for", "holds_of", "releases_of"]
+__all__ = [
+    "admission_eta",
+    "estimate_for_workload",
+    "estimate_from_reads",
+    "estimates_for",
+    "holds_of",
+    "releases_of",
+]
 
 log = logging.getLogger(__name__)
 
 _DONE = ("Complete", "Failed")
-#: What a release takes after the policy acts, beyond KEDA's polling interval: the Workload's eviction,
+#: What a release takes after the policy acts, beyond its polling interval: the Workload's eviction,
 #: its pods' removal and Kueue's next admission cycle.
 _KUEUE_SECONDS = 10.0
 
@@ -171,10 +184,16 @@ def _idle_release(
 
 
 def estimates_for(
-    session: KubeSession, reads: QueueReads, overview: QueueOverview, *, now: datetime | None = None
+    session: KubeSession,
+    reads: QueueReads,
+    overview: QueueOverview,
+    *,
+    now: datetime | None = None,
+    rayclusters: list[dict[str, Any]] | None = None,
 ) -> dict[tuple[str, str], AdmissionEstimate]:
     """Every pending workload's estimate in ``overview``, reading the release facts of the holders
-    (three LISTs in the reader's namespace; see the module docstring).
+    (up to three LISTs in the reader's namespace, see the module docstring; ``rayclusters``: the
+    namespace's RayClusters as the caller already holds them, not listed again).
 
     Example:
         >>> reads = read_queues(session, namespace="default")
@@ -184,12 +203,16 @@ def estimates_for(
     now = now or datetime.now(UTC)
     ns = reads.namespace
     # release facts are read in the reader's namespace only (others' are not theirs to read), and only
-    # where one of the reader's workloads waits
+    # where one of the reader's workloads waits: RayJobs where one of its Workloads is a RayJob's,
+    # ScaledObjects where one of its clusters has a KEDA policy
     holding = any(w.namespace == ns for q in overview.queues for w in q.pending) and any(
         q.holding for q in overview.queues
     )
-    rcs = _list(session, RAYCLUSTERS, ns) if holding else []
-    jobs = _list(session, RAYJOBS, ns) if holding else []
+    rcs: list[dict[str, Any]] | None = []
+    if holding:
+        rcs = rayclusters if rayclusters is not None else _list(session, RAYCLUSTERS, ns)
+    by_job = any(_owner(w)[0] == "RayJob" for w in reads.workloads if meta_of(w).get("namespace") == ns)
+    jobs = _list(session, RAYJOBS, ns) if holding and by_job else []
     sos = _list(session, SCALEDOBJECTS, ns) if holding and rcs and _any_keda(rcs) else []
     releases = releases_of(reads.workloads, ns, rcs, jobs, sos, now)
     requests: dict[tuple[str, str], dict[str, Decimal]] = {}
@@ -205,6 +228,41 @@ def estimates_for(
         hidden.append("quota held from other namespaces has no known release")
     holds = holds_of(reads.workloads, ns, rcs, jobs)
     return estimate_admissions(overview, requests, releases, now=now, hidden=hidden, holds=holds)
+
+
+def estimate_from_reads(
+    session: KubeSession,
+    *,
+    namespace: str,
+    workload: str,
+    workloads: list[dict[str, Any]],
+    rayclusters: list[dict[str, Any]],
+    local_queues: list[dict[str, Any]],
+    cluster_queues: list[dict[str, Any]] | None,
+    now: datetime | None = None,
+) -> AdmissionEstimate | None:
+    """The estimate of one pending Workload from what a wait already holds: the namespace's Workloads and
+    RayClusters (its shared watches), its LocalQueues and the ClusterQueues (``None``: not readable), read
+    with the queue position. Only the release facts no watch carries are listed, and only where they
+    matter (a RayJob's Workload, a KEDA policy; see :func:`estimates_for`). ``None``: not pending.
+
+    Example:
+        >>> estimate_from_reads(session, namespace="ds", workload="w", workloads=[], rayclusters=[],
+        ...                     local_queues=[], cluster_queues=[]) is None
+        True
+    """
+    notes = [] if cluster_queues is not None else ["ClusterQueues cannot be read: quotas are not shown"]
+    if session.cache.get("overview_workloads_namespaced_only"):
+        notes.append("workloads of other namespaces are not visible to you")
+    reads = QueueReads(
+        namespace, local_queues, [], cluster_queues or [], workloads, notes, cluster_queues is not None
+    )
+    overview = overview_of(reads)
+    if not any(w.namespace == namespace and w.name == workload for q in overview.queues for w in q.pending):
+        return None
+    return estimates_for(session, reads, overview, now=now, rayclusters=rayclusters).get(
+        (namespace, workload)
+    )
 
 
 def holds_of(
