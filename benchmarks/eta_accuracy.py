@@ -3,7 +3,7 @@ runs through the local control plane, and every admission is compared with the e
 
 The trace (``--lanes`` namespaces in parallel, each with seed 000's ClusterQueue of 2 GPUs and its
 LocalQueue ``user-queue``; ``--per-lane`` items each, submitted 0.3 s apart so the queue order is defined)
-cycles through:
+cycles through (every ``--job-every``-th item a RayJob, the others clusters):
 
 - RayClusters of 1 or 2 GPUs with an idle policy of ``--idle`` seconds (three values) that hold their quota
   until the policy scales them to zero: by default (``--policy reaper``) the reaper, set in the
@@ -16,8 +16,8 @@ cycles through:
 - every fourth item with a higher WorkloadPriorityClass (it goes ahead of those queued before it).
 
 Ray heads are not started (``ray_enabled=False``): admissions and releases are Kueue's, KEDA's and
-KubeRay's, the Ray processes would only cost CPU. A poller reads, every second and per namespace, what the
-SDK reads (:func:`rayqueue_sdk.queues.reads.read_queues` and
+KubeRay's, the Ray processes would only cost CPU. A poller per namespace reads, every ``--poll-seconds``,
+what the SDK reads (:func:`rayqueue_sdk.queues.reads.read_queues` and
 :func:`rayqueue_sdk.queues.eta.estimates_for`: the LISTs a user's ``status()`` makes) and keeps, for each
 workload, its first estimate and the one it had when it first stood next in line with every admitted cluster
 of its namespace under its idle policy (the trace sets a policy a moment after each admission; before that,
@@ -25,12 +25,13 @@ nothing bounds the holder's release and the estimate rightly has no end). The ac
 the Workload's ``Admitted`` time (whole seconds, so windows are compared at that resolution).
 
 Printed: every admission with both estimates and the actual time; the share of admissions inside the
-window where both ends were given (goal >= 80 %); the median error of ``earliest``; how often the estimate
-was missing or had no end. Then the CPU cost of the pure estimate for 1,000 pending workloads (goal
-< 100 ms).
+window where both ends were given (goal >= 90 %) and the window's median width; the median error of
+``earliest``; how often the estimate was missing or had no end. Then the CPU cost of the pure estimate
+for 1,000 pending workloads (goal < 100 ms).
 
 Usage: ``python benchmarks/eta_accuracy.py [--lanes 3] [--per-lane 11] [--idle 6,9,12]
-[--deadlines 5,20,30] [--job-seconds 8] [--crd-dir ../shared/crds]``
+[--deadlines 5,20,30] [--job-seconds 8] [--job-every 3] [--poll-seconds 1] [--policy reaper|keda]
+[--crd-dir ../shared/crds]``
 """
 
 from __future__ import annotations
