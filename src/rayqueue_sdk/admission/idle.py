@@ -421,11 +421,14 @@ def idle_from(
     if mode is IdleMode.KEDA:
         since = created = last = period = None
         polling = info.polling_seconds
+        active = False
         if scaled_object is not None:
             spec = scaled_object.get("spec") or {}
             created = epoch_of(meta_of(scaled_object).get("creationTimestamp"))
             last = epoch_of((scaled_object.get("status") or {}).get("lastActiveTime"))
-            since = last if last is not None else created
+            # KEDA's last poll read use (Active): its lastActiveTime moves on with each poll, no clock runs
+            active = conditions_of(scaled_object)["Active"].true
+            since = None if active else (last if last is not None else created)
             # KEDA scales to zero once lastActiveTime + cooldownPeriod has passed; never active:
             # initialCooldownPeriod from the ScaledObject's creation [E scale_scaledobjects.go] (the SDK
             # writes both; one not there: the policy's idle period)
@@ -440,7 +443,9 @@ def idle_from(
             scaled_to_zero=stopped,
             scaled_at=scaled_at,
             idle_for=(scaled_at - since) if scaled_at is not None and since is not None else None,
-            decision=unknown if scaled_object is None and not deactivated else None,
+            decision=(unknown if scaled_object is None else "busy" if active else None)
+            if not deactivated
+            else None,
             # KEDA's initial cooldown holds only while it never saw use [E scale_scaledobjects.go]
             cooldown_until=None if deactivated or created is None or last is not None else created + cooldown,
             period_seconds=period,

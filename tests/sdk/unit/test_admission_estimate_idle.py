@@ -119,3 +119,12 @@ def test_pending_clusters_of_either_mode_are_chained_behind_their_idle_period() 
     for mode in ("reaper", "keda"):
         holds = holds_of([holder(admitted=False)], "ds", [rc(mode, idle_minutes=2, cooldown_minutes=3)], [])
         assert holds == {("ds", "w"): Hold.for_idle(180)}, mode
+
+
+def test_a_keda_holder_whose_last_poll_read_use_runs_no_clock() -> None:
+    so = scaled_object(last=-1)
+    so["status"]["conditions"] = [{"type": "Active", "status": "True", "reason": "ScalerActive"}]
+    st = idle_from(rc("keda"), holder(), so)
+    assert st is not None and st.idle_since is None and st.decision == "busy"
+    (rel,) = releases_of([holder()], "ds", [rc("keda")], [], [so], NOW)
+    assert rel.earliest == NOW + timedelta(seconds=100) and rel.latest is None
