@@ -89,6 +89,7 @@ class Item:
     at_head: AdmissionEstimate | None = None
     head_seen: bool = False
     admitted: datetime | None = None
+    released: datetime | None = None  # first seen deactivated (a cluster) or finished (a job)
     notes: list[str] = field(default_factory=list)
 
 
@@ -97,6 +98,15 @@ def _admitted_at(wl: dict[str, Any]) -> datetime | None:
         if c.get("type") == "Admitted" and c.get("status") == "True":
             return datetime.fromisoformat(str(c["lastTransitionTime"]).replace("Z", "+00:00"))
     return None
+
+
+def _released(wl: dict[str, Any]) -> bool:
+    if (wl.get("spec") or {}).get("active") is False:
+        return True
+    return any(
+        c.get("type") == "Finished" and c.get("status") == "True"
+        for c in (wl.get("status") or {}).get("conditions") or []
+    )
 
 
 def _owner(wl: dict[str, Any]) -> str | None:
@@ -215,6 +225,8 @@ class Poller(threading.Thread):
                     item.at_head, item.head_seen = eta, True
             if item.admitted is None:
                 item.admitted = _admitted_at(wl)
+            if item.released is None and _released(wl):
+                item.released = datetime.now(UTC)
             if item.kind == "cluster" and item.admitted is not None and not item.policy_set:
                 item.policy_set = True
                 item.obj.scale_to_zero(item.idle / 60, mode="keda", prometheus=self.source, polling_seconds=1)
@@ -434,6 +446,9 @@ def trace(args: argparse.Namespace) -> None:
                 and _inside(i.at_head, i.admitted or datetime.max.replace(tzinfo=UTC)) is False
             ):
                 print(f"  out: {i.ns[-4:]}/{i.name}: {i.at_head.basis}")
+                held = [h for h in items if h.ns == i.ns and f"{h.ns}/{h.name}" in i.at_head.basis]
+                for h in held:  # when that holder was seen to let go (a poll's resolution)
+                    print(f"       {h.name} seen released at {_fmt(h.released)}")
         unbounded = [i for i in items if i.first is not None and i.first.earliest is None]
         for i in unbounded[:4]:
             print(f"  no earliest, {i.ns[-4:]}/{i.name}: {i.first.basis if i.first else ''}")
