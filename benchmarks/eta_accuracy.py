@@ -230,6 +230,7 @@ class Poller(threading.Thread):
             if item.kind == "cluster" and item.admitted is not None and not item.policy_set:
                 item.policy_set = True
                 item.obj.scale_to_zero(item.idle / 60, mode="keda", prometheus=self.source, polling_seconds=1)
+                item.policy_done = True  # in force: the holders ahead are "settled" for next-in-line
 
     def done(self) -> bool:
         return all(i.admitted is not None for items in self.lanes.values() for i in items)
