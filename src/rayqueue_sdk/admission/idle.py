@@ -39,6 +39,10 @@ from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, POLICY_ANNOTAT
 __all__ = ["IdleState", "IdleStatus", "PolicyInForce", "idle_from", "pods_gone", "policy_of"]
 
 
+#: The reaper's decisions under which no idle clock runs (its ``idleSince`` is then its last such poll).
+_NO_CLOCK = ("busy", "signal unavailable", "starting")
+
+
 class IdleState(enum.StrEnum):
     """Where a cluster's idle policy stands.
 
@@ -83,6 +87,7 @@ class PolicyInForce:
         idle_minutes, idle_signal: the policy's period and signal.
         initial_cooldown_minutes: no scale-down before this many minutes (the annotation's, else the
             idle period).
+        polling_seconds: how often the policy looks (``None``: an annotation written before it said so).
 
     Example:
         >>> p = PolicyInForce(IdleMode.KEDA, StopMechanism.WORKLOAD, 60.0, 60.0)
@@ -95,6 +100,7 @@ class PolicyInForce:
     idle_minutes: float
     initial_cooldown_minutes: float
     idle_signal: IdleSignal = "gpu"
+    polling_seconds: float | None = None
 
 
 def _minutes(value: Any) -> float | None:
@@ -102,6 +108,12 @@ def _minutes(value: Any) -> float | None:
         return float(value) if value is not None else None
     except (TypeError, ValueError):
         return None
+
+
+def _seconds(value: Any) -> float | None:
+    """A positive number of seconds, else ``None``."""
+    number = _minutes(value) if not isinstance(value, bool) else None
+    return number if number is not None and number > 0 else None
 
 
 def policy_of(rc: Mapping[str, Any] | None) -> PolicyInForce | None:
@@ -132,6 +144,7 @@ def policy_of(rc: Mapping[str, Any] | None) -> PolicyInForce | None:
         idle_minutes=minutes,
         initial_cooldown_minutes=minutes if cooldown is None else cooldown,
         idle_signal=signal if signal in ("gpu", "jobs", "gpu_and_jobs") else "gpu",
+        polling_seconds=_seconds(info.get("polling_seconds")),
     )
 
 
@@ -152,6 +165,11 @@ class IdleStatus:
         decision, hook: the reaper's last decision and the pre-stop hook's outcome.
         cooldown_until: the end of the initial cooldown (epoch seconds; the reaper counts it from the
             admission, KEDA from the ScaledObject's creation): no scale-down before it.
+        period_seconds: how long after ``idle_since`` the policy acts, where it is not the idle period:
+            KEDA's ``cooldownPeriod`` after ``lastActiveTime`` (its ``initialCooldownPeriod`` after the
+            ScaledObject's creation while never active), as the ScaledObject says.
+        polling_seconds: how often the policy looks (the reaper's state annotation, KEDA's
+            ``pollingInterval``; ``None``: not said): it acts on its first poll after :attr:`releases_at`.
 
     Example:
         >>> st = IdleStatus(IdleMode.REAPER, StopMechanism.WORKLOAD, 60, "gpu", idle_since=1000.0)
@@ -176,6 +194,8 @@ class IdleStatus:
     hook: str | None = None
     cooldown_until: float | None = None
     stopping: bool = False
+    period_seconds: float | None = None
+    polling_seconds: float | None = None
 
     def __post_init__(
         self,
@@ -212,7 +232,21 @@ class IdleStatus:
         """
         if self.scaled_to_zero or self.idle_since is None:
             return None
-        return max(self.idle_since + self.idle_minutes * 60, self.cooldown_until or 0.0)
+        period = self.idle_minutes * 60 if self.period_seconds is None else self.period_seconds
+        return max(self.idle_since + period, self.cooldown_until or 0.0)
+
+    @property
+    def acts_by(self) -> float | None:
+        """The latest moment the policy acts if the cluster stays idle (epoch seconds): its first poll
+        after :attr:`releases_at`, so one polling interval later; ``None`` when no clock runs or the
+        interval is not known.
+
+        Example:
+            >>> IdleStatus("reaper", "workload", 0.5, "gpu", idle_since=100.0, polling_seconds=5).acts_by
+            135.0
+        """
+        at = self.releases_at
+        return None if at is None or self.polling_seconds is None else at + self.polling_seconds
 
     def idle_seconds(self, now: float | None = None) -> float | None:
         """How long the cluster has been idle at ``now`` (the idle time when it was scaled to zero).
@@ -298,6 +332,7 @@ class IdleStatus:
             "scaled_at": self.scaled_at,
             "idle_for": self.idle_for,
             "cooldown_until": self.cooldown_until,
+            "polling_seconds": self.polling_seconds,
             "decision": self.decision,
             "hook": self.hook,
             "text": self.text(now),
@@ -384,11 +419,21 @@ def idle_from(
     stopped = deactivated and pods_gone(rc)
     base["stopping"] = deactivated and not stopped
     if mode is IdleMode.KEDA:
-        since = created = None
+        since = created = last = period = None
+        polling = info.polling_seconds
+        active = False
         if scaled_object is not None:
+            spec = scaled_object.get("spec") or {}
             created = epoch_of(meta_of(scaled_object).get("creationTimestamp"))
             last = epoch_of((scaled_object.get("status") or {}).get("lastActiveTime"))
-            since = last if last is not None else created
+            # KEDA's last poll read use (Active): its lastActiveTime moves on with each poll, no clock runs
+            active = conditions_of(scaled_object)["Active"].true
+            since = None if active else (last if last is not None else created)
+            # KEDA scales to zero once lastActiveTime + cooldownPeriod has passed; never active:
+            # initialCooldownPeriod from the ScaledObject's creation [E scale_scaledobjects.go] (the SDK
+            # writes both; one not there: the policy's idle period)
+            period = _minutes(spec.get("cooldownPeriod" if last is not None else "initialCooldownPeriod"))
+            polling = _seconds(spec.get("pollingInterval")) or polling
         scaled_at = _keda_scaled_at(workload) if stopped else None
         # not read (a watch carries no ScaledObject): no clock, no word; read and absent: say so
         unknown = "no ScaledObject" if scaled_object_read else None
@@ -398,20 +443,32 @@ def idle_from(
             scaled_to_zero=stopped,
             scaled_at=scaled_at,
             idle_for=(scaled_at - since) if scaled_at is not None and since is not None else None,
-            decision=unknown if scaled_object is None and not deactivated else None,
-            cooldown_until=None if deactivated or created is None else created + cooldown,
+            decision=(unknown if scaled_object is None else "busy" if active else None)
+            if not deactivated
+            else None,
+            # KEDA's initial cooldown holds only while it never saw use [E scale_scaledobjects.go]
+            cooldown_until=None if deactivated or created is None or last is not None else created + cooldown,
+            period_seconds=period,
+            polling_seconds=polling,
         )
     holder = workload if mechanism is StopMechanism.WORKLOAD else rc
     state = _json(_annotations(holder).get(IDLE_STATE_ANNOTATION))
     idle_for = state.get("idleSeconds")
     admitted = epoch_of(state.get("admittedAt"))
+    admission = conditions_of(workload)["Admitted"]
+    if admitted is None and mechanism is StopMechanism.WORKLOAD and admission.true:
+        admitted = epoch_of(admission.transition)  # the agent has not written yet: Kueue's own word
+    decision = state.get("decision")
+    # busy, or a signal not read: no clock runs (the annotation's idleSince is the last such poll)
+    counting = not str(decision or "").startswith(_NO_CLOCK)
     return IdleStatus(
         **base,
-        idle_since=None if deactivated else epoch_of(state.get("idleSince")),
+        idle_since=None if deactivated or not counting else epoch_of(state.get("idleSince")),
         scaled_to_zero=stopped,
         scaled_at=epoch_of(state.get("scaledAt")) if stopped else None,
         idle_for=float(idle_for) if stopped and isinstance(idle_for, int | float) else None,
         decision=state.get("decision"),
         hook=state.get("hook"),
         cooldown_until=None if deactivated or admitted is None else admitted + cooldown,
+        polling_seconds=_seconds(state.get("pollingSeconds")) or info.polling_seconds,
     )

@@ -38,19 +38,26 @@ from rayqueue_sdk.admission.cluster import (
     eviction_key,
 )
 from rayqueue_sdk.admission.eta import AdmissionEstimate
-from rayqueue_sdk.cluster.kueue_context import check_limits, fair_share_for, waits_for_checks
+from rayqueue_sdk.admission.fairshare import fair_share_sentence
+from rayqueue_sdk.cluster.kueue_context import check_limits, fair_share_for, waits_for_checks, waits_for_quota
 from rayqueue_sdk.cluster.observe import observe_cluster, observe_pair
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, status_from
-from rayqueue_sdk.errors import AdmissionTimeout, ForbiddenError, NotFoundError
-from rayqueue_sdk.kube.informer import read_shared
+from rayqueue_sdk.errors import (
+    AdmissionTimeout,
+    ApiError,
+    AuthenticationError,
+    ForbiddenError,
+    NotFoundError,
+)
+from rayqueue_sdk.kube.informer import SharedInformer, read_shared
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS
-from rayqueue_sdk.kube.lookups import fetch_raycluster, pick_workload
+from rayqueue_sdk.kube.lookups import fetch_raycluster, list_or_none, pick_workload
 from rayqueue_sdk.kube.pods import head_pod
 from rayqueue_sdk.kube.session import KubeSession, SessionLike
 from rayqueue_sdk.kube.watch import WatchEvent, cache_by_name
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 from rayqueue_sdk.manifests.meta import labels_of, name_of, uid_of
-from rayqueue_sdk.queues.eta import admission_eta
+from rayqueue_sdk.queues.eta import estimate_from_reads
 from rayqueue_sdk.queues.local_queues import check_queue, queue_position
 
 # observe_cluster lives in cluster/observe.py (the one read path); it is re-exported here for the callers
@@ -244,6 +251,8 @@ def wait_for_cluster(
             source="workload",
         ),
     ]
+    # the estimate reads the namespace's RayClusters and Workloads from these same caches
+    wait.caches = (readers[0].informer, readers[1].informer)
     try:
         return wait.run()
     finally:
@@ -296,6 +305,8 @@ class _ClusterWait:
         self.head_pod: dict[str, Any] | None = None
         self.head_unreadable: str | None = None
         self.next_head_at = 0.0
+        #: the shared caches of the namespace's RayClusters and Workloads (set by wait_for_cluster)
+        self.caches: tuple[SharedInformer, SharedInformer] | None = None
 
     def run(self) -> ClusterStatus:
         self._await_workload_listing()
@@ -350,6 +361,8 @@ class _ClusterWait:
         """Why fair sharing puts others first: read again when the Workload changes, else no more often than
         the queue position (ClusterQueues are cluster-wide: no watch a namespace's user may hold)."""
         now = time.monotonic()
+        if self.position_unavailable is None and waits_for_quota(workload):
+            return self.fair_share  # read with the queue position (see _refresh_queue)
         if workload is not self.fair_share_for or now >= self.next_fair_share_at:
             self.fair_share = fair_share_for(self.session, workload)
             self.fair_share_for = workload
@@ -434,16 +447,53 @@ class _ClusterWait:
             else self.position_refresh
         )
         self.next_position_at = time.monotonic() + self.position_pause
-        # the estimate is read with the position (no polling of its own), while the cluster waits for quota
-        self.eta = (
-            admission_eta(self.session, workload=_name(workload), namespace=self.namespace)
-            if a.pending
-            else None
-        )
+        # the estimate and the fair share are read with the position (no polling of their own), while the
+        # cluster waits for quota
+        self.eta = self._refresh_queue(workload, str(queue_name)) if a.pending else None
         if self.position_unavailable:  # said once: never asked again during this wait
             log.info(
                 "%s/%s: queue position unavailable: %s", self.namespace, self.name, self.position_unavailable
             )
+
+    def _refresh_queue(self, workload: dict[str, Any], queue_name: str) -> AdmissionEstimate | None:
+        """The admission estimate and the fair-share sentence from one read of the namespace's LocalQueues
+        and the ClusterQueues; the Workloads and RayClusters come from the wait's shared watches."""
+        try:
+            local_queues = self.session.list(self.session.kueue_kind("localqueues"), namespace=self.namespace)
+            cluster_queues = list_or_none(
+                self.session, self.session.kueue_kind("clusterqueues", namespaced=False)
+            )
+        except AuthenticationError:
+            raise
+        except ApiError as err:  # the estimate and the sentence are optional: the wait goes on without
+            log.debug("%s/%s: cannot read the queues for the estimate: %s", self.namespace, self.name, err)
+            return None
+        cluster_queue = next(
+            (
+                str((q.get("spec") or {}).get("clusterQueue") or "")
+                for q in local_queues
+                if name_of(q) == queue_name
+            ),
+            "",
+        )
+        self.fair_share = (
+            fair_share_sentence(cluster_queue, cluster_queues)
+            if cluster_queues is not None and cluster_queue and waits_for_quota(workload)
+            else None
+        )
+        self.fair_share_for = workload
+        if self.caches is None or self.seen.workloads_unreadable is not None:
+            return None
+        rayclusters, workloads = (cache.objects() for cache in self.caches)
+        return estimate_from_reads(
+            self.session,
+            namespace=self.namespace,
+            workload=_name(workload),
+            workloads=workloads,
+            rayclusters=rayclusters,
+            local_queues=local_queues,
+            cluster_queues=cluster_queues,
+        )
 
     def _report(self, a: Assessment) -> None:
         eta = self.eta.text() if self.eta is not None and a.in_queue else None

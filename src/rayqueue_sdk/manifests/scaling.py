@@ -199,6 +199,7 @@ def policy_annotation(policy: IdlePolicy, *, mode: str, mechanism: str) -> str:
             "idle_minutes": policy.idle_minutes,
             "idle_signal": policy.idle_signal,
             "initial_cooldown_minutes": policy.initial_cooldown_seconds / 60,
+            "polling_seconds": policy.polling_seconds,
         }
     )
 

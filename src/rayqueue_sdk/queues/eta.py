@@ -4,11 +4,17 @@
 :func:`estimates_for` takes an overview's reads (LocalQueues, ClusterQueues, Workloads) and lists, in the
 reader's namespace, the RayClusters (their idle policy annotation), the RayJobs (``activeDeadlineSeconds``,
 start time, finished) and KEDA's ScaledObjects (``lastActiveTime``, ``cooldownPeriod``): up to three LISTs,
-made only where a workload waits behind a holder of the reader's namespace, each skipped quietly where
-forbidden or not served. The reaper's clock is its state annotation on the Workload,
-read through the agent's own :class:`~rayqueue_sdk.scaling.agent.AgentState` (:func:`_idle_clock` is the
-one place that reads it). Holders in namespaces the reader cannot read have no known release; a reader who
-may not read ClusterQueues gets the queue position and a sentence saying what is hidden.
+made only where a workload waits behind a holder of the reader's namespace (RayJobs only where a Workload
+there is a RayJob's, ScaledObjects only where a cluster has a KEDA policy), each skipped quietly where
+forbidden or not served. :func:`estimate_from_reads` is the wait's: it takes the Workloads and RayClusters
+from the wait's shared watches and the queues read with the position, and lists nothing more unless a
+RayJob or a KEDA policy is involved. The idle clock of either mode is the typed
+:class:`~rayqueue_sdk.admission.idle.IdleStatus` (:func:`~rayqueue_sdk.admission.idle.idle_from`, the
+one place that decodes the reaper's state annotation and the ScaledObject): the release is due at its
+``releases_at`` and comes by its ``acts_by`` (one polling interval later, the interval from the reaper's
+annotation or KEDA's ``pollingInterval``) plus Kueue's eviction and next cycle. Holders in namespaces the
+reader cannot read have no known release; a reader who may not read ClusterQueues gets the queue position
+and a sentence saying what is hidden.
 
 Example:
     >>> from rayqueue_sdk.queues.eta import estimate_for_workload
@@ -17,7 +23,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -25,6 +30,7 @@ from decimal import Decimal
 from typing import Any
 
 from rayqueue_sdk.admission.estimate import (
+    DEFAULT_SLACK_SECONDS,
     AdmissionEstimate,
     Hold,
     Release,
@@ -36,24 +42,31 @@ from rayqueue_sdk.admission.estimate import (
     unbounded_release,
     workload_object_requests,
 )
-from rayqueue_sdk.admission.idle import PolicyInForce, policy_of
+from rayqueue_sdk.admission.idle import IdleStatus, idle_from, policy_of
 from rayqueue_sdk.admission.overview import QueueOverview
 from rayqueue_sdk.errors import ApiError, RayQueueError
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS, RAYJOBS, SCALEDOBJECTS, Kind
 from rayqueue_sdk.kube.lookups import list_or_none
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.idle import IdleMode, StopMechanism
-from rayqueue_sdk.manifests.meta import annotations_of, condition_of, meta_of, name_of
-from rayqueue_sdk.manifests.scaling import IDLE_STATE_ANNOTATION, policy_name
+from rayqueue_sdk.manifests.meta import condition_of, meta_of, name_of
+from rayqueue_sdk.manifests.scaling import policy_name
 from rayqueue_sdk.queues.reads import QueueReads, overview_of, read_queues
-from rayqueue_sdk.scaling.agent import AgentState, parse_time
+from rayqueue_sdk.scaling.agent import parse_time
 
-__all__ = ["admission_eta", "estimate_for_workload", "estimates_for", "holds_of", "releases_of"]
+__all__ = [
+    "admission_eta",
+    "estimate_for_workload",
+    "estimate_from_reads",
+    "estimates_for",
+    "holds_of",
+    "releases_of",
+]
 
 log = logging.getLogger(__name__)
 
 _DONE = ("Complete", "Failed")
-#: What a release takes after the policy acts, beyond KEDA's polling interval: the Workload's eviction,
+#: What a release takes after the policy acts, beyond its polling interval: the Workload's eviction,
 #: its pods' removal and Kueue's next admission cycle.
 _KUEUE_SECONDS = 10.0
 
@@ -68,39 +81,6 @@ def _list(session: KubeSession, kind: Kind, namespace: str) -> list[dict[str, An
 
 def _utc(ts: float | None) -> datetime | None:
     return None if ts is None else datetime.fromtimestamp(ts, tz=UTC)
-
-
-def _idle_clock(
-    policy: PolicyInForce, workload: Mapping[str, Any], scaled_object: Mapping[str, Any] | None
-) -> tuple[float | None, float, float | None]:
-    """``(idle since, idle seconds, initial cooldown end)`` from the idle policy's state: the reaper's
-    annotation on the Workload, or KEDA's ``lastActiveTime``; idle since ``None``: busy or not known."""
-    idle_seconds = policy.idle_minutes * 60
-    cooldown = policy.initial_cooldown_minutes * 60
-    admitted = parse_time((condition_of(workload, "Admitted") or {}).get("lastTransitionTime"))
-    cooldown_end = admitted + cooldown if admitted is not None and cooldown else None
-    if policy.mode is IdleMode.KEDA:
-        if scaled_object is None:
-            return None, idle_seconds, cooldown_end
-        # KEDA scales to zero at lastActiveTime + cooldownPeriod; never active: initialCooldownPeriod from
-        # the ScaledObject's creation (KEDA scale_scaledobjects.go)
-        spec = scaled_object.get("spec") or {}
-        last = parse_time((scaled_object.get("status") or {}).get("lastActiveTime"))
-        if last is not None:
-            return last, float(spec.get("cooldownPeriod") or idle_seconds), None
-        created = parse_time(meta_of(scaled_object).get("creationTimestamp"))
-        return created, float(spec.get("initialCooldownPeriod") or idle_seconds), None
-    text = annotations_of(workload).get(IDLE_STATE_ANNOTATION)
-    try:
-        data = json.loads(text) if text else None
-    except ValueError:
-        data = None
-    if not isinstance(data, dict):
-        return None, idle_seconds, cooldown_end
-    state = AgentState.from_json(data)
-    if state.decision == "busy" or state.decision.startswith(("signal unavailable", "starting")):
-        return None, idle_seconds, cooldown_end
-    return state.idle_since, idle_seconds, cooldown_end
 
 
 def _owner(workload: Mapping[str, Any]) -> tuple[str | None, str | None]:
@@ -169,30 +149,51 @@ def releases_of(
             out.append(unbounded_release(ns, name, label, usage))
             continue
         so = sos.get(policy_name(str(owner))) if policy.mode is IdleMode.KEDA else None
-        since, seconds, cooldown_end = _idle_clock(policy, wl, so)
-        polling = ((so or {}).get("spec") or {}).get("pollingInterval")
-        slack = {"slack_seconds": float(polling) + _KUEUE_SECONDS} if polling else {}
-        out.append(
-            idle_release(
-                ns,
-                name,
-                label,
-                usage,
-                idle_since=_utc(since),
-                idle_seconds=seconds,
-                now=now,
-                cooldown_until=_utc(cooldown_end),
-                **slack,
-            )
-        )
+        out.append(_idle_release(ns, name, label, usage, idle_from(rc, wl, so), now))
     return out
 
 
+def _idle_release(
+    ns: str,
+    name: str,
+    label: str,
+    usage: Mapping[tuple[str, str], Decimal],
+    idle: IdleStatus | None,
+    now: datetime,
+) -> Release:
+    """The release of a holder under an idle policy, from its typed :class:`IdleStatus`: the controller
+    acts at :attr:`~IdleStatus.releases_at` at the earliest, and by one polling interval later
+    (:attr:`~IdleStatus.acts_by`) plus Kueue's eviction and next cycle; an interval not said: the
+    default slack. No clock running (busy, not read): a whole period from now, nothing bounds when."""
+    if idle is None:
+        return unbounded_release(ns, name, label, usage)
+    at, by = idle.releases_at, idle.acts_by
+    slack = DEFAULT_SLACK_SECONDS if at is None or by is None else by - at + _KUEUE_SECONDS
+    period = idle.idle_minutes * 60 if idle.period_seconds is None else idle.period_seconds
+    return idle_release(
+        ns,
+        name,
+        label,
+        usage,
+        idle_since=_utc(idle.idle_since),
+        idle_seconds=period,
+        now=now,
+        cooldown_until=_utc(idle.cooldown_until),
+        slack_seconds=slack,
+    )
+
+
 def estimates_for(
-    session: KubeSession, reads: QueueReads, overview: QueueOverview, *, now: datetime | None = None
+    session: KubeSession,
+    reads: QueueReads,
+    overview: QueueOverview,
+    *,
+    now: datetime | None = None,
+    rayclusters: list[dict[str, Any]] | None = None,
 ) -> dict[tuple[str, str], AdmissionEstimate]:
     """Every pending workload's estimate in ``overview``, reading the release facts of the holders
-    (three LISTs in the reader's namespace; see the module docstring).
+    (up to three LISTs in the reader's namespace, see the module docstring; ``rayclusters``: the
+    namespace's RayClusters as the caller already holds them, not listed again).
 
     Example:
         >>> reads = read_queues(session, namespace="default")
@@ -202,12 +203,16 @@ def estimates_for(
     now = now or datetime.now(UTC)
     ns = reads.namespace
     # release facts are read in the reader's namespace only (others' are not theirs to read), and only
-    # where one of the reader's workloads waits
+    # where one of the reader's workloads waits: RayJobs where one of its Workloads is a RayJob's,
+    # ScaledObjects where one of its clusters has a KEDA policy
     holding = any(w.namespace == ns for q in overview.queues for w in q.pending) and any(
         q.holding for q in overview.queues
     )
-    rcs = _list(session, RAYCLUSTERS, ns) if holding else []
-    jobs = _list(session, RAYJOBS, ns) if holding else []
+    rcs: list[dict[str, Any]] | None = []
+    if holding:
+        rcs = rayclusters if rayclusters is not None else _list(session, RAYCLUSTERS, ns)
+    by_job = any(_owner(w)[0] == "RayJob" for w in reads.workloads if meta_of(w).get("namespace") == ns)
+    jobs = _list(session, RAYJOBS, ns) if holding and by_job else []
     sos = _list(session, SCALEDOBJECTS, ns) if holding and rcs and _any_keda(rcs) else []
     releases = releases_of(reads.workloads, ns, rcs, jobs, sos, now)
     requests: dict[tuple[str, str], dict[str, Decimal]] = {}
@@ -223,6 +228,41 @@ def estimates_for(
         hidden.append("quota held from other namespaces has no known release")
     holds = holds_of(reads.workloads, ns, rcs, jobs)
     return estimate_admissions(overview, requests, releases, now=now, hidden=hidden, holds=holds)
+
+
+def estimate_from_reads(
+    session: KubeSession,
+    *,
+    namespace: str,
+    workload: str,
+    workloads: list[dict[str, Any]],
+    rayclusters: list[dict[str, Any]],
+    local_queues: list[dict[str, Any]],
+    cluster_queues: list[dict[str, Any]] | None,
+    now: datetime | None = None,
+) -> AdmissionEstimate | None:
+    """The estimate of one pending Workload from what a wait already holds: the namespace's Workloads and
+    RayClusters (its shared watches), its LocalQueues and the ClusterQueues (``None``: not readable), read
+    with the queue position. Only the release facts no watch carries are listed, and only where they
+    matter (a RayJob's Workload, a KEDA policy; see :func:`estimates_for`). ``None``: not pending.
+
+    Example:
+        >>> estimate_from_reads(session, namespace="ds", workload="w", workloads=[], rayclusters=[],
+        ...                     local_queues=[], cluster_queues=[]) is None
+        True
+    """
+    notes = [] if cluster_queues is not None else ["ClusterQueues cannot be read: quotas are not shown"]
+    if session.cache.get("overview_workloads_namespaced_only"):
+        notes.append("workloads of other namespaces are not visible to you")
+    reads = QueueReads(
+        namespace, local_queues, [], cluster_queues or [], workloads, notes, cluster_queues is not None
+    )
+    overview = overview_of(reads)
+    if not any(w.namespace == namespace and w.name == workload for q in overview.queues for w in q.pending):
+        return None
+    return estimates_for(session, reads, overview, now=now, rayclusters=rayclusters).get(
+        (namespace, workload)
+    )
 
 
 def holds_of(
@@ -256,12 +296,10 @@ def holds_of(
             if deadline:
                 out[key] = Hold.for_deadline(float(deadline))
         elif kind == "RayCluster" and owner in clusters:
+            # either mode acts no sooner than its idle period and its initial cooldown after the
+            # admission (KEDA: the query reads a new cluster busy for the cooldown, then cooldownPeriod)
             policy = policy_of(clusters[owner])
-            if (
-                policy is not None
-                and policy.mode is IdleMode.REAPER
-                and policy.mechanism is StopMechanism.WORKLOAD
-            ):
+            if policy is not None and policy.mechanism is StopMechanism.WORKLOAD:
                 idle = policy.idle_minutes * 60
                 cooldown = policy.initial_cooldown_minutes * 60
                 out[key] = Hold.for_idle(max(idle, cooldown))

@@ -114,7 +114,8 @@ class Observation:
 
 @dataclass(frozen=True)
 class AgentState:
-    """The agent's memory: the admission it counts from, the last busy moment, what it did.
+    """The agent's memory: the admission it counts from, the last busy moment, what it did, and how often
+    it looks (``polling_seconds``: recorded so that a reader knows how late after the idle period it acts).
 
     Example:
         >>> AgentState(admitted_at=10.0, last_busy=25.0).idle_since
@@ -127,6 +128,7 @@ class AgentState:
     hook: str | None = None
     scaled_at: float | None = None
     idle_for: float | None = None
+    polling_seconds: float | None = None
 
     @property
     def idle_since(self) -> float | None:
@@ -149,6 +151,7 @@ class AgentState:
             "hook": self.hook,
             "scaledAt": format_time(self.scaled_at),
             "idleSeconds": None if self.idle_for is None else round(self.idle_for),
+            "pollingSeconds": self.polling_seconds,
         }
 
     @classmethod
@@ -161,6 +164,7 @@ class AgentState:
         """
         admitted = parse_time(data.get("admittedAt"))
         idle_since = parse_time(data.get("idleSince"))
+        polling = data.get("pollingSeconds")
         return cls(
             admitted_at=admitted,
             last_busy=idle_since if idle_since is not None and idle_since != admitted else None,
@@ -168,6 +172,7 @@ class AgentState:
             hook=data.get("hook"),
             scaled_at=parse_time(data.get("scaledAt")),
             idle_for=data.get("idleSeconds"),
+            polling_seconds=float(polling) if isinstance(polling, (int, float)) and polling > 0 else None,
         )
 
 
@@ -715,7 +720,7 @@ class Agent:
             initial_cooldown_seconds=float(self.config.get("initial_cooldown_seconds") or 0),
             window_seconds=self._window_seconds(),
         )
-        state = decision.state
+        state = replace(decision.state, polling_seconds=float(self.config.get("polling_seconds") or 30))
         stop: dict[str, Any] = {}
         if decision.action == "scale" and target is not None:
             if self.config.get("hook"):

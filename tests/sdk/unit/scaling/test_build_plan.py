@@ -79,7 +79,7 @@ def _carrying(annotation: dict[str, Any]) -> dict[str, Any]:
 def test_policy_of_types_the_annotation_plan_writes() -> None:
     p = build_plan(_rc(queued=False), IdlePolicy(idle_minutes=5), PlanFacts(SERVED, agent="SOURCE"))
     rc = {"metadata": {"annotations": {POLICY_ANNOTATION: p.annotation}}}
-    assert policy_of(rc) == PolicyInForce(IdleMode.REAPER, StopMechanism.SUSPEND, 5.0, 5.0, "gpu")
+    assert policy_of(rc) == PolicyInForce(IdleMode.REAPER, StopMechanism.SUSPEND, 5.0, 5.0, "gpu", 30.0)
 
 
 def test_policy_of_reads_old_and_unknown_annotations() -> None:
