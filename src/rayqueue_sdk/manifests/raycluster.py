@@ -38,6 +38,7 @@ __all__ = [
     "MANAGED_BY_VALUE",
     "build_cluster_spec",
     "build_raycluster",
+    "mark_elastic_if_autoscaling",
     "ray_resources",
 ]
 
