@@ -141,8 +141,8 @@ SDK_CASES: list[tuple[str, Callable[[], Any], str, str]] = [
     ),
     ("num-workers-outside-bounds", cc(num_workers=5, min_workers=1, max_workers=3), "num_workers", "5"),
     (
-        "autoscaling-under-queue-without-elastic",
-        cc(enable_autoscaling=True, max_workers=4, local_queue="q"),
+        "autoscaling-under-queue-with-elastic-false",
+        cc(enable_autoscaling=True, max_workers=4, local_queue="q", elastic=False),
         "enable_autoscaling",
         "True",
     ),

@@ -150,6 +150,7 @@ class Cluster(ScaleToZeroMixin, CardMixin):
             local_queue=self.config.local_queue,
             priority_class=self.config.priority_class,
             refuse_foreign=refuse_foreign,
+            elastic_by_default=self.config.elastic_by_default,
         )
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -168,7 +169,7 @@ class Cluster(ScaleToZeroMixin, CardMixin):
         Raises:
             QueueNotFoundError: the LocalQueue does not exist (lists those that do).
             PriorityClassNotFoundError: the priority class does not exist (lists those that do).
-            ConfigError: e.g. autoscaling under a (default) queue without ``elastic=True``.
+            ConfigError: e.g. autoscaling under a (default) queue with ``elastic=False``.
             ForbiddenError: the identity may not write RayClusters there (names verb and resource).
             ConflictError: the cluster of that name was not made by rayqueue_sdk, or another field
                 manager owns a field (``force=True`` takes it over).

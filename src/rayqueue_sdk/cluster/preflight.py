@@ -52,6 +52,7 @@ from rayqueue_sdk.manifests.labels import MANAGED_BY_LABEL, MANAGED_BY_VALUE, QU
 from rayqueue_sdk.manifests.meta import meta_of, name_of
 from rayqueue_sdk.manifests.podsetlimit import SMALLEST_WORKER_GROUP_LIMIT, check_served_pod_sets
 from rayqueue_sdk.manifests.queuechange import check_queue_unchanged
+from rayqueue_sdk.manifests.raycluster import mark_elastic_if_autoscaling
 from rayqueue_sdk.manifests.rules import check_raycluster
 from rayqueue_sdk.queues.local_queues import (
     LocalQueueInfo,
@@ -134,18 +135,21 @@ def decide(
     local_queue: str | None = None,
     priority_class: str | None = None,
     refuse_foreign: str | None = None,
+    elastic_by_default: bool = False,
 ) -> dict[str, Any]:
     """The manifest to send, or the error the user reads (pure; ``manifest`` is not changed).
 
     Checks in this order: the LocalQueue (or fills in the default one, then re-checks the rules that
     depend on a queue), the priority class, with ``refuse_foreign`` (how to override, for the
     message) that an existing RayCluster of that name was made by the SDK, and that a running one keeps
-    its queue (:func:`~rayqueue_sdk.manifests.queuechange.check_queue_unchanged`).
+    its queue (:func:`~rayqueue_sdk.manifests.queuechange.check_queue_unchanged`). With
+    ``elastic_by_default`` (the user left ``elastic`` unset), an autoscaling cluster put in the default
+    queue gets Kueue's elastic-job annotation, as one given a queue does.
 
     Raises:
         QueueNotFoundError: ``local_queue`` does not exist (lists those that do).
         PriorityClassNotFoundError: ``priority_class`` does not exist (lists those that do).
-        ConfigError: e.g. autoscaling under the default queue without ``elastic=True``, or a Redis
+        ConfigError: e.g. autoscaling under the default queue with ``elastic=False``, or a Redis
             password Secret (``redis_password_secret``) that does not exist or lacks the key.
         ConflictError: the existing RayCluster was not made by rayqueue_sdk.
         ConfigError: the existing RayCluster runs (is admitted) from another queue than the one sent.
@@ -167,7 +171,9 @@ def decide(
         if default is not None:
             log.info("%s/%s: using the default LocalQueue %r", facts.namespace, _name(out), default)
             out["metadata"].setdefault("labels", {})[QUEUE_LABEL] = default
-            check_raycluster(out)  # e.g. autoscaling under a queue needs elastic=True
+            if elastic_by_default:
+                mark_elastic_if_autoscaling(out)
+            check_raycluster(out)  # e.g. autoscaling under a queue with elastic=False
     if priority_class is not None and facts.priority_class_missing:
         raise PriorityClassNotFoundError(
             priority_class, list(facts.priority_class_choices), hint=facts.priority_class_hint

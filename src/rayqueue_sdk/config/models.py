@@ -338,7 +338,10 @@ class ClusterConfiguration(ClusterShape):
     same thing (different values in both is an error); likewise ``local_queue`` and the queue-name label.
     ``namespace=None`` leaves the namespace to the connection (chosen at ``apply()`` time).
     ``labels`` and ``annotations`` go on the RayCluster's metadata (annotations on the pods too).
-    ``elastic=True`` adds Kueue's elastic-job annotation, which Kueue needs for autoscaling in a queue.
+    An autoscaling cluster under a Kueue queue (the one given, or the namespace's default queue that
+    ``apply()`` finds) is an elastic job by default: it gets Kueue's elastic-job annotation, which Kueue
+    needs to admit autoscaling (``elastic=True`` asks for it always, ``elastic=False`` never, and then
+    autoscaling under a queue is refused).
     ``topology="rack"`` asks Kueue to place the workers in one rack (``topology_mode="preferred"``: if it
     can); a :class:`WorkerGroup` may set its own.
 
@@ -376,7 +379,11 @@ class ClusterConfiguration(ClusterShape):
     enable_autoscaling: bool = Field(default=False, description="True or False")
     min_workers: Replicas | None = Field(default=None, description="an integer >= 0 and <= num_workers")
     max_workers: Replicas | None = Field(default=None, description="an integer >= num_workers")
-    elastic: bool = Field(default=False, description="True adds the kueue.x-k8s.io/elastic-job annotation")
+    elastic: bool | None = Field(
+        default=None,
+        description="None (elastic when autoscaling under a Kueue queue), True (always adds the "
+        "kueue.x-k8s.io/elastic-job annotation) or False (never; autoscaling under a queue is then refused)",
+    )
     verify_tls: bool = Field(
         default=True, description="True or False: verify the dashboard's TLS certificate"
     )
@@ -413,13 +420,39 @@ class ClusterConfiguration(ClusterShape):
 
     @property
     def is_elastic(self) -> bool:
-        """Whether the RayCluster carries Kueue's elastic-job annotation (``elastic=True`` or given directly).
+        """Whether the RayCluster carries Kueue's elastic-job annotation: ``elastic=True`` or the
+        annotation given directly; by default (``elastic=None``, no annotation given) when it autoscales
+        under a queue named here (a default queue found by ``apply()`` is decided there).
 
         Example:
             >>> ClusterConfiguration(name="c", elastic=True).is_elastic
             True
+            >>> queued = ClusterConfiguration(name="c", local_queue="q", enable_autoscaling=True)
+            >>> queued.is_elastic
+            True
+            >>> ClusterConfiguration(name="c", enable_autoscaling=True, max_workers=2).is_elastic
+            False
         """
-        return self.elastic or self.annotations.get(ELASTIC_JOB_ANNOTATION) == "true"
+        given = self.annotations.get(ELASTIC_JOB_ANNOTATION)
+        if self.elastic or given == "true":
+            return True
+        if self.elastic is False or given is not None:
+            return False
+        return self.enable_autoscaling and self.local_queue is not None
+
+    @property
+    def elastic_by_default(self) -> bool:
+        """Whether the elastic-job annotation is left to the default rule (``elastic=None`` and no
+        annotation given): ``apply()`` then adds it when it puts an autoscaling cluster in the
+        namespace's default queue.
+
+        Example:
+            >>> ClusterConfiguration(name="c").elastic_by_default
+            True
+            >>> ClusterConfiguration(name="c", elastic=False).elastic_by_default
+            False
+        """
+        return self.elastic is None and ELASTIC_JOB_ANNOTATION not in self.annotations
 
     @model_validator(mode="after")
     def _resolve(self) -> ClusterConfiguration:

@@ -38,6 +38,7 @@ __all__ = [
     "MANAGED_BY_VALUE",
     "build_cluster_spec",
     "build_raycluster",
+    "mark_elastic_if_autoscaling",
     "ray_resources",
 ]
 
@@ -69,7 +70,7 @@ def build_raycluster(config: ClusterConfiguration) -> dict[str, Any]:
         metadata["namespace"] = config.namespace
     metadata["labels"] = labels
     annotations = dict(config.annotations)
-    if config.elastic:
+    if config.is_elastic:
         annotations[ELASTIC_JOB_ANNOTATION] = "true"
     if annotations:
         metadata["annotations"] = annotations
@@ -81,6 +82,21 @@ def build_raycluster(config: ClusterConfiguration) -> dict[str, Any]:
     manifest = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": metadata, "spec": spec}
     check_raycluster(manifest)
     return manifest
+
+
+def mark_elastic_if_autoscaling(manifest: dict[str, Any]) -> None:
+    """Give an autoscaling RayCluster Kueue's elastic-job annotation, in place (the default for a cluster
+    that ``apply()`` puts in the namespace's default queue: Kueue admits autoscaling only for an elastic
+    job). A cluster that does not autoscale is left as it is.
+
+    Example:
+        >>> m = {"metadata": {"name": "c"}, "spec": {"enableInTreeAutoscaling": True}}
+        >>> mark_elastic_if_autoscaling(m)
+        >>> m["metadata"]["annotations"]
+        {'kueue.x-k8s.io/elastic-job': 'true'}
+    """
+    if (manifest.get("spec") or {}).get("enableInTreeAutoscaling"):
+        manifest.setdefault("metadata", {}).setdefault("annotations", {})[ELASTIC_JOB_ANNOTATION] = "true"
 
 
 def build_cluster_spec(config: ClusterShape, *, autoscaling: bool = False) -> dict[str, Any]:

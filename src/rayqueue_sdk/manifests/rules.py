@@ -207,9 +207,10 @@ def check_worker_groups(names: list[str], *, field: str, limit: int | None, what
 def check_autoscaling(
     enabled: bool, *, queued: bool, elastic: bool, field: str = "enable_autoscaling"
 ) -> None:
-    """In-tree autoscaling under Kueue needs the elastic-job annotation (``elastic=True``), and a Kueue
-    that admits autoscaling RayClusters as elastic workloads (v0.14+, kubernetes-sigs/kueue#6662, with
-    the ``ElasticJobsViaWorkloadSlices`` feature gate).
+    """In-tree autoscaling under Kueue needs the elastic-job annotation (``ClusterConfiguration`` adds it
+    unless ``elastic=False``), and a Kueue that admits autoscaling RayClusters as elastic workloads
+    (v0.14+, kubernetes-sigs/kueue#6662; its ``ElasticJobsViaWorkloadSlices`` feature gate is alpha, off
+    by default, in v0.13 to v0.17 and beta, on by default, from v0.18).
 
     Example:
         >>> check_autoscaling(True, queued=True, elastic=True)
@@ -222,10 +223,10 @@ def check_autoscaling(
         raise ConfigError(
             field,
             True,
-            "enable_autoscaling=False under a Kueue queue, or elastic=True "
+            "enable_autoscaling=False under a Kueue queue, or elastic=True or left unset "
             f"(adds the annotation {ELASTIC_JOB_ANNOTATION}: 'true'; the cluster's Kueue must be v0.14 "
-            "or later with the ElasticJobsViaWorkloadSlices feature gate on, an alpha gate that is off "
-            "by default: ask the admin)",
+            "or later with the ElasticJobsViaWorkloadSlices feature gate on: on by default from v0.18, "
+            "an alpha gate off by default before, ask the admin)",
             problem="Kueue rejects in-tree autoscaling for a non-elastic workload",
         )
 

@@ -160,9 +160,11 @@ def test_the_autoscaling_notebook_configuration_renders_a_valid_autoscaling_clus
 
 def test_autoscaling_in_a_queue_needs_the_elastic_annotation() -> None:
     with pytest.raises(ConfigError) as info:
-        ClusterConfiguration(name="a", enable_autoscaling=True, min_workers=1, max_workers=2, local_queue="q")
+        ClusterConfiguration(
+            name="a", enable_autoscaling=True, min_workers=1, max_workers=2, local_queue="q", elastic=False
+        )
     assert info.value.field == "enable_autoscaling"
-    ClusterConfiguration(name="a", enable_autoscaling=True, max_workers=2, local_queue="q", elastic=True)
+    assert ClusterConfiguration(name="a", enable_autoscaling=True, max_workers=2, local_queue="q").is_elastic
 
 
 def test_the_peers_unsupported_field_says_why() -> None:

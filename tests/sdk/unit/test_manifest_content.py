@@ -263,13 +263,38 @@ def test_autoscaling_bounds_that_contradict_the_worker_counts_are_refused(
     assert err.value.field == field and words in str(err.value)
 
 
-def test_autoscaling_under_a_queue_without_elastic_says_how_and_which_kueue() -> None:
+def test_autoscaling_under_a_queue_with_elastic_false_says_how_and_which_kueue() -> None:
     with pytest.raises(ConfigError) as err:
-        ClusterConfiguration(name="as", local_queue="q", enable_autoscaling=True, max_workers=2)
+        ClusterConfiguration(
+            name="as", local_queue="q", enable_autoscaling=True, max_workers=2, elastic=False
+        )
     text = str(err.value)
     assert err.value.field == "enable_autoscaling"
     assert "elastic=True" in text and "kueue.x-k8s.io/elastic-job" in text
-    assert "v0.14" in text and "ElasticJobsViaWorkloadSlices" in text
+    assert "v0.14" in text and "ElasticJobsViaWorkloadSlices" in text and "v0.18" in text
+
+
+@pytest.mark.parametrize(
+    ("fields", "elastic"),
+    [
+        ({"local_queue": "q", "enable_autoscaling": True, "max_workers": 2}, True),  # the default rule
+        ({"enable_autoscaling": True, "max_workers": 2}, False),  # no queue: no gate nobody would lift
+        ({"local_queue": "q"}, False),  # a fixed size needs no slices
+        ({"elastic": True}, True),
+        (
+            {
+                "local_queue": "q",
+                "enable_autoscaling": True,
+                "annotations": {"kueue.x-k8s.io/elastic-job": "true"},
+            },
+            True,
+        ),
+    ],
+)
+def test_elastic_by_default_when_autoscaling_under_a_queue(fields: dict[str, object], elastic: bool) -> None:
+    manifest = build_raycluster(ClusterConfiguration(name="e", **fields))  # type: ignore[arg-type]
+    annotations = manifest["metadata"].get("annotations", {})
+    assert (annotations.get("kueue.x-k8s.io/elastic-job") == "true") is elastic
 
 
 def test_to_dict_returns_a_fresh_copy() -> None:

@@ -21,19 +21,30 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rayqueue_local.apimachinery import patch as patches
 from rayqueue_local.apimachinery.jsoncache import JSONCache
 from rayqueue_local.apimachinery.status import HTTPError, status_body, success_status
-from rayqueue_local.apimachinery.strictjson import loads_checked, yaml_duplicate_keys
+from rayqueue_local.apimachinery.strictjson import yaml_duplicate_keys
 from rayqueue_local.apiserver import fieldvalidation, listoptions, tables
 from rayqueue_local.apiserver.faults import FaultInjector
 from rayqueue_local.apiserver.http import RequestInfo, Response, parse_body, query_bool, query_int, query_str
+from rayqueue_local.apiserver.requestoptions import (
+    BODY_TYPES,
+    accepts_json,
+    add_warnings,
+    delete_options,
+    duplicate_fields,
+    field_manager,
+    is_dry_run,
+    media_type,
+    not_acceptable,
+    patched,
+)
 from rayqueue_local.apiserver.watchstream import WatchStream, event_line
 from rayqueue_local.registry.openapi import OpenAPIDocuments
 from rayqueue_local.registry.registry import ResourceType
 from rayqueue_local.storage.store import Store, StoreError
 
-__all__ = ["FIELD_MANAGER_MAX_LENGTH", "KUBERNETES_VERSION", "RestAPI"]
+__all__ = ["KUBERNETES_VERSION", "RestAPI"]
 
 #: What ``/version`` reports: the Kubernetes minor the emulation follows.
 KUBERNETES_VERSION = {
@@ -63,71 +74,8 @@ _VERBS = frozenset({"get", "list", "watch", "create", "update", "patch", "delete
 _DEFAULT_WATCH_TIMEOUT = 1800.0  # the API server's --min-request-timeout
 
 
-def _accepts_json(accept: str | None) -> bool:
-    """Whether an ``Accept`` header admits JSON (absent or empty: yes).
-
-    Example:
-        >>> _accepts_json("application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
-        False
-        >>> _accepts_json("application/json, */*"), _accepts_json(None)
-        (True, True)
-    """
-    if not accept or not accept.strip():
-        return True
-    media = {part.split(";")[0].strip().lower() for part in accept.split(",")}
-    return bool(media & {"application/json", "application/*", "*/*", "*"})
-
-
 def _from_store(err: StoreError) -> HTTPError:
     return HTTPError(err.code, err.to_status())
-
-
-#: The media types a create or update body may have. Protobuf is decoded for the core kinds kubectl
-#: sends it for (:mod:`~rayqueue_local.apimachinery.protobuf`); any other kind's protobuf body is a 415.
-_BODY_TYPES = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
-
-
-#: Upstream's ``FieldManagerMaxLength`` (k8s.io/apimachinery/pkg/apis/meta/v1/validation).
-FIELD_MANAGER_MAX_LENGTH = 128
-
-
-def _field_manager(query: Any, options_kind: str) -> str | None:
-    """The ``fieldManager`` parameter, checked as upstream's ``ValidateFieldManager``: at most 128
-    bytes, printable characters only (422 Invalid on the request's options object).
-
-    Example:
-        >>> _field_manager({"fieldManager": ["kubectl"]}, "PatchOptions")
-        'kubectl'
-        >>> try:
-        ...     _field_manager({"fieldManager": ["m" * 129]}, "PatchOptions")
-        ... except HTTPError as e:
-        ...     print(e.body["message"])
-        PatchOptions.meta.k8s.io "" is invalid: fieldManager: Too long: may not be more than 128 bytes
-    """
-    manager = query_str(query, "fieldManager")
-    if manager is None:
-        return None
-    problem = None
-    if len(manager.encode()) > FIELD_MANAGER_MAX_LENGTH:
-        problem = f"Too long: may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes"
-    else:
-        bad = next(((i, ch) for i, ch in enumerate(manager) if not ch.isprintable()), None)
-        if bad is not None:
-            problem = (
-                f'Invalid value: "{manager}": invalid character U+{ord(bad[1]):04X} (at position {bad[0]})'
-            )
-    if problem is None:
-        return manager
-    raise HTTPError.make(
-        422,
-        "Invalid",
-        f'{options_kind}.meta.k8s.io "" is invalid: fieldManager: {problem}',
-        causes=[{"reason": "FieldValueInvalid", "field": "fieldManager", "message": problem}],
-    )
-
-
-def _media(headers: Any) -> str:
-    return (headers.get("Content-Type") or "application/json").split(";")[0].strip().lower()
 
 
 class RestAPI:
@@ -188,7 +136,7 @@ class RestAPI:
             raise _from_store(err) from None
         warning = rt.deprecated.get(info.version)
         if warning:
-            _add_warnings(response, [warning])
+            add_warnings(response, [warning])
         return response
 
     def _openapi(self, path: str, query: dict[str, list[str]], headers: Any) -> Response:
@@ -199,7 +147,7 @@ class RestAPI:
         document URL whose ``hash`` is stale is redirected (301) to the current one, as upstream
         does; a current one is cacheable for good, and ``If-None-Match`` with its ETag gets 304.
         """
-        if not _accepts_json(headers.get("Accept")):
+        if not accepts_json(headers.get("Accept")):
             raise HTTPError.make(
                 406,
                 "NotAcceptable",
@@ -264,13 +212,13 @@ class RestAPI:
         ``fieldValidation`` is applied here (:mod:`~rayqueue_local.apiserver.fieldvalidation`).
         """
         mode = fieldvalidation.directive(query, info.verb)
-        media = _media(headers)
-        if media not in _BODY_TYPES:
+        media = media_type(headers)
+        if media not in BODY_TYPES:
             raise HTTPError.make(
                 415,
                 "UnsupportedMediaType",
                 "the body of the request was in an unknown format - accepted media types include: "
-                + ", ".join(_BODY_TYPES),
+                + ", ".join(BODY_TYPES),
             )
         obj = parse_body(body, media)
         if not isinstance(obj, dict):
@@ -281,7 +229,7 @@ class RestAPI:
         self._check_body(info, rt, obj)
         warnings: list[str] = []
         if info.subresource != "scale":
-            duplicates = _json_duplicates(body, media) if mode != "Ignore" else []
+            duplicates = duplicate_fields(body, media) if mode != "Ignore" else []
             warnings = fieldvalidation.check_object(
                 rt, info.version, obj, duplicates, mode, operation=info.verb
             )
@@ -338,7 +286,7 @@ class RestAPI:
         if kind == "PartialObjectMetadata":
             return Response(200, tables.partial_metadata(out, api_version))
         if kind != "Table":
-            raise _not_acceptable(kind)
+            raise not_acceptable(kind)
         meta = {"resourceVersion": (out.get("metadata") or {}).get("resourceVersion", "")}
         return Response(
             200,
@@ -383,7 +331,7 @@ class RestAPI:
                     ),
                 )
             if kind != "PartialObjectMetadataList":
-                raise _not_acceptable(kind)
+                raise not_acceptable(kind)
             partial = [tables.partial_metadata(o, api_version) for o in objects]
             return Response(
                 200, {"kind": kind, "apiVersion": api_version, "metadata": meta, "items": partial}
@@ -417,7 +365,7 @@ class RestAPI:
             )
         kind, api_version = target
         if kind not in ("Table", "PartialObjectMetadata"):
-            raise _not_acceptable(kind)
+            raise not_acceptable(kind)
         first = [True]
 
         def encode(obj: dict[str, Any]) -> bytes:
@@ -494,15 +442,15 @@ class RestAPI:
             raise HTTPError.method_not_allowed("POST")
         obj, warnings = self._in(info, rt, body, headers, query)
         created = self.store.create(
-            rt.key, obj, dry_run=_dry_run(query), field_manager=_field_manager(query, "CreateOptions")
+            rt.key, obj, dry_run=is_dry_run(query), field_manager=field_manager(query, "CreateOptions")
         )
-        return _add_warnings(Response(201, self._out(rt, created, info.version)), warnings)
+        return add_warnings(Response(201, self._out(rt, created, info.version)), warnings)
 
     def _update(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
         if not info.name:
             raise HTTPError.method_not_allowed("PUT")
         obj, warnings = self._in(info, rt, body, headers, query)
-        dry_run, manager = _dry_run(query), _field_manager(query, "UpdateOptions")
+        dry_run, manager = is_dry_run(query), field_manager(query, "UpdateOptions")
         if info.subresource == "scale":
             replicas = (obj.get("spec") or {}).get("replicas")
             return Response(200, self._set_replicas(info, rt, replicas, dry_run))
@@ -510,12 +458,12 @@ class RestAPI:
             updated = self.store.update_status(rt.key, obj, dry_run=dry_run, field_manager=manager)
         else:
             updated = self.store.update(rt.key, obj, dry_run=dry_run, field_manager=manager)
-        return _add_warnings(Response(200, self._out(rt, updated, info.version)), warnings)
+        return add_warnings(Response(200, self._out(rt, updated, info.version)), warnings)
 
     def _patch(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
         if not info.name:
             raise HTTPError.method_not_allowed("PATCH")
-        media = _media(headers)
+        media = media_type(headers)
         patch_type = _PATCH_TYPES.get(media)
         if (
             patch_type is None
@@ -540,7 +488,7 @@ class RestAPI:
             raise HTTPError.bad_request(
                 "the body of the request was in an unknown format - expected an object"
             )
-        dry_run, manager = _dry_run(query), _field_manager(query, "PatchOptions")
+        dry_run, manager = is_dry_run(query), field_manager(query, "PatchOptions")
         if info.subresource == "scale":
             return Response(200, self._patch_scale(info, rt, patch, patch_type, dry_run))
         warnings = self._check_patch_fields(info, rt, patch, patch_type, body, media, query)
@@ -552,7 +500,7 @@ class RestAPI:
             patch = self.registry.to_storage(rt.key, patch, info.version)
         elif info.version != rt.storage_version:
             converted = self._patch_converted(info, rt, patch, patch_type, dry_run, manager)
-            return _add_warnings(Response(200, converted), warnings)
+            return add_warnings(Response(200, converted), warnings)
         patched = self.store.patch(
             rt.key,
             info.namespace,
@@ -564,7 +512,7 @@ class RestAPI:
             field_manager=manager,
             force=query_bool(query, "force"),
         )
-        return _add_warnings(Response(200, self._out(rt, patched, info.version)), warnings)
+        return add_warnings(Response(200, self._out(rt, patched, info.version)), warnings)
 
     @staticmethod
     def _check_patch_fields(
@@ -575,7 +523,7 @@ class RestAPI:
         if patch_type == "apply":
             duplicates = yaml_duplicate_keys(body.decode("utf-8", "replace")) if mode != "Ignore" else []
             return fieldvalidation.check_apply(rt, info.version, patch, duplicates, mode)
-        json_duplicates = _json_duplicates(body, media) if mode != "Ignore" else []
+        json_duplicates = duplicate_fields(body, media) if mode != "Ignore" else []
         return fieldvalidation.check_patch(rt, info.version, patch, patch_type, json_duplicates, mode)
 
     def _patch_converted(
@@ -590,7 +538,7 @@ class RestAPI:
         """Patch the requested-version view of an object, then store it back in the storage version."""
         current = self.store.get(rt.key, info.namespace, info.name)
         view = self.registry.from_storage(rt.key, current, info.version)
-        new = _patched(view, patch, patch_type, info, rt)
+        new = patched(view, patch, patch_type, info, rt)
         new.setdefault("metadata", {}).setdefault("resourceVersion", current["metadata"]["resourceVersion"])
         stored = self.registry.to_storage(rt.key, new, info.version)
         if info.subresource == "status":
@@ -623,11 +571,11 @@ class RestAPI:
         self, info: RequestInfo, rt: ResourceType, patch: Any, patch_type: str, dry_run: bool
     ) -> dict[str, Any]:
         scale = self.registry.scale_of(rt.key, self.store.get(rt.key, info.namespace, info.name))
-        new = _patched(scale, patch, patch_type, info, rt, strategic=False)
+        new = patched(scale, patch, patch_type, info, rt, strategic=False)
         return self._set_replicas(info, rt, (new.get("spec") or {}).get("replicas"), dry_run)
 
     def _delete(self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes) -> Any:
-        options = self._delete_options(query, headers, body)
+        options = delete_options(query, headers, body)
         pre = options.get("preconditions") or {}
         result = self.store.delete(
             rt.key,
@@ -636,7 +584,7 @@ class RestAPI:
             propagation_policy=options.get("propagationPolicy") or "Background",
             resource_version=pre.get("resourceVersion"),
             uid=pre.get("uid"),
-            dry_run=_dry_run(query) or options.get("dryRun") == ["All"],
+            dry_run=is_dry_run(query) or options.get("dryRun") == ["All"],
         )
         if result is None:
             return Response(200, success_status({"name": info.name, "group": rt.group, "kind": rt.plural}))
@@ -650,7 +598,7 @@ class RestAPI:
     def _deletecollection(
         self, info: RequestInfo, rt: ResourceType, query: Any, headers: Any, body: bytes
     ) -> Any:
-        options = self._delete_options(query, headers, body)
+        options = delete_options(query, headers, body)
         deleted = self.store.delete_collection(
             rt.key,
             info.namespace,
@@ -668,81 +616,3 @@ class RestAPI:
                 "items": items,
             },
         )
-
-    @staticmethod
-    def _delete_options(query: Any, headers: Any, body: bytes) -> dict[str, Any]:
-        options: dict[str, Any] = {}
-        if body.strip():
-            parsed = parse_body(body, _media(headers))
-            if not isinstance(parsed, dict):
-                raise HTTPError.bad_request("DeleteOptions must be an object")
-            options = parsed
-        policy = query_str(query, "propagationPolicy")
-        if policy:
-            options["propagationPolicy"] = policy
-        if options.get("propagationPolicy") not in (None, "Background", "Foreground", "Orphan"):
-            raise HTTPError.make(
-                422,
-                "Invalid",
-                f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: '
-                f'"{options["propagationPolicy"]}": supported values: "Foreground", "Background", "Orphan"',
-            )
-        return options
-
-
-def _add_warnings(response: Response, warnings: list[str]) -> Response:
-    """Add ``Warning: 299`` headers (one comma-separated value, as RFC 7234 allows) to a response."""
-    if warnings:
-        value = fieldvalidation.warning_header(warnings)
-        existing = response.headers.get("Warning")
-        response.headers["Warning"] = f"{existing}, {value}" if existing else value
-    return response
-
-
-def _json_duplicates(body: bytes, media: str) -> list[str]:
-    """The duplicate fields of a JSON body (already parsed once, so it is well-formed)."""
-    if media.endswith("yaml"):
-        return yaml_duplicate_keys(body.decode("utf-8", "replace"))
-    try:
-        return loads_checked(body)[1]
-    except (ValueError, RecursionError):
-        return []
-
-
-def _not_acceptable(kind: str) -> HTTPError:
-    """The 406 of a transformation that does not fit the request (a list asked of a get, ...)."""
-    return HTTPError.make(406, "NotAcceptable", f"the requested object cannot be returned as {kind}")
-
-
-def _patched(
-    obj: dict[str, Any],
-    patch: Any,
-    patch_type: str,
-    info: RequestInfo,
-    rt: ResourceType,
-    *,
-    strategic: bool = True,
-) -> dict[str, Any]:
-    """``obj`` with ``patch`` applied: a JSON patch, a merge patch, or else a strategic merge patch (a merge
-    patch where not ``strategic``: the ``/scale`` subresource); its errors as the API server's."""
-    try:
-        if patch_type == "json":
-            return patches.json_patch(obj, patch)
-        if patch_type == "merge" or not strategic:
-            return patches.merge_patch(obj, patch)
-        return patches.strategic_merge_patch(obj, patch)
-    except patches.PatchError as err:
-        raise _patch_error(err, info, rt) from None
-
-
-def _patch_error(err: Any, info: RequestInfo, rt: ResourceType) -> HTTPError:
-    details = {"name": info.name, "group": rt.group, "kind": rt.kind if err.code == 422 else rt.plural}
-    return HTTPError.make(err.code, err.reason, err.message, details=details, causes=err.causes)
-
-
-def _dry_run(query: dict[str, list[str]]) -> bool:
-    values = query.get("dryRun") or []
-    for v in values:
-        if v not in ("All", ""):
-            raise HTTPError.bad_request(f'dryRun: Unsupported value: "{v}": supported values: "All"')
-    return "All" in values

@@ -44,6 +44,11 @@ __all__ = ["RayWorker", "RayWorkerSpec", "main", "worker_address"]
 
 _SINGLE_MACHINE_VAR = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 _GRPC_FORK_SUPPORT_VAR = "GRPC_ENABLE_FORK_SUPPORT"
+# As for the heads (rayqueue_local.runtime.raylocal): under a test run's load the worker's raylet missed
+# its dashboard agent's default registration wait and aborted (WaitForDashboardAgentPorts), leaving a
+# Pod "Running" without a Ray node; Ray reads this as agent_register_timeout_ms.
+_AGENT_WAIT_VAR = "RAY_agent_register_timeout_ms"
+_AGENT_WAIT_MS = "120000"
 _WORKER_PORTS = 32
 _PORT_FLAGS = (
     "--node-manager-port",
@@ -125,6 +130,7 @@ class RayWorker:
         for var in ("RAY_ADDRESS", "RAY_JOB_CONFIG_JSON_ENV_VAR"):
             env.pop(var, None)
         env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        env.setdefault(_AGENT_WAIT_VAR, _AGENT_WAIT_MS)
         env[_GRPC_FORK_SUPPORT_VAR] = "0"
         env[_SINGLE_MACHINE_VAR] = "0"
         env["RAY_CLOUD_INSTANCE_ID"] = self.spec.pod_name  # as KubeRay sets it in a worker Pod

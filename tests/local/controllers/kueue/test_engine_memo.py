@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from rayqueue_local.controllers.kueue import admissionfairsharing as admission_fs
 from rayqueue_local.controllers.kueue import engine
 from rayqueue_local.controllers.kueue import fairsharing as fs
 from rayqueue_local.controllers.kueue.snapshot import WorkloadInfo, build_snapshot
@@ -109,7 +110,7 @@ def random_world(seed: int) -> dict[str, Any]:
             ],
         }
         if rng.random() < 0.5:
-            spec["admissionScope"] = {"admissionMode": fs.USAGE_BASED}
+            spec["admissionScope"] = {"admissionMode": admission_fs.USAGE_BASED}
         cqs.append({"metadata": {"name": f"cq-{i}"}, "spec": spec})
     lqs = [
         {"metadata": {"name": f"lq-{j}", "namespace": f"ns-{i}"}, "spec": {"clusterQueue": f"cq-{i}"}}
@@ -156,7 +157,7 @@ def random_world(seed: int) -> dict[str, Any]:
         )
     fair = None
     if rng.random() < 0.6:
-        admission = fs.AdmissionFairSharing() if rng.random() < 0.5 else None
+        admission = admission_fs.AdmissionFairSharing() if rng.random() < 0.5 else None
         fair = fs.FairSharingSettings(enabled=True, admission=admission)
     return {
         "cluster_queues": cqs,

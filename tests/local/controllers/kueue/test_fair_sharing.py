@@ -21,6 +21,7 @@ from kueue_factory import (
     ray_cluster,
 )
 
+from rayqueue_local.controllers.kueue import admissionfairsharing as admission_fs
 from rayqueue_local.controllers.kueue import fairsharing as fs
 from rayqueue_local.controllers.kueue.controller import KueueController
 from rayqueue_local.controllers.kueue.engine import PassResult, admission_pass
@@ -28,7 +29,7 @@ from rayqueue_local.options import ControlPlaneOptions
 
 FAIR = fs.FairSharingSettings(enabled=True)
 AFS = fs.FairSharingSettings(
-    admission=fs.AdmissionFairSharing(half_life_seconds=300, sampling_interval_seconds=300)
+    admission=admission_fs.AdmissionFairSharing(half_life_seconds=300, sampling_interval_seconds=300)
 )
 
 
@@ -128,7 +129,7 @@ def afs_cluster() -> Cluster:
     cq = cluster_queue(
         "shared",
         [(["cpu", "memory", "nvidia.com/gpu"], [flavor])],
-        admissionScope={"admissionMode": fs.USAGE_BASED},
+        admissionScope={"admissionMode": admission_fs.USAGE_BASED},
     )
     lqs = [local_queue(team, "lq", "shared") for team in ("team-a", "team-b")]
     return Cluster(cqs=[cq], lqs=lqs)
@@ -141,7 +142,9 @@ def record_consumption(cluster: Cluster) -> None:
         key = (lq["metadata"]["namespace"], lq["metadata"]["name"])
         if key in cluster.last.consumed:
             lq["status"] = {
-                "fairSharing": fs.local_queue_fair_sharing_status(0, cluster.last.consumed[key], None)
+                "fairSharing": admission_fs.local_queue_fair_sharing_status(
+                    0, cluster.last.consumed[key], None
+                )
             }
 
 
@@ -179,7 +182,7 @@ def test_a_local_queue_weight_divides_its_usage() -> None:
     cluster = afs_cluster()
     cluster.lqs[0]["spec"]["fairSharing"] = {"weight": "100"}  # team-a's usage counts a hundredth
     cluster.lqs[1]["status"] = {
-        "fairSharing": fs.local_queue_fair_sharing_status(0, {"nvidia.com/gpu": 1.0}, None)
+        "fairSharing": admission_fs.local_queue_fair_sharing_status(0, {"nvidia.com/gpu": 1.0}, None)
     }
     cluster.pass_options = {"fair_sharing": AFS}
     a_next, b_job = burst_then_one(cluster)
@@ -188,11 +191,14 @@ def test_a_local_queue_weight_divides_its_usage() -> None:
 
 
 def test_consumption_decays_with_the_half_life() -> None:
-    afs = fs.AdmissionFairSharing(half_life_seconds=60, sampling_interval_seconds=30)
+    afs = admission_fs.AdmissionFairSharing(half_life_seconds=60, sampling_interval_seconds=30)
     consumed = {"nvidia.com/gpu": 8.0}
-    assert fs.decayed(consumed, {}, 60, afs) == {"nvidia.com/gpu": 4.0}
-    assert fs.decayed(consumed, {"nvidia.com/gpu": 8.0}, 600, afs)["nvidia.com/gpu"] == 8.0
-    assert fs.decayed(consumed, {}, 0, fs.AdmissionFairSharing(half_life_seconds=0)) == consumed
+    assert admission_fs.decayed(consumed, {}, 60, afs) == {"nvidia.com/gpu": 4.0}
+    assert admission_fs.decayed(consumed, {"nvidia.com/gpu": 8.0}, 600, afs)["nvidia.com/gpu"] == 8.0
+    assert (
+        admission_fs.decayed(consumed, {}, 0, admission_fs.AdmissionFairSharing(half_life_seconds=0))
+        == consumed
+    )
 
 
 def test_admission_pass_reports_nothing_when_fair_sharing_is_off() -> None:

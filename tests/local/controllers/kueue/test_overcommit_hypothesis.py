@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kueue_factory import Cluster, cluster_queue, container, local_queue, ray_cluster
 
+from rayqueue_local.controllers.kueue import admissionfairsharing as admission_fs
 from rayqueue_local.controllers.kueue import fairsharing as fs
 from rayqueue_local.controllers.kueue import topology as tas
 from rayqueue_local.controllers.kueue.amounts import to_amount
@@ -72,7 +73,7 @@ def build(specs: list[dict[str, Any]]) -> Cluster:
             "preemption": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": spec["reclaim"]},
         }
         if spec["afs"]:
-            extra["admissionScope"] = {"admissionMode": fs.USAGE_BASED}
+            extra["admissionScope"] = {"admissionMode": admission_fs.USAGE_BASED}
         cqs.append(
             cluster_queue(
                 f"cq{i}",
@@ -99,7 +100,7 @@ def build(specs: list[dict[str, Any]]) -> Cluster:
     cluster = Cluster(cqs=cqs, lqs=lqs, flavors=["plain", "tas-gpu"], priorities={"p0": 0, "p100": 100})
     cluster.flavors[1]["spec"] = {"nodeLabels": {tas.BLOCK_LABEL: "b1"}, "topologyName": "default"}
     cluster.pass_options = {
-        "fair_sharing": fs.FairSharingSettings(enabled=True, admission=fs.AdmissionFairSharing()),
+        "fair_sharing": fs.FairSharingSettings(enabled=True, admission=admission_fs.AdmissionFairSharing()),
         "topologies": [TOPOLOGY],
         "nodes": NODES,
     }

@@ -81,13 +81,20 @@ def test_default_queue_kueues_rule_and_the_peers_annotation(
     annotated = Cluster(ClusterConfiguration(name="annotated", namespace=ns), client=user_client)
     stored = annotated.apply()
     assert stored["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team"
-    # ... and autoscaling under a default queue needs elastic=True, rejected before anything is sent.
+    # ... autoscaling under a default queue with elastic=False is refused before anything is sent ...
     scaling = Cluster(
-        ClusterConfiguration(name="scaling", namespace=ns, enable_autoscaling=True), client=user_client
+        ClusterConfiguration(name="scaling", namespace=ns, enable_autoscaling=True, elastic=False),
+        client=user_client,
     )
     with pytest.raises(ConfigError, match="elastic"):
         scaling.apply()
     assert names(ns, user_client) == ["annotated"]
+    # ... and left unset, the default queue makes it an elastic job (Kueue's annotation).
+    elastic = Cluster(
+        ClusterConfiguration(name="elastic", namespace=ns, enable_autoscaling=True), client=user_client
+    ).apply()
+    assert elastic["metadata"]["annotations"]["kueue.x-k8s.io/elastic-job"] == "true"
+    assert elastic["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team"
     # Kueue's own rule (a LocalQueue named 'default') comes first.
     plane.apply(
         {

@@ -15,8 +15,8 @@ Every edit must match the peer's text: an edit that no longer matches fails the 
 of the peer's notebooks is never run half-edited.
 
 Probe cells (:class:`Probe`) are the test's own: inserted before a peer cell, they only read state
-(a job's final status) so that the test can assert what the notebook is for. They are not edits of the
-peer's cells.
+(a job's final status, a cluster's Kueue Workloads) so that the test can assert what the notebook is
+for. They are not edits of the peer's cells.
 """
 
 from __future__ import annotations
@@ -157,6 +157,14 @@ FORCED_EDITS: tuple[Edit, ...] = (
         "task; the peer's body is kept, renamed, and never called.",
     ),
     Edit(
+        ("6_autoscaling",),
+        "LOAD_SLEEP_S = 180",
+        "LOAD_SLEEP_S = 30",
+        "2 shared cores, and a worker here is a local Ray node that joins in seconds (no pod to schedule, no "
+        "image to pull): the load's tasks sleep 30 s instead of 180 s, still several turns of Ray's "
+        "autoscaler (5 s) with one task waiting for a CPU.",
+    ),
+    Edit(
         ("local_interactive",),
         "heavy_calculation.remote(3000)",
         "heavy_calculation.remote(300)",
@@ -203,6 +211,12 @@ replaced by :data:`STAND_IN_SCRIPT` under their own names, in the notebook's fol
 ``working_dir``)."""
 STAND_IN_OUTPUT = "stand-in training done: final loss 0.333"
 
+PEER_FILES: dict[str, tuple[str, ...]] = {
+    "6_autoscaling": ("guided-demos/autoscaling_load.py",),
+}
+"""The peer's own files a notebook expects beside it (its job's ``working_dir``), copied unchanged from
+the wheel, by notebook stem."""
+
 
 @dataclass(frozen=True)
 class Probe:
@@ -224,6 +238,21 @@ def _wait_ray_job(client: str, sid: str) -> str:
     )
 
 
+_AUTOSCALING_SLICES = """\
+_wls = k8s_client.CustomObjectsApi(CF_CLIENT or get_api_client()).list_namespaced_custom_object(
+    "kueue.x-k8s.io", "v1beta2", NAMESPACE, "workloads"
+)["items"]
+_mine = [w for w in _wls if any(o["name"] == CLUSTER_NAME for o in w["metadata"].get("ownerReferences", []))]
+_seen = []
+for _w in sorted(_mine, key=lambda w: w["metadata"]["creationTimestamp"]):
+    _conds = {c["type"]: c for c in _w.get("status", {}).get("conditions", [])}
+    _fin = _conds.get("Finished", {})
+    _state = "admitted" if "admission" in _w.get("status", {}) else "pending"
+    _state = _fin["reason"] if _fin.get("status") == "True" else _state
+    _seen.append(",".join(str(p["count"]) for p in _w["spec"]["podSets"]) + ":" + _state)
+print("PROBE", " ".join(_seen))"""
+"""Reads the cluster's Kueue Workloads (oldest first): each one's pod-set counts and state."""
+
 PROBES: tuple[Probe, ...] = (
     Probe("1_cluster_job_client", "# Delete a job", _wait_ray_job("client", "submission_id")),
     Probe("ray_job_client", "# Delete a job", _wait_ray_job("client", "submission_id")),
@@ -235,6 +264,7 @@ PROBES: tuple[Probe, ...] = (
         "print('PROBE', rayjob.wait(timeout=600, show=False).phase.name)",
     ),
     Probe("5_submit_rayjob_cr", "", "print('PROBE', job.wait(timeout=600, show=False).phase.name)"),
+    Probe("6_autoscaling", "cleanup_autoscaling_load(load_handle)", _AUTOSCALING_SLICES),
 )
 
 
@@ -286,6 +316,9 @@ def prepare(path: str, plane: Plane, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for name in STAND_IN_SCRIPTS:
         (folder / name).write_text(STAND_IN_SCRIPT.format(name=name))
+    with zipfile.ZipFile(peer_wheel()) as wheel:
+        for file in PEER_FILES.get(Path(path).stem, ()):
+            (folder / Path(file).name).write_bytes(wheel.read(f"{DEMOS}/{file}"))
     out = folder / Path(path).name
     nbformat.write(rewrite(path, plane), out)
     return out

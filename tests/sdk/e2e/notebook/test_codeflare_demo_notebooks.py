@@ -239,19 +239,20 @@ def test_remote_ray_job_client_submits_to_a_dashboard_it_was_given(
     assert any(s in cell_text(run, "# Get the job's status") for s in ("PENDING", "RUNNING", "SUCCEEDED"))
 
 
-def test_6_autoscaling_is_refused_before_anything_is_sent_with_the_fix(
+def test_6_autoscaling_scales_up_under_load_and_back_down_as_an_elastic_workload(
     peer_plane: PeerPlane, tmp_path: Path, artefacts: Path
 ) -> None:
-    """The peer's notebook asks for in-tree autoscaling under the namespace's default queue, which Kueue
-    refuses for a workload not marked elastic: ``apply()`` says so, with the fix, and nothing is created."""
-    notebook = prepare("guided-demos/6_autoscaling.ipynb", peer_plane.plane(), tmp_path / "nb")
-    with pytest.raises(CellExecutionError) as raised:
-        execute_notebook(
-            notebook,
-            artefacts / "codeflare-6_autoscaling.executed.ipynb",
-            env={"KUBECONFIG": str(peer_plane.kubeconfig)},
-        )
-    assert "\ncluster.apply()\n" in str(raised.value)  # the cell that raised
-    assert raised.value.ename == "ConfigError"
-    assert "enableInTreeAutoscaling" in raised.value.evalue and "elastic=True" in raised.value.evalue
+    """The peer's notebook asks for in-tree autoscaling (1 to 2 workers) and lands in the namespace's
+    default queue: left unset, ``elastic`` makes it Kueue's elastic job, so Ray's own autoscaler grows it
+    under load (a new Workload slice, admitted) and shrinks it when idle (the admitted slice shrinks)."""
+    run = run_peer("guided-demos/6_autoscaling.ipynb", peer_plane, tmp_path, artefacts)
+    assert "Initial worker count matches min_workers=1: 1" in cell_text(run, "def count_workers")
+    assert "Scale-up observed: 2 worker(s)" in cell_text(run, "scaled_up = ")
+    down = cell_text(run, "wait_for_autoscaling_load(load_handle)")
+    assert "Final job status: SUCCEEDED" in down and "Scale-down observed: 1 worker(s)" in down
+    # Kueue's side, oldest first: the first slice (head, 1 worker) replaced by the scale-up's slice
+    # (head, 2 workers), whose admitted count came back to 1 on the scale-down.
+    first, *_, last = probe(run).split()
+    assert first == "1,1:WorkloadSliceReplaced", probe(run)
+    assert last == "1,1:admitted", probe(run)
     assert "autoscale-demo" not in [c["metadata"]["name"] for c in peer_plane.live("rayclusters.ray.io")]

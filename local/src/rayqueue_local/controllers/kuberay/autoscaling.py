@@ -25,6 +25,9 @@ Example:
     {'a'}
     >>> worker_pod_status("127.1.0.1", "2026-01-01T00:00:00Z")["podIP"]
     '127.1.0.1'
+    >>> st = worker_pod_status("127.1.0.1", "t", {"name": "w", "image": "ray:2.52.1"})["containerStatuses"][0]
+    >>> st["name"], st["image"], st["imageID"], st["state"]
+    ('w', 'ray:2.52.1', '', {'running': {'startedAt': 't'}})
 """
 
 from __future__ import annotations
@@ -58,16 +61,23 @@ def workers_to_delete(rc: dict[str, Any]) -> set[str]:
     return out
 
 
-def worker_pod_status(ip: str, started: str) -> dict[str, Any]:
-    """A worker Pod whose Ray node runs: Running and Ready at ``ip``, its container ``running`` (what
-    Ray's KubeRay node provider reads as an up-to-date node)."""
+def worker_pod_status(
+    ip: str, started: str, container: dict[str, Any] | None = None, restarts: int = 0
+) -> dict[str, Any]:
+    """A worker Pod whose Ray node runs: Running and Ready at ``ip``, its first container (``container``,
+    from the Pod's spec) ``running`` since ``started`` after ``restarts`` restarts (what Ray's KubeRay
+    node provider reads as an up-to-date node), with the fields a ``ContainerStatus`` requires
+    (``image``; ``imageID`` empty: no image was pulled)."""
     status = R.pod_status("Running", ready=True, started=started)
     status.update({"podIP": ip, "podIPs": [{"ip": ip}]})
+    container = container or {}
     status["containerStatuses"] = [
         {
-            "name": "ray-worker",
+            "name": container.get("name") or "ray-worker",
+            "image": container.get("image") or "",
+            "imageID": "",
             "ready": True,
-            "restartCount": 0,
+            "restartCount": restarts,
             "started": True,
             "state": {"running": {"startedAt": started}},
         }
@@ -109,6 +119,7 @@ class _Cluster:
     workers: dict[str, RayWorker] = field(default_factory=dict)
     ips: dict[str, str] = field(default_factory=dict)
     started: dict[str, str] = field(default_factory=dict)
+    restarts: dict[str, int] = field(default_factory=dict)
 
 
 class InTreeAutoscaling:
@@ -125,10 +136,12 @@ class InTreeAutoscaling:
 
     def sync(
         self, rc: dict[str, Any], pods: list[dict[str, Any]], handle: HeadHandle
-    ) -> dict[str, tuple[str, str]]:
-        """Run the autoscaler and a worker node per ungated worker Pod; stop those of Pods gone.
+    ) -> dict[str, tuple[str, str, int]]:
+        """Run the autoscaler and a worker node per ungated worker Pod; stop those of Pods gone; start
+        again, at the same address, a worker node whose ``ray start`` ended (the kubelet restarts a
+        container that exits: KubeRay's worker Pods restart ``Always``).
 
-        Returns Pod name -> (its IP, start time) for every worker node started.
+        Returns Pod name -> (its IP, start time, restarts) for every worker node started.
         """
         if handle.state != "ready" or handle.head is None:
             return {}
@@ -151,8 +164,10 @@ class InTreeAutoscaling:
                 cluster.workers.pop(name).stop()
                 cluster.ips.pop(name, None)
                 cluster.started.pop(name, None)
+                cluster.restarts.pop(name, None)
             for name, group in wanted.items():
                 if name in cluster.workers:
+                    self._restart_if_ended(cluster, name)
                     continue
                 ip = worker_address(self._next_ip)
                 self._next_ip = (self._next_ip + 1) % 60000
@@ -162,7 +177,20 @@ class InTreeAutoscaling:
                 )
                 worker.start()
                 cluster.workers[name], cluster.ips[name], cluster.started[name] = worker, ip, now_rfc3339()
-            return {n: (cluster.ips[n], cluster.started[n]) for n in cluster.workers}
+            return {
+                n: (cluster.ips[n], cluster.started[n], cluster.restarts.get(n, 0)) for n in cluster.workers
+            }
+
+    @staticmethod
+    def _restart_if_ended(cluster: _Cluster, name: str) -> None:
+        worker = cluster.workers[name]
+        if worker.running:
+            return
+        log.warning("Ray worker %s ended; starting it again", name)
+        worker.stop(grace=0.0)
+        worker.start()
+        cluster.started[name] = now_rfc3339()
+        cluster.restarts[name] = cluster.restarts.get(name, 0) + 1
 
     def worker(self, namespace: str, pod_name: str) -> RayWorker | None:
         """The worker node of Pod ``namespace/pod_name``, if one runs (for its container log)."""

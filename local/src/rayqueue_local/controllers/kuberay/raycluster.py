@@ -363,13 +363,18 @@ class RayClusterController(QueueController):
             out.append(pod)
         return out
 
-    def _autoscaled_worker_status(self, pod: dict[str, Any], node: tuple[str, str] | None) -> dict[str, Any]:
+    def _autoscaled_worker_status(
+        self, pod: dict[str, Any], node: tuple[str, str, int] | None
+    ) -> dict[str, Any]:
         """An autoscaling cluster's worker Pod: Running at its Ray node's address once that runs,
         ``SchedulingGated`` while it has gates, Pending otherwise."""
         status = pod.get("status") or {}
         if node is not None:
-            want = worker_pod_status(*node)
-            if status.get("podIP") == node[0] and status.get("phase") == "Running":
+            ip, started, restarts = node
+            container = ((pod.get("spec") or {}).get("containers") or [{}])[0]
+            want = worker_pod_status(ip, started, container, restarts)
+            counted = [c.get("restartCount") for c in status.get("containerStatuses") or []]
+            if status.get("podIP") == ip and status.get("phase") == "Running" and counted == [restarts]:
                 return pod
         elif (pod.get("spec") or {}).get("schedulingGates"):
             want = gated_pod_status()

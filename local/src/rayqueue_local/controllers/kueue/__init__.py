@@ -11,9 +11,9 @@ states, check-based evictions and the requeue backoff), :mod:`.provisioning` (th
 admission check controller), :mod:`.podsready` (waitForPodsReady), :mod:`.controller` (wiring,
 scheduler, queue status) and :mod:`.visibility` (the pending-workloads API).
 
-:mod:`.fairsharing` (cohort fair sharing and Admission Fair Sharing, on through the control plane's
-options) and :mod:`.topology` (topology-aware scheduling for flavors with a ``topologyName``) plug into
-the engine and the controller.
+:mod:`.fairsharing` (cohort fair sharing) and :mod:`.admissionfairsharing` (Admission Fair Sharing),
+on through the control plane's options, and :mod:`.topology` (topology-aware scheduling for flavors with
+a ``topologyName``) plug into the engine and the controller.
 
 Elastic RayClusters (``kueue.x-k8s.io/elastic-job: "true"``, Kueue's ``ElasticJobsViaWorkloadSlices``)
 change size by Workload slices (:mod:`.slices`, :mod:`.elastic`): a scale-down in place, a scale-up as a

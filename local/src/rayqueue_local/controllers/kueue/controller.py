@@ -35,6 +35,7 @@ from typing import Any
 
 from rayqueue_local.apimachinery.time import now_rfc3339, parse_rfc3339
 from rayqueue_local.controllers.base import QueueController
+from rayqueue_local.controllers.kueue import admissionfairsharing as admission_fs
 from rayqueue_local.controllers.kueue import conditions as cond
 from rayqueue_local.controllers.kueue import fairsharing as fs
 from rayqueue_local.controllers.kueue import messages as msg
@@ -153,7 +154,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
             return fs.FairSharingSettings()
         afs = None
         if getattr(options, "admission_fair_sharing", False):
-            afs = fs.AdmissionFairSharing(
+            afs = admission_fs.AdmissionFairSharing(
                 half_life_seconds=options.afs_usage_half_life_seconds,
                 sampling_interval_seconds=options.afs_usage_sampling_interval_seconds,
             )
@@ -305,14 +306,14 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         for lq in local_queues:
             key = (metadata_of(lq).get("namespace", ""), metadata_of(lq)["name"])
             if key not in self._afs:
-                self._afs[key] = (fs.consumed_resources(lq), now)
+                self._afs[key] = (admission_fs.consumed_resources(lq), now)
             consumed = self._afs[key][0]
             copy_ = dict(lq, status=dict(lq.get("status") or {}))
-            copy_["status"]["fairSharing"] = fs.local_queue_fair_sharing_status(0, consumed, None)
+            copy_["status"]["fairSharing"] = admission_fs.local_queue_fair_sharing_status(0, consumed, None)
             out.append(copy_)
         return out
 
-    def _sample_consumption(self, result: PassResult, afs: fs.AdmissionFairSharing) -> None:
+    def _sample_consumption(self, result: PassResult, afs: admission_fs.AdmissionFairSharing) -> None:
         """Entry penalties of this pass's admissions at once; every ``usageSamplingInterval`` the decayed
         fold of the LocalQueues' admitted usage (upstream's ``reconcileConsumedUsage``)."""
         now = time.time()
@@ -328,7 +329,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
         for key, (consumed, last) in list(self._afs.items()):
             elapsed = now - last
             if elapsed >= afs.sampling_interval_seconds:
-                self._afs[key] = (fs.decayed(consumed, admitted.get(key, {}), elapsed, afs), now)
+                self._afs[key] = (admission_fs.decayed(consumed, admitted.get(key, {}), elapsed, afs), now)
 
     def _write_fair_share(self, key: str, obj: dict[str, Any], share: int) -> None:
         if ((obj.get("status") or {}).get("fairSharing") or {}).get("weightedShare") == share:
@@ -499,7 +500,7 @@ class KueueController(JobReconciler, WorkloadReconciler, QueueController):
             )
             if key in self._afs:
                 consumed, last = self._afs[key]
-                fields["fairSharing"] = fs.local_queue_fair_sharing_status(
+                fields["fairSharing"] = admission_fs.local_queue_fair_sharing_status(
                     0, consumed, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(last))
                 )
             if ((lq.get("spec") or {}).get("stopPolicy") or "None") != "None":

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rayqueue_local.apimachinery.time import parse_rfc3339
+from rayqueue_local.controllers.kueue import admissionfairsharing as admission_fs
 from rayqueue_local.controllers.kueue import fairsharing as fs
 from rayqueue_local.controllers.kueue import messages as msg
 from rayqueue_local.controllers.kueue import quota as q
@@ -644,7 +645,7 @@ def admission_pass(
             share = fs.dominant_resource_share(node, run.weights.get((True, name), 1.0), None, run.lendable)
             result.cohort_weighted_shares[name] = share.rounded()
     for src in sources.values():
-        if isinstance(src, fs.AdmissionFairQueue):
+        if isinstance(src, admission_fs.AdmissionFairQueue):
             result.consumed.update(src.consumed)
     return result
 
@@ -657,15 +658,18 @@ def _source(
 ) -> Any:
     """The order a ClusterQueue's pending Workloads are tried in: fixed, or by LocalQueue usage (AFS)."""
     scope = ((cq.obj.get("spec") or {}).get("admissionScope") or {}).get("admissionMode")
-    if fair.admission is None or scope != fs.USAGE_BASED:
+    if fair.admission is None or scope != admission_fs.USAGE_BASED:
         return _ListSource(wls)
     keys = {(wl.namespace, wl.queue_name) for wl in wls} | {
         k for k, lq in lqs.items() if (lq.get("spec") or {}).get("clusterQueue") == cq.name
     }
-    consumed = {k: fs.consumed_resources(lqs.get(k)) for k in keys}
+    consumed = {k: admission_fs.consumed_resources(lqs.get(k)) for k in keys}
     weights = {k: fs.fair_weight(lqs.get(k)) for k in keys}
-    usage = {k: fs.local_queue_usage(consumed[k], weights[k], fair.admission.resource_weights) for k in keys}
-    return fs.AdmissionFairQueue(
+    usage = {
+        k: admission_fs.local_queue_usage(consumed[k], weights[k], fair.admission.resource_weights)
+        for k in keys
+    }
+    return admission_fs.AdmissionFairQueue(
         wls,
         lq_of=lambda wl: (wl.namespace, wl.queue_name),
         usage=usage,

@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from rayqueue_local.controllers.plane import Plane
-from rayqueue_local.controllers.pods.kubelet import KUBELET_BACKOFF, KubeletController
+from rayqueue_local.controllers.pods.kubelet import KubeletController
+from rayqueue_local.controllers.pods.podworker import KUBELET_BACKOFF
 from rayqueue_local.controllers.pods.workloads import JOB_BACKOFF, DeploymentController, JobController
 
 __all__ = ["DeploymentController", "JobController", "KubeletController", "pod_controllers"]
