@@ -223,6 +223,9 @@ def wait_for_cluster(
         cancel=cancel,
         refuse_scaled_to_zero=refuse_scaled_to_zero,
     )
+    ready = wait.ready_at_once()
+    if ready is not None:
+        return ready
     # The session's shared watches of RayClusters and Workloads in the namespace: a card, the browser and
     # other waits in the same kernel read the same two streams (kube/informer.py).
     uid = wait.seen.uid
@@ -296,6 +299,39 @@ class _ClusterWait:
         self.head_pod: dict[str, Any] | None = None
         self.head_unreadable: str | None = None
         self.next_head_at = 0.0
+
+    def ready_at_once(self) -> ClusterStatus | None:
+        """The ready path: when the RayCluster the wait began with reads ready, its Workload (one LIST) is
+        read and, if the wait's own assessment says done, the status is returned at once, with no watch
+        opened. None otherwise: the wait follows the shared watches, as if nothing had been read."""
+        cluster = self.seen.cluster
+        if cluster is None or (cluster.get("status") or {}).get("state") != "ready":
+            return None
+        try:
+            found = self.session.list(
+                self.session.kueue_kind("workloads"),
+                namespace=self.namespace,
+                label_selector=f"{JOB_UID_LABEL}={self.seen.uid}",
+            )
+        except (ForbiddenError, NotFoundError):
+            return None
+        workload = pick_workload(found)
+        if workload is None or assess_cluster(cluster, workload).verdict is not Verdict.DONE:
+            return None
+        self.seen.workloads = {name_of(w): w for w in found}
+        self.seen.workloads_synced = True
+        if self.refuse_scaled_to_zero:
+            status_from(
+                cluster, workload, name=self.name, namespace=self.namespace
+            ).refuse_if_scaled_to_zero()
+        self.known_eviction = eviction_key(workload)
+        a = self._observe()
+        if a.verdict is not Verdict.DONE:
+            self.seen.workloads, self.seen.workloads_synced, self.known_eviction = {}, False, None
+            return None
+        self._report(a)
+        done = replace(a, position_unavailable=None)
+        return observe_pair(self.session, cluster, workload, assessment=done)
 
     def run(self) -> ClusterStatus:
         self._await_workload_listing()
