@@ -300,6 +300,32 @@ class _ClusterWait:
         self.head_unreadable: str | None = None
         self.next_head_at = 0.0
 
+    def run(self) -> ClusterStatus:
+        self._await_workload_listing()
+        if self.refuse_scaled_to_zero:
+            # the idle policy's word on the objects in hand (nothing brings a scaled-to-zero cluster back)
+            status_from(
+                self.seen.cluster, self.seen.workload, name=self.name, namespace=self.namespace
+            ).refuse_if_scaled_to_zero()
+        # An eviction that predates the wait (and that Kueue requeued) is history, not news.
+        self.known_eviction = eviction_key(self.seen.workload)
+        while True:
+            a = self._observe()
+            self._report(a)
+            if a.verdict is Verdict.DONE and self.seen.cluster is not None:
+                # The wait's own reading, without what only a queued cluster has (its position's absence).
+                done = replace(a, position_unavailable=None)
+                return observe_pair(self.session, self.seen.cluster, self.seen.workload, assessment=done)
+            if a.verdict is Verdict.FAIL:
+                self._fail(a)
+            if self._cancelled():
+                return self._status(a)
+            self._check_timeouts(a)
+            self._next_event(a)
+
+    def _cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
+
     def ready_at_once(self) -> ClusterStatus | None:
         """The ready path: when the RayCluster the wait began with reads ready, its Workload (one LIST) is
         read and, if the wait's own assessment says done, the status is returned at once, with no watch
@@ -332,32 +358,6 @@ class _ClusterWait:
         self._report(a)
         done = replace(a, position_unavailable=None)
         return observe_pair(self.session, cluster, workload, assessment=done)
-
-    def run(self) -> ClusterStatus:
-        self._await_workload_listing()
-        if self.refuse_scaled_to_zero:
-            # the idle policy's word on the objects in hand (nothing brings a scaled-to-zero cluster back)
-            status_from(
-                self.seen.cluster, self.seen.workload, name=self.name, namespace=self.namespace
-            ).refuse_if_scaled_to_zero()
-        # An eviction that predates the wait (and that Kueue requeued) is history, not news.
-        self.known_eviction = eviction_key(self.seen.workload)
-        while True:
-            a = self._observe()
-            self._report(a)
-            if a.verdict is Verdict.DONE and self.seen.cluster is not None:
-                # The wait's own reading, without what only a queued cluster has (its position's absence).
-                done = replace(a, position_unavailable=None)
-                return observe_pair(self.session, self.seen.cluster, self.seen.workload, assessment=done)
-            if a.verdict is Verdict.FAIL:
-                self._fail(a)
-            if self._cancelled():
-                return self._status(a)
-            self._check_timeouts(a)
-            self._next_event(a)
-
-    def _cancelled(self) -> bool:
-        return self.cancel is not None and self.cancel.is_set()
 
     # -- steps -----------------------------------------------------------------------------------
     def _await_workload_listing(self) -> None:

@@ -233,22 +233,23 @@ class OwnedClusterJob:
             self._jc = (cluster_name, ray_job_client(uri, client=self.session))
         return self._jc[1]
 
-    def _ids(self) -> tuple[str, str]:
-        st = self.status()
+    def _ids(self, status: RayJobStatus | None = None) -> tuple[str, str]:
+        st = status if status is not None else self.status()
         if not st.cluster_name or not st.job_id or st.phase in (JobPhase.QUEUED, JobPhase.DELETED):
             raise RayQueueError(f"no logs for RayJob {self.namespace}/{self.name} yet: {st.explanation}")
         return st.cluster_name, st.job_id
 
-    def logs(self) -> str:
+    def logs(self, status: RayJobStatus | None = None) -> str:
         """The logs so far: from Ray on the job's cluster while it exists, else from the log of KubeRay's
         submitter pod (which followed them, and outlives the cluster until the RayJob is deleted).
+        ``status``: the job's status when the caller has just read it (else it is read here).
 
         Raises:
             NotFoundError: neither source exists any more (the message names both).
         """
         from rayqueue_sdk.kube.pods import JOB_NAME_LABEL, submitter_log  # lazy: the submitter pod's logs
 
-        cluster, job_id = self._ids()
+        cluster, job_id = self._ids(status)
         try:
             return str(self._job_client(cluster).get_job_logs(job_id))
         except (RuntimeError, ConnectionError, OSError, RayQueueError) as err:
