@@ -42,7 +42,7 @@ from rayqueue_sdk.cluster.kueue_context import check_limits, fair_share_for, wai
 from rayqueue_sdk.cluster.observe import observe_cluster, observe_pair
 from rayqueue_sdk.cluster.status import DEFAULT_TIMEOUT, ClusterStatus, status_from
 from rayqueue_sdk.errors import AdmissionTimeout, ForbiddenError, NotFoundError
-from rayqueue_sdk.kube.informer import read_shared
+from rayqueue_sdk.kube.informer import read_shared, shared_running
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS
 from rayqueue_sdk.kube.lookups import fetch_raycluster, pick_workload
 from rayqueue_sdk.kube.pods import head_pod
@@ -329,13 +329,17 @@ class _ClusterWait:
     def ready_at_once(self) -> ClusterStatus | None:
         """The ready path: when the RayCluster the wait began with reads ready, its Workload (one LIST) is
         read and, if the wait's own assessment says done, the status is returned at once, with no watch
-        opened. None otherwise: the wait follows the shared watches, as if nothing had been read."""
+        opened. None otherwise, and where the session's shared watch of Workloads runs already (its cache
+        answers without a request): the wait follows the shared watches, as if nothing had been read."""
         cluster = self.seen.cluster
         if cluster is None or (cluster.get("status") or {}).get("state") != "ready":
             return None
+        workloads = self.session.kueue_kind("workloads")
+        if shared_running(self.session, workloads, namespace=self.namespace):
+            return None
         try:
             found = self.session.list(
-                self.session.kueue_kind("workloads"),
+                workloads,
                 namespace=self.namespace,
                 label_selector=f"{JOB_UID_LABEL}={self.seen.uid}",
             )

@@ -59,7 +59,7 @@ BUDGETS: dict[str, int] = {
     "Cluster.up() (new)": 2,
     "Cluster.status()": 3,
     "Cluster.details()": 3,
-    "Cluster.wait_ready() (ready, dashboard_check=False)": 3,
+    "Cluster.wait_ready() (ready, dashboard_check=False)": 2,
     "Cluster.wait_ready() (ready, new session)": 4,
     "Cluster.status() (queued)": 11,
     "list_clusters()": 3,
@@ -160,6 +160,14 @@ def _is_object(path: str) -> bool:
     return "namespaces" in parts and len(parts) - parts.index("namespaces") == 4
 
 
+def _is_collection(path: str) -> bool:
+    """A LIST's path: a namespace's collection, or a cluster-scoped one (``/apis/g/v/plural``)."""
+    parts = path.strip("/").split("/")
+    if "namespaces" in parts:
+        return len(parts) - parts.index("namespaces") == 3
+    return len(parts) == (4 if parts[0] == "apis" else 3)
+
+
 def _discovery(path: str) -> bool:
     return path in ("/api", "/apis") or bool(re.fullmatch(r"/apis/[^/]+/[^/]+|/api/v1", path))
 
@@ -178,7 +186,7 @@ def _kind(path: str) -> str:
 def _said(m: Measured) -> str:
     words = []
     for r in m.requests:
-        verb = "WATCH" if r.watch else ("LIST" if r.method == "GET" and not _is_object(r.path) else r.method)
+        verb = "WATCH" if r.watch else ("LIST" if r.method == "GET" and _is_collection(r.path) else r.method)
         if _discovery(r.path):
             verb = "GET"
         words.append(f"{verb} {_kind(r.path)}")
