@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import textwrap
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rayqueue_sdk.cluster.base import ClusterBase
 from rayqueue_sdk.cluster.status import ClusterStatus
@@ -119,14 +119,18 @@ class CardMixin(ClusterBase):
 
         display({"text/plain": repr(self)}, raw=True)
 
-    def _show_card(self, session: KubeSession) -> None:
-        """In a notebook, the cluster's box: updated in place, and shown in this cell unless it already is."""
+    def _show_card(self, session: KubeSession, stored: dict[str, Any]) -> None:
+        """In a notebook, the cluster's box: updated in place, and shown in this cell unless it already is.
+
+        It starts from ``stored``, the RayCluster as ``apply()``/``up()`` were answered it (not read again),
+        with its Workload, position and addresses; not the estimate (its queue reads): the box then follows
+        the cluster through the session's shared watches."""
         from rayqueue_sdk.cluster.live import follow_live  # lazy: the shared watches, for a notebook box
-        from rayqueue_sdk.cluster.observe import observe_one, summarize  # lazy: the read path
+        from rayqueue_sdk.cluster.observe import observe_object, summarize  # lazy: the read path
 
         if not is_notebook() and self._card is None:
             return
-        status, obj = observe_one(session, name=self.name, namespace=self.namespace)
+        status, obj = observe_object(session, stored, with_eta=False)
         card = self._controls()
         card.live.set_key(("cluster", status.namespace, status.name))
         card.update(status, summarize(obj, status).gpus)

@@ -198,7 +198,7 @@ class Cluster(ScaleToZeroMixin, CardMixin):
         log.info("%s/%s: applied", self.namespace, self.name)
         if self.idle_policy is not None:
             self._enable(session, stored, self.idle_policy)
-        self._show_card(session)
+        self._show_card(session, stored)
         return AppliedCluster(stored, show_box=self._box_in_cell)
 
     def up(self) -> AppliedCluster:
@@ -253,7 +253,7 @@ class Cluster(ScaleToZeroMixin, CardMixin):
         log.info("%s/%s: created", self.namespace, self.name)
         if self.idle_policy is not None:
             self._enable(session, stored, self.idle_policy)
-        self._show_card(session)
+        self._show_card(session, stored)
         return AppliedCluster(stored, show_box=self._box_in_cell)
 
     def down(self, force: bool = False) -> bool:

@@ -41,7 +41,7 @@ from rayqueue_sdk.cluster.status import ClusterStatus, status_from
 from rayqueue_sdk.display import show_details
 from rayqueue_sdk.errors import ForbiddenError, NotFoundError, RayQueueError
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS, Kind
-from rayqueue_sdk.kube.lookups import fetch_raycluster, find_workload, pick_workload
+from rayqueue_sdk.kube.lookups import fetch_raycluster, pick_workload
 from rayqueue_sdk.kube.pods import head_pod
 from rayqueue_sdk.kube.session import KubeSession, SessionLike
 from rayqueue_sdk.manifests.idle import IdleMode
@@ -57,6 +57,7 @@ __all__ = [
     "list_clusters",
     "observe_cluster",
     "observe_many",
+    "observe_object",
     "observe_one",
     "observe_pair",
     "summarize",
@@ -335,19 +336,50 @@ def observe_one(
     """
     namespace = namespace or session.namespace
     cluster = fetch_raycluster(session, name=name, namespace=namespace)
+    return observe_object(session, cluster, with_position=with_position, with_addresses=with_addresses)
+
+
+def observe_object(
+    session: KubeSession,
+    cluster: dict[str, Any],
+    *,
+    with_position: bool = True,
+    with_addresses: bool = True,
+    with_eta: bool = True,
+) -> tuple[ClusterStatus, dict[str, Any]]:
+    """:func:`observe_one` from a RayCluster already in hand (as ``apply()`` was answered it): its Workload,
+    position, head Pod and addresses are read, the RayCluster is not read again. ``with_eta=False`` leaves
+    out the admission estimate of a queued cluster (its queue reads), as the card ``apply()`` shows does.
+
+    Example:
+        >>> head = {"rayStartParams": {}, "template": {"spec": {"containers": [
+        ...     {"name": "ray-head", "image": "rayproject/ray:2.52.0"}]}}}
+        >>> rc = session.create(RAYCLUSTERS, {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+        ...     "metadata": {"name": "doc-object", "namespace": "default"}, "spec": {"headGroupSpec": head}})
+        >>> observe_object(session, rc, with_eta=False)[0].name
+        'doc-object'
+    """
+    namespace = namespace_of(cluster) or session.namespace
+    workloads: list[dict[str, Any]] = []
     try:
-        wl = find_workload(session, owner_uid=_uid(cluster), namespace=namespace)
+        workloads = list(
+            session.list(
+                session.kueue_kind("workloads"),
+                namespace=namespace,
+                label_selector=f"{JOB_UID_LABEL}={_uid(cluster)}",
+            )
+        )
     except (ForbiddenError, NotFoundError) as err:
         log.debug("cannot read Kueue Workloads in %s: %s", namespace, err)
-        wl = None
+    wl = pick_workload(workloads)
     pairs = [(cluster, wl)]
     heads = _head_of_starting(session, cluster, wl)
     status, rc = _read(
         session, namespace, pairs, with_positions=with_position, with_addresses=with_addresses, heads=heads
     )[0]
-    if with_position and wl is not None and assess_cluster(cluster, wl).pending:
+    if with_eta and with_position and wl is not None and assess_cluster(cluster, wl).pending:
         status = replace(status, eta=admission_eta(session, workload=_name(wl), namespace=namespace))
-    return with_scaling(session, status, cluster, namespace=namespace), rc
+    return with_scaling(session, status, cluster, namespace=namespace, workloads=workloads), rc
 
 
 def observe_pair(

@@ -105,7 +105,7 @@ class ScaleToZeroMixin(RayJobsMixin):
         rc = fetch_raycluster(session, name=self.name, namespace=namespace)
         info = policy_of(rc)
         if info is None:
-            return self._set_active(True)
+            return self._set_active(True, rc)
         uid = uid_of(rc) or ""
         workload = (
             find_workload(session, owner_uid=uid, namespace=namespace)
@@ -120,7 +120,7 @@ class ScaleToZeroMixin(RayJobsMixin):
             )
             self.__dict__.pop("job_client", None)
             return self.name
-        return self._set_active(True)
+        return self._set_active(True, rc, workload)
 
     # -- idle scale-to-zero ------------------------------------------------------------------------
     def _enable(self, session: KubeSession, rc: dict[str, Any], policy: IdlePolicy) -> list[str]:
@@ -194,23 +194,33 @@ class ScaleToZeroMixin(RayJobsMixin):
             }
         )
         namespace = self.namespace
+        # One fetch step: the RayCluster and (in a queue) its Workload, read once and passed down.
         rc = fetch_raycluster(session, name=self.name, namespace=namespace)
-        the_plan = planning.plan(session, rc, policy)
+        uid = uid_of(rc) or ""
+        workload = (
+            find_workload(session, owner_uid=uid, namespace=namespace)
+            if QUEUE_LABEL in labels_of(rc)
+            else None
+        )
+        the_plan = planning.plan(session, rc, policy, workload=name_of(workload) if workload else None)
         if dry_run:
-            from rayqueue_sdk.cluster.observe import observe_one  # lazy: the read path
+            from rayqueue_sdk.cluster import dashboard  # lazy: the dashboard and Ray, for a running cluster
+            from rayqueue_sdk.cluster.observe import observe_pair  # lazy: the read path
 
-            status, rc = observe_one(session, name=self.name, namespace=namespace)
-            uid = uid_of(rc) or ""
-            workload = (
-                find_workload(session, owner_uid=uid, namespace=namespace)
-                if the_plan.mechanism is StopMechanism.WORKLOAD
-                else None
-            )
+            if the_plan.mechanism is not StopMechanism.WORKLOAD:
+                workload = None
+            elif workload is None:  # Kueue made it while the plan waited for it
+                workload = find_workload(session, owner_uid=uid, namespace=namespace)
+            status = observe_pair(session, rc, workload)  # the addresses, from what was read
             gpu, reading = None, None
             if policy.idle_signal != "jobs":  # read as the reaper reads it: Prometheus, else Ray's view
                 gpu, reading = scaling.read_gpu(policy, rc, status.dashboard_url)
             jobs = None
             try:
+                if "job_client" not in self.__dict__ and status.dashboard_url:
+                    self.__dict__["job_client"] = dashboard.ray_job_client(
+                        status.dashboard_url, client=session, verify=self.config.verify_tls
+                    )
                 jobs = [
                     {"submission_id": j.submission_id, "status": str(getattr(j.status, "value", j.status))}
                     for j in self.list_jobs()
@@ -222,25 +232,32 @@ class ScaleToZeroMixin(RayJobsMixin):
         self._idle_policy = policy
         return f"{namespace}/{self.name}: {the_plan.headline}: {', '.join(made)}"
 
-    def _set_active(self, active: bool) -> str:
+    def _set_active(
+        self, active: bool, rc: dict[str, Any] | None = None, workload: dict[str, Any] | None = None
+    ) -> str:
+        """Set the Workload's ``spec.active`` (``rc``, ``workload``: what the caller has just read)."""
         from rayqueue_sdk.kube import lookups  # lazy: API calls
         from rayqueue_sdk.kube.poll import poll_until  # lazy: as above
 
         session = self.session
         namespace = self.namespace
-        rc = lookups.fetch_raycluster(session, name=self.name, namespace=namespace)
+        if rc is None:
+            rc = lookups.fetch_raycluster(session, name=self.name, namespace=namespace)
         uid = uid_of(rc) or ""
-        if QUEUE_LABEL in labels_of(rc):
+        found = workload
+        if found is None and QUEUE_LABEL in labels_of(rc):
             # Kueue makes the Workload of a queued cluster moments after apply() returns: wait for it
             # rather than call a cluster applied a second ago "not in a queue".
-            poll_until(
+            found = poll_until(
                 lambda: lookups.find_workload(session, owner_uid=uid, namespace=namespace),
                 timeout=_WORKLOAD_WAIT,
                 interval=0.1,
                 max_interval=1.0,
             )
         try:
-            wl = lookups.set_workload_active(session, owner_uid=uid, active=active, namespace=namespace)
+            wl = lookups.set_workload_active(
+                session, owner_uid=uid, active=active, namespace=namespace, workload=found
+            )
         except NotFoundError:
             raise UnsupportedError(
                 f"RayCluster {self.namespace}/{self.name} has no Kueue Workload (is it in a queue?): "

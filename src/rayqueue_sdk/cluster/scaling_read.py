@@ -36,13 +36,21 @@ __all__ = ["with_scaling"]
 
 
 def with_scaling(
-    session: KubeSession, status: ClusterStatus, cluster: Mapping[str, Any], *, namespace: str
+    session: KubeSession,
+    status: ClusterStatus,
+    cluster: Mapping[str, Any],
+    *,
+    namespace: str,
+    workloads: list[dict[str, Any]] | None = None,
 ) -> ClusterStatus:
-    """``status`` with the cluster's scaling reading (unchanged without in-tree autoscaling)."""
+    """``status`` with the cluster's scaling reading (unchanged without in-tree autoscaling); ``workloads``:
+    the cluster's Workloads when the caller has just listed them (else they are listed here)."""
     if not ((cluster.get("spec") or {}).get("enableInTreeAutoscaling")):
         return status
+    if workloads is not None:
+        return _with_reading(session, status, cluster, namespace=namespace, workloads=workloads)
     uid = uid_of(cluster) or ""
-    workloads: list[dict[str, Any]] = []
+    workloads = []
     try:
         workloads = list(
             session.list(
@@ -51,6 +59,17 @@ def with_scaling(
         )
     except (ForbiddenError, NotFoundError) as err:  # no Kueue, or no right to read Workloads
         log.debug("cannot read Kueue Workloads in %s: %s", namespace, err)
+    return _with_reading(session, status, cluster, namespace=namespace, workloads=workloads)
+
+
+def _with_reading(
+    session: KubeSession,
+    status: ClusterStatus,
+    cluster: Mapping[str, Any],
+    *,
+    namespace: str,
+    workloads: list[dict[str, Any]],
+) -> ClusterStatus:
     waiting = pending_slice(workloads)
     position = None
     queue = ((waiting or {}).get("spec") or {}).get("queueName")

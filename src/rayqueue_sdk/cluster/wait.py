@@ -49,7 +49,7 @@ from rayqueue_sdk.errors import (
     ForbiddenError,
     NotFoundError,
 )
-from rayqueue_sdk.kube.informer import SharedInformer, read_shared
+from rayqueue_sdk.kube.informer import SharedInformer, read_shared, shared_running
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS
 from rayqueue_sdk.kube.lookups import fetch_raycluster, list_or_none, pick_workload
 from rayqueue_sdk.kube.pods import head_pod
@@ -230,6 +230,9 @@ def wait_for_cluster(
         cancel=cancel,
         refuse_scaled_to_zero=refuse_scaled_to_zero,
     )
+    ready = wait.ready_at_once()
+    if ready is not None:
+        return ready
     # The session's shared watches of RayClusters and Workloads in the namespace: a card, the browser and
     # other waits in the same kernel read the same two streams (kube/informer.py).
     uid = wait.seen.uid
@@ -333,6 +336,43 @@ class _ClusterWait:
 
     def _cancelled(self) -> bool:
         return self.cancel is not None and self.cancel.is_set()
+
+    def ready_at_once(self) -> ClusterStatus | None:
+        """The ready path: when the RayCluster the wait began with reads ready, its Workload (one LIST) is
+        read and, if the wait's own assessment says done, the status is returned at once, with no watch
+        opened. None otherwise, and where the session's shared watch of Workloads runs already (its cache
+        answers without a request): the wait follows the shared watches, as if nothing had been read."""
+        cluster = self.seen.cluster
+        if cluster is None or (cluster.get("status") or {}).get("state") != "ready":
+            return None
+        workloads = self.session.kueue_kind("workloads")
+        if shared_running(self.session, workloads, namespace=self.namespace):
+            return None
+        try:
+            found = self.session.list(
+                workloads,
+                namespace=self.namespace,
+                label_selector=f"{JOB_UID_LABEL}={self.seen.uid}",
+            )
+        except (ForbiddenError, NotFoundError):
+            return None
+        workload = pick_workload(found)
+        if workload is None or assess_cluster(cluster, workload).verdict is not Verdict.DONE:
+            return None
+        self.seen.workloads = {name_of(w): w for w in found}
+        self.seen.workloads_synced = True
+        if self.refuse_scaled_to_zero:
+            status_from(
+                cluster, workload, name=self.name, namespace=self.namespace
+            ).refuse_if_scaled_to_zero()
+        self.known_eviction = eviction_key(workload)
+        a = self._observe()
+        if a.verdict is not Verdict.DONE:
+            self.seen.workloads, self.seen.workloads_synced, self.known_eviction = {}, False, None
+            return None
+        self._report(a)
+        done = replace(a, position_unavailable=None)
+        return observe_pair(self.session, cluster, workload, assessment=done)
 
     # -- steps -----------------------------------------------------------------------------------
     def _await_workload_listing(self) -> None:

@@ -58,8 +58,9 @@ class JobBackend(Protocol):
         """The job's typed status, with the admission machine's verdict."""
         ...
 
-    def logs(self) -> str:
-        """The job's logs so far."""
+    def logs(self, status: RayJobStatus | None = None) -> str:
+        """The job's logs so far (``status``: the job's status when the caller has just read it, so that it
+        is not read again)."""
         ...
 
     def follow(self, stop: threading.Event | None = None) -> Iterator[str]:

@@ -359,8 +359,8 @@ class ExistingClusterJob:
         )
         return status_from_assessment(self.job_name, self.session.namespace, assessment, owns_cluster=False)
 
-    def logs(self) -> str:
-        """The job's logs so far (none while it waits for its cluster)."""
+    def logs(self, status: RayJobStatus | None = None) -> str:
+        """The job's logs so far (none while it waits for its cluster; ``status`` is not needed here)."""
         if self._waiting() is not None:
             return ""
         job_id = self._require_id()

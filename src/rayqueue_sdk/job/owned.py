@@ -170,6 +170,14 @@ class OwnedClusterJob:
     # -- read -------------------------------------------------------------------------------------
     def observe(self) -> tuple[dict[str, Any] | None, JobAssessment]:
         """Read the RayJob, its Workload and (when queued) its position; assess them."""
+        rayjob, _, assessment = self._observed(with_queue=True)
+        return rayjob, assessment
+
+    def _observed(
+        self, *, with_queue: bool
+    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, JobAssessment]:
+        """The RayJob, its Workload (each read once) and their assessment; ``with_queue``: while queued,
+        the position and the estimate too."""
         from rayqueue_sdk.kube.kinds import RAYJOBS  # lazy: API calls
         from rayqueue_sdk.queues.eta import admission_eta  # lazy: the queue reads of the estimate
         from rayqueue_sdk.queues.local_queues import queue_position  # lazy: submit's queue checks
@@ -180,11 +188,12 @@ class OwnedClusterJob:
                 RAYJOBS, name=self.name, namespace=self.namespace
             )
         except NotFoundError:
-            return None, assess_job(None, None)
+            return None, None, assess_job(None, None)
         assert rayjob is not None
         workload = self._workload(rayjob)
         assessment = assess_job(rayjob, workload)
-        if assessment.phase in (JobPhase.QUEUED, JobPhase.REQUEUED) and workload is not None:
+        queued = assessment.phase in (JobPhase.QUEUED, JobPhase.REQUEUED)
+        if with_queue and queued and workload is not None:
             queue = (workload.get("spec") or {}).get("queueName")
             if queue:
                 wl_name = name_of(workload)
@@ -194,7 +203,7 @@ class OwnedClusterJob:
                 assessment = assess_job(rayjob, workload, position=position, position_unavailable=why)
                 # the estimate is read with the position, never on its own
                 self._eta = admission_eta(self.session, workload=wl_name, namespace=self.namespace)
-        return rayjob, assessment
+        return rayjob, workload, assessment
 
     def _workload(self, rayjob: Mapping[str, Any]) -> dict[str, Any] | None:
         from rayqueue_sdk.kube.lookups import find_workload  # lazy: API calls
@@ -224,22 +233,23 @@ class OwnedClusterJob:
             self._jc = (cluster_name, ray_job_client(uri, client=self.session))
         return self._jc[1]
 
-    def _ids(self) -> tuple[str, str]:
-        st = self.status()
+    def _ids(self, status: RayJobStatus | None = None) -> tuple[str, str]:
+        st = status if status is not None else self.status()
         if not st.cluster_name or not st.job_id or st.phase in (JobPhase.QUEUED, JobPhase.DELETED):
             raise RayQueueError(f"no logs for RayJob {self.namespace}/{self.name} yet: {st.explanation}")
         return st.cluster_name, st.job_id
 
-    def logs(self) -> str:
+    def logs(self, status: RayJobStatus | None = None) -> str:
         """The logs so far: from Ray on the job's cluster while it exists, else from the log of KubeRay's
         submitter pod (which followed them, and outlives the cluster until the RayJob is deleted).
+        ``status``: the job's status when the caller has just read it (else it is read here).
 
         Raises:
             NotFoundError: neither source exists any more (the message names both).
         """
         from rayqueue_sdk.kube.pods import JOB_NAME_LABEL, submitter_log  # lazy: the submitter pod's logs
 
-        cluster, job_id = self._ids()
+        cluster, job_id = self._ids(status)
         try:
             return str(self._job_client(cluster).get_job_logs(job_id))
         except (RuntimeError, ConnectionError, OSError, RayQueueError) as err:
@@ -271,7 +281,7 @@ class OwnedClusterJob:
         """
         from rayqueue_sdk.kube.kinds import RAYJOBS  # lazy: API calls
 
-        rayjob, assessment = self.observe()
+        rayjob, workload, assessment = self._observed(with_queue=False)  # a stop needs no position
         if rayjob is None or assessment.phase.terminal:
             return False
         if assessment.phase is JobPhase.RUNNING and assessment.cluster_name and assessment.job_id:
@@ -280,7 +290,6 @@ class OwnedClusterJob:
                 return bool(self._job_client(assessment.cluster_name).stop_job(assessment.job_id))
             except (RuntimeError, ConnectionError, OSError) as err:
                 log.warning("stopping %s through Ray failed (%s); deactivating its Workload", self.name, err)
-        workload = self._workload(rayjob)
         if workload is None:
             self.session.patch(
                 RAYJOBS, name=self.name, patch={"spec": {"suspend": True}}, namespace=self.namespace
@@ -306,12 +315,11 @@ class OwnedClusterJob:
         """
         from rayqueue_sdk.kube.kinds import RAYJOBS  # lazy: API calls
 
-        rayjob, assessment = self.observe()
+        rayjob, workload, assessment = self._observed(with_queue=False)  # a resume needs no position
         if rayjob is None:
             raise NotFoundError(
                 404, "NotFound", f"RayJob {self.namespace}/{self.name} does not exist: submit() it first"
             )
-        workload = self._workload(rayjob)
         if workload is not None and (workload.get("spec") or {}).get("active") is False:
             wl_name = str(workload["metadata"]["name"])
             workloads = self.session.kueue_kind("workloads")

@@ -447,7 +447,8 @@ class RayJob(JobViewMixin):
             job.status().phase          # <JobPhase.RUNNING: 'running'>
             job.status().cluster_name   # 'final-training-run-x7k2p'
         """
-        st = with_resumption(self._backend.status(), self._resume_watch, self._backend.logs)
+        now = self._backend.status()
+        st = with_resumption(now, self._resume_watch, lambda: self._backend.logs(now))  # not read again
         if st.cluster_name:
             self.cluster_name_in_status = st.cluster_name
         return st

@@ -46,6 +46,7 @@ __all__ = [
     "Subscription",
     "open_informers",
     "read_shared",
+    "shared_running",
     "shared_informer",
 ]
 
@@ -268,6 +269,21 @@ def shared_informer(session: KubeSession, kind: Kind, *, namespace: str | None =
     """
     with _informers_lock:
         return _registered(session, kind, namespace)
+
+
+def shared_running(session: KubeSession, kind: Kind, *, namespace: str | None = None) -> bool:
+    """Whether the informer for ``kind`` in ``namespace`` (``None``: the session's) runs now over the
+    session's client, so that a reader joining it is answered from its cache, without a request.
+
+    Example:
+        >>> from rayqueue_sdk.kube.kinds import RAYCLUSTERS
+        >>> shared_running(session, RAYCLUSTERS, namespace="a-namespace-nobody-watches")
+        False
+    """
+    ns = (namespace or session.namespace) if kind.namespaced else None
+    with _informers_lock:
+        found = _informers.get((id(session.api), kind.key, kind.version, ns))
+    return found is not None and found.error is None and found.running
 
 
 def read_shared(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rayqueue_sdk.errors import ClusterNotFoundError, ForbiddenError, NotFoundError, RayQueueError
@@ -147,13 +147,19 @@ def find_workload(
 
 
 def set_workload_active(
-    session: KubeSession, *, owner_uid: str, active: bool, namespace: str | None = None
+    session: KubeSession,
+    *,
+    owner_uid: str,
+    active: bool,
+    namespace: str | None = None,
+    workload: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Set ``spec.active`` of the Workload of a RayCluster/RayJob: Kueue's supported stop and resume.
 
     ``False`` evicts it (``Evicted``/``Deactivated``) and Kueue suspends the job, releasing quota;
     ``True`` requeues it (``Requeued``/``Reactivated``). Writing ``spec.suspend`` on the RayCluster
-    instead would be undone by Kueue.
+    instead would be undone by Kueue. ``workload``: the Workload when the caller has just found it (then
+    it is not looked up again).
 
     Raises:
         NotFoundError: Kueue has no Workload for this owner (not managed, or not created yet).
@@ -165,7 +171,8 @@ def set_workload_active(
         rayqueue_sdk.errors.NotFoundError: ...
     """
     ns = namespace or session.namespace
-    workload = find_workload(session, owner_uid=owner_uid, namespace=ns)
+    if workload is None:
+        workload = find_workload(session, owner_uid=owner_uid, namespace=ns)
     if workload is None:
         raise NotFoundError(
             404, "NotFound", f"no Kueue Workload with label {JOB_UID_LABEL}={owner_uid} in namespace {ns!r}"

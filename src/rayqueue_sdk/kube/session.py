@@ -603,16 +603,65 @@ class KubeSession:
     def served(self, group_version: str, *, policy: RetryPolicy = DEFAULT_POLICY) -> bool:
         """Whether ``/apis/<group_version>`` is served (discovery; cached for this client).
 
-        A forbidden discovery counts as not served."""
+        One ``GET /apis`` (the group list, as ``kubectl`` reads it) answers for every group of the session;
+        where that list cannot be read, the group's own path is asked. A forbidden discovery counts as not
+        served."""
         key = f"served:{group_version}"
         cache = self.cache
         if key not in cache:
-            try:
-                self.get_path(f"/apis/{group_version}", policy=policy)
-                cache[key] = True
-            except (NotFoundError, ForbiddenError):
-                cache[key] = False
+            listed = self._group_versions(policy)
+            if listed is not None:
+                cache[key] = group_version in listed
+            else:
+                try:
+                    self.get_path(f"/apis/{group_version}", policy=policy)
+                    cache[key] = True
+                except (NotFoundError, ForbiddenError):
+                    cache[key] = False
         return bool(cache[key])
+
+    def _group_versions(self, policy: RetryPolicy) -> frozenset[str] | None:
+        """Every ``group/version`` the server lists at ``/apis`` (read once per client), or None when the
+        list cannot be read (forbidden, absent)."""
+        cache = self.cache
+        if "apis" not in cache:
+            try:
+                doc = self.get_path("/apis", policy=policy)
+            except (NotFoundError, ForbiddenError):
+                doc = None
+            cache["apis"] = (
+                None
+                if doc is None
+                else frozenset(
+                    str(v.get("groupVersion"))
+                    for group in doc.get("groups") or []
+                    for v in group.get("versions") or []
+                )
+            )
+        found: frozenset[str] | None = cache["apis"]
+        return found
+
+    def resources(self, group_version: str) -> frozenset[str]:
+        """The resource names (``workloads``, ``workloads/scale``...) served at ``/apis/<group_version>``:
+        one read per client, cached; empty where the group is not served or its discovery is forbidden.
+
+        Example:
+            >>> "rayclusters" in session.resources("ray.io/v1")
+            True
+        """
+        key = f"resources:{group_version}"
+        cache = self.cache
+        if key not in cache:
+            names: frozenset[str] = frozenset()
+            if self.served(group_version):
+                try:
+                    doc = self.get_path(f"/apis/{group_version}")
+                    names = frozenset(str(r.get("name")) for r in doc.get("resources") or [])
+                except (NotFoundError, ForbiddenError):
+                    pass
+            cache[key] = names
+        found: frozenset[str] = cache[key]
+        return found
 
     def kueue_version(self) -> str:
         """The Kueue API version to use: ``v1beta2`` if served, else ``v1beta1`` (discovered once per

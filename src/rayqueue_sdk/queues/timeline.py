@@ -29,9 +29,10 @@ from rayqueue_sdk.display.charts import TimelineRow
 from rayqueue_sdk.errors import ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS, RAYJOBS
 from rayqueue_sdk.kube.session import KubeSession, SessionLike
-from rayqueue_sdk.manifests.meta import meta_of, parse_time
-from rayqueue_sdk.queues.eta import releases_of
-from rayqueue_sdk.queues.overview import queue_overview
+from rayqueue_sdk.manifests.meta import meta_of, namespace_of, parse_time
+from rayqueue_sdk.queues.eta import estimates_for, releases_of
+from rayqueue_sdk.queues.overview import with_estimates
+from rayqueue_sdk.queues.reads import overview_of, read_queues
 
 __all__ = ["queue_timeline_rows", "timeline_rows"]
 
@@ -105,8 +106,10 @@ def queue_timeline_rows(
     """
     session = KubeSession.of(client, namespace=namespace)
     ns = session.namespace
-    summary = queue_overview(ns, session).queue(queue)
-    workloads = session.list(session.kueue_kind("workloads"), namespace=ns)
+    reads = read_queues(session, namespace=ns)  # the overview's three LISTs, its Workloads used again below
+    overview = overview_of(reads)
+    summary = with_estimates(overview, estimates_for(session, reads, overview)).queue(queue)
+    workloads = [w for w in reads.workloads if namespace_of(w) == ns]
     admitted_at: dict[tuple[str, str], datetime] = {}
     for wl in workloads:
         meta = meta_of(wl)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from rayqueue_sdk.config.idle import IdlePolicy
-from rayqueue_sdk.errors import ConfigError, ForbiddenError, NotFoundError
+from rayqueue_sdk.errors import ConfigError, NotFoundError
 from rayqueue_sdk.kube.lookups import find_workload
 from rayqueue_sdk.kube.poll import poll_until
 from rayqueue_sdk.kube.session import KubeSession
@@ -82,14 +82,6 @@ class Capabilities:
         return out
 
 
-def _served_resources(session: KubeSession, path: str) -> set[str]:
-    try:
-        doc = session.get_path(path)
-    except (NotFoundError, ForbiddenError):
-        return set()
-    return {str(r.get("name")) for r in doc.get("resources") or []}
-
-
 def discover(session: KubeSession) -> Capabilities:
     """Ask discovery whether ``workloads/scale`` and ``scaledobjects.keda.sh`` are served.
 
@@ -99,8 +91,8 @@ def discover(session: KubeSession) -> Capabilities:
     """
     version = session.kueue_version()
     return Capabilities(
-        workload_scale="workloads/scale" in _served_resources(session, f"/apis/kueue.x-k8s.io/{version}"),
-        keda="scaledobjects" in _served_resources(session, "/apis/keda.sh/v1alpha1"),
+        workload_scale="workloads/scale" in session.resources(f"kueue.x-k8s.io/{version}"),
+        keda="scaledobjects" in session.resources("keda.sh/v1alpha1"),
     )
 
 

@@ -46,7 +46,7 @@ class ScriptedBackend:
         self.calls.append("status")
         return self.readings.pop(0) if len(self.readings) > 1 else self.readings[0]
 
-    def logs(self) -> str:
+    def logs(self, status: RayJobStatus | None = None) -> str:
         self.calls.append("logs")
         return self.text
 

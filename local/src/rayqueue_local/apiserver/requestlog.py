@@ -27,7 +27,8 @@ __all__ = ["LoggedRequest", "RequestLog"]
 
 @dataclass
 class LoggedRequest:
-    """One request: what, from whom, when (``time.monotonic()``), and for a watch whether it is still open.
+    """One request: what, from whom, when (``time.monotonic()``), for a watch whether it is still open, and
+    its raw query string (label selectors, ``limit``...).
 
     Example:
         >>> LoggedRequest("GET", "/api/v1/pods", False, "ua", 0.0).watch
@@ -40,6 +41,7 @@ class LoggedRequest:
     user_agent: str
     at: float
     open: bool = False
+    query: str = ""
 
 
 class RequestLog:
@@ -61,7 +63,9 @@ class RequestLog:
     def started(self, method: str, path: str, raw_query: str, user_agent: str | None) -> LoggedRequest:
         """Record a request as it arrives (a watch counts as open until :meth:`ended`)."""
         watch = parse_qs(raw_query).get("watch", [""])[-1].lower() in ("true", "1")
-        entry = LoggedRequest(method, path, watch, user_agent or "", time.monotonic(), open=watch)
+        entry = LoggedRequest(
+            method, path, watch, user_agent or "", time.monotonic(), open=watch, query=raw_query
+        )
         with self._lock:
             self.requests.append(entry)
             if watch:
