@@ -390,11 +390,11 @@ class RayHead:
             for what, proc in (("the Ray client proxy", self.client_proxy), ("`ray start`", self.process)):
                 if proc is not None and proc.popen.poll() is not None:
                     raise self._start_error(f"{what} exited with {proc.popen.returncode}", proc)
-            if self._gcs_exited():
-                fatal = self._gcs_fatal_line()
-                raise self._start_error(
-                    "the GCS server exited" + (f": {fatal}" if fatal else ""), self.process
-                )
+            # A GCS that crashed (its own fatal line) fails the start now; one that `ray start` stopped
+            # because the start failed otherwise is left to `ray start`'s exit and its own message.
+            fatal = self._gcs_fatal_line() if self._gcs_exited() else ""
+            if fatal:
+                raise self._start_error(f"the GCS server exited: {fatal}", self.process)
             time.sleep(0.2)
         raise ProcessStartError(
             f"{self.spec.label}: not ready after {timeout:.0f} s:\n{self.process.log_tail()}"
@@ -411,7 +411,7 @@ class RayHead:
         return bool(states) or self._gcs_seen
 
     def _gcs_fatal_line(self, limit: int = 300) -> str:
-        """The GCS's last fatal or error line from its session log (from "Check failed" on), if any."""
+        """The GCS's last fatal line (glog ``C``) from its session log, from "Check failed" on; "" if none."""
         if self.temp_dir is None:
             return ""
         logs = self.temp_dir / "session_latest" / "logs"
@@ -420,7 +420,7 @@ class RayHead:
                 lines = (logs / name).read_text(errors="replace").splitlines()
             except OSError:
                 continue
-            fatal = [line for line in lines if " C " in line or " E " in line]
+            fatal = [line for line in lines if " C " in line]
             if fatal:
                 start = max(fatal[-1].find("Check failed"), 0)
                 return fatal[-1][start : start + limit]
