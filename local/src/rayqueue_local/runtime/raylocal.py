@@ -67,6 +67,7 @@ from rayqueue_local.runtime.processes import (
     spawn,
 )
 from rayqueue_local.runtime.rayenv import diagnose, ray_process_env
+from rayqueue_local.runtime.sessions import member_states
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +131,11 @@ _WORKER_PORTS = 64
 #: Concurrent ``ray://`` connections per head (each holds a port until ~30 s after it closes).
 _CLIENT_SERVER_PORTS = 16
 _BLOCKING_MARK = "will now block forever"
+#: The GCS's process name. `ray start` does not notice at once that it died: while the GCS port answers
+#: TCP (something else listens there) each connection attempt waits for gRPC, and it polls the GCS process
+#: only between attempts. Measured with the GCS port held by a listening socket: the GCS aborted ("Check
+#: failed: server_ Failed to start the grpc server") 7 s after the start, `ray start` exited at 50 s.
+_GCS_PROCESS = "gcs_server"
 
 
 @dataclass(frozen=True)
@@ -202,6 +208,7 @@ class RayHead:
         self.client_proxy: ManagedProcess | None = None
         self.started_at: float | None = None
         self.ready_at: float | None = None
+        self._gcs_seen = False
 
     # -- addresses ------------------------------------------------------------------------------
     def _port(self, name: str) -> int:
@@ -322,7 +329,7 @@ class RayHead:
         # extra worker nodes, which a local head never has). Keep every Ray server on loopback.
         env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
         env["PATH"] = interpreter_path(self.temp_dir / "bin", env.get("PATH", ""))
-        self.started_at = time.monotonic()
+        self.started_at, self._gcs_seen = time.monotonic(), False
         self.process = spawn(
             self.command(),
             name=f"ray head {self.spec.label}",
@@ -383,10 +390,41 @@ class RayHead:
             for what, proc in (("the Ray client proxy", self.client_proxy), ("`ray start`", self.process)):
                 if proc is not None and proc.popen.poll() is not None:
                     raise self._start_error(f"{what} exited with {proc.popen.returncode}", proc)
+            # A GCS that crashed (its own fatal line) fails the start now; one that `ray start` stopped
+            # because the start failed otherwise is left to `ray start`'s exit and its own message.
+            fatal = self._gcs_fatal_line() if self._gcs_exited() else ""
+            if fatal:
+                raise self._start_error(f"the GCS server exited: {fatal}", self.process)
             time.sleep(0.2)
         raise ProcessStartError(
             f"{self.spec.label}: not ready after {timeout:.0f} s:\n{self.process.log_tail()}"
         )
+
+    def _gcs_exited(self) -> bool:
+        """Whether the head's GCS server has exited (a zombie of `ray start`, or gone once it was seen)."""
+        if self.process is None:
+            return False
+        states = member_states(self.process.sid, _GCS_PROCESS)
+        if any(state != "Z" for state in states):
+            self._gcs_seen = True
+            return False
+        return bool(states) or self._gcs_seen
+
+    def _gcs_fatal_line(self, limit: int = 300) -> str:
+        """The GCS's last fatal line (glog ``C``) from its session log, from "Check failed" on; "" if none."""
+        if self.temp_dir is None:
+            return ""
+        logs = self.temp_dir / "session_latest" / "logs"
+        for name in ("gcs_server.err", "gcs_server.out"):
+            try:
+                lines = (logs / name).read_text(errors="replace").splitlines()
+            except OSError:
+                continue
+            fatal = [line for line in lines if " C " in line]
+            if fatal:
+                start = max(fatal[-1].find("Check failed"), 0)
+                return fatal[-1][start : start + limit]
+        return ""
 
     def _start_error(self, what: str, proc: ManagedProcess) -> ProcessStartError:
         """The error for a head process that exited: the cause and its file first, when the output

@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["session_pids", "signal_session", "stop_sessions"]
+__all__ = ["member_states", "session_pids", "signal_session", "stop_sessions"]
 
 
 def _stat_fields(pid: int) -> list[str] | None:
@@ -56,6 +56,28 @@ def session_pids(sid: int, *, include_zombies: bool = False) -> list[int]:
             continue
         pids.append(int(entry))
     return pids
+
+
+def member_states(sid: int, name: str) -> list[str]:
+    """The states (``R``, ``S``, ``Z``, ...) of the members of session ``sid`` whose command is ``name``
+    (``/proc/<pid>/comm``): ``Z`` for one that has exited and is not yet reaped by its parent.
+
+    Example:
+        >>> member_states(os.getsid(0), "no-such-command")
+        []
+    """
+    states: list[str] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            text = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = text[text.rfind(")") + 2 :].split()
+        if len(fields) >= 4 and int(fields[3]) == sid and text[text.find("(") + 1 : text.rfind(")")] == name:
+            states.append(fields[0])
+    return states
 
 
 def signal_session(sid: int, sig: int) -> None:

@@ -29,8 +29,11 @@ from rayqueue_sdk.kube.session import KubeSession
 
 pytestmark = [pytest.mark.ray, pytest.mark.prometheus, pytest.mark.slow]
 
-#: seconds the Train worker computes once Prometheus has seen it busy: many idle periods (6 s) long
-TRAIN_SECONDS = 40
+#: seconds the Train worker computes: four idle periods (6 s), so that after Prometheus has seen it busy
+#: and the policy is in place (a few seconds) the policy still watches it busy for more than an idle period
+#: and its window; the measured bug deactivated such a cluster 33 s into the run (40 s before: the run
+#: only has to outlast the policy's own period, and 40 s cost both modes 16 s each of waiting)
+TRAIN_SECONDS = 24
 
 TRAIN_DRIVER = textwrap.dedent(
     """
