@@ -74,9 +74,10 @@ def _fixture_keys(item: pytest.Item) -> set[tuple[str, str]]:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark ``slow`` every ``ray`` or ``prometheus`` test and every test on a Ray-enabled plane fixture.
 
-    Under pytest-xdist (``-n 2 --dist loadgroup``; scripts/test.sh with RAYQUEUE_TEST_WORKERS=2), the slow tests of one
-    module run in one worker, in order, sharing its module fixtures; the tests on a fixture of
-    ``_ONCE_PER_RUN`` run in one worker, so it starts once; the fast tests go wherever a worker is free.
+    Under pytest-xdist (``-n 2 --dist loadgroup``; scripts/test.sh with RAYQUEUE_TEST_WORKERS=2), the
+    slow tests of one module run in one worker, in order, sharing its module fixtures; the tests on a
+    fixture of ``_ONCE_PER_RUN`` run in one worker, so it starts once; the fast tests go wherever a
+    worker is free.
     A session plane itself is cheap, and each worker has its own.
     """
     for item in items:
