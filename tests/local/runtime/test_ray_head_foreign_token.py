@@ -7,6 +7,7 @@ Hermetic: ``HOME`` is a temp dir holding a token this test writes; nothing of th
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -37,6 +38,21 @@ def _environ(pid: int) -> dict[str, str]:
     return dict(item.decode(errors="replace").partition("=")[::2] for item in raw if b"=" in item)
 
 
+def _session_environs(sid: int, pids: list[int]) -> dict[int, dict[str, str]]:
+    """The environment of each of ``pids`` still in session ``sid`` once read: a short-lived process
+    that exited after the listing, its pid taken by an unrelated process (another test's, another
+    worker's), is left out rather than read as the head's."""
+    found = {}
+    for pid in pids:
+        try:
+            env = _environ(pid)
+            if os.getsid(pid) == sid:
+                found[pid] = env
+        except OSError:  # exited meanwhile
+            continue
+    return found
+
+
 @pytest.mark.ray
 @pytest.mark.slow
 def test_a_head_starts_with_a_foreign_token_in_home_and_reads_nothing_of_it(foreign_home: Path) -> None:
@@ -50,8 +66,9 @@ def test_a_head_starts_with_a_foreign_token_in_home_and_reads_nothing_of_it(fore
         assert head.client_proxy is not None
         # Processes that set their title (Ray's agents) overwrite /proc/<pid>/environ: only those
         # whose environment still reads (PATH in it) are checked, the two the plane starts among them.
-        pids = head.process.pids() + head.client_proxy.pids()
-        envs = {pid: env for pid in pids if "PATH" in (env := _environ(pid))}
+        read = _session_environs(head.process.sid, head.process.pids())
+        read |= _session_environs(head.client_proxy.sid, head.client_proxy.pids())
+        envs = {pid: env for pid, env in read.items() if "PATH" in env}
         assert {head.process.pid, head.client_proxy.pid} <= set(envs)
         assert {e.get("RAY_AUTH_MODE") for e in envs.values()} == {"disabled"}
         assert {e.get("RAY_TMPDIR") for e in envs.values()} == {str(head.temp_dir)}
