@@ -31,7 +31,7 @@ fi
 python3 -m pip install -q -e ./local -e '.[test,lint]'
 bash scripts/lint.sh
 # The whole suite in this process, in order. RAYQUEUE_TEST_WORKERS=2 runs it in two pytest-xdist workers
-# instead (the slow tests of one module stay in one worker: tests/conftest.py groups them); on a loaded
-# 2-core machine that was not yet faster or as steady (see CONTRIBUTING.md), so it is not CI's default.
+# instead (the slow tests of one module stay in one worker: tests/conftest.py groups them): 42 min against
+# 57 on 2 cores, but two load-sensitive Ray tests failed there, so it is not CI's default yet.
 # The slowest tests are listed at the end of the run, next to its outcome, for whoever reads a CI log.
 exec python3 -m pytest -n "${RAYQUEUE_TEST_WORKERS:-0}" --dist loadgroup --durations=30 "$@"
