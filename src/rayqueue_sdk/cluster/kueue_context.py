@@ -29,9 +29,9 @@ from rayqueue_sdk.admission.fairshare import fair_share_sentence
 from rayqueue_sdk.errors import ApiError, ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.kueue import PROVISIONING_CONTROLLER
-from rayqueue_sdk.manifests.meta import conditions_of, namespace_of
+from rayqueue_sdk.manifests.meta import conditions_of, name_of, namespace_of
 
-__all__ = ["check_limits", "fair_share_for", "waits_for_checks", "waits_for_quota"]
+__all__ = ["check_limits", "fair_share_for", "fair_share_in", "waits_for_checks", "waits_for_quota"]
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +101,29 @@ def waits_for_quota(workload: Mapping[str, Any] | None) -> bool:
         return False
     conds = conditions_of(workload)
     return not conds["QuotaReserved"].true and not conds["Finished"].true
+
+
+def fair_share_in(
+    local_queues: list[dict[str, Any]],
+    cluster_queues: list[dict[str, Any]] | None,
+    workload: Mapping[str, Any] | None,
+) -> str | None:
+    """:func:`fair_share_for` from the LocalQueues and ClusterQueues a caller has read (``None``: not
+    readable) with the position or the estimate (pure): the Workload's LocalQueue gives its ClusterQueue.
+
+    Example:
+        >>> lq = {"metadata": {"name": "q"}, "spec": {"clusterQueue": "cq"}}
+        >>> fair_share_in([lq], None, {"spec": {"queueName": "q", "active": True}}) is None   # not readable
+        True
+    """
+    if cluster_queues is None or not waits_for_quota(workload):
+        return None
+    queue = str(((workload or {}).get("spec") or {}).get("queueName") or "")
+    cluster_queue = next(
+        (str((q.get("spec") or {}).get("clusterQueue") or "") for q in local_queues if name_of(q) == queue),
+        "",
+    )
+    return fair_share_sentence(cluster_queue, cluster_queues) if cluster_queue else None
 
 
 def _sentence(session: KubeSession, *, namespace: str, queue: str) -> str | None:

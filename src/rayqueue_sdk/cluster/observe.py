@@ -22,7 +22,7 @@ Example:
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -35,7 +35,7 @@ from rayqueue_sdk.cluster.dashboard import (
     exposures,
     in_kubernetes_pod,
 )
-from rayqueue_sdk.cluster.kueue_context import check_limits, fair_share_for, waits_for_checks
+from rayqueue_sdk.cluster.kueue_context import check_limits, fair_share_for, fair_share_in, waits_for_checks
 from rayqueue_sdk.cluster.scaling_read import with_scaling
 from rayqueue_sdk.cluster.status import ClusterStatus, status_from
 from rayqueue_sdk.display import show_details
@@ -48,11 +48,12 @@ from rayqueue_sdk.manifests.idle import IdleMode
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 from rayqueue_sdk.manifests.meta import labels_of, meta_of, name_of, namespace_of, uid_of
 from rayqueue_sdk.manifests.scaling import policy_name
-from rayqueue_sdk.queues.eta import admission_eta
+from rayqueue_sdk.queues.eta import EstimateReads, read_around
 from rayqueue_sdk.queues.local_queues import queue_positions
 
 __all__ = [
     "ClusterDetails",
+    "EstimateRead",
     "GroupSummary",
     "list_clusters",
     "observe_cluster",
@@ -68,6 +69,10 @@ log = logging.getLogger(__name__)
 #: Page size of a listing's LISTs: one request each up to this many clusters (the API server's default
 #: chunking, 500, would make the number of calls grow with the number of clusters).
 _LIST_PAGE = 10_000
+
+#: How a queued cluster's estimate is read: ``(session, RayCluster, its Workloads) -> EstimateReads``
+#: (``None``: not read), from what the caller holds (see :func:`observe_object`).
+EstimateRead = Callable[[KubeSession, dict[str, Any], list[dict[str, Any]]], EstimateReads | None]
 
 #: KEDA's ScaledObjects: a KEDA idle policy's clock (``status.lastActiveTime``).
 _SCALEDOBJECTS = Kind("keda.sh", "v1alpha1", "scaledobjects")
@@ -267,10 +272,12 @@ def _read(
     with_addresses: bool,
     heads: Mapping[str, Mapping[str, Any] | None] | None = None,
     assessment: Assessment | None = None,
+    fair_shares: Mapping[str, str | None] | None = None,
 ) -> list[tuple[ClusterStatus, dict[str, Any]]]:
     """The one read path: (RayCluster, Workload) pairs → statuses, with positions, exposed addresses and
     the idle policies' state (and the head Pods the caller read, by cluster uid; the assessment a single
-    pair's caller already made)."""
+    pair's caller already made; the fair-share sentences it made from the queues it read, by Workload
+    name: those are not read again)."""
     positions = _positions(session, namespace, pairs) if with_positions else {}
     scaled = _scaled_objects(session, namespace, [c for c, _ in pairs])
     found = exposures(session, namespace=namespace) if with_addresses and pairs else {}
@@ -279,7 +286,8 @@ def _read(
         position, why = positions.get(_name(wl), (None, None)) if wl else (None, None)
         exposed = dashboard_from_exposure(_name(cluster), namespace, **found) if found else None
         limits = check_limits(session, wl) if waits_for_checks(wl) else None
-        fair = fair_share_for(session, wl)
+        known = fair_shares is not None and wl is not None and _name(wl) in fair_shares
+        fair = (fair_shares or {}).get(_name(wl)) if known else fair_share_for(session, wl)
         head = (heads or {}).get(_uid(cluster))
         st = _status(cluster, wl, position, why, exposed, limits, fair, head, scaled, assessment)
         out.append((st, cluster))
@@ -346,10 +354,15 @@ def observe_object(
     with_position: bool = True,
     with_addresses: bool = True,
     with_eta: bool = True,
+    estimate_reads: EstimateRead | None = None,
 ) -> tuple[ClusterStatus, dict[str, Any]]:
     """:func:`observe_one` from a RayCluster already in hand (as ``apply()`` was answered it): its Workload,
-    position, head Pod and addresses are read, the RayCluster is not read again. ``with_eta=False`` leaves
-    out the admission estimate of a queued cluster (its queue reads), as the card ``apply()`` shows does.
+    position, head Pod and addresses are read, the RayCluster is not read again.
+
+    A queued cluster gets its admission estimate (``with_eta=False`` leaves it out) and its fair-share
+    sentence from one set of queue reads: ``estimate_reads(session, cluster, workloads)`` (default
+    :func:`~rayqueue_sdk.queues.eta.read_around`: the overview's LISTs and the holders', the cluster and
+    its Workloads left out of them, not read twice; a card hands the reads of its shared watches).
 
     Example:
         >>> head = {"rayStartParams": {}, "template": {"spec": {"containers": [
@@ -374,12 +387,37 @@ def observe_object(
     wl = pick_workload(workloads)
     pairs = [(cluster, wl)]
     heads = _head_of_starting(session, cluster, wl)
-    status, rc = _read(
-        session, namespace, pairs, with_positions=with_position, with_addresses=with_addresses, heads=heads
-    )[0]
+    around = None
     if with_eta and with_position and wl is not None and assess_cluster(cluster, wl).pending:
-        status = replace(status, eta=admission_eta(session, workload=_name(wl), namespace=namespace))
+        around = _queue_reads(session, cluster, workloads, estimate_reads or read_around)
+    fair = None
+    if around is not None and wl is not None:
+        queues = around.queues
+        fair = {_name(wl): fair_share_in(queues.own, queues.cluster_queues if queues.readable else None, wl)}
+    status, rc = _read(
+        session,
+        namespace,
+        pairs,
+        with_positions=with_position,
+        with_addresses=with_addresses,
+        heads=heads,
+        fair_shares=fair,
+    )[0]
+    if around is not None:
+        status = replace(status, eta=around.estimate(_name(wl)))
     return with_scaling(session, status, cluster, namespace=namespace, workloads=workloads), rc
+
+
+def _queue_reads(
+    session: KubeSession, cluster: dict[str, Any], workloads: list[dict[str, Any]], read: EstimateRead
+) -> EstimateReads | None:
+    """The queue reads of a queued cluster's estimate, or ``None`` where the queues cannot be read at all
+    (said in the log, never an error: the status stands without the estimate)."""
+    try:
+        return read(session, cluster, workloads)
+    except RayQueueError as err:
+        log.debug("no admission estimate for %s: %s", _name(cluster), err)
+        return None
 
 
 def observe_pair(

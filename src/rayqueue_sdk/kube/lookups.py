@@ -78,6 +78,7 @@ def list_or_none(
     *,
     namespace: str | None = None,
     label_selector: str | None = None,
+    field_selector: str | None = None,
     refused: Callable[[ForbiddenError | NotFoundError], None] | None = None,
 ) -> Objects | None:
     """LIST ``kind`` in ``namespace`` (the session's by default), or ``None`` where the identity may not
@@ -91,7 +92,9 @@ def list_or_none(
         True
     """
     try:
-        return session.list(kind, namespace=namespace, label_selector=label_selector)
+        return session.list(
+            kind, namespace=namespace, label_selector=label_selector, field_selector=field_selector
+        )
     except (ForbiddenError, NotFoundError) as err:
         log.debug("cannot list %s in %s: %s", kind.key, namespace or session.namespace, err)
         if refused is not None:

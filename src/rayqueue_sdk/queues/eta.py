@@ -6,9 +6,14 @@ reader's namespace, the RayClusters (their idle policy annotation), the RayJobs 
 start time, finished) and KEDA's ScaledObjects (``lastActiveTime``, ``cooldownPeriod``): up to three LISTs,
 made only where a workload waits behind a holder of the reader's namespace (RayJobs only where a Workload
 there is a RayJob's, ScaledObjects only where a cluster has a KEDA policy), each skipped quietly where
-forbidden or not served. :func:`estimate_from_reads` is the wait's: it takes the Workloads and RayClusters
-from the wait's shared watches and the queues read with the position, and lists nothing more unless a
-RayJob or a KEDA policy is involved. The idle clock of either mode is the typed
+forbidden or not served. Fetch, then decide: :func:`read_holders` is the fetch step of those facts
+(:class:`HolderFacts`) and :func:`estimates_from` the pure decision, so that a caller that has read
+something already hands it down instead of the estimate reading it again (:class:`EstimateReads`, a typed
+snapshot of one call's reads): :func:`read_around` is a queued ``status()``'s (its RayCluster and
+Workloads in hand, left out of the LISTs by selector), :func:`reads_from` a wait's or a card's (the
+Workloads and RayClusters of their shared watches, the queues read with the position; nothing more is
+listed unless a RayJob or a KEDA policy is involved), and the timeline reads the holders' facts once for
+its estimates and its releases. The idle clock of either mode is the typed
 :class:`~rayqueue_sdk.admission.idle.IdleStatus` (:func:`~rayqueue_sdk.admission.idle.idle_from`, the
 one place that decodes the reaper's state annotation and the ScaledObject): the release is due at its
 ``releases_at`` and comes by its ``acts_by`` (one polling interval later, the interval from the reaper's
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -49,17 +55,24 @@ from rayqueue_sdk.kube.kinds import RAYCLUSTERS, RAYJOBS, SCALEDOBJECTS, Kind
 from rayqueue_sdk.kube.lookups import list_or_none
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.manifests.idle import IdleMode, StopMechanism
+from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
 from rayqueue_sdk.manifests.meta import condition_of, meta_of, name_of
 from rayqueue_sdk.manifests.scaling import policy_name
-from rayqueue_sdk.queues.reads import QueueReads, overview_of, read_queues
+from rayqueue_sdk.queues.reads import InHand, QueueReads, overview_of, read_queues
 from rayqueue_sdk.scaling.agent import parse_time
 
 __all__ = [
+    "EstimateReads",
+    "HolderFacts",
     "admission_eta",
     "estimate_for_workload",
     "estimate_from_reads",
     "estimates_for",
+    "estimates_from",
     "holds_of",
+    "read_around",
+    "read_holders",
+    "reads_from",
     "releases_of",
 ]
 
@@ -71,9 +84,11 @@ _DONE = ("Complete", "Failed")
 _KUEUE_SECONDS = 10.0
 
 
-def _list(session: KubeSession, kind: Kind, namespace: str) -> list[dict[str, Any]] | None:
+def _list(
+    session: KubeSession, kind: Kind, namespace: str, *, field_selector: str | None = None
+) -> list[dict[str, Any]] | None:
     try:
-        return list_or_none(session, kind, namespace=namespace)
+        return list_or_none(session, kind, namespace=namespace, field_selector=field_selector)
     except ApiError as err:  # a failed read leaves the release unknown, never the wait failing
         log.debug("cannot list %s in %s: %s", kind.plural, namespace, err)
         return None
@@ -183,38 +198,72 @@ def _idle_release(
     )
 
 
-def estimates_for(
+@dataclass(frozen=True)
+class HolderFacts:
+    """The release facts one call read in the reader's namespace: its RayClusters (their idle policies),
+    RayJobs (deadlines, start, finished) and KEDA ScaledObjects (``lastActiveTime``); each ``None`` where
+    it could not be read, ``[]`` where it was not needed.
+
+    Example:
+        >>> HolderFacts().rayclusters
+        []
+    """
+
+    rayclusters: list[dict[str, Any]] | None = field(default_factory=list)
+    rayjobs: list[dict[str, Any]] | None = field(default_factory=list)
+    scaled_objects: list[dict[str, Any]] | None = field(default_factory=list)
+
+
+def read_holders(
     session: KubeSession,
     reads: QueueReads,
     overview: QueueOverview,
     *,
-    now: datetime | None = None,
     rayclusters: list[dict[str, Any]] | None = None,
-) -> dict[tuple[str, str], AdmissionEstimate]:
-    """Every pending workload's estimate in ``overview``, reading the release facts of the holders
-    (up to three LISTs in the reader's namespace, see the module docstring; ``rayclusters``: the
-    namespace's RayClusters as the caller already holds them, not listed again).
+    rayclusters_in_hand: InHand | None = None,
+    every: bool = False,
+) -> HolderFacts:
+    """The fetch step of the release facts (up to three LISTs in the reader's namespace, see the module
+    docstring): RayClusters only where a workload of the namespace waits behind a holder (``every``: the
+    timeline's holders need them anyway), RayJobs where one of its Workloads is a RayJob's, ScaledObjects
+    where a cluster has a KEDA policy. ``rayclusters``: the namespace's RayClusters as the caller holds
+    them (not listed); ``rayclusters_in_hand``: those it has read, left out of the LIST and added.
 
     Example:
         >>> reads = read_queues(session, namespace="default")
-        >>> estimates_for(session, reads, overview_of(reads))   # nothing pending in the namespace
+        >>> read_holders(session, reads, overview_of(reads))   # nothing waits: nothing listed
+        HolderFacts(rayclusters=[], rayjobs=[], scaled_objects=[])
+    """
+    ns = reads.namespace
+    waiting = any(w.namespace == ns for q in overview.queues for w in q.pending)
+    holding = every or (waiting and any(q.holding for q in overview.queues))
+    if not holding:
+        return HolderFacts()
+    rcs = rayclusters
+    if rcs is None:
+        hand = rayclusters_in_hand or InHand()
+        listed = _list(session, RAYCLUSTERS, ns, field_selector=hand.field_selector)
+        rcs = None if listed is None else hand.merged(listed)
+    by_job = any(_owner(w)[0] == "RayJob" for w in reads.workloads if meta_of(w).get("namespace") == ns)
+    jobs = _list(session, RAYJOBS, ns) if by_job else []
+    sos = _list(session, SCALEDOBJECTS, ns) if rcs and _any_keda(rcs) else []
+    return HolderFacts(rcs, jobs, sos)
+
+
+def estimates_from(
+    reads: QueueReads, overview: QueueOverview, holders: HolderFacts, *, now: datetime | None = None
+) -> dict[tuple[str, str], AdmissionEstimate]:
+    """Every pending workload's estimate in ``overview`` from what was read (pure).
+
+    Example:
+        >>> reads = QueueReads("ds", [], [], [], [], [], True)
+        >>> estimates_from(reads, overview_of(reads), HolderFacts())
         {}
     """
     now = now or datetime.now(UTC)
     ns = reads.namespace
-    # release facts are read in the reader's namespace only (others' are not theirs to read), and only
-    # where one of the reader's workloads waits: RayJobs where one of its Workloads is a RayJob's,
-    # ScaledObjects where one of its clusters has a KEDA policy
-    holding = any(w.namespace == ns for q in overview.queues for w in q.pending) and any(
-        q.holding for q in overview.queues
-    )
-    rcs: list[dict[str, Any]] | None = []
-    if holding:
-        rcs = rayclusters if rayclusters is not None else _list(session, RAYCLUSTERS, ns)
-    by_job = any(_owner(w)[0] == "RayJob" for w in reads.workloads if meta_of(w).get("namespace") == ns)
-    jobs = _list(session, RAYJOBS, ns) if holding and by_job else []
-    sos = _list(session, SCALEDOBJECTS, ns) if holding and rcs and _any_keda(rcs) else []
-    releases = releases_of(reads.workloads, ns, rcs, jobs, sos, now)
+    rcs, jobs = holders.rayclusters, holders.rayjobs
+    releases = releases_of(reads.workloads, ns, rcs, jobs, holders.scaled_objects, now)
     requests: dict[tuple[str, str], dict[str, Decimal]] = {}
     for wl in reads.workloads:
         meta = meta_of(wl)
@@ -230,6 +279,100 @@ def estimates_for(
     return estimate_admissions(overview, requests, releases, now=now, hidden=hidden, holds=holds)
 
 
+def estimates_for(
+    session: KubeSession,
+    reads: QueueReads,
+    overview: QueueOverview,
+    *,
+    now: datetime | None = None,
+    rayclusters: list[dict[str, Any]] | None = None,
+) -> dict[tuple[str, str], AdmissionEstimate]:
+    """Every pending workload's estimate in ``overview``: :func:`read_holders` then the pure
+    :func:`estimates_from` (``rayclusters``: the namespace's RayClusters as the caller already holds
+    them, not listed again).
+
+    Example:
+        >>> reads = read_queues(session, namespace="default")
+        >>> estimates_for(session, reads, overview_of(reads))   # nothing pending in the namespace
+        {}
+    """
+    holders = read_holders(session, reads, overview, rayclusters=rayclusters)
+    return estimates_from(reads, overview, holders, now=now)
+
+
+@dataclass(frozen=True)
+class EstimateReads:
+    """What one call read for the estimate, handed down so that nothing is read again: the overview's
+    reads (:class:`~rayqueue_sdk.queues.reads.QueueReads`), their overview and the holders'
+    :class:`HolderFacts`.
+
+    Example:
+        >>> reads = QueueReads("ds", [], [], [], [], [], True)
+        >>> EstimateReads(reads, overview_of(reads), HolderFacts()).estimate("w") is None   # not pending
+        True
+    """
+
+    queues: QueueReads
+    overview: QueueOverview
+    holders: HolderFacts
+
+    def estimate(self, workload: str, *, now: datetime | None = None) -> AdmissionEstimate | None:
+        """The estimate of the namespace's Workload ``workload`` (pure; ``None``: not pending)."""
+        ns = self.queues.namespace
+        if not any(w.namespace == ns and w.name == workload for q in self.overview.queues for w in q.pending):
+            return None
+        return estimates_from(self.queues, self.overview, self.holders, now=now).get((ns, workload))
+
+
+def reads_from(
+    session: KubeSession,
+    *,
+    namespace: str,
+    workloads: list[dict[str, Any]],
+    rayclusters: list[dict[str, Any]],
+    local_queues: list[dict[str, Any]],
+    cluster_queues: list[dict[str, Any]] | None,
+) -> EstimateReads:
+    """The :class:`EstimateReads` of what a caller holds (a wait's or a card's shared watches: the
+    namespace's Workloads and RayClusters; its LocalQueues and the ClusterQueues, ``None``: not
+    readable): only the release facts no watch carries are listed, where they matter.
+
+    Example:
+        >>> reads_from(session, namespace="ds", workloads=[], rayclusters=[], local_queues=[],
+        ...            cluster_queues=[]).estimate("w") is None
+        True
+    """
+    notes = [] if cluster_queues is not None else ["ClusterQueues cannot be read: quotas are not shown"]
+    if session.cache.get("overview_workloads_namespaced_only"):
+        notes.append("workloads of other namespaces are not visible to you")
+    reads = QueueReads(
+        namespace, local_queues, [], cluster_queues or [], workloads, notes, cluster_queues is not None
+    )
+    overview = overview_of(reads)
+    return EstimateReads(reads, overview, read_holders(session, reads, overview, rayclusters=rayclusters))
+
+
+def read_around(
+    session: KubeSession, cluster: Mapping[str, Any], workloads: list[dict[str, Any]]
+) -> EstimateReads:
+    """The estimate's reads around a queued RayCluster and its Workloads already in hand (``status()``):
+    the overview's three LISTs and the holders' facts, the cluster and its Workloads left out of their
+    LISTs (by name, by ``job-uid`` label) and added, so that neither is read twice.
+
+    Example:
+        >>> rc = {"metadata": {"name": "doc-around", "namespace": "default", "uid": "u-around"}}
+        >>> read_around(session, rc, []).estimate("raycluster-doc-around") is None
+        True
+    """
+    meta = meta_of(cluster)
+    ns = str(meta.get("namespace") or session.namespace)
+    mine = InHand(tuple(workloads), label_selector=f"{JOB_UID_LABEL}!={meta.get('uid') or ''}")
+    reads = read_queues(session, namespace=ns, workloads_in_hand=mine)
+    overview = overview_of(reads)
+    hand = InHand((dict(cluster),), field_selector=f"metadata.name!={meta.get('name') or ''}")
+    return EstimateReads(reads, overview, read_holders(session, reads, overview, rayclusters_in_hand=hand))
+
+
 def estimate_from_reads(
     session: KubeSession,
     *,
@@ -241,28 +384,24 @@ def estimate_from_reads(
     cluster_queues: list[dict[str, Any]] | None,
     now: datetime | None = None,
 ) -> AdmissionEstimate | None:
-    """The estimate of one pending Workload from what a wait already holds: the namespace's Workloads and
-    RayClusters (its shared watches), its LocalQueues and the ClusterQueues (``None``: not readable), read
-    with the queue position. Only the release facts no watch carries are listed, and only where they
-    matter (a RayJob's Workload, a KEDA policy; see :func:`estimates_for`). ``None``: not pending.
+    """The estimate of one pending Workload from what a wait already holds (:func:`reads_from`): the
+    namespace's Workloads and RayClusters (its shared watches), its LocalQueues and the ClusterQueues
+    (``None``: not readable), read with the queue position. ``None``: not pending.
 
     Example:
         >>> estimate_from_reads(session, namespace="ds", workload="w", workloads=[], rayclusters=[],
         ...                     local_queues=[], cluster_queues=[]) is None
         True
     """
-    notes = [] if cluster_queues is not None else ["ClusterQueues cannot be read: quotas are not shown"]
-    if session.cache.get("overview_workloads_namespaced_only"):
-        notes.append("workloads of other namespaces are not visible to you")
-    reads = QueueReads(
-        namespace, local_queues, [], cluster_queues or [], workloads, notes, cluster_queues is not None
+    found = reads_from(
+        session,
+        namespace=namespace,
+        workloads=workloads,
+        rayclusters=rayclusters,
+        local_queues=local_queues,
+        cluster_queues=cluster_queues,
     )
-    overview = overview_of(reads)
-    if not any(w.namespace == namespace and w.name == workload for q in overview.queues for w in q.pending):
-        return None
-    return estimates_for(session, reads, overview, now=now, rayclusters=rayclusters).get(
-        (namespace, workload)
-    )
+    return found.estimate(workload, now=now)
 
 
 def holds_of(

@@ -24,20 +24,47 @@ from rayqueue_sdk.errors import ForbiddenError, NotFoundError
 from rayqueue_sdk.kube.session import KubeSession, Objects
 from rayqueue_sdk.manifests.meta import namespace_of
 
-__all__ = ["QueueReads", "overview_of", "read_queues"]
+__all__ = ["InHand", "QueueReads", "overview_of", "read_queues"]
 
 
-def _list_wide(session: KubeSession, plural: str, *, namespace: str) -> Objects:
-    """LIST ``plural`` across namespaces, else (403, remembered per client) in ``namespace``."""
+@dataclasses.dataclass(frozen=True)
+class InHand:
+    """Objects one call has already read, and the selector that leaves them out of a LIST of their kind:
+    the LIST answers the rest and the objects in hand are added, so that no object is read twice.
+
+    Example:
+        >>> InHand(({"metadata": {"name": "ws"}},), field_selector="metadata.name!=ws").merged([])
+        [{'metadata': {'name': 'ws'}}]
+    """
+
+    objects: tuple[dict[str, Any], ...] = ()
+    label_selector: str | None = None
+    field_selector: str | None = None
+
+    def merged(self, listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """What the LIST answered and the objects in hand."""
+        return [*listed, *self.objects]
+
+
+def _list_wide(
+    session: KubeSession, plural: str, *, namespace: str, in_hand: InHand | None = None
+) -> list[dict[str, Any]]:
+    """LIST ``plural`` across namespaces, else (403, remembered per client) in ``namespace``; with
+    ``in_hand``, the objects in hand are left out of the LIST and added."""
     kind = session.kueue_kind(plural)
     cache = session.cache
     key = f"overview_{plural}_namespaced_only"
+    hand = in_hand or InHand()
+    labels, fields = hand.label_selector, hand.field_selector
     if not cache.get(key):
         try:
-            return session.list(kind, all_namespaces=True)
+            wide = session.list(kind, all_namespaces=True, label_selector=labels, field_selector=fields)
+            return hand.merged(list(wide))
         except ForbiddenError:
             cache[key] = True
-    return session.list(kind, namespace=namespace)
+    return hand.merged(
+        list(session.list(kind, namespace=namespace, label_selector=labels, field_selector=fields))
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,9 +86,12 @@ class QueueReads:
     readable: bool
 
 
-def read_queues(session: KubeSession, *, namespace: str | None = None) -> QueueReads:
+def read_queues(
+    session: KubeSession, *, namespace: str | None = None, workloads_in_hand: InHand | None = None
+) -> QueueReads:
     """The three LISTs of an overview in ``namespace`` (the session's by default; see the module
-    docstring).
+    docstring). ``workloads_in_hand``: Workloads the caller has just read (a cluster's, by its
+    ``job-uid`` label), left out of the Workloads' LIST by its selector and added, not read again.
 
     Example:
         >>> reads = read_queues(session, namespace="default")
@@ -84,7 +114,7 @@ def read_queues(session: KubeSession, *, namespace: str | None = None) -> QueueR
     except (ForbiddenError, NotFoundError) as err:
         notes.append(f"ClusterQueues cannot be read ({err.status} {err.reason}): quotas are not shown")
         cqs, readable = [], False
-    workloads = _list_wide(session, "workloads", namespace=ns)
+    workloads = _list_wide(session, "workloads", namespace=ns, in_hand=workloads_in_hand)
     if all((namespace_of(w) == ns) for w in workloads) and session.cache.get(
         "overview_workloads_namespaced_only"
     ):

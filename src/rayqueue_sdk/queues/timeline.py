@@ -4,8 +4,10 @@ expected release (an idle policy's deadline if the cluster stays idle, a RayJob'
 finished one; none where nothing bounds it), pending ones since their creation with their admission
 estimate's window (``eta``, :mod:`rayqueue_sdk.queues.eta`).
 
-The reads are the queue overview's (with estimates) plus the release facts of the holders in the reader's
-namespace (:func:`rayqueue_sdk.queues.eta.releases_of`); the conversion, :func:`timeline_rows`, is pure.
+The reads are the queue overview's plus the release facts of the holders in the reader's namespace
+(:func:`rayqueue_sdk.queues.eta.read_holders`: RayClusters, and RayJobs or ScaledObjects where one is
+involved), read once for both the pending rows' estimates and the admitted rows' releases
+(:func:`rayqueue_sdk.queues.eta.releases_of`); the conversion, :func:`timeline_rows`, is pure.
 
 Example:
     >>> from rayqueue_sdk.admission.overview import build_overview
@@ -21,16 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
 
 from rayqueue_sdk.admission.estimate import Release
 from rayqueue_sdk.admission.overview import QueueSummary, WorkloadEntry
 from rayqueue_sdk.display.charts import TimelineRow
-from rayqueue_sdk.errors import ForbiddenError, NotFoundError
-from rayqueue_sdk.kube.kinds import RAYCLUSTERS, RAYJOBS
 from rayqueue_sdk.kube.session import KubeSession, SessionLike
 from rayqueue_sdk.manifests.meta import meta_of, namespace_of, parse_time
-from rayqueue_sdk.queues.eta import estimates_for, releases_of
+from rayqueue_sdk.queues.eta import estimates_from, read_holders, releases_of
 from rayqueue_sdk.queues.overview import with_estimates
 from rayqueue_sdk.queues.reads import overview_of, read_queues
 
@@ -108,7 +107,10 @@ def queue_timeline_rows(
     ns = session.namespace
     reads = read_queues(session, namespace=ns)  # the overview's three LISTs, its Workloads used again below
     overview = overview_of(reads)
-    summary = with_estimates(overview, estimates_for(session, reads, overview)).queue(queue)
+    # the holders' facts are read once, for the pending rows' estimates and the admitted rows' releases
+    holders = read_holders(session, reads, overview, every=True)
+    now = now or datetime.now(UTC)
+    summary = with_estimates(overview, estimates_from(reads, overview, holders, now=now)).queue(queue)
     workloads = [w for w in reads.workloads if namespace_of(w) == ns]
     admitted_at: dict[tuple[str, str], datetime] = {}
     for wl in workloads:
@@ -118,13 +120,5 @@ def queue_timeline_rows(
                 at = parse_time(cond.get("lastTransitionTime"))
                 if at is not None:
                     admitted_at[(str(meta.get("namespace") or ""), str(meta.get("name") or ""))] = at
-    try:
-        rcs: list[dict[str, Any]] | None = session.list(RAYCLUSTERS, namespace=ns)
-    except (ForbiddenError, NotFoundError):
-        rcs = None
-    try:
-        jobs: list[dict[str, Any]] | None = session.list(RAYJOBS, namespace=ns)
-    except (ForbiddenError, NotFoundError):
-        jobs = None
-    releases = releases_of(workloads, ns, rcs, jobs, None, now or datetime.now(UTC))
+    releases = releases_of(workloads, ns, holders.rayclusters, holders.rayjobs, holders.scaled_objects, now)
     return timeline_rows(summary, admitted_at, releases)

@@ -30,6 +30,7 @@ from rayqueue_local.scenarios import seed000_queues
 from rayqueue_sdk import (
     Cluster,
     ClusterConfiguration,
+    ClusterStatus,
     ManagedClusterConfig,
     RayJob,
     get_cluster,
@@ -61,7 +62,7 @@ BUDGETS: dict[str, int] = {
     "Cluster.details()": 3,
     "Cluster.wait_ready() (ready, dashboard_check=False)": 2,
     "Cluster.wait_ready() (ready, new session)": 4,
-    "Cluster.status() (queued)": 11,
+    "Cluster.status() (queued)": 8,
     "list_clusters()": 3,
     "get_cluster()": 1,
     "Cluster.cluster_uri()": 1,
@@ -80,28 +81,16 @@ BUDGETS: dict[str, int] = {
     "queue_headroom()": 3,
     "will_it_fit()": 3,
     "admission_eta()": 5,
-    "queue_timeline_rows()": 7,
+    "queue_timeline_rows()": 4,
     "usage_report() (no Prometheus)": 3,
 }
 
-#: Reads still made twice in one call, left for the queue read path's own work (issue 35): the test fails
-#: when another appears, and when one of these is gone (then take it out of this list).
-KNOWN_TWICE: dict[str, list[str]] = {
-    # the status's fair-share sentence (its LocalQueue, the ClusterQueues) and its Workload (by label) are
-    # read, then the estimate LISTs the LocalQueues, ClusterQueues and Workloads across namespaces and the
-    # namespace's RayClusters (the queued wait shares these reads: the estimate's work, issue 35)
-    "Cluster.status() (queued)": [
-        "/apis/kueue.x-k8s.io/v1beta2/clusterqueues?limit=500",
-        "/apis/kueue.x-k8s.io/v1beta2/namespaces/budget/localqueues/user-queue",
-        "/apis/kueue.x-k8s.io/v1beta2/namespaces/budget/workloads",
-        "/apis/ray.io/v1/namespaces/budget/rayclusters/budget-big",
-    ],
-    # the estimate lists the namespace's RayClusters, then the holders' release facts again (RayJobs are
-    # listed only when a RayJob's Workload is in the namespace)
-    "queue_timeline_rows()": [
-        "/apis/ray.io/v1/namespaces/budget/rayclusters?limit=500",
-    ],
-}
+#: Reads still made twice in one call (call -> the objects): the test fails when another appears, and
+#: when one of these is gone (then take it out of this list). None is left: a queued ``status()`` hands
+#: its RayCluster and Workload to the estimate, whose LISTs leave them out by selector, and takes the
+#: fair-share sentence from the estimate's LocalQueues and ClusterQueues; the timeline reads the holders'
+#: release facts once for its estimates and its releases.
+KNOWN_TWICE: dict[str, list[str]] = {}
 
 _IGNORED_QUERY = ("resourceVersion", "timeoutSeconds", "allowWatchBookmarks")
 
@@ -243,10 +232,10 @@ def _eventually(check: Callable[[], bool], what: str, tries: int = 400) -> None:
     raise AssertionError(f"never: {what}")
 
 
-def measure_all(cp: LocalControlPlane) -> list[Measured]:
+def measure_all(cp: LocalControlPlane, shown: dict[str, Any]) -> list[Measured]:
     """Every public call once, in a user's order, on one client (one session: discovery is cached); each
     call is measured in a settled state (a ready cluster, a queued one) so that the counts do not depend
-    on how fast Kueue admits."""
+    on how fast Kueue admits. ``shown`` gets what the queued cluster's status and estimate said."""
     agent = f"budget-notebook/{uuid.uuid4().hex[:8]}"
     api = _client(cp, agent)
     log: RequestLog = cp.api_server.record_requests()
@@ -298,12 +287,14 @@ def measure_all(cp: LocalControlPlane) -> list[Measured]:
     queued.apply()
     _eventually(lambda: _pending(admin, "budget-big"), "the big cluster is queued")
     workload = _workload_of(admin, "budget-big")
-    measure("Cluster.status() (queued)", queued.status)
+    shown["status() (queued)"] = measure("Cluster.status() (queued)", queued.status)
     measure("queue_overview()", lambda: queue_overview(NS, client=api))
     measure("list_local_queues()", lambda: list_local_queues(NS, client=api))
     measure("queue_headroom()", lambda: queue_headroom(NS, client=api))
     measure("will_it_fit()", lambda: will_it_fit(config, QUEUE, namespace=NS, client=api))
-    measure("admission_eta()", lambda: admission_eta(KubeSession(api), workload=workload, namespace=NS))
+    shown["admission_eta()"] = measure(
+        "admission_eta()", lambda: admission_eta(KubeSession(api), workload=workload, namespace=NS)
+    )
     measure("queue_timeline_rows()", lambda: queue_timeline_rows(QUEUE, NS, client=api))
     measure("usage_report() (no Prometheus)", lambda: usage_report(NS, since="1h", client=api))
     queued.down()
@@ -388,7 +379,8 @@ def _workload_of(session: KubeSession, name: str) -> str:
 
 
 def test_every_public_call_keeps_its_budget_and_the_docs_table(budget_plane: LocalControlPlane) -> None:
-    measured = measure_all(budget_plane)
+    shown: dict[str, Any] = {}
+    measured = measure_all(budget_plane, shown)
     assert [m.call for m in measured if m.call not in BUDGETS] == []
     assert sorted(m.call for m in measured) == sorted(BUDGETS), "every budgeted call is measured"
     generated = table(measured)
@@ -405,6 +397,14 @@ def test_every_public_call_keeps_its_budget_and_the_docs_table(budget_plane: Loc
     assert over == {}, f"over budget (sent, budget): {over}\n{generated}"
     assert twice == KNOWN_TWICE, f"read twice in one call: {twice}"
     assert {p: n for p, n in discovery.items() if n > 1} == {}, "discovery is read once per session"
+    # the estimate is there, on the card apply() shows and in status(), for the queued cluster
+    for what in ("status() (queued)",):
+        assert isinstance(shown[what], ClusterStatus), what
+        assert shown[what].eta is not None, f"{what} has no admission estimate"
+        assert shown[what].eta.basis, what
+    # status()'s reads (its RayCluster and Workload handed down) give the estimate admission_eta() gives
+    # from its own LISTs
+    assert shown["status() (queued)"].eta.basis == shown["admission_eta()"].basis
 
     text = DOC.read_text()
     start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
