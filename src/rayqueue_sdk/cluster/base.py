@@ -85,6 +85,8 @@ class ClusterBase:
         #: the namespace once known (given, or resolved through the session), for what says it offline
         self._namespace: str | None = config.namespace
         self._existing_seen: dict[str, Any] | None = None  # the RayCluster apply()'s preflight read
+        #: the LocalQueues apply()'s preflight listed (``None``: not listed), for the card's estimate
+        self._queues_seen: list[dict[str, Any]] | None = None
         #: the notebook card with its buttons (shown when built in a notebook, and by apply()/up();
         #: followed by wait_ready(), status(), details()).
         self._card: ClusterControls | None = None

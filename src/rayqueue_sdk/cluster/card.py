@@ -123,14 +123,27 @@ class CardMixin(ClusterBase):
         """In a notebook, the cluster's box: updated in place, and shown in this cell unless it already is.
 
         It starts from ``stored``, the RayCluster as ``apply()``/``up()`` were answered it (not read again),
-        with its Workload, position and addresses; not the estimate (its queue reads): the box then follows
-        the cluster through the session's shared watches."""
-        from rayqueue_sdk.cluster.live import follow_live  # lazy: the shared watches, for a notebook box
-        from rayqueue_sdk.cluster.observe import observe_object, summarize  # lazy: the read path
+        with its Workload, position and addresses, and while it is queued its admission estimate and
+        fair-share sentence, made from the shared watches the box follows it through anyway (the
+        namespace's RayClusters and Workloads), the LocalQueues ``apply()`` listed and one LIST of the
+        ClusterQueues (:class:`~rayqueue_sdk.cluster.live.WatchedReads`): no object is read twice."""
+        from rayqueue_sdk.cluster.live import WatchedReads  # lazy: the shared watches, for a notebook box
+        from rayqueue_sdk.cluster.observe import observe_object  # lazy: the read path
 
         if not is_notebook() and self._card is None:
             return
-        status, obj = observe_object(session, stored, with_eta=False)
+        reads = WatchedReads(self.namespace, local_queues=self._queues_seen)
+        try:
+            status, obj = observe_object(session, stored, estimate_reads=reads)
+            self._follow_on_card(session, status, obj)
+        finally:
+            reads.close()  # the card's own readers hold the watches from here on
+
+    def _follow_on_card(self, session: KubeSession, status: ClusterStatus, obj: dict[str, Any]) -> None:
+        """Put the first ``status`` on the box, then follow the cluster live on it."""
+        from rayqueue_sdk.cluster.live import follow_live  # lazy: the shared watches, for a notebook box
+        from rayqueue_sdk.cluster.observe import summarize  # lazy: the read path
+
         card = self._controls()
         card.live.set_key(("cluster", status.namespace, status.name))
         card.update(status, summarize(obj, status).gpus)

@@ -144,6 +144,7 @@ class Cluster(ScaleToZeroMixin, CardMixin):
             password_secret=self.config.redis_password_secret,
         )
         self._existing_seen = dict(facts.existing) if facts.existing is not None else None
+        self._queues_seen = list(facts.queue_objects) if facts.queue_listing == "listed" else None
         return decide(
             self.to_dict(),
             facts,

@@ -27,14 +27,18 @@ from typing import Any
 from rayqueue_sdk.cluster.status import ClusterStatus, status_from
 from rayqueue_sdk.kube.informer import Subscription, read_shared
 from rayqueue_sdk.kube.kinds import RAYCLUSTERS
-from rayqueue_sdk.kube.lookups import pick_workload
+from rayqueue_sdk.kube.lookups import list_or_none, pick_workload
 from rayqueue_sdk.kube.session import KubeSession
 from rayqueue_sdk.kube.watch import WatchEvent
 from rayqueue_sdk.manifests.idle import IdleMode
 from rayqueue_sdk.manifests.labels import JOB_UID_LABEL
-from rayqueue_sdk.manifests.meta import meta_of
+from rayqueue_sdk.manifests.meta import meta_of, name_of
+from rayqueue_sdk.queues.eta import EstimateReads, reads_from
 
-__all__ = ["LiveFollow", "LiveStatus", "follow_live", "keep_idle_line"]
+__all__ = ["LiveFollow", "LiveStatus", "WatchedReads", "follow_live", "keep_idle_line"]
+
+#: How long a card waits for the shared watches' first LIST before it goes without the estimate.
+_SYNC_SECONDS = 10.0
 
 
 class LiveStatus:
@@ -119,6 +123,7 @@ class LiveStatus:
                 namespace=self.namespace,
                 position=shown.position if shown is not None else None,
                 position_unavailable=shown.position_unavailable if shown is not None else None,
+                eta=shown.eta if shown is not None else None,
             )
             status = keep_idle_line(status, shown, workload)
             if status == last:
@@ -237,3 +242,74 @@ def follow_live(
         session, RAYCLUSTERS, clusters, namespace=namespace, match=lambda o: meta_of(o).get("name") == name
     )
     return LiveFollow([rc_sub, wl_sub])
+
+
+def _by_name(*groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The objects of ``groups`` by name, a later group's copy winning (what a call just read is newer
+    than a cache that may lag behind it)."""
+    out: dict[str, dict[str, Any]] = {}
+    for group in groups:
+        out.update((name_of(o), o) for o in group)
+    return list(out.values())
+
+
+class WatchedReads:
+    """A queued cluster's estimate read from the namespace's shared watches (the RayClusters and Workloads
+    a card follows anyway), the LocalQueues its ``apply()`` listed (``None``: listed here) and one LIST of
+    the ClusterQueues: an :data:`~rayqueue_sdk.cluster.observe.EstimateRead` for
+    :func:`~rayqueue_sdk.cluster.observe.observe_object`. It holds the watches from its first read until
+    :meth:`close`, so that the card's :func:`follow_live` joins them without a LIST of its own.
+
+    Example:
+        >>> reads = WatchedReads("ds", local_queues=[])
+        >>> reads.close()   # never read: nothing held
+    """
+
+    def __init__(
+        self,
+        namespace: str,
+        *,
+        local_queues: list[dict[str, Any]] | None,
+        sync_seconds: float = _SYNC_SECONDS,
+    ) -> None:
+        self.namespace, self.local_queues, self.sync_seconds = namespace, local_queues, sync_seconds
+        self._subs: list[Subscription] = []
+
+    def __call__(
+        self, session: KubeSession, cluster: dict[str, Any], workloads: list[dict[str, Any]]
+    ) -> EstimateReads | None:
+        """The estimate's reads around ``cluster`` and its ``workloads`` (in hand: they win over the
+        caches); ``None`` when the watches do not fill in time."""
+        ns = self.namespace
+        if not self._subs:
+            self._subs = [
+                read_shared(session, RAYCLUSTERS, _ignore, namespace=ns),
+                read_shared(session, session.kueue_kind("workloads"), _ignore, namespace=ns),
+            ]
+        if not all(sub.informer.wait_synced(self.sync_seconds) for sub in self._subs):
+            return None
+        rcs, wls = (sub.informer.objects() for sub in self._subs)
+        lqs = self.local_queues
+        if lqs is None:
+            lqs = list_or_none(session, session.kueue_kind("localqueues"), namespace=ns)
+        if lqs is None:
+            return None
+        cqs = list_or_none(session, session.kueue_kind("clusterqueues", namespaced=False))
+        return reads_from(
+            session,
+            namespace=ns,
+            workloads=_by_name(wls, workloads),
+            rayclusters=_by_name(rcs, [cluster]),
+            local_queues=list(lqs),
+            cluster_queues=None if cqs is None else list(cqs),
+        )
+
+    def close(self) -> None:
+        """Let the watches go (they go on while another reader, the card's, follows them)."""
+        for sub in self._subs:
+            sub.close()
+        self._subs = []
+
+
+def _ignore(event: WatchEvent) -> None:
+    """A holder's reader: the cache is what it wants, not the events."""

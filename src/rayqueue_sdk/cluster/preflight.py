@@ -81,6 +81,7 @@ class Facts:
     Attributes:
         namespace: where the cluster goes.
         queues: the namespace's LocalQueues, default first (when they could be listed).
+        queue_objects: the namespace's LocalQueues as listed (raw), for a queued cluster's estimate.
         queue_listing: ``"listed"``, ``"forbidden"`` (403: the check is left to Kueue) or ``"absent"``
             (Kueue's LocalQueue API is not served).
         priority_class_missing: the asked-for WorkloadPriorityClass does not exist.
@@ -97,6 +98,7 @@ class Facts:
 
     namespace: str
     queues: tuple[LocalQueueInfo, ...] = ()
+    queue_objects: tuple[dict[str, Any], ...] = ()
     queue_listing: str = "listed"
     priority_class_missing: bool = False
     priority_class_choices: tuple[str, ...] = ()
@@ -231,11 +233,12 @@ def fetch_facts(
     if password_secret is not None:
         jobs["secret"] = lambda: _secret_problem(session, password_secret, namespace=namespace)
     found = _together(jobs)
-    queues, listing = found["queues"]
+    queues, objects, listing = found["queues"]
     missing, choices, hint = found.get("priority", (False, [], None))
     return Facts(
         namespace=namespace,
         queues=tuple(queues),
+        queue_objects=tuple(objects),
         queue_listing=listing,
         priority_class_missing=missing,
         priority_class_choices=tuple(choices),
@@ -273,14 +276,14 @@ def _together(jobs: dict[str, Callable[[], T]]) -> dict[str, T]:
 
 def _queues(
     session: KubeSession, kind: Kind, *, namespace: str, local_queue: str | None
-) -> tuple[list[LocalQueueInfo], str]:
+) -> tuple[list[LocalQueueInfo], list[dict[str, Any]], str]:
     refusals: list[ForbiddenError | NotFoundError] = []
     objects = list_or_none(session, kind, namespace=namespace, refused=refusals.append)
     if objects is None:
         err = refusals[0]
         if isinstance(err, NotFoundError):  # a LIST is 404 only when the resource type is not served
             log.debug("no LocalQueue API: %s", err)
-            return [], "absent"
+            return [], [], "absent"
         if local_queue is not None:
             log.warning(
                 "cannot check LocalQueue %r in %r (%s); leaving the check to Kueue",
@@ -290,9 +293,9 @@ def _queues(
             )
         else:
             log.debug("no default LocalQueue lookup in %r: %s", namespace, err)
-        return [], "forbidden"
+        return [], [], "forbidden"
     queues = sorted((queue_info(o) for o in objects), key=lambda q: (not q.default, q.name))
-    return queues, "listed"
+    return queues, list(objects), "listed"
 
 
 def _priority_class(session: KubeSession, kind: Kind, *, name: str) -> tuple[bool, list[str], str | None]:

@@ -127,6 +127,7 @@ class SharedInformer:
         self._cache: dict[str, dict[str, Any]] = {}
         self._subs: list[Subscription] = []
         self._synced = False
+        self._filled = threading.Event()  # set at the first SYNC, and when the loop ends (wakes waiters)
         self._watcher: Watcher | None = None
         self._thread: threading.Thread | None = None
         #: the error that ended the loop, if one did
@@ -176,6 +177,18 @@ class SharedInformer:
         with self._lock:
             return list(self._cache.values())
 
+    def wait_synced(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the cache to be filled (the first LIST); whether it is.
+
+        Example:
+            >>> from rayqueue_sdk.kube.kinds import RAYCLUSTERS
+            >>> SharedInformer(KubeSession(), RAYCLUSTERS, namespace="ds").wait_synced(0)   # not started
+            False
+        """
+        self._filled.wait(timeout)
+        with self._lock:
+            return self._synced
+
     def get(self, name: str) -> dict[str, Any] | None:
         """The cached object called ``name`` (``None``: absent, or not listed yet)."""
         with self._lock:
@@ -183,6 +196,7 @@ class SharedInformer:
 
     # -- the loop -----------------------------------------------------------------------------
     def _start(self) -> None:
+        self._filled.clear()
         seconds = int(self.min_watch_seconds * (1 + random.random()))
         self._watcher = Watcher(
             self.session,
@@ -213,6 +227,8 @@ class SharedInformer:
                 return
             self._cache = cache_by_name(self._cache, event)
             self._synced = self._synced or event.type == "SYNC"
+            if self._synced:
+                self._filled.set()
             for sub in list(self._subs):
                 sub.deliver(event)
 
@@ -223,6 +239,7 @@ class SharedInformer:
             self.error = err
             self._watcher = None
             self._cache, self._synced = {}, False
+            self._filled.set()
             subs = list(self._subs)
             self._subs.clear()
             for sub in subs:

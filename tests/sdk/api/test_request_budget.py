@@ -57,6 +57,7 @@ BUDGETS: dict[str, int] = {
     "Cluster.apply() (new)": 4,
     "Cluster.apply() (again)": 3,
     "Cluster.apply() with its notebook card": 9,
+    "Cluster.apply() with its notebook card (queued)": 11,
     "Cluster.up() (new)": 2,
     "Cluster.status()": 3,
     "Cluster.details()": 3,
@@ -235,7 +236,7 @@ def _eventually(check: Callable[[], bool], what: str, tries: int = 400) -> None:
 def measure_all(cp: LocalControlPlane, shown: dict[str, Any]) -> list[Measured]:
     """Every public call once, in a user's order, on one client (one session: discovery is cached); each
     call is measured in a settled state (a ready cluster, a queued one) so that the counts do not depend
-    on how fast Kueue admits. ``shown`` gets what the queued cluster's status and estimate said."""
+    on how fast Kueue admits. ``shown`` gets what the queued cluster's card and status said."""
     agent = f"budget-notebook/{uuid.uuid4().hex[:8]}"
     api = _client(cp, agent)
     log: RequestLog = cp.api_server.record_requests()
@@ -287,6 +288,17 @@ def measure_all(cp: LocalControlPlane, shown: dict[str, Any]) -> list[Measured]:
     queued.apply()
     _eventually(lambda: _pending(admin, "budget-big"), "the big cluster is queued")
     workload = _workload_of(admin, "budget-big")
+    # The cell applied again in a notebook whose earlier card is gone: the card opens the namespace's two
+    # shared watches and makes the queued cluster's estimate from them.
+    if carded._live is not None:
+        carded._live.close()
+    queued_card = Cluster(big, client=api, show=False)
+    queued_card._controls()
+    measure(
+        "Cluster.apply() with its notebook card (queued)",
+        lambda: _with_new_watches(log, agent, queued_card.apply),
+    )
+    shown["card (queued)"] = queued_card._controls().status
     shown["status() (queued)"] = measure("Cluster.status() (queued)", queued.status)
     measure("queue_overview()", lambda: queue_overview(NS, client=api))
     measure("list_local_queues()", lambda: list_local_queues(NS, client=api))
@@ -320,8 +332,9 @@ def measure_all(cp: LocalControlPlane, shown: dict[str, Any]) -> list[Measured]:
     measure("RayJob.status()", job.status)
     measure("RayJob.stop()", job.stop)
     measure("RayJob.delete()", job.delete)
-    if carded._live is not None:
-        carded._live.close()
+    for one in (carded, queued_card):
+        if one._live is not None:
+            one._live.close()
     return measured
 
 
@@ -335,6 +348,18 @@ def _with_watches(log: RequestLog, agent: str, run: Callable[[], Any]) -> Any:
     """``run()``, then until the card's shared watches (RayClusters, Workloads) are open: they count here."""
     result = run()
     _eventually(lambda: log.open_watches(agent) >= 2, "the card's two shared watches are open")
+    return result
+
+
+def _with_new_watches(log: RequestLog, agent: str, run: Callable[[], Any]) -> Any:
+    """``run()``, then until it has opened two watches (the card's shared RayClusters and Workloads): an
+    earlier card's closing watches are not counted."""
+    start = len(log.requests)
+    result = run()
+    _eventually(
+        lambda: sum(1 for r in log.requests[start:] if r.user_agent == agent and r.watch) >= 2,
+        "the card opened its two shared watches",
+    )
     return result
 
 
@@ -398,13 +423,14 @@ def test_every_public_call_keeps_its_budget_and_the_docs_table(budget_plane: Loc
     assert twice == KNOWN_TWICE, f"read twice in one call: {twice}"
     assert {p: n for p, n in discovery.items() if n > 1} == {}, "discovery is read once per session"
     # the estimate is there, on the card apply() shows and in status(), for the queued cluster
-    for what in ("status() (queued)",):
+    for what in ("card (queued)", "status() (queued)"):
         assert isinstance(shown[what], ClusterStatus), what
         assert shown[what].eta is not None, f"{what} has no admission estimate"
         assert shown[what].eta.basis, what
-    # status()'s reads (its RayCluster and Workload handed down) give the estimate admission_eta() gives
-    # from its own LISTs
+    # status()'s reads (its RayCluster and Workload handed down) and the card's (its shared watches,
+    # apply()'s LocalQueues) give the estimate admission_eta() gives from its own LISTs
     assert shown["status() (queued)"].eta.basis == shown["admission_eta()"].basis
+    assert shown["card (queued)"].eta.basis == shown["admission_eta()"].basis
 
     text = DOC.read_text()
     start, end = text.index(BEGIN) + len(BEGIN), text.index(END)

@@ -11,6 +11,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -267,6 +268,37 @@ def test_a_live_card_never_reads_deleted_before_the_clusters_watch_has_spoken() 
     assert told and told[-1].phase is not ClusterPhase.DELETED
     live.on_cluster(None)
     assert told[-1].phase is ClusterPhase.DELETED
+
+
+def test_a_live_card_keeps_the_estimate_on_display_while_the_cluster_waits() -> None:
+    # The card apply() shows carries a queued cluster's admission estimate; no watch carries one, so the
+    # watches' updates keep the one on display while the cluster is in the queue, and drop it once admitted.
+    from rayqueue_sdk.admission.eta import AdmissionEstimate
+    from rayqueue_sdk.cluster.live import LiveStatus
+
+    cluster = raycluster("ws")
+    cluster["metadata"]["uid"] = "u-eta"
+    wl = workload(cluster)
+    wl["status"] = {"conditions": [cond("QuotaReserved", "False", "Pending", "insufficient quota")]}
+    eta = AdmissionEstimate(None, None, "nothing bounds when team-a/other releases its quota")
+    told: list[ClusterStatus] = []
+    shown: list[ClusterStatus | None] = [None]
+    live = LiveStatus("ws", NS, told.append, shown=lambda: shown[0])
+    live.on_workloads([wl], replace_all=True)
+    live.on_cluster(cluster)
+    assert told[-1].phase is ClusterPhase.QUEUED and told[-1].eta is None  # nothing on display yet
+    shown[0] = replace(told[-1], eta=eta)  # the card's first status, read with the estimate
+    wl["status"]["conditions"][0]["message"] = "insufficient quota, 2 more needed"
+    live.on_workloads([wl], replace_all=False)
+    live._tell()
+    assert told[-1].eta == eta
+    wl["status"] = {
+        "conditions": [cond("QuotaReserved", "True", "QuotaReserved"), cond("Admitted", "True", "Admitted")]
+    }
+    wl["status"]["admission"] = {"clusterQueue": "cq", "podSetAssignments": []}
+    live.on_workloads([wl], replace_all=False)
+    live._tell()
+    assert told[-1].phase is not ClusterPhase.QUEUED and told[-1].eta is None
 
 
 def test_a_cache_behind_the_server_is_not_read_as_a_deleted_cluster(plane: LocalControlPlane) -> None:
