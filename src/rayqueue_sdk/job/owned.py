@@ -179,7 +179,8 @@ class OwnedClusterJob:
         """The RayJob, its Workload (each read once) and their assessment; ``with_queue``: while queued,
         the position and the estimate too."""
         from rayqueue_sdk.kube.kinds import RAYJOBS  # lazy: API calls
-        from rayqueue_sdk.queues.eta import admission_eta  # lazy: the queue reads of the estimate
+        from rayqueue_sdk.kube.lookups import pick_workload  # lazy: API calls
+        from rayqueue_sdk.queues.eta import estimate_around  # lazy: the queue reads of the estimate
         from rayqueue_sdk.queues.local_queues import queue_position  # lazy: submit's queue checks
 
         self._eta = None
@@ -190,7 +191,8 @@ class OwnedClusterJob:
         except NotFoundError:
             return None, None, assess_job(None, None)
         assert rayjob is not None
-        workload = self._workload(rayjob)
+        workloads = self._workloads(rayjob)
+        workload = pick_workload(workloads)
         assessment = assess_job(rayjob, workload)
         queued = assessment.phase in (JobPhase.QUEUED, JobPhase.REQUEUED)
         if with_queue and queued and workload is not None:
@@ -201,15 +203,17 @@ class OwnedClusterJob:
                     self.session, local_queue=queue, workload_name=wl_name, namespace=self.namespace
                 )
                 assessment = assess_job(rayjob, workload, position=position, position_unavailable=why)
-                # the estimate is read with the position, never on its own
-                self._eta = admission_eta(self.session, workload=wl_name, namespace=self.namespace)
+                # the estimate is read with the position, never on its own; the RayJob and its Workloads
+                # in hand are left out of its LISTs, not read twice
+                self._eta = estimate_around(self.session, rayjob, workloads, workload=wl_name, kind=RAYJOBS)
         return rayjob, workload, assessment
 
-    def _workload(self, rayjob: Mapping[str, Any]) -> dict[str, Any] | None:
-        from rayqueue_sdk.kube.lookups import find_workload  # lazy: API calls
+    def _workloads(self, rayjob: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The RayJob's Workloads (by Kueue's ``job-uid`` label; one LIST)."""
+        from rayqueue_sdk.kube.lookups import find_workloads  # lazy: API calls
 
         uid = uid_of(rayjob) or ""
-        return find_workload(self.session, owner_uid=uid, namespace=self.namespace) if uid else None
+        return find_workloads(self.session, owner_uid=uid, namespace=self.namespace) if uid else []
 
     def status(self) -> RayJobStatus:
         """The job's typed status (``DELETED`` once the RayJob is gone)."""

@@ -31,6 +31,7 @@ from rayqueue_sdk.manifests.meta import meta_of, name_of
 __all__ = [
     "fetch_raycluster",
     "find_workload",
+    "find_workloads",
     "list_or_none",
     "pending_workloads",
     "pick_workload",
@@ -132,6 +133,25 @@ def pick_workload(workloads: list[dict[str, Any]]) -> dict[str, Any] | None:
     return max(workloads, key=rank)
 
 
+def find_workloads(
+    session: KubeSession, *, owner_uid: str, namespace: str | None = None
+) -> list[dict[str, Any]]:
+    """Every Kueue Workload of a RayCluster/RayJob, by label ``kueue.x-k8s.io/job-uid=<owner uid>`` (one
+    LIST; :func:`pick_workload` picks the one that speaks for it).
+
+    Example:
+        >>> find_workloads(session, owner_uid="a-uid-kueue-never-saw")
+        []
+    """
+    return list(
+        session.list(
+            session.kueue_kind("workloads"),
+            namespace=namespace,
+            label_selector=f"{JOB_UID_LABEL}={owner_uid}",
+        )
+    )
+
+
 def find_workload(
     session: KubeSession, *, owner_uid: str, namespace: str | None = None
 ) -> dict[str, Any] | None:
@@ -143,10 +163,7 @@ def find_workload(
         >>> find_workload(session, owner_uid="a-uid-kueue-never-saw") is None
         True
     """
-    workloads = session.list(
-        session.kueue_kind("workloads"), namespace=namespace, label_selector=f"{JOB_UID_LABEL}={owner_uid}"
-    )
-    return pick_workload(workloads)
+    return pick_workload(find_workloads(session, owner_uid=owner_uid, namespace=namespace))
 
 
 def set_workload_active(

@@ -65,6 +65,7 @@ __all__ = [
     "EstimateReads",
     "HolderFacts",
     "admission_eta",
+    "estimate_around",
     "estimate_for_workload",
     "estimate_from_reads",
     "estimates_for",
@@ -221,13 +222,15 @@ def read_holders(
     *,
     rayclusters: list[dict[str, Any]] | None = None,
     rayclusters_in_hand: InHand | None = None,
+    rayjobs_in_hand: InHand | None = None,
     every: bool = False,
 ) -> HolderFacts:
     """The fetch step of the release facts (up to three LISTs in the reader's namespace, see the module
     docstring): RayClusters only where a workload of the namespace waits behind a holder (``every``: the
     timeline's holders need them anyway), RayJobs where one of its Workloads is a RayJob's, ScaledObjects
     where a cluster has a KEDA policy. ``rayclusters``: the namespace's RayClusters as the caller holds
-    them (not listed); ``rayclusters_in_hand``: those it has read, left out of the LIST and added.
+    them (not listed); ``rayclusters_in_hand``, ``rayjobs_in_hand``: those it has read, left out of the
+    LISTs and added.
 
     Example:
         >>> reads = read_queues(session, namespace="default")
@@ -245,7 +248,11 @@ def read_holders(
         listed = _list(session, RAYCLUSTERS, ns, field_selector=hand.field_selector)
         rcs = None if listed is None else hand.merged(listed)
     by_job = any(_owner(w)[0] == "RayJob" for w in reads.workloads if meta_of(w).get("namespace") == ns)
-    jobs = _list(session, RAYJOBS, ns) if by_job else []
+    jobs: list[dict[str, Any]] | None = []
+    if by_job:
+        jobs_hand = rayjobs_in_hand or InHand()
+        listed_jobs = _list(session, RAYJOBS, ns, field_selector=jobs_hand.field_selector)
+        jobs = None if listed_jobs is None else jobs_hand.merged(listed_jobs)
     sos = _list(session, SCALEDOBJECTS, ns) if rcs and _any_keda(rcs) else []
     return HolderFacts(rcs, jobs, sos)
 
@@ -353,24 +360,56 @@ def reads_from(
 
 
 def read_around(
-    session: KubeSession, cluster: Mapping[str, Any], workloads: list[dict[str, Any]]
+    session: KubeSession,
+    owner: Mapping[str, Any],
+    workloads: list[dict[str, Any]],
+    *,
+    kind: Kind = RAYCLUSTERS,
 ) -> EstimateReads:
-    """The estimate's reads around a queued RayCluster and its Workloads already in hand (``status()``):
-    the overview's three LISTs and the holders' facts, the cluster and its Workloads left out of their
-    LISTs (by name, by ``job-uid`` label) and added, so that neither is read twice.
+    """The estimate's reads around a queued RayCluster (or RayJob: ``kind``) and its Workloads already in
+    hand (``status()``): the overview's three LISTs and the holders' facts, the owner and its Workloads
+    left out of their LISTs (by name, by ``job-uid`` label) and added, so that neither is read twice.
 
     Example:
         >>> rc = {"metadata": {"name": "doc-around", "namespace": "default", "uid": "u-around"}}
         >>> read_around(session, rc, []).estimate("raycluster-doc-around") is None
         True
     """
-    meta = meta_of(cluster)
+    meta = meta_of(owner)
     ns = str(meta.get("namespace") or session.namespace)
     mine = InHand(tuple(workloads), label_selector=f"{JOB_UID_LABEL}!={meta.get('uid') or ''}")
     reads = read_queues(session, namespace=ns, workloads_in_hand=mine)
     overview = overview_of(reads)
-    hand = InHand((dict(cluster),), field_selector=f"metadata.name!={meta.get('name') or ''}")
-    return EstimateReads(reads, overview, read_holders(session, reads, overview, rayclusters_in_hand=hand))
+    hand = InHand((dict(owner),), field_selector=f"metadata.name!={meta.get('name') or ''}")
+    holders = (
+        read_holders(session, reads, overview, rayjobs_in_hand=hand)
+        if kind == RAYJOBS
+        else read_holders(session, reads, overview, rayclusters_in_hand=hand)
+    )
+    return EstimateReads(reads, overview, holders)
+
+
+def estimate_around(
+    session: KubeSession,
+    owner: Mapping[str, Any],
+    workloads: list[dict[str, Any]],
+    *,
+    workload: str,
+    kind: Kind = RAYCLUSTERS,
+) -> AdmissionEstimate | None:
+    """:func:`admission_eta` of ``workload`` from :func:`read_around` (its owner and Workloads in hand, not
+    read again); ``None`` where the queues cannot be read at all (said in the log, never an error).
+
+    Example:
+        >>> rc = {"metadata": {"name": "doc-around", "namespace": "default", "uid": "u-around"}}
+        >>> estimate_around(session, rc, [], workload="raycluster-doc-around") is None
+        True
+    """
+    try:
+        return read_around(session, owner, workloads, kind=kind).estimate(workload)
+    except RayQueueError as err:
+        log.debug("no admission estimate for %s: %s", workload, err)
+        return None
 
 
 def estimate_from_reads(

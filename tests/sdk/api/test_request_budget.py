@@ -30,7 +30,6 @@ from rayqueue_local.scenarios import seed000_queues
 from rayqueue_sdk import (
     Cluster,
     ClusterConfiguration,
-    ClusterStatus,
     ManagedClusterConfig,
     RayJob,
     get_cluster,
@@ -75,6 +74,7 @@ BUDGETS: dict[str, int] = {
     "Cluster.down() (gone)": 1,
     "RayJob.submit() (own cluster)": 2,
     "RayJob.status()": 6,
+    "RayJob.status() (queued)": 8,
     "RayJob.stop()": 5,
     "RayJob.delete()": 1,
     "queue_overview()": 5,
@@ -309,6 +309,24 @@ def measure_all(cp: LocalControlPlane, shown: dict[str, Any]) -> list[Measured]:
     )
     measure("queue_timeline_rows()", lambda: queue_timeline_rows(QUEUE, NS, client=api))
     measure("usage_report() (no Prometheus)", lambda: usage_report(NS, since="1h", client=api))
+    # A job-owned cluster that asks more GPUs than the queue has waits behind budget-ws too.
+    waiting = RayJob(
+        job_name="budget-waiting-job",
+        entrypoint="python -c 'print(1)'",
+        cluster_config=ManagedClusterConfig(
+            num_workers=1,
+            worker_cpu_requests=1,
+            head_cpu_requests=1,
+            worker_accelerators={"nvidia.com/gpu": 4},
+        ),
+        namespace=NS,
+        local_queue=QUEUE,
+        client=api,
+    )
+    waiting.submit(show=False)
+    _eventually(lambda: _pending(admin, "budget-waiting-job"), "the big job is queued")
+    shown["RayJob.status() (queued)"] = measure("RayJob.status() (queued)", waiting.status)
+    waiting.delete()
     queued.down()
 
     measure("Cluster.deactivate()", cluster.deactivate)
@@ -423,8 +441,7 @@ def test_every_public_call_keeps_its_budget_and_the_docs_table(budget_plane: Loc
     assert twice == KNOWN_TWICE, f"read twice in one call: {twice}"
     assert {p: n for p, n in discovery.items() if n > 1} == {}, "discovery is read once per session"
     # the estimate is there, on the card apply() shows and in status(), for the queued cluster
-    for what in ("card (queued)", "status() (queued)"):
-        assert isinstance(shown[what], ClusterStatus), what
+    for what in ("card (queued)", "status() (queued)", "RayJob.status() (queued)"):
         assert shown[what].eta is not None, f"{what} has no admission estimate"
         assert shown[what].eta.basis, what
     # status()'s reads (its RayCluster and Workload handed down) and the card's (its shared watches,
