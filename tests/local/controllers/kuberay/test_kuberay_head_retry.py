@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
+import signal
 import socket
 import threading
 import uuid
@@ -66,6 +68,54 @@ def test_a_head_that_fails_to_start_is_retried_with_fresh_ports(
         failures = [m for m in messages if "failed to start (attempt 1 of" in m]
         assert failures and "the GCS server exited" in failures[0], messages
         assert "Failed to start the grpc server" in failures[0]
+    finally:
+        runtime.stop()
+
+
+def test_a_ready_head_whose_restart_fails_is_restarted_again_after_a_back_off(
+    monkeypatch: pytest.MonkeyPatch, held_port: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The kubelet restarts a crashed head container for as long as the pod exists, backing off between
+    restarts: a restart that fails (here its GCS port is taken) is one more restart, not a failed
+    cluster (as three quick tries made it when a GCS-FT restart missed Ray's 30 s under load)."""
+    from rayqueue_local.controllers.kuberay import runtime as kuberay_runtime
+
+    monkeypatch.setattr(kuberay_runtime, "_RESTART_BACKOFF_S", 1.0)  # the kubelet's 10 s, shortened
+    real_allocate = RayHeadPorts.allocate.__func__  # type: ignore[attr-defined]
+    calls: list[RayHeadPorts] = []
+
+    def second_one_taken(cls: type[RayHeadPorts]) -> RayHeadPorts:
+        ports = real_allocate(cls)
+        if len(calls) == 1:  # the first restart gets a GCS port that is already in use
+            ports = dataclasses.replace(ports, ports={**ports.ports, "gcs-server": held_port})
+        calls.append(ports)
+        return ports
+
+    monkeypatch.setattr(RayHeadPorts, "allocate", classmethod(second_one_taken))
+    changes: list[tuple[str, int, int | None]] = []
+    runtime = RayRuntime(poll_seconds=0.5)
+
+    def seen(key: tuple[str, str, str]) -> None:
+        if (now := runtime.get(key)) is not None:
+            changes.append((now.state, now.restarts, now.last_exit))
+
+    runtime.set_on_change(seen)
+    caplog.set_level(logging.WARNING, logger="rayqueue_local.controllers.kuberay.runtime")
+    key = ("ns", "restart-me", "uid-2")
+    try:
+        handle = runtime.ensure(key, {"cpus": 1, "gpus": 0})
+        wait_for(lambda: handle.state, lambda state: state != "starting", timeout=240)
+        assert handle.state == "ready", handle.error
+        assert handle.head is not None and handle.head.process is not None
+        os.killpg(handle.head.process.popen.pid, signal.SIGKILL)  # the head container crashes
+        wait_for(lambda: handle.state, lambda state: state == "restarting", timeout=60)
+        wait_for(lambda: handle.state, lambda state: state != "restarting", timeout=300)
+        assert (handle.state, handle.restarts, handle.last_exit) == ("ready", 2, 1), handle.error
+        assert len(calls) == 3  # the first start, the failed restart, the good one
+        assert ("restarting", 2, 1) in changes  # the failed restart counted, its exit 1, still restarting
+        assert "failed" not in [state for state, _, _ in changes]
+        messages = [record.getMessage() for record in caplog.records]
+        assert any("failed to restart (restart 1, attempt 1 of" in m for m in messages), messages
     finally:
         runtime.stop()
 

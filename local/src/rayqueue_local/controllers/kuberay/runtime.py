@@ -34,6 +34,18 @@ from rayqueue_local.runtime.raylocal import RayHead, RayHeadSpec
 _HEAD_START_ATTEMPTS = 3
 #: Seconds before the next attempt, times the attempt number.
 _HEAD_RETRY_DELAY = 1.0
+#: How often the container of a head that was ready is restarted before the cluster is failed. A kubelet
+#: restarts it for as long as the pod exists, backing off between restarts; the plane stops after these,
+#: so a head that can never come back ends in a typed failure rather than a wait without end.
+#: Why more than a first start's: a restarting GCS-FT head recovers its state from Redis and its raylet
+#: waits for its agents before registering, which `ray start` allows 30 s (hard-coded in Ray's node.py);
+#: on this 2-core machine under a two-worker test run (load 7-9) all three quick restarts missed those
+#: 30 s, while the same restart with the machine less loaded registered in 12 s.
+_HEAD_RESTART_ATTEMPTS = 6
+#: The kubelet's restart back-off: 10 s, doubled after each failed restart (the kubelet caps it at 300 s;
+#: the plane at 80 s, so its six restarts fit in the few minutes a user's ``wait_ready`` gives them).
+_RESTART_BACKOFF_S = 10.0
+_RESTART_BACKOFF_CAP_S = 80.0
 
 
 def _failure_summary(text: str, limit: int = 600) -> str:
@@ -204,17 +216,20 @@ class RayRuntime:
 
     def _start(self, handle: HeadHandle) -> None:
         assert handle.head is not None
-        with self._starting:
-            if self._current(handle) is not handle:
-                return  # released before it could start
-            error = self._start_with_retries(handle)
-            if error is None:
-                handle.state, handle.ready_since = "ready", time.monotonic()
-            elif error:  # "" means released while starting: nothing to report
-                handle.state, handle.error = "failed", error
-            if self._current(handle) is not handle:  # released while starting
-                handle.head.stop(grace=0)
-                return
+        if handle.state == "restarting":
+            error = self._restart_with_backoff(handle)  # a start slot per attempt, none while backing off
+        else:
+            with self._starting:
+                if self._current(handle) is not handle:
+                    return  # released before it could start
+                error = self._start_with_retries(handle)
+        if error is None:
+            handle.state, handle.ready_since = "ready", time.monotonic()
+        elif error:  # "" means released while starting: nothing to report
+            handle.state, handle.error = "failed", error
+        if self._current(handle) is not handle:  # released while starting
+            handle.head.stop(grace=0)
+            return
         self._notify(handle.key)
 
     def _start_with_retries(self, handle: HeadHandle) -> str | None:
@@ -246,6 +261,45 @@ class RayRuntime:
                 )
                 if attempt < _HEAD_START_ATTEMPTS and self._stop.wait(_HEAD_RETRY_DELAY * attempt):
                     return ""
+        return error
+
+    def _restart_with_backoff(self, handle: HeadHandle) -> str | None:
+        """Start a head that was ready again, as the kubelet restarts its container: each failed start
+        is one more restart (``restarts``, ``last_exit`` 1), the next after the kubelet's back-off, which
+        holds no start slot. Returns as :meth:`_start_with_retries` does, after
+        :data:`_HEAD_RESTART_ATTEMPTS` starts.
+        """
+        assert handle.head is not None
+        error = ""
+        for attempt in range(1, _HEAD_RESTART_ATTEMPTS + 1):
+            with self._starting:
+                if self._current(handle) is not handle:
+                    return ""  # released while backing off
+                try:
+                    handle.head.start()
+                    handle.head.wait_ready()
+                    return None
+                except Exception as err:  # a failed restart is reported on the cluster, not raised
+                    handle.head.stop(grace=0)
+                    error = _failure_summary(str(err))
+            if self._current(handle) is not handle:
+                return ""
+            log.warning(
+                "Ray head %s/%s failed to restart (restart %d, attempt %d of %d): %s",
+                handle.key[0],
+                handle.key[1],
+                handle.restarts,
+                attempt,
+                _HEAD_RESTART_ATTEMPTS,
+                error,
+            )
+            if attempt == _HEAD_RESTART_ATTEMPTS:
+                break
+            handle.restarts, handle.last_exit = handle.restarts + 1, 1
+            self._notify(handle.key)
+            backoff = min(_RESTART_BACKOFF_S * 2 ** (attempt - 1), _RESTART_BACKOFF_CAP_S)
+            if self._stop.wait(backoff):
+                return ""
         return error
 
     def _restart(self, handle: HeadHandle) -> None:
