@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -136,16 +135,3 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
         yield RedisServer(f"127.0.0.1:{port}", password)
     finally:
         process.stop(2.0)
-
-
-@pytest.fixture(scope="session")
-def s3_store() -> Iterator[Any]:
-    """An S3-compatible object store on loopback (moto's server, :mod:`rayqueue_local.runtime.objectstore`)
-    with bucket ``ray-checkpoints``; ``s3_store.env()``: the AWS variables a job needs to checkpoint to it."""
-    from rayqueue_local.runtime.objectstore import ObjectStore
-
-    store = ObjectStore()
-    try:
-        yield store
-    finally:
-        store.stop()

@@ -1,11 +1,15 @@
-"""The guided notebooks (demo-notebooks/1, 2, 3, 5) top to bottom in a real Jupyter kernel (nbclient +
+"""The guided notebooks (demo-notebooks/1, 2, 3, 5, 7) top to bottom in a real Jupyter kernel (nbclient +
 ipykernel), each against the local control plane it starts, and what their outputs say: the workspace
 cluster admitted and its jobs SUCCEEDED (1), the job-owned job SUCCEEDED, its cluster gone and its logs read
 after (2), team B admitted, then preempted with Kueue's reason, then back (3), the admin's queues applied and
-a cluster admitted through the right ClusterQueue (5). Every notebook is saved without outputs.
+a cluster admitted through the right ClusterQueue (5), a checkpointing Ray Train job preempted and resumed
+from its last checkpoint in S3, ``status()`` saying from where (7). Every notebook is saved without outputs.
 
-Notebooks 3 and 5 run with simulated Ray heads (``ray_enabled=False`` in the notebook); 1 and 2 start real
-local Ray heads (marked ``ray``).
+Notebook 7 is the suite's one run of seed 004's checkpoint story (it was also a pure-Python test, the same
+three job-owned clusters again for four minutes; its checks are here now).
+
+Notebooks 3 and 5 run with simulated Ray heads (``ray_enabled=False`` in the notebook); 1, 2 and 7 start
+real local Ray heads (marked ``ray``).
 """
 
 from __future__ import annotations
@@ -136,12 +140,15 @@ def test_checkpoints_survive_preemption_and_the_status_says_where_it_resumed(art
     at = done.at_end_of_cell
     first = lines(at["cell-05"])
     assert "NO CHECKPOINT FOUND" in first[0] and first[-1] == "checkpoints in S3: True"
+    assert first[-2] == "resumed from: None"  # the first run started fresh
     phase, _reason = lines(at["cell-07"])[0].split(" | ")
     assert (
         phase in ("preempted", "requeued", "queued") and lines(at["cell-07"])[-1] == "production: succeeded"
     )
-    finished, resumed, resuming = lines(at["cell-09"])
-    assert finished == "succeeded"
+    finished, resumed, resuming, complete, *explanation = lines(at["cell-09"])
+    assert finished == "succeeded" and complete == "training complete: True"
     assert resumed.startswith("resumed from the Ray Train run at ray-checkpoints/ray-checkpoints/notebook/")
-    assert "(epoch " in resumed and resuming.startswith("RESUMING FROM CHECKPOINT - Starting at epoch ")
+    assert "(epoch " in resumed and "(epoch 0)" not in resumed  # from a checkpoint the first run wrote
+    assert resuming.startswith("RESUMING FROM CHECKPOINT - Starting at epoch ")
+    assert resumed in "\n".join(explanation)  # status() says it in its own words too
     assert lines(at["cell-11"]) == ["deleted: True"]
