@@ -1,7 +1,8 @@
 """The Ray runtime behind the emulated RayClusters: one real local Ray head per running cluster.
 
 :class:`RayRuntime` starts heads in the background (at most ``max_starting`` at once: each takes
-seconds of CPU on a small machine), tells the controller when one is ready or failed, stops them
+seconds of CPU on a small machine; and at most one per core of all the planes on the machine, see
+:mod:`rayqueue_local.runtime.startslots`), tells the controller when one is ready or failed, stops them
 exactly (by their own process group, see :mod:`rayqueue_local.runtime.processes`), and watches which
 clusters have a Ray job running (for the GPU metrics). With ``enabled=False`` no process is
 started: a cluster's "head" is ready at once on KubeRay's default ports, so API-level tests of
@@ -29,6 +30,7 @@ from typing import Any
 
 from rayqueue_local.controllers.kuberay.resources import DEFAULT_PORTS
 from rayqueue_local.runtime.raylocal import RayHead, RayHeadSpec
+from rayqueue_local.runtime.startslots import StartSlots
 
 #: How often a head that fails to start is tried (with fresh ports) before the cluster is failed.
 _HEAD_START_ATTEMPTS = 3
@@ -121,6 +123,8 @@ class RayRuntime:
 
     ``on_change(key)`` is called (from a background thread) when a head becomes ready or fails.
     ``poll_seconds`` is how often running heads are asked which jobs run (for :meth:`busy`).
+    ``max_starting`` limits this runtime's starts at once; ``start_slots`` (the machine's, by default)
+    those of every plane of the user on the machine.
     """
 
     def __init__(
@@ -129,6 +133,7 @@ class RayRuntime:
         enabled: bool = True,
         unavailable: str | None = None,
         max_starting: int = 2,
+        start_slots: StartSlots | None = None,
         poll_seconds: float = 1.0,
         on_change: Callable[[HeadKey], None] | None = None,
     ) -> None:
@@ -139,6 +144,7 @@ class RayRuntime:
         self._lock = threading.Lock()
         self._heads: dict[HeadKey, HeadHandle] = {}
         self._starting = threading.BoundedSemaphore(max(1, max_starting))
+        self._slots = start_slots or StartSlots()
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
         self._poller: threading.Thread | None = None
@@ -219,8 +225,8 @@ class RayRuntime:
         if handle.state == "restarting":
             error = self._restart_with_backoff(handle)  # a start slot per attempt, none while backing off
         else:
-            with self._starting:
-                if self._current(handle) is not handle:
+            with self._starting, self._slots.held(lambda: self._current(handle) is not handle) as go:
+                if not go or self._current(handle) is not handle:
                     return  # released before it could start
                 error = self._start_with_retries(handle)
         if error is None:
@@ -272,8 +278,8 @@ class RayRuntime:
         assert handle.head is not None
         error = ""
         for attempt in range(1, _HEAD_RESTART_ATTEMPTS + 1):
-            with self._starting:
-                if self._current(handle) is not handle:
+            with self._starting, self._slots.held(lambda: self._current(handle) is not handle) as go:
+                if not go or self._current(handle) is not handle:
                     return ""  # released while backing off
                 try:
                     handle.head.start()
