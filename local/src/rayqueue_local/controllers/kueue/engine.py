@@ -42,6 +42,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rayqueue_local.apimachinery.selectors import match_selector_object
 from rayqueue_local.apimachinery.time import parse_rfc3339
 from rayqueue_local.controllers.kueue import admissionfairsharing as admission_fs
 from rayqueue_local.controllers.kueue import fairsharing as fs
@@ -68,7 +69,6 @@ __all__ = [
     "PassResult",
     "PendingStatus",
     "admission_pass",
-    "matches_selector",
     "pods_ready_eviction_time",
     "queue_order_key",
 ]
@@ -145,31 +145,6 @@ def pods_ready_eviction_time(obj: Mapping[str, Any]) -> float | None:
 def queue_order_key(wl: WorkloadInfo) -> tuple[int, float, str, str]:
     """Queue order within a ClusterQueue: higher priority first, then older, then by name."""
     return (-wl.priority, wl.created, wl.namespace, wl.name)
-
-
-def matches_selector(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
-    """Whether a metav1.LabelSelector matches ``labels`` (``None`` matches nothing, ``{}`` everything).
-
-    Example:
-        >>> matches_selector({"matchLabels": {"team": "a"}}, {"team": "a"}), matches_selector(None, {})
-        (True, False)
-    """
-    if selector is None:
-        return False
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or ():
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return True
 
 
 class _ListSource:
@@ -263,7 +238,7 @@ class _Pass:
     def namespace_ok(self, wl: WorkloadInfo, cq: ClusterQueueInfo) -> bool:
         labels = dict(self.namespaces.get(wl.namespace) or {})
         labels.setdefault("kubernetes.io/metadata.name", wl.namespace)
-        return matches_selector(cq.namespace_selector, labels)
+        return match_selector_object(cq.namespace_selector, labels)
 
     def fits(self, cq: ClusterQueueInfo, usage: dict[q.FR, int], targets: list[Target]) -> bool:
         """Whether ``usage`` fits once ``targets`` and every Workload already chosen as a victim in this
