@@ -104,7 +104,12 @@ def test_autoscaled_cluster_grows_as_a_queued_slice_and_shrinks_returning_quota(
     reserved = _condition(waiting, "QuotaReserved")
     assert reserved.get("status") == "False", waiting.get("status")
     assert "insufficient unused quota for cpu in flavor default-flavor, 1 more needed" in reserved["message"]
-    worker_pods = cp.store.list("pods", ns, label_selector="ray.io/node-type=worker")
+    # the gated worker Pod, once the scheduler has written why it waits (it is created first, then
+    # its PodScheduled condition is written: reading it between the two found no condition yet)
+    worker_pods = wait_for(
+        lambda: cp.store.list("pods", ns, label_selector="ray.io/node-type=worker"),
+        lambda pods: len(pods) == 1 and bool(_condition(pods[0], "PodScheduled")),
+    )
     assert len(worker_pods) == 1 and worker_pods[0]["spec"].get("schedulingGates")
     assert _condition(worker_pods[0], "PodScheduled").get("reason") == "SchedulingGated"
     assert cluster()["status"].get("state") == "ready"  # the cluster runs on at its admitted size

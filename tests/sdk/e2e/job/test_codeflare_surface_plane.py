@@ -48,15 +48,16 @@ def plain_client(plane: LocalControlPlane) -> Any:
     return k8s.ApiClient(configuration=cfg)
 
 
-def until(check: Any, what: str, limit: float = 300.0) -> Any:
-    """Poll ``check()`` until it returns something truthy (bounded: a hang fails with ``what``)."""
+def until(check: Any, what: str, limit: float = 300.0, seen: Any = None) -> Any:
+    """Poll ``check()`` until it returns something truthy (bounded: a hang fails with ``what`` and, with
+    ``seen``, what ``seen()`` says then)."""
     deadline = time.monotonic() + limit
     while True:
         value = check()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
+            raise AssertionError(f"gave up waiting for {what}" + (f"; last seen: {seen()!r}" if seen else ""))
         time.sleep(0.5)
 
 
@@ -144,7 +145,8 @@ def test_resubmit_requeues_a_job_owned_job_that_stop_deactivated(ray_plane: Loca
     try:
         until(lambda: job.status().phase is JobPhase.QUEUED and job.status().explanation, "Kueue's Workload")
         assert job.stop() is True
-        until(lambda: job.status().phase is JobPhase.DEACTIVATED, "the deactivation")
+        # (one two-worker run gave up here after 300 s, a run alone took 2.5 s: say what was seen)
+        until(lambda: job.status().phase is JobPhase.DEACTIVATED, "the deactivation", seen=job.status)
         assert job.resubmit() is True
         until(lambda: job.status().phase is JobPhase.QUEUED, "the job to be queued again")
     finally:

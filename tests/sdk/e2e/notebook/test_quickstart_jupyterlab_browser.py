@@ -68,7 +68,10 @@ def jupyterlab(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     settings = tmp_path / "lab-settings"
     tracker = settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
     tracker.parent.mkdir(parents=True)
-    tracker.write_text(json.dumps({"windowingMode": "none"}))  # every cell in the page, not virtualised
+    # every cell in the page, not virtualised; and the notebook's kernel started without asking (the box
+    # "Always start the preferred kernel" ticked): under load JupyterLab once showed its "Select Kernel"
+    # dialog over a kernel it had already started, and the dialog took the Shift+Enter of every cell
+    tracker.write_text(json.dumps({"windowingMode": "none", "autoStartDefaultKernel": True}))
     notifications = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     notifications.parent.mkdir(parents=True)
     notifications.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
