@@ -19,6 +19,7 @@ from rayqueue_local.runtime import raylocal
 from rayqueue_local.runtime.processes import ProcessStartError
 from rayqueue_local.runtime.rayenv import diagnose, ray_process_env, token_sources
 from rayqueue_local.runtime.raylocal import RayHead, RayHeadSpec
+from rayqueue_local.runtime.startslots import StartSlots
 
 
 @pytest.fixture
@@ -66,9 +67,10 @@ def test_a_head_starts_with_a_foreign_token_in_home_and_reads_nothing_of_it(fore
     token_file = foreign_home / ".ray" / "auth_token"
     before = token_file.read_text()
     head = RayHead(RayHeadSpec(num_cpus=1))
-    head.start()
     try:
-        head.wait_ready()  # the client proxy connected to the GCS: no InvalidAuthToken
+        with StartSlots().held():  # a start slot of the machine's, as a plane takes one (runtime/startslots)
+            head.start()
+            head.wait_ready()  # the client proxy connected to the GCS: no InvalidAuthToken
         assert head.process is not None and head.temp_dir is not None
         assert head.client_proxy is not None
         # Processes that set their title (Ray's agents) overwrite /proc/<pid>/environ: only those
@@ -106,9 +108,9 @@ def test_a_head_that_reads_the_token_fails_saying_the_cause_and_the_file(
 
     monkeypatch.setattr(raylocal, "ray_process_env", unset_mode)
     head = RayHead(RayHeadSpec(num_cpus=1))
-    head.start()
     try:
-        with pytest.raises(ProcessStartError) as caught:
+        with StartSlots().held(), pytest.raises(ProcessStartError) as caught:
+            head.start()
             head.wait_ready()
     finally:
         head.stop(grace=0)
