@@ -1,5 +1,5 @@
 """An S3-compatible object store on loopback: moto's server (``moto[server]``, an optional dependency that
-the test extra installs), one bucket. The tests start it as the session fixture ``s3_store``; ``python -m
+the test extra installs), one bucket. Demo notebook 7 (and its kernel test) starts one; ``python -m
 rayqueue_local.runtime.objectstore`` serves one until interrupted and prints the variables to export (for
 codeflare-sdk's checkpointing notebook, which reads ``AWS_S3_BUCKET`` and the credentials).
 
