@@ -83,7 +83,10 @@ def test_a_head_starts_with_a_foreign_token_in_home_and_reads_nothing_of_it(fore
         seen = {
             pid: (_cmdline(pid), env.get("RAY_AUTH_MODE"), env.get("RAY_TMPDIR")) for pid, env in envs.items()
         }
-        assert {e.get("RAY_AUTH_MODE") for e in envs.values()} == {"disabled"}, seen
+        odd = {pid: what for pid, what in seen.items() if what[1] != "disabled"}  # only those, untruncated
+        assert {e.get("RAY_AUTH_MODE") for e in envs.values()} == {"disabled"}, "\n".join(
+            map(str, odd.items())
+        )
         assert {e.get("RAY_TMPDIR") for e in envs.values()} == {str(head.temp_dir)}, seen
         assert not any("RAY_AUTH_TOKEN" in e or "RAY_AUTH_TOKEN_PATH" in e for e in envs.values())
     finally:
