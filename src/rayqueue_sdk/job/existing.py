@@ -39,7 +39,12 @@ from rayqueue_sdk.job.logs import follow_lines
 from rayqueue_sdk.job.pending import ClusterWait, PendingSubmission
 from rayqueue_sdk.job.runtime_env import PreparedRuntimeEnv, check_package_size
 from rayqueue_sdk.job.spec import JobFields
-from rayqueue_sdk.job.status import RayJobStatus, status_from_assessment, status_from_ray
+from rayqueue_sdk.job.status import (
+    RayJobStatus,
+    recreated_by_ray,
+    status_from_assessment,
+    status_from_ray,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ray.job_submission import JobSubmissionClient
@@ -295,6 +300,8 @@ class ExistingClusterJob:
             if lost is not None:
                 return lost
             raise _ray_error(err, f"read the status of {job_id}", self.dashboard or "?") from None
+        if recreated_by_ray(getattr(info, "entrypoint", None)):
+            return self._gone("deleted (the record Ray shows was written back by its job monitor afterwards)")
         return status_from_ray(
             self.job_name,
             self.session.namespace,

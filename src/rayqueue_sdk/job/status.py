@@ -22,7 +22,20 @@ from rayqueue_sdk.admission.eta import AdmissionEstimate
 from rayqueue_sdk.admission.records import carried, record_dict
 from rayqueue_sdk.display.jobs import job_html, job_text, show_job_status
 
-__all__ = ["RayJobStatus", "assess_ray_job", "status_from_assessment", "status_from_ray"]
+__all__ = [
+    "RAY_RECREATED_ENTRYPOINT",
+    "RayJobStatus",
+    "assess_ray_job",
+    "recreated_by_ray",
+    "status_from_assessment",
+    "status_from_ray",
+]
+
+#: The entrypoint Ray writes on a job record it makes without the job's own (``put_status`` on a record
+#: that is not there, ``dashboard/modules/job/common.py``). Ray's job monitor does that when it notices
+#: the supervisor actor's exit only after the finished job was deleted: the deleted job comes back as
+#: ``FAILED``/``JOB_SUPERVISOR_ACTOR_DIED`` (ray-project/ray#65251, open; Ray 2.60).
+RAY_RECREATED_ENTRYPOINT = "Entrypoint not found."
 
 # Ray's job status -> (phase, verdict, error kind of a failed wait).
 _RAY_PHASES = {
@@ -247,3 +260,14 @@ def status_from_ray(
     value = str(getattr(ray_status, "value", ray_status)).upper()
     assessment = assess_ray_job(job_id, cluster_name, value, message, error_type=error_type)
     return status_from_assessment(name, namespace, assessment, owns_cluster=False, ray_status=value)
+
+
+def recreated_by_ray(entrypoint: str | None) -> bool:
+    """Whether a Ray job record is one Ray's job monitor wrote back after the job was deleted (a job
+    submitted through the SDK always has its own entrypoint); such a job reads as ``DELETED``.
+
+    Example:
+        >>> recreated_by_ray("Entrypoint not found."), recreated_by_ray("python train.py")
+        (True, False)
+    """
+    return entrypoint == RAY_RECREATED_ENTRYPOINT
