@@ -46,15 +46,27 @@ def _cmdline(pid: int) -> str:
         return "(exited)"
 
 
+def _kept_its_environ(pid: int) -> bool:
+    """Whether ``/proc/<pid>/environ`` still shows the process's environment: a process that set its
+    title (Ray's agents: ``ray::DashboardAgent``, ``ray-dashboard-JobHead-0 (...)``) writes the title
+    over its argv and the start of its environ (py-setproctitle), so its argv[0] is no longer the file it
+    was started from, and the first variables there are gone or half-written. A two-worker run read
+    such an agent mid-write: PATH and RAY_TMPDIR there, RAY_AUTH_MODE (second in the raylet's order) not.
+    """
+    argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0]
+    return argv0.startswith(b"/") and Path(argv0.decode(errors="replace")).is_file()
+
+
 def _session_environs(sid: int, pids: list[int]) -> dict[int, dict[str, str]]:
-    """The environment of each of ``pids`` still in session ``sid`` once read: a short-lived process
-    that exited after the listing, its pid taken by an unrelated process (another test's, another
-    worker's), is left out rather than read as the head's."""
+    """The environment of each of ``pids`` still in session ``sid`` once read, of the processes whose
+    environ still reads (:func:`_kept_its_environ`): a short-lived process that exited after the
+    listing, its pid taken by an unrelated process (another test's, another worker's), is left out
+    rather than read as the head's."""
     found = {}
     for pid in pids:
         try:
             env = _environ(pid)
-            if os.getsid(pid) == sid:
+            if os.getsid(pid) == sid and _kept_its_environ(pid):
                 found[pid] = env
         except OSError:  # exited meanwhile
             continue
@@ -74,11 +86,11 @@ def test_a_head_starts_with_a_foreign_token_in_home_and_reads_nothing_of_it(fore
         assert head.process is not None and head.temp_dir is not None
         assert head.client_proxy is not None
         # Processes that set their title (Ray's agents) overwrite /proc/<pid>/environ: only those
-        # whose environment still reads (PATH in it) are checked, the two the plane starts among them.
-        read = _session_environs(head.process.sid, head.process.pids())
-        read |= _session_environs(head.client_proxy.sid, head.client_proxy.pids())
-        envs = {pid: env for pid, env in read.items() if "PATH" in env}
+        # that did not are checked (ray start, the GCS, the raylet, the dashboard, the client proxies).
+        envs = _session_environs(head.process.sid, head.process.pids())
+        envs |= _session_environs(head.client_proxy.sid, head.client_proxy.pids())
         assert {head.process.pid, head.client_proxy.pid} <= set(envs)
+        assert len(envs) >= 5, {pid: _cmdline(pid) for pid in envs}
         # On a failure, which process and what it had: a cause no run has shown yet (issue 35's note).
         seen = {
             pid: (_cmdline(pid), env.get("RAY_AUTH_MODE"), env.get("RAY_TMPDIR")) for pid, env in envs.items()
