@@ -27,11 +27,13 @@ HEAD_OWNER = textwrap.dedent(
     import json, sys, time
     from ray.job_submission import JobSubmissionClient
     from rayqueue_local.runtime.raylocal import RayHead, RayHeadSpec
+    from rayqueue_local.runtime.startslots import StartSlots
 
     head = RayHead(RayHeadSpec(num_cpus=1, label="venv-test"))
     try:
-        head.start()
-        head.wait_ready(timeout=300)
+        with StartSlots().held():  # a machine start slot, as a plane takes one (runtime/startslots)
+            head.start()
+            head.wait_ready(timeout=300)
         client = JobSubmissionClient(head.dashboard_url)
         task = ("import {MARKER}, ray, sys; ray.init(); "
                 "print('job', sys.prefix, {MARKER}.WHERE); "

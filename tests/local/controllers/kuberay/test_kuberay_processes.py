@@ -62,9 +62,13 @@ def test_memory_is_reported_for_the_tree():
 def test_owner_crash_leaves_nothing(sig, tmp_path):
     owner_code = textwrap.dedent(
         f"""
-        import sys, time
+        import signal, sys, time
         from pathlib import Path
         from rayqueue_local.runtime.processes import spawn
+        # Ctrl-C is Python's KeyboardInterrupt, also when this test runs where SIGINT is ignored (a
+        # job a shell put in the background: its children start with SIGINT ignored, and Python then
+        # installs no handler of its own, so the owner would sleep on).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         d = Path({str(tmp_path)!r}) / "scratch"; d.mkdir()
         p = spawn([sys.executable, "-c", {TREE!r}], name="tree", cleanup_dir=d)
         print(p.sid, flush=True)
@@ -80,7 +84,7 @@ def test_owner_crash_leaves_nothing(sig, tmp_path):
     assert len(session_pids(sid)) == 2
 
     os.kill(owner.pid, sig)
-    owner.wait()
+    owner.wait(timeout=30)
     assert wait_gone(sid) == []
     deadline = time.monotonic() + 10
     while (tmp_path / "scratch").exists() and time.monotonic() < deadline:

@@ -26,10 +26,12 @@ OWNER = textwrap.dedent(
     import json, os, time
     from ray.job_submission import JobSubmissionClient
     from rayqueue_local.runtime.raylocal import RayHead, RayHeadSpec
+    from rayqueue_local.runtime.startslots import StartSlots
 
     head = RayHead(RayHeadSpec(num_cpus=64, num_gpus=2, label="owner-test"))
-    head.start()
-    head.wait_ready()
+    with StartSlots().held():  # a machine start slot, as a plane takes one (runtime/startslots)
+        head.start()
+        head.wait_ready()
     client = JobSubmissionClient(head.dashboard_url)
     script = ("import ray; ray.init(); r = ray.cluster_resources(); print('CPU', r['CPU'], 'GPU', r['GPU']); "
               "print('answer', ray.get(ray.remote(num_gpus=1)(lambda: 42).remote())); "
