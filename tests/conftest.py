@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import collections
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from rayqueue_local.runtime.headstarts import HEAD_STARTS_VAR, read_head_starts
 
 # The machine running the suite is shared and noisy (2 cores): a per-example deadline would make
 # property tests fail on load rather than on a bug, so the project's profile has none.
@@ -20,6 +25,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 CRDS_DIR = Path(os.environ.get("RAYQUEUE_CRDS_DIR", REPO_ROOT.parent / "shared" / "crds")).resolve()
 # Fixtures in rayqueue_local.pytest_plugin read the same variable.
 os.environ.setdefault("RAYQUEUE_CRDS_DIR", str(CRDS_DIR))
+# The file this run's head starts are recorded in (set by the controller; see pytest_configure).
+_HEAD_STARTS = pytest.StashKey[Path]()
 
 
 @pytest.fixture(scope="session")
@@ -55,6 +62,37 @@ _ONCE_PER_RUN = {
     ("tests/sdk/e2e/job", "workspace"),
     ("tests/sdk/e2e/notebook", "quickstart_run"),
 }
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Count the Ray heads this run starts (runtime/headstarts): in a file of the run's own, which
+    pytest-xdist workers, planes and notebook kernels inherit through the environment."""
+    if hasattr(config, "workerinput") or os.environ.get(HEAD_STARTS_VAR):
+        return
+    record = Path(tempfile.mkdtemp(prefix="rayqueue-head-starts-")) / "starts"
+    os.environ[HEAD_STARTS_VAR] = str(record)
+    config.stash[_HEAD_STARTS] = record
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """The count at the end of the run, beside its outcome: what the run cost in Ray heads, which its
+    wall time on a shared 2-core machine cannot say (issue 35)."""
+    record = config.stash.get(_HEAD_STARTS, None)
+    if record is None:
+        return
+    starts = read_head_starts(str(record))
+    by_namespace = collections.Counter(start.label.split("/")[0] for start in starts)
+    top = ", ".join(f"{ns} {n}" for ns, n in by_namespace.most_common(12))
+    terminalreporter.write_sep("=", f"Ray heads started: {len(starts)}")
+    if starts:
+        terminalreporter.write_line(f"by namespace: {top}")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    record = config.stash.get(_HEAD_STARTS, None)
+    if record is not None:
+        shutil.rmtree(record.parent, ignore_errors=True)
+        os.environ.pop(HEAD_STARTS_VAR, None)
 
 
 def _fixture_keys(item: pytest.Item) -> set[tuple[str, str]]:

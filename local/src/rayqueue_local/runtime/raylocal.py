@@ -58,6 +58,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rayqueue_local.runtime.headstarts import record_head_start
 from rayqueue_local.runtime.interpreter import interpreter_path, ray_command
 from rayqueue_local.runtime.processes import (
     ManagedProcess,
@@ -344,6 +345,7 @@ class RayHead:
             log_path=self.temp_dir / "ray-client-proxy.log",
             env={**env, _CLIENT_CHANNEL_TIMEOUT_VAR: str(_CLIENT_CHANNEL_TIMEOUT_S), **self._proxy_env()},
         )
+        record_head_start(self.spec.label)  # counted where asked (runtime/headstarts)
         log.info("%s: starting Ray head, dashboard %s", self.spec.label, self.dashboard_url)
 
     def _proxy_env(self) -> dict[str, str]:
