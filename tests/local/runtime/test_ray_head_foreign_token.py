@@ -50,7 +50,7 @@ def _kept_its_environ(pid: int) -> bool:
     """Whether ``/proc/<pid>/environ`` still shows the process's environment: a process that set its
     title (Ray's agents: ``ray::DashboardAgent``, ``ray-dashboard-JobHead-0 (...)``) writes the title
     over its argv and the start of its environ (py-setproctitle), so its argv[0] is no longer the file it
-    was started from, and the first variables there are gone or half-written. A two-worker run read
+    was started from, and the first variables there are gone or half-written. A loaded machine read
     such an agent mid-write: PATH and RAY_TMPDIR there, RAY_AUTH_MODE (second in the raylet's order) not.
     """
     argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0]
@@ -91,7 +91,7 @@ def test_a_head_starts_with_a_foreign_token_in_home_and_reads_nothing_of_it(fore
         envs |= _session_environs(head.client_proxy.sid, head.client_proxy.pids())
         assert {head.process.pid, head.client_proxy.pid} <= set(envs)
         assert len(envs) >= 5, {pid: _cmdline(pid) for pid in envs}
-        # On a failure, which process and what it had: a cause no run has shown yet (issue 35's note).
+        # On a failure, which process and what it had (how the agent read mid-title was found).
         seen = {
             pid: (_cmdline(pid), env.get("RAY_AUTH_MODE"), env.get("RAY_TMPDIR")) for pid, env in envs.items()
         }
